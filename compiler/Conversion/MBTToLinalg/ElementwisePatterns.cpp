@@ -1,0 +1,160 @@
+//===- ElementwisePatterns.cpp - mbt elementwise ops to linalg.generic ----===//
+//
+// Every elementwise op becomes one linalg.generic over the result shape
+// whose operands are read through broadcasting maps; upstream elementwise
+// fusion then merges chains of them into single loops.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// One linalg.generic computing `body` of the operands at each element of
+/// `op`'s single result.
+static Value buildElementwise(PatternRewriter &rewriter, Operation *op,
+                              BodyFn body) {
+  Location loc = op->getLoc();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value v : op->getOperands())
+    maps.push_back(broadcastingMap(
+        ctx, cast<RankedTensorType>(v.getType()).getShape(), type.getShape()));
+  maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
+  Value init =
+      buildEmpty(rewriter, loc, type, sizeSources(type, op->getOperands()));
+  auto generic = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{type}, op->getOperands(), ValueRange{init}, maps,
+      iterators(type.getRank()),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        b.create<linalg::YieldOp>(l, body(b, l, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+namespace {
+
+template <typename OpTy>
+struct ElementwisePattern : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildElementwise(rewriter, op, body));
+    return success();
+  }
+  static Value body(OpBuilder &b, Location loc, ValueRange args);
+};
+
+} // namespace
+
+template <>
+Value ElementwisePattern<AddOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<arith::AddFOp>(loc, a[0], a[1]);
+}
+template <>
+Value ElementwisePattern<SubOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<arith::SubFOp>(loc, a[0], a[1]);
+}
+template <>
+Value ElementwisePattern<MulOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<arith::MulFOp>(loc, a[0], a[1]);
+}
+template <>
+Value ElementwisePattern<NegOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<arith::NegFOp>(loc, a[0]);
+}
+template <>
+Value ElementwisePattern<ReluOp>::body(OpBuilder &b, Location loc,
+                                       ValueRange a) {
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  return b.create<arith::MaximumFOp>(loc, a[0], zero);
+}
+template <>
+Value ElementwisePattern<TanhOp>::body(OpBuilder &b, Location loc,
+                                       ValueRange a) {
+  return b.create<math::TanhOp>(loc, a[0]);
+}
+template <>
+Value ElementwisePattern<ReluGradOp>::body(OpBuilder &b, Location loc,
+                                           ValueRange a) {
+  // d relu(x)/dx = 1 where x > 0, else 0 (PyTorch's convention at 0).
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value positive =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, a[0], zero);
+  return b.create<arith::SelectOp>(loc, positive, a[1], zero);
+}
+template <>
+Value ElementwisePattern<TanhGradOp>::body(OpBuilder &b, Location loc,
+                                           ValueRange a) {
+  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value y2 = b.create<arith::MulFOp>(loc, a[0], a[0]);
+  Value d = b.create<arith::SubFOp>(loc, one, y2);
+  return b.create<arith::MulFOp>(loc, a[1], d);
+}
+
+namespace {
+
+struct ConstantPattern : public OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+/// Static reshapes go through the flat vector: collapse to 1-D, expand to
+/// the result (either step is skipped when the shape is already 1-D).
+struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = op.getInput().getType();
+    auto out = op.getType();
+    auto all = [](int64_t rank) {
+      ReassociationIndices group;
+      for (int64_t d = 0; d < rank; ++d)
+        group.push_back(d);
+      return SmallVector<ReassociationIndices>{group};
+    };
+    auto flatType = RankedTensorType::get({in.getNumElements()},
+                                          in.getElementType());
+    Value flat = op.getInput();
+    if (in.getRank() != 1)
+      flat = rewriter.create<tensor::CollapseShapeOp>(
+          loc, flatType, flat,
+          in.getRank() == 0 ? SmallVector<ReassociationIndices>{}
+                            : all(in.getRank()));
+    Value result = flat;
+    if (out.getRank() != 1)
+      result = rewriter.create<tensor::ExpandShapeOp>(
+          loc, out, flat,
+          out.getRank() == 0 ? SmallVector<ReassociationIndices>{}
+                             : all(out.getRank()));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
+  patterns.add<ElementwisePattern<AddOp>, ElementwisePattern<SubOp>,
+               ElementwisePattern<MulOp>, ElementwisePattern<NegOp>,
+               ElementwisePattern<ReluOp>, ElementwisePattern<TanhOp>,
+               ElementwisePattern<ReluGradOp>, ElementwisePattern<TanhGradOp>,
+               ConstantPattern, ReshapePattern>(patterns.getContext());
+}

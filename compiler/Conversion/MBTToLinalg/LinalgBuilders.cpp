@@ -1,0 +1,98 @@
+//===- LinalgBuilders.cpp - helpers for lowering mbt to linalg ------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+Value mlir::mbt::buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                            ArrayRef<std::pair<Value, int64_t>> sources) {
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(
+          b.create<tensor::DimOp>(loc, sources[d].first, sources[d].second));
+  return b.create<tensor::EmptyOp>(loc, type, dynamic);
+}
+
+Value mlir::mbt::buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                             ArrayRef<std::pair<Value, int64_t>> sources,
+                             Attribute value) {
+  Value empty = buildEmpty(b, loc, type, sources);
+  Value fill = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(value));
+  return b.create<linalg::FillOp>(loc, fill, empty).getResult(0);
+}
+
+SmallVector<std::pair<Value, int64_t>>
+mlir::mbt::sizeSources(RankedTensorType type, ValueRange candidates) {
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    std::pair<Value, int64_t> source{candidates.front(), d};
+    for (Value c : candidates)
+      if (cast<RankedTensorType>(c.getType()).getDimSize(d) != 1) {
+        source = {c, d};
+        break;
+      }
+    sources.push_back(source);
+  }
+  return sources;
+}
+
+AffineMap mlir::mbt::broadcastingMap(MLIRContext *ctx,
+                                     ArrayRef<int64_t> operand,
+                                     ArrayRef<int64_t> result) {
+  SmallVector<AffineExpr> exprs;
+  for (size_t d = 0; d < operand.size(); ++d)
+    exprs.push_back(operand[d] == 1 && result[d] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(d, ctx));
+  return AffineMap::get(result.size(), 0, exprs, ctx);
+}
+
+AffineMap mlir::mbt::droppingMap(MLIRContext *ctx, int64_t rank,
+                                 ArrayRef<int64_t> dropped) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dropped, d))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+SmallVector<utils::IteratorType> mlir::mbt::iterators(int64_t rank,
+                                                      ArrayRef<int64_t> reduced) {
+  SmallVector<utils::IteratorType> its;
+  for (int64_t d = 0; d < rank; ++d)
+    its.push_back(llvm::is_contained(reduced, d)
+                      ? utils::IteratorType::reduction
+                      : utils::IteratorType::parallel);
+  return its;
+}
+
+Value mlir::mbt::dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
+                            FloatType type) {
+  Value dim = b.create<tensor::DimOp>(loc, v, d);
+  Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), dim);
+  return b.create<arith::SIToFPOp>(loc, type, i64);
+}
+
+Value mlir::mbt::expandUnitDims(OpBuilder &b, Location loc, Value v,
+                                RankedTensorType type,
+                                ArrayRef<int64_t> insertedDims) {
+  if (insertedDims.empty())
+    return v;
+  // Each kept dim closes a group holding the unit dims before it; unit
+  // dims after the last kept dim join the last group.
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices current;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    current.push_back(d);
+    if (!llvm::is_contained(insertedDims, d)) {
+      groups.push_back(current);
+      current.clear();
+    }
+  }
+  if (!current.empty() && !groups.empty())
+    llvm::append_range(groups.back(), current);
+  return b.create<tensor::ExpandShapeOp>(loc, type, v, groups);
+}

@@ -1,0 +1,58 @@
+//===- LinalgBuilders.h - helpers for lowering mbt to linalg ----*- C++ -*-===//
+#ifndef MBT_COMPILER_CONVERSION_MBTTOLINALG_LINALGBUILDERS_H
+#define MBT_COMPILER_CONVERSION_MBTTOLINALG_LINALGBUILDERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mbt {
+
+/// A tensor.empty of `type` whose dynamic sizes are `tensor.dim`s of the
+/// given sources: `sources[d]` is a (value, dim) pair for each result dim d
+/// (only read where `type` is dynamic).
+Value buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                 ArrayRef<std::pair<Value, int64_t>> sources);
+
+/// buildEmpty filled with `value`.
+Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                  ArrayRef<std::pair<Value, int64_t>> sources,
+                  Attribute value);
+
+/// For each dim d of `type`, the (value, dim) pair to read a dynamic size
+/// from: the first of `candidates` whose dim d is not a broadcast 1.
+SmallVector<std::pair<Value, int64_t>>
+sizeSources(RankedTensorType type, ValueRange candidates);
+
+/// The indexing map reading an operand of shape `operand` inside loops over
+/// `result` (same rank): dims where the operand has a broadcast 1 read 0.
+AffineMap broadcastingMap(MLIRContext *ctx, ArrayRef<int64_t> operand,
+                          ArrayRef<int64_t> result);
+
+/// The map from loops over `rank` dims to the dims not in `dropped`.
+AffineMap droppingMap(MLIRContext *ctx, int64_t rank,
+                      ArrayRef<int64_t> dropped);
+
+/// `rank` iterators, reductions at `reduced`.
+SmallVector<utils::IteratorType> iterators(int64_t rank,
+                                           ArrayRef<int64_t> reduced = {});
+
+/// The size of dim `d` of `v` as an f32 (or f64) scalar.
+Value dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
+                 FloatType type);
+
+/// Reshapes `v` to `type` by inserting the unit dims `insertedDims` of
+/// `type` (the other dims of `type` are those of `v`, in order).
+Value expandUnitDims(OpBuilder &b, Location loc, Value v,
+                     RankedTensorType type, ArrayRef<int64_t> insertedDims);
+
+// Pattern groups, one per file, as in torch-mlir's TorchToLinalg.
+void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateMatmulPatterns(RewritePatternSet &patterns);
+void populateReductionPatterns(RewritePatternSet &patterns);
+void populateLossPatterns(RewritePatternSet &patterns);
+void populateOptimizerPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::mbt
+
+#endif

@@ -1,0 +1,267 @@
+//===- LossPatterns.cpp - cross-entropy and accuracy to linalg ------------===//
+//
+// Logits are [L..., B, C] and labels [L..., B]: the batch is dim r-2 and
+// the classes dim r-1 of the r loops. Row statistics (max, sum of exp) are
+// recomputed in the gradient rather than passed along: they are cheap next
+// to the matmuls and keep the ops independent.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// Builders for reductions over the class dim of a logits tensor.
+class ClassReductions {
+public:
+  ClassReductions(PatternRewriter &rewriter, Location loc, Value logits,
+                  Value labels)
+      : b(rewriter), loc(loc), logits(logits), labels(labels),
+        type(cast<RankedTensorType>(logits.getType())), rank(type.getRank()),
+        ctx(rewriter.getContext()) {}
+
+  /// [L..., B] type and the sources of its dynamic sizes.
+  RankedTensorType rowType(Type element) const {
+    return RankedTensorType::get(type.getShape().drop_back(), element);
+  }
+  SmallVector<std::pair<Value, int64_t>> rowSources() const {
+    SmallVector<std::pair<Value, int64_t>> s;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      s.push_back({logits, d});
+    return s;
+  }
+  AffineMap id() const { return b.getMultiDimIdentityMap(rank); }
+  AffineMap dropClass() const { return droppingMap(ctx, rank, {rank - 1}); }
+  Value classIndexAsI32(OpBuilder &nb, Location l) const {
+    Value c = nb.create<linalg::IndexOp>(l, rank - 1);
+    return nb.create<arith::IndexCastOp>(l, nb.getI32Type(), c);
+  }
+  Value f32(OpBuilder &nb, Location l, float v) const {
+    return nb.create<arith::ConstantOp>(l, nb.getF32FloatAttr(v));
+  }
+
+  /// max over classes, per row.
+  Value rowMax() {
+    Value init = buildFilled(
+        b, loc, rowType(b.getF32Type()), rowSources(),
+        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{init.getType()}, ValueRange{logits},
+            ValueRange{init}, ArrayRef<AffineMap>{id(), dropClass()},
+            iterators(rank, {rank - 1}),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::MaximumFOp>(l, a[1], a[0])});
+            })
+        .getResult(0);
+  }
+
+  /// sum over classes of exp(x - max), per row.
+  Value rowSumExp(Value max) {
+    Value init = buildFilled(b, loc, rowType(b.getF32Type()), rowSources(),
+                             b.getF32FloatAttr(0.0f));
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{init.getType()}, ValueRange{logits, max},
+            ValueRange{init},
+            ArrayRef<AffineMap>{id(), dropClass(), dropClass()},
+            iterators(rank, {rank - 1}),
+            [](OpBuilder &nb, Location l, ValueRange a) {
+              Value e = nb.create<math::ExpOp>(
+                  l, nb.create<arith::SubFOp>(l, a[0], a[1]));
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::AddFOp>(l, a[2], e)});
+            })
+        .getResult(0);
+  }
+
+  /// logits[row, label[row]], per row (a masked sum, so no gather).
+  Value rowPicked() {
+    Value init = buildFilled(b, loc, rowType(b.getF32Type()), rowSources(),
+                             b.getF32FloatAttr(0.0f));
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{init.getType()}, ValueRange{logits, labels},
+            ValueRange{init},
+            ArrayRef<AffineMap>{id(), dropClass(), dropClass()},
+            iterators(rank, {rank - 1}),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value hit = nb.create<arith::CmpIOp>(
+                  l, arith::CmpIPredicate::eq, classIndexAsI32(nb, l), a[1]);
+              Value v = nb.create<arith::SelectOp>(l, hit, a[0], f32(nb, l, 0));
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::AddFOp>(l, a[2], v)});
+            })
+        .getResult(0);
+  }
+
+  /// Index of the first maximal logit, per row (as torch.argmax).
+  Value rowArgMax() {
+    Value maxInit = buildFilled(
+        b, loc, rowType(b.getF32Type()), rowSources(),
+        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    Value idxInit = buildFilled(b, loc, rowType(b.getI32Type()), rowSources(),
+                                b.getI32IntegerAttr(0));
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{maxInit.getType(), idxInit.getType()},
+            ValueRange{logits}, ValueRange{maxInit, idxInit},
+            ArrayRef<AffineMap>{id(), dropClass(), dropClass()},
+            iterators(rank, {rank - 1}),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              // Strictly greater: the first maximum wins; a NaN wins too.
+              Value better = nb.create<arith::CmpFOp>(
+                  l, arith::CmpFPredicate::UGT, a[0], a[1]);
+              Value m = nb.create<arith::SelectOp>(l, better, a[0], a[1]);
+              Value i = nb.create<arith::SelectOp>(
+                  l, better, classIndexAsI32(nb, l), a[2]);
+              nb.create<linalg::YieldOp>(l, ValueRange{m, i});
+            })
+        .getResult(1);
+  }
+
+  /// Mean over the batch dim of `perRow(args...)`, a [L...] tensor.
+  Value batchMean(ValueRange rows,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
+    int64_t rowRank = rank - 1;
+    auto outType = RankedTensorType::get(type.getShape().drop_back(2),
+                                         b.getF32Type());
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      sources.push_back({logits, d});
+    Value init = buildFilled(b, loc, outType, sources, b.getF32FloatAttr(0.0f));
+    SmallVector<AffineMap> maps(rows.size(), b.getMultiDimIdentityMap(rowRank));
+    maps.push_back(droppingMap(ctx, rowRank, {rowRank - 1}));
+    Value sum =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{outType}, rows, ValueRange{init}, maps,
+             iterators(rowRank, {rowRank - 1}),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value v = perRow(nb, l, a.drop_back());
+               nb.create<linalg::YieldOp>(
+                   l, ValueRange{nb.create<arith::AddFOp>(l, a.back(), v)});
+             })
+            .getResult(0);
+    Value count = dimAsFloat(b, loc, logits, rank - 2, b.getF32Type());
+    Value empty = buildEmpty(b, loc, outType, sources);
+    int64_t outRank = outType.getRank();
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{outType}, ValueRange{sum}, ValueRange{empty},
+            ArrayRef<AffineMap>{b.getMultiDimIdentityMap(outRank),
+                                b.getMultiDimIdentityMap(outRank)},
+            iterators(outRank),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::DivFOp>(l, a[0], count)});
+            })
+        .getResult(0);
+  }
+
+  PatternRewriter &b;
+  Location loc;
+  Value logits, labels;
+  RankedTensorType type;
+  int64_t rank;
+  MLIRContext *ctx;
+};
+
+struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
+    Value max = r.rowMax();
+    Value sumExp = r.rowSumExp(max);
+    Value picked = r.rowPicked();
+    // loss = max + log(sum exp(x - max)) - x[label]
+    Value loss = r.batchMean(
+        ValueRange{max, sumExp, picked},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value lse =
+              b.create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
+          return b.create<arith::SubFOp>(l, lse, a[2]).getResult();
+        });
+    rewriter.replaceOp(op, loss);
+    return success();
+  }
+};
+
+struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ClassReductions r(rewriter, loc, op.getLogits(), op.getLabels());
+    Value max = r.rowMax();
+    Value sumExp = r.rowSumExp(max);
+    int64_t rank = r.rank;
+    Value count = dimAsFloat(rewriter, loc, op.getLogits(), rank - 2,
+                             rewriter.getF32Type());
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d < rank; ++d)
+      sources.push_back({op.getLogits(), d});
+    Value init = buildEmpty(rewriter, loc, op.getType(), sources);
+    AffineMap dropRowAndClass =
+        droppingMap(rewriter.getContext(), rank, {rank - 2, rank - 1});
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{op.getType()},
+        ValueRange{op.getLogits(), max, sumExp, op.getLabels(), op.getGrad()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(),
+                            r.dropClass(), dropRowAndClass, r.id()},
+        iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+          // (softmax - onehot) * g / B
+          Value p = b.create<arith::DivFOp>(
+              l, b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1])),
+              a[2]);
+          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                              r.classIndexAsI32(b, l), a[3]);
+          Value onehot =
+              b.create<arith::SelectOp>(l, hit, r.f32(b, l, 1), r.f32(b, l, 0));
+          Value scale = b.create<arith::DivFOp>(l, a[4], count);
+          Value d = b.create<arith::SubFOp>(l, p, onehot);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::MulFOp>(l, d, scale)});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AccuracyOp op,
+                                PatternRewriter &rewriter) const override {
+    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
+    Value argmax = r.rowArgMax();
+    Value acc = r.batchMean(ValueRange{argmax, op.getLabels()},
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              Value hit = b.create<arith::CmpIOp>(
+                                  l, arith::CmpIPredicate::eq, a[0], a[1]);
+                              return b
+                                  .create<arith::SelectOp>(l, hit,
+                                                           r.f32(b, l, 1),
+                                                           r.f32(b, l, 0))
+                                  .getResult();
+                            });
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mbt::populateLossPatterns(RewritePatternSet &patterns) {
+  patterns.add<CrossEntropyPattern, CrossEntropyGradPattern, AccuracyPattern>(
+      patterns.getContext());
+}

@@ -1,0 +1,44 @@
+//===- LowerToLinalg.cpp - the mbt-lower-to-linalg pass -------------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/Passes.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTLOWERTOLINALG
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+struct LowerToLinalgPass
+    : public mlir::mbt::impl::MBTLowerToLinalgBase<LowerToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    RewritePatternSet patterns(&getContext());
+    populateElementwisePatterns(patterns);
+    populateMatmulPatterns(patterns);
+    populateReductionPatterns(patterns);
+    populateLossPatterns(patterns);
+    populateOptimizerPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
+    if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns),
+                                            config)))
+      return signalPassFailure();
+    // Every mbt op but the sweep must be gone.
+    WalkResult result = module.walk([](Operation *op) {
+      if (isa<MBTDialect>(op->getDialect()) && !isa<SweepOp>(op)) {
+        op->emitOpError("has no lowering to linalg");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,43 @@
+//===- Passes.h - mbt conversions and pipelines -----------------*- C++ -*-===//
+#ifndef MBT_COMPILER_CONVERSION_PASSES_H
+#define MBT_COMPILER_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::mbt {
+
+#define GEN_PASS_DECL
+#include "compiler/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/Conversion/Passes.h.inc"
+
+/// Options of the pipeline from the mbt dialect to the LLVM dialect.
+struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
+  Option<bool> useBlas{*this, "blas",
+                       llvm::cl::desc("Call the runtime's BLAS for matmuls "
+                                      "(otherwise: generated loops)"),
+                       llvm::cl::init(true)};
+};
+
+/// mbt (one model) -> autodiff -> batch -> fuse: the "fused" stage.
+void buildMBTToFusedPipeline(OpPassManager &pm);
+/// Fused mbt -> linalg on tensors: the "linalg" stage.
+void buildFusedToLinalgPipeline(OpPassManager &pm);
+/// linalg on tensors -> bufferized loops -> LLVM dialect: the "llvm" stage.
+void buildLinalgToLLVMPipeline(OpPassManager &pm, const LoweringOptions &opts);
+
+/// Registers `mbt-to-fused`, `mbt-fused-to-linalg`, `mbt-linalg-to-llvm`
+/// and `mbt-to-llvm` with mbt-opt's --pass-pipeline syntax.
+void registerMBTPipelines();
+
+} // namespace mlir::mbt
+
+#endif

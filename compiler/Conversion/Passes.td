@@ -1,0 +1,44 @@
+//===- Passes.td - mbt conversions to upstream dialects ---*- tablegen -*-===//
+#ifndef MBT_CONVERSION_PASSES_TD
+#define MBT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower mbt ops to linalg, tensor, arith and math";
+  let description = [{
+    Every mbt op but `mbt.sweep` becomes linalg structured ops on tensors
+    (named matmuls where one fits, `linalg.generic` elsewhere), so that
+    upstream elementwise fusion and one-shot bufferization apply.
+    `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
+    corrections in f64) and one `linalg.generic` over `[M, P]`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's BLAS kernel for batched matmuls on memrefs";
+  let description = [{
+    After bufferization, replaces `linalg.batch_matmul` and its
+    `_transpose_a` / `_transpose_b` forms on f32 memrefs with a call to
+    `mbt_rt_batch_matmul_f32` (docs/abi.md), which the runtime implements
+    with one sgemm per batch index.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
+  let summary = "Erase mbt.sweep and the mbt.* module attributes";
+  let description = [{
+    The sweep and the parameter layout are compile-time facts that the
+    driver writes into the artifact's manifest; nothing after the linalg
+    stage reads them, and LLVM translation has no meaning for them.
+  }];
+}
+
+#endif // MBT_CONVERSION_PASSES_TD

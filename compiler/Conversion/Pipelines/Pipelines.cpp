@@ -1,0 +1,104 @@
+//===- Pipelines.cpp - the stages of mbtc, as pass pipelines --------------===//
+#include "compiler/Conversion/Passes.h"
+#include "dialects/MBT/IR/MBTOps.h"
+#include "dialects/MBT/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTDROPMETADATA
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+struct DropMetadataPass
+    : public mlir::mbt::impl::MBTDropMetadataBase<DropMetadataPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (SweepOp sweep : llvm::make_early_inc_range(module.getOps<SweepOp>()))
+      sweep.erase();
+    SmallVector<StringAttr> names;
+    for (NamedAttribute attr : module->getAttrs())
+      if (attr.getName().getValue().starts_with("mbt."))
+        names.push_back(attr.getName());
+    for (StringAttr name : names)
+      module->removeAttr(name);
+  }
+};
+} // namespace
+
+void mlir::mbt::buildMBTToFusedPipeline(OpPassManager &pm) {
+  pm.addPass(createMBTAutodiff());
+  pm.addPass(createMBTBatchModels());
+  pm.addPass(createMBTFuseOptimizer());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createMBTLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                          const LoweringOptions &opts) {
+  pm.addPass(createMBTDropMetadata());
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  if (opts.useBlas)
+    pm.addPass(createMBTLinalgToBlas());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::mbt::registerMBTPipelines() {
+  PassPipelineRegistration<>("mbt-to-fused",
+                             "autodiff, batch the models, fuse the optimizer",
+                             buildMBTToFusedPipeline);
+  PassPipelineRegistration<>("mbt-fused-to-linalg",
+                             "lower fused mbt to linalg on tensors and fuse",
+                             buildFusedToLinalgPipeline);
+  PassPipelineRegistration<LoweringOptions>(
+      "mbt-linalg-to-llvm", "bufferize and lower linalg to the LLVM dialect",
+      buildLinalgToLLVMPipeline);
+  PassPipelineRegistration<LoweringOptions>(
+      "mbt-to-llvm", "the whole pipeline from mbt to the LLVM dialect",
+      [](OpPassManager &pm, const LoweringOptions &opts) {
+        buildMBTToFusedPipeline(pm);
+        buildFusedToLinalgPipeline(pm);
+        buildLinalgToLLVMPipeline(pm, opts);
+      });
+}

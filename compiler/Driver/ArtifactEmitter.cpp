@@ -1,0 +1,121 @@
+//===- ArtifactEmitter.cpp - LLVM-dialect module to shared library --------===//
+#include "compiler/Driver/ArtifactEmitter.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+
+/// A TargetMachine for this host's CPU and features, position independent
+/// (the artifact is a shared library).
+static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc, "no LLVM target for ") << triple << ": " << error;
+    return nullptr;
+  }
+  llvm::SubtargetFeatures features;
+  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(name, enabled);
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(),
+      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+/// `int64_t mbt_abi_version(void)` and `const char *mbt_manifest(void)`.
+static void addManifestSymbols(llvm::Module &module, llvm::StringRef json) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *version = llvm::Function::Create(
+      llvm::FunctionType::get(b.getInt64Ty(), false),
+      llvm::GlobalValue::ExternalLinkage, "mbt_abi_version", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", version));
+  b.CreateRet(b.getInt64(1));
+
+  auto *text = llvm::ConstantDataArray::getString(ctx, json, true);
+  auto *global = new llvm::GlobalVariable(module, text->getType(), true,
+                                          llvm::GlobalValue::PrivateLinkage,
+                                          text, "mbt.manifest");
+  auto *manifest = llvm::Function::Create(
+      llvm::FunctionType::get(b.getPtrTy(), false),
+      llvm::GlobalValue::ExternalLinkage, "mbt_manifest", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", manifest));
+  b.CreateRet(global);
+}
+
+static LogicalResult linkSharedLibrary(Location loc, StringRef object,
+                                       StringRef library) {
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return emitError(loc, "cannot find the C compiler 'cc' to link the "
+                          "artifact (install build-essential)");
+  std::string error;
+  SmallVector<StringRef> args{*cc, "-shared", "-o", library, object, "-lm"};
+  int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                         &error);
+  if (status != 0)
+    return emitError(loc, "linking ") << library << " failed (status "
+                                      << status << ") " << error;
+  return success();
+}
+
+namespace mbt {
+LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
+                                llvm::raw_ostream *irOut,
+                                StringRef libraryPath) {
+  Location loc = llvmModule.getLoc();
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(llvmModule, ctx, "mbt-artifact");
+  if (!module)
+    return emitError(loc, "translation to LLVM IR failed");
+  std::unique_ptr<llvm::TargetMachine> tm = hostTargetMachine(loc);
+  if (!tm)
+    return failure();
+  module->setDataLayout(tm->createDataLayout());
+  module->setTargetTriple(tm->getTargetTriple().str());
+  addManifestSymbols(*module, manifestJson);
+  if (llvm::Error err = makeOptimizingTransformer(3, 0, tm.get())(module.get())) {
+    std::string message = llvm::toString(std::move(err));
+    return emitError(loc, "LLVM optimization failed: ") << message;
+  }
+  if (irOut) {
+    module->print(*irOut, nullptr);
+    return success();
+  }
+
+  // Object file next to the library, then link.
+  std::string objectPath = (libraryPath + ".o").str();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc, "cannot write ") << objectPath << ": " << ec.message();
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr,
+                              llvm::CodeGenFileType::ObjectFile))
+    return emitError(loc, "the target cannot emit object files");
+  pm.run(*module);
+  os.close();
+  LogicalResult linked = linkSharedLibrary(loc, objectPath, libraryPath);
+  llvm::sys::fs::remove(objectPath);
+  return linked;
+}
+} // namespace mbt

@@ -1,0 +1,25 @@
+//===- ArtifactEmitter.h - LLVM-dialect module to shared library -*- C++ -*-===//
+#ifndef MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
+#define MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mbt {
+
+/// Translates an LLVM-dialect module to LLVM IR for the host CPU, optimizes
+/// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
+/// With `objectPath` it also writes an object file, and with `libraryPath`
+/// links that object into the artifact (a shared library) with the system
+/// C compiler. With `irOut` it prints the optimized IR instead.
+mlir::LogicalResult emitArtifact(mlir::ModuleOp llvmModule,
+                                 llvm::StringRef manifestJson,
+                                 llvm::raw_ostream *irOut,
+                                 llvm::StringRef libraryPath);
+
+} // namespace mbt
+
+#endif

@@ -1,0 +1,107 @@
+//===- Manifest.cpp - the artifact's manifest from the fused module -------===//
+#include "compiler/Driver/Manifest.h"
+
+#include "dialects/MBT/IR/MBTOps.h"
+#include "dialects/MBT/IR/OptimizerRules.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+namespace json = llvm::json;
+
+static json::Value initToJson(DictionaryAttr init) {
+  json::Object object;
+  if (!init) {
+    object["kind"] = "zeros";
+    return object;
+  }
+  for (NamedAttribute field : init) {
+    if (auto s = dyn_cast<StringAttr>(field.getValue()))
+      object[field.getName().getValue()] = s.getValue().str();
+    else if (auto f = dyn_cast<FloatAttr>(field.getValue()))
+      object[field.getName().getValue()] = f.getValueAsDouble();
+  }
+  return object;
+}
+
+namespace mbt {
+FailureOr<std::string> buildManifest(ModuleOp module) {
+  auto sweeps = module.getOps<mlir::mbt::SweepOp>();
+  auto layout = module->getAttrOfType<ArrayAttr>("mbt.layout");
+  auto outputs = module->getAttrOfType<ArrayAttr>("mbt.outputs");
+  auto train = module.lookupSymbol<func::FuncOp>("mbt_train_step");
+  if (sweeps.empty() || !layout || !outputs || !train)
+    return module.emitError("the module is not at the fused stage (no "
+                            "mbt.sweep, mbt.layout or @mbt_train_step)");
+  mlir::mbt::SweepOp sweep = *sweeps.begin();
+  const mlir::mbt::OptimizerRule *rule = mlir::mbt::lookupOptimizerRule(sweep.getOptimizer());
+
+  json::Array params;
+  int64_t paramCount = 0;
+  for (Attribute a : layout) {
+    auto entry = cast<DictionaryAttr>(a);
+    json::Array shape;
+    for (int64_t d : cast<DenseI64ArrayAttr>(entry.get("shape")).asArrayRef())
+      shape.push_back(d);
+    int64_t size = cast<IntegerAttr>(entry.get("size")).getInt();
+    params.push_back(json::Object{
+        {"name", cast<StringAttr>(entry.get("name")).getValue().str()},
+        {"shape", std::move(shape)},
+        {"offset", cast<IntegerAttr>(entry.get("offset")).getInt()},
+        {"size", size},
+        {"init", initToJson(entry.getAs<DictionaryAttr>("init"))}});
+    paramCount += size;
+  }
+
+  json::Array slots, hyperNames, hyperValues, seeds, outputNames;
+  for (StringLiteral s : rule->slots)
+    slots.push_back(s.str());
+  for (const mlir::mbt::OptimizerHyper &h : rule->hyper)
+    hyperNames.push_back(h.name.str());
+  for (int64_t m = 0; m < sweep.getModels(); ++m) {
+    json::Array row;
+    for (const mlir::mbt::OptimizerHyper &h : rule->hyper)
+      row.push_back(sweep.getHyperValues(h.name)[m]);
+    hyperValues.push_back(std::move(row));
+  }
+  for (int64_t s : sweep.getSeeds())
+    seeds.push_back(s);
+  for (Attribute o : outputs)
+    outputNames.push_back(cast<StringAttr>(o).getValue().str());
+
+  auto xType = cast<RankedTensorType>(train.getArgumentTypes()[4]);
+  int64_t features = xType.getDimSize(2);
+  auto inputName = module->getAttrOfType<StringAttr>("mbt.input");
+  auto targetName = module->getAttrOfType<StringAttr>("mbt.target");
+  auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
+  auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
+
+  json::Object manifest{
+      {"abi_version", 1},
+      {"model", modelName ? modelName.getValue().str() : "model"},
+      {"models", sweep.getModels()},
+      {"params", std::move(params)},
+      {"param_count", paramCount},
+      {"input", json::Object{{"name", inputName ? inputName.getValue().str()
+                                                : "x"},
+                             {"shape", json::Array{features}},
+                             {"features", features}}},
+      {"target", json::Object{{"name", targetName ? targetName.getValue().str()
+                                                  : "y"},
+                              {"classes", classes ? classes.getInt() : 0}}},
+      {"optimizer", json::Object{{"rule", rule->name.str()},
+                                 {"slots", std::move(slots)},
+                                 {"hyper", std::move(hyperNames)}}},
+      {"hyper_values", std::move(hyperValues)},
+      {"seeds", std::move(seeds)},
+      {"outputs", std::move(outputNames)},
+      {"data", json::Object{{"name", sweep.getData().str()},
+                            {"batch", sweep.getBatchSize()},
+                            {"shuffle_seed", sweep.getShuffleSeed()}}},
+      {"epochs", sweep.getEpochs()}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(std::move(manifest));
+  return text;
+}
+} // namespace mbt

@@ -1,0 +1,76 @@
+//===- Stages.cpp - the stages of mbtc, in order --------------------------===//
+#include "compiler/Driver/Stages.h"
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Driver/Manifest.h"
+#include "dialects/MBT/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+namespace mbt {
+std::optional<Stage> parseStage(llvm::StringRef name) {
+  using ::mbt::Stage;
+  return llvm::StringSwitch<std::optional<Stage>>(name)
+      .Case("ast", Stage::AST)
+      .Case("mbt", Stage::MBT)
+      .Case("grad", Stage::Grad)
+      .Case("batched", Stage::Batched)
+      .Case("fused", Stage::Fused)
+      .Case("linalg", Stage::Linalg)
+      .Case("llvm-dialect", Stage::LLVMDialect)
+      .Case("llvm", Stage::LLVMIR)
+      .Default(std::nullopt);
+}
+
+} // namespace mbt
+
+static LogicalResult run(ModuleOp module,
+                         llvm::function_ref<void(PassManager &)> build) {
+  PassManager pm(module.getContext());
+  build(pm);
+  return pm.run(module);
+}
+
+namespace mbt {
+LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
+                           std::string &manifest) {
+  using namespace mlir::mbt;
+  using ::mbt::Stage;
+  using ::mbt::buildManifest;
+  if (target >= Stage::Grad &&
+      failed(run(module, [](PassManager &pm) { pm.addPass(createMBTAutodiff()); })))
+    return failure();
+  if (target >= Stage::Batched &&
+      failed(run(module,
+                 [](PassManager &pm) { pm.addPass(createMBTBatchModels()); })))
+    return failure();
+  if (target >= Stage::Fused) {
+    if (failed(run(module, [](PassManager &pm) {
+          pm.addPass(createMBTFuseOptimizer());
+          pm.addPass(createCanonicalizerPass());
+          pm.addPass(createCSEPass());
+        })))
+      return failure();
+    FailureOr<std::string> json = buildManifest(module);
+    if (failed(json))
+      return failure();
+    manifest = *json;
+  }
+  if (target >= Stage::Linalg &&
+      failed(run(module, [](PassManager &pm) { buildFusedToLinalgPipeline(pm); })))
+    return failure();
+  if (target >= Stage::LLVMDialect &&
+      failed(run(module, [&](PassManager &pm) {
+        LoweringOptions options;
+        options.useBlas = useBlas;
+        buildLinalgToLLVMPipeline(pm, options);
+      })))
+    return failure();
+  return success();
+}
+} // namespace mbt

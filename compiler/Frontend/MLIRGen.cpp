@@ -1,0 +1,288 @@
+//===- MLIRGen.cpp - generate the mbt dialect from a checked AST ----------===//
+//
+// One func.func per model: its arguments are the parameters (in declaration
+// order, with `mbt.param`/`mbt.init`), then the input (`mbt.input`, batch
+// dimension first) and the target (`mbt.target`, i32 class indices); it
+// returns the loss and then the metrics (`mbt.outputs` names them). The
+// sweep becomes one `mbt.sweep` op. Every op gets the FileLineColLoc of the
+// expression it comes from.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/Diagnostics.h"
+#include "compiler/Frontend/Frontend.h"
+
+#include "dialects/MBT/IR/MBTDialect.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mbt;
+using llvm::cast;
+using llvm::dyn_cast;
+
+namespace {
+class MLIRGenImpl {
+public:
+  explicit MLIRGenImpl(mlir::MLIRContext &ctx) : ctx(ctx), builder(&ctx) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> gen(const ModuleAST &moduleAST);
+
+private:
+  mlir::func::FuncOp genModel(const ModelAST &model);
+  void genSweep(const SweepAST &sweep);
+  mlir::Value genExpr(const ExprAST &expr);
+  mlir::Value genCall(const CallExprAST &call);
+  mlir::Value genMatmul(mlir::Value lhs, mlir::Value rhs, mlir::Location loc);
+  mlir::Value genElementwise(const BinaryExprAST &binary);
+  /// Reshapes `value` to `rank` by prepending size-1 dimensions.
+  mlir::Value expandRank(mlir::Value value, int64_t rank, mlir::Location loc);
+  mlir::DictionaryAttr genInitAttr(const InitSpec &init);
+
+  mlir::Location loc(const Location &l) { return toMLIRLoc(ctx, l); }
+  mlir::RankedTensorType f32Tensor(llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, builder.getF32Type());
+  }
+
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder builder;
+  /// The values of the names of the model being generated.
+  llvm::StringMap<mlir::Value> symbols;
+};
+} // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp>
+MLIRGenImpl::gen(const ModuleAST &moduleAST) {
+  Location first;
+  if (!moduleAST.getModels().empty())
+    first = moduleAST.getModels().front()->loc();
+  else if (moduleAST.getSweep())
+    first = moduleAST.getSweep()->loc();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(first.file ? loc(Location{first.file, 1, 1})
+                                        : builder.getUnknownLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const auto &model : moduleAST.getModels())
+    if (!genModel(*model))
+      return nullptr;
+  if (const SweepAST *sweep = moduleAST.getSweep())
+    genSweep(*sweep);
+  if (mlir::failed(mlir::verify(*module))) {
+    module->emitError("internal error: the generated module does not verify");
+    return nullptr;
+  }
+  return module;
+}
+
+mlir::DictionaryAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
+  llvm::SmallVector<mlir::NamedAttribute> fields;
+  fields.push_back(builder.getNamedAttr("kind", builder.getStringAttr(init.kind)));
+  for (const auto &[name, value] : init.args)
+    fields.push_back(
+        builder.getNamedAttr(name, builder.getF64FloatAttr(value)));
+  return builder.getDictionaryAttr(fields);
+}
+
+mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
+  // Arguments: parameters in declaration order, then the input and target.
+  llvm::SmallVector<const ParamDeclAST *> params;
+  const DataDeclAST *input = nullptr, *target = nullptr;
+  const AssignStmtAST *loss = nullptr;
+  llvm::SmallVector<const AssignStmtAST *> metrics;
+  for (const auto &stmt : model.getBody()) {
+    if (const auto *param = dyn_cast<ParamDeclAST>(stmt.get()))
+      params.push_back(param);
+    else if (const auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
+      (decl->isInput() ? input : target) = decl;
+    else if (const auto *assign = dyn_cast<AssignStmtAST>(stmt.get())) {
+      if (assign->isLoss())
+        loss = assign;
+      else if (assign->isMetric())
+        metrics.push_back(assign);
+    }
+  }
+  assert(input && target && loss && "generating an unchecked model");
+
+  llvm::SmallVector<mlir::Type> argTypes;
+  llvm::SmallVector<const StmtAST *> argDecls;
+  for (const ParamDeclAST *param : params) {
+    argTypes.push_back(f32Tensor(param->getType().dims));
+    argDecls.push_back(param);
+  }
+  llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
+  inputShape.append(input->getType().dims.begin(),
+                    input->getType().dims.end());
+  argTypes.push_back(f32Tensor(inputShape));
+  argDecls.push_back(input);
+  argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
+                                                 builder.getI32Type()));
+  argDecls.push_back(target);
+  llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(), f32Tensor({}));
+
+  auto func = builder.create<mlir::func::FuncOp>(
+      loc(model.nameLoc()), model.getName(),
+      builder.getFunctionType(argTypes, resultTypes));
+  llvm::SmallVector<mlir::Attribute> outputs{builder.getStringAttr("loss")};
+  for (const AssignStmtAST *metric : metrics)
+    outputs.push_back(builder.getStringAttr(metric->getName()));
+  func->setAttr("mbt.outputs", builder.getArrayAttr(outputs));
+
+  mlir::Block *entry = func.addEntryBlock();
+  symbols.clear();
+  for (auto [i, decl] : llvm::enumerate(argDecls)) {
+    mlir::BlockArgument arg = entry->getArgument(i);
+    arg.setLoc(loc(decl->nameLoc()));
+    symbols[decl->getName()] = arg;
+    mlir::StringAttr name = builder.getStringAttr(decl->getName());
+    if (const auto *param = dyn_cast<ParamDeclAST>(decl)) {
+      func.setArgAttr(i, "mbt.param", name);
+      func.setArgAttr(i, "mbt.init", genInitAttr(*param->resolvedInit));
+    } else {
+      func.setArgAttr(i, decl == input ? "mbt.input" : "mbt.target", name);
+    }
+  }
+
+  mlir::OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(entry);
+  llvm::DenseMap<const AssignStmtAST *, mlir::Value> values;
+  for (const auto &stmt : model.getBody()) {
+    const auto *assign = dyn_cast<AssignStmtAST>(stmt.get());
+    if (!assign)
+      continue;
+    mlir::Value value = genExpr(*assign->getValue());
+    symbols[assign->getName()] = value;
+    values[assign] = value;
+  }
+  llvm::SmallVector<mlir::Value> results{values[loss]};
+  for (const AssignStmtAST *metric : metrics)
+    results.push_back(values[metric]);
+  builder.create<mlir::func::ReturnOp>(loc(model.loc()), results);
+  return func;
+}
+
+mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
+  mlir::Location l = loc(expr.loc());
+  switch (expr.getKind()) {
+  case ExprAST::Expr_Number: {
+    auto type = f32Tensor({});
+    auto value = mlir::DenseElementsAttr::get(
+        type, static_cast<float>(cast<NumberExprAST>(expr).getValue()));
+    return builder.create<mlir::mbt::ConstantOp>(l, type, value);
+  }
+  case ExprAST::Expr_Var:
+    return symbols.lookup(cast<VariableExprAST>(expr).getName());
+  case ExprAST::Expr_Unary: {
+    mlir::Value operand = genExpr(*cast<UnaryExprAST>(expr).getOperand());
+    return builder.create<mlir::mbt::NegOp>(l, operand);
+  }
+  case ExprAST::Expr_Binary: {
+    const auto &binary = cast<BinaryExprAST>(expr);
+    if (binary.getOp() != '@')
+      return genElementwise(binary);
+    mlir::Value lhs = genExpr(*binary.getLHS());
+    mlir::Value rhs = genExpr(*binary.getRHS());
+    return genMatmul(lhs, rhs, l);
+  }
+  case ExprAST::Expr_Call:
+    return genCall(cast<CallExprAST>(expr));
+  case ExprAST::Expr_List:
+    break;
+  }
+  llvm_unreachable("unchecked expression in MLIRGen");
+}
+
+mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
+  mlir::Location l = loc(call.loc());
+  llvm::SmallVector<mlir::Value, 2> args;
+  for (const ArgumentAST &arg : call.getArgs())
+    args.push_back(genExpr(*arg.value));
+  llvm::StringRef callee = call.getCallee();
+  if (callee == "matmul")
+    return genMatmul(args[0], args[1], l);
+  if (callee == "relu")
+    return builder.create<mlir::mbt::ReluOp>(l, args[0]);
+  if (callee == "tanh")
+    return builder.create<mlir::mbt::TanhOp>(l, args[0]);
+  if (callee == "cross_entropy")
+    return builder.create<mlir::mbt::CrossEntropyOp>(l, args[0], args[1]);
+  assert(callee == "accuracy" && "unchecked call in MLIRGen");
+  return builder.create<mlir::mbt::AccuracyOp>(l, args[0], args[1]);
+}
+
+/// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector
+/// [K] that is not batched becomes [1, K] and the result [N] again.
+mlir::Value MLIRGenImpl::genMatmul(mlir::Value lhs, mlir::Value rhs,
+                                   mlir::Location l) {
+  auto lhsType = cast<mlir::RankedTensorType>(lhs.getType());
+  if (lhsType.getRank() != 1)
+    return builder.create<mlir::mbt::MatmulOp>(l, lhs, rhs);
+  mlir::Value row = expandRank(lhs, 2, l);
+  mlir::Value product = builder.create<mlir::mbt::MatmulOp>(l, row, rhs);
+  auto productType = cast<mlir::RankedTensorType>(product.getType());
+  return builder.create<mlir::mbt::ReshapeOp>(
+      l, f32Tensor(productType.getShape().drop_front()), product);
+}
+
+mlir::Value MLIRGenImpl::expandRank(mlir::Value value, int64_t rank,
+                                    mlir::Location l) {
+  auto type = cast<mlir::RankedTensorType>(value.getType());
+  if (type.getRank() >= rank)
+    return value;
+  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  shape.append(type.getShape().begin(), type.getShape().end());
+  return builder.create<mlir::mbt::ReshapeOp>(l, f32Tensor(shape), value);
+}
+
+/// The mbt elementwise ops need operands of equal rank: the lower-rank
+/// operand (never a batched one, Sema checks) gets leading size-1 dims.
+mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
+  mlir::Location l = loc(binary.loc());
+  mlir::Value lhs = genExpr(*binary.getLHS());
+  mlir::Value rhs = genExpr(*binary.getRHS());
+  const ValueType &type = binary.type;
+  int64_t rank = static_cast<int64_t>(type.shape.size()) + (type.batched ? 1 : 0);
+  lhs = expandRank(lhs, rank, l);
+  rhs = expandRank(rhs, rank, l);
+  switch (binary.getOp()) {
+  case '+':
+    return builder.create<mlir::mbt::AddOp>(l, lhs, rhs);
+  case '-':
+    return builder.create<mlir::mbt::SubOp>(l, lhs, rhs);
+  case '*':
+    return builder.create<mlir::mbt::MulOp>(l, lhs, rhs);
+  default:
+    llvm_unreachable("unknown elementwise operator");
+  }
+}
+
+void MLIRGenImpl::genSweep(const SweepAST &sweep) {
+  assert(sweep.config && "generating an unchecked sweep");
+  const SweepConfig &config = *sweep.config;
+  llvm::SmallVector<mlir::Attribute> names, hyper;
+  for (const auto &[name, values] : llvm::zip(config.hyperNames, config.hyper)) {
+    names.push_back(builder.getStringAttr(name));
+    hyper.push_back(builder.getDenseF64ArrayAttr(values));
+  }
+  builder.create<mlir::mbt::SweepOp>(
+      loc(sweep.loc()), builder.getStringAttr("sweep"),
+      mlir::FlatSymbolRefAttr::get(&ctx, config.model),
+      builder.getI64IntegerAttr(config.models),
+      builder.getStringAttr(config.optimizer), builder.getArrayAttr(names),
+      builder.getArrayAttr(hyper), builder.getDenseI64ArrayAttr(config.seeds),
+      builder.getStringAttr(config.data),
+      builder.getI64IntegerAttr(config.batchSize),
+      builder.getI64IntegerAttr(config.epochs),
+      builder.getI64IntegerAttr(config.shuffleSeed));
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,
+                                               const ModuleAST &module) {
+  ctx.loadDialect<mlir::mbt::MBTDialect, mlir::func::FuncDialect>();
+  return MLIRGenImpl(ctx).gen(module);
+}

@@ -1,0 +1,329 @@
+//===- SemaSweep.cpp - checks of the sweep block --------------------------===//
+//
+// Resolves the sweep's model, evaluates `models`, the seeds, the optimizer
+// and its per-model hyperparameters (defaults from OptimizerRules.h), the
+// data set and the epochs into a SweepConfig.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/Diagnostics.h"
+#include "compiler/Frontend/Sema.h"
+#include "compiler/Frontend/SweepEval.h"
+
+#include "dialects/MBT/IR/OptimizerRules.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mbt;
+using llvm::dyn_cast;
+using mlir::failure;
+using mlir::LogicalResult;
+using mlir::success;
+
+namespace {
+/// The settings a sweep understands.
+const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
+                                      "optim",  "data",  "epochs"};
+
+/// The data sets and the arguments each takes.
+const llvm::StringRef kDataSets[] = {"fashion_mnist"};
+const llvm::StringRef kDataArgs[] = {"batch", "shuffle_seed"};
+
+std::string join(llvm::ArrayRef<llvm::StringRef> names) {
+  return llvm::join(names, ", ");
+}
+
+class SweepChecker {
+public:
+  SweepChecker(mlir::MLIRContext &ctx, SweepAST &sweep,
+               llvm::ArrayRef<std::unique_ptr<ModelAST>> models)
+      : ctx(ctx), sweep(sweep), models(models) {}
+
+  LogicalResult check();
+
+private:
+  void collectSettings();
+  void checkModels();
+  void checkModel();
+  void checkSeeds(ConstEvaluator &eval);
+  void checkOptimizer(ConstEvaluator &eval);
+  void checkData(ConstEvaluator &eval);
+  void checkEpochs(ConstEvaluator &eval);
+
+  /// The value of setting `key`, or null when it is absent.
+  const ExprAST *lookup(llvm::StringRef key) const {
+    const SweepSettingAST *setting = settings.lookup(key);
+    return setting ? setting->value.get() : nullptr;
+  }
+
+  mlir::InFlightDiagnostic error(const Location &loc) {
+    ok = false;
+    return emitError(ctx, loc);
+  }
+
+  mlir::MLIRContext &ctx;
+  SweepAST &sweep;
+  llvm::ArrayRef<std::unique_ptr<ModelAST>> models;
+  llvm::StringMap<const SweepSettingAST *> settings;
+  SweepConfig config;
+  /// The number of models, once `models` has been checked successfully.
+  std::optional<int64_t> numModels;
+  bool ok = true;
+};
+} // namespace
+
+LogicalResult SweepChecker::check() {
+  collectSettings();
+  checkModels();
+  ConstEvaluator eval(ctx, numModels, /*modelsBroken=*/!numModels);
+  checkModel();
+  checkSeeds(eval);
+  checkOptimizer(eval);
+  checkData(eval);
+  checkEpochs(eval);
+  if (!ok)
+    return failure();
+  sweep.config = std::move(config);
+  return success();
+}
+
+void SweepChecker::collectSettings() {
+  for (const SweepSettingAST &setting : sweep.getSettings()) {
+    if (!llvm::is_contained(kSweepKeys, setting.key)) {
+      error(setting.loc) << "unknown sweep setting '" << setting.key
+                         << "' (known: " << join(kSweepKeys) << ")";
+      continue;
+    }
+    auto [it, inserted] = settings.try_emplace(setting.key, &setting);
+    if (!inserted) {
+      auto diag = error(setting.loc)
+                  << "sweep setting '" << setting.key << "' is given twice";
+      attachNote(diag, ctx, it->second->loc, "previous setting is here");
+    }
+  }
+}
+
+/// models = INT (at least 1); inside the sweep, `models` names this count.
+void SweepChecker::checkModels() {
+  const ExprAST *value = lookup("models");
+  if (!value) {
+    error(sweep.loc()) << "sweep has no 'models' setting (the number of "
+                          "models to train)";
+    return;
+  }
+  ConstEvaluator eval(ctx, std::nullopt);
+  auto n = eval.evaluateInteger(*value, "models");
+  if (failed(n)) {
+    ok = false;
+    return;
+  }
+  if (*n < 1 || *n > kMaxListLength) {
+    error(value->loc()) << "models must be between 1 and " << kMaxListLength
+                        << ", got " << *n;
+    return;
+  }
+  numModels = *n;
+  config.models = *n;
+}
+
+/// model = NAME; optional when the spec defines exactly one model.
+void SweepChecker::checkModel() {
+  std::vector<llvm::StringRef> names;
+  for (const auto &model : models)
+    names.push_back(model->getName());
+  const ExprAST *value = lookup("model");
+  if (!value) {
+    if (models.size() == 1)
+      config.model = names.front().str();
+    else if (models.empty())
+      error(sweep.loc()) << "the spec defines no model for the sweep to train";
+    else
+      error(sweep.loc()) << "sweep must choose its model with 'model = NAME' "
+                            "(the spec defines "
+                         << models.size() << " models: " << join(names) << ")";
+    return;
+  }
+  const auto *var = dyn_cast<VariableExprAST>(value);
+  if (!var) {
+    error(value->loc()) << "model must name a model of the spec";
+    return;
+  }
+  if (!llvm::is_contained(names, var->getName())) {
+    auto diag = error(var->loc()) << "unknown model '" << var->getName() << "'";
+    if (names.empty())
+      diag << " (the spec defines no model)";
+    else
+      diag << " (known: " << join(names) << ")";
+    return;
+  }
+  config.model = var->getName().str();
+}
+
+/// seed = LIST of `models` non-negative integers; default 0, 1, ..., N-1.
+void SweepChecker::checkSeeds(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("seed");
+  if (!value) {
+    for (int64_t i = 0; i < config.models; ++i)
+      config.seeds.push_back(i);
+    return;
+  }
+  auto seeds = eval.evaluate(*value);
+  if (failed(seeds)) {
+    ok = false;
+    return;
+  }
+  if (!seeds->isList) {
+    error(value->loc()) << "seed must be a list of one integer per model, "
+                           "such as range(models)";
+    return;
+  }
+  for (const ConstNumber &seed : seeds->elements) {
+    if (!seed.isInteger || seed.intValue < 0) {
+      error(value->loc()) << "seeds must be non-negative integers, got "
+                          << formatNumber(seed);
+      return;
+    }
+    config.seeds.push_back(seed.intValue);
+  }
+  if (numModels && static_cast<int64_t>(config.seeds.size()) != *numModels)
+    error(value->loc()) << "seed has " << config.seeds.size() << " values for "
+                        << *numModels << " models";
+}
+
+/// optim = RULE | RULE(args), where each argument is a number or a list of
+/// `models` numbers; absent hyperparameters take the rule's defaults.
+void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("optim");
+  if (!value) {
+    error(sweep.loc()) << "sweep has no 'optim' setting (for example "
+                          "optim = sgd(lr = 0.1))";
+    return;
+  }
+  llvm::StringRef name;
+  const auto *call = dyn_cast<CallExprAST>(value);
+  if (call)
+    name = call->getCallee();
+  else if (const auto *var = dyn_cast<VariableExprAST>(value))
+    name = var->getName();
+  else {
+    error(value->loc()) << "optim must be an optimizer such as "
+                           "adam(lr = 1e-3)";
+    return;
+  }
+  const mlir::mbt::OptimizerRule *rule = mlir::mbt::lookupOptimizerRule(name);
+  if (!rule) {
+    std::vector<llvm::StringRef> known;
+    for (const auto &r : mlir::mbt::allOptimizerRules())
+      known.push_back(r.name);
+    error(value->loc()) << "unknown optimizer '" << name
+                        << "' (known: " << join(known) << ")";
+    return;
+  }
+  std::vector<llvm::StringRef> params;
+  for (const auto &hyper : rule->hyper)
+    params.push_back(hyper.name);
+  llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
+  if (call) {
+    auto args = bindArguments(ctx, *call, params,
+                              ("optimizer '" + name + "'").str(),
+                              "hyperparameter");
+    if (failed(args)) {
+      ok = false;
+      return;
+    }
+    bound = *args;
+  }
+  config.optimizer = name.str();
+  for (auto [hyper, arg] : llvm::zip(rule->hyper, bound)) {
+    std::string what = ("hyperparameter '" + hyper.name + "'").str();
+    std::vector<double> values(config.models, hyper.defaultValue);
+    if (arg) {
+      auto perModel = eval.evaluatePerModel(*arg, what);
+      if (failed(perModel)) {
+        ok = false;
+        continue;
+      }
+      values = std::move(*perModel);
+      bool isBeta = hyper.name == "beta1" || hyper.name == "beta2";
+      for (double v : values) {
+        if (v < 0 || (isBeta && v >= 1)) {
+          error(arg->loc()) << what << " must be "
+                            << (isBeta ? "in [0, 1)" : "non-negative")
+                            << ", got " << formatNumber(v);
+          break;
+        }
+      }
+    }
+    config.hyperNames.push_back(hyper.name.str());
+    config.hyper.push_back(std::move(values));
+  }
+}
+
+/// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S)
+void SweepChecker::checkData(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("data");
+  if (!value)
+    return; // fashion_mnist with the default batch and shuffle seed
+  llvm::StringRef name;
+  const auto *call = dyn_cast<CallExprAST>(value);
+  if (call)
+    name = call->getCallee();
+  else if (const auto *var = dyn_cast<VariableExprAST>(value))
+    name = var->getName();
+  else {
+    error(value->loc()) << "data must be a data set such as "
+                           "fashion_mnist(batch = 64)";
+    return;
+  }
+  if (!llvm::is_contained(kDataSets, name)) {
+    error(value->loc()) << "unknown data set '" << name
+                        << "' (known: " << join(kDataSets) << ")";
+    return;
+  }
+  config.data = name.str();
+  if (!call)
+    return;
+  auto args = bindArguments(ctx, *call, kDataArgs,
+                            ("data set '" + name + "'").str(), "argument");
+  if (failed(args)) {
+    ok = false;
+    return;
+  }
+  if (const ExprAST *batch = (*args)[0]) {
+    auto n = eval.evaluateInteger(*batch, "batch");
+    if (failed(n))
+      ok = false;
+    else if (*n < 1)
+      error(batch->loc()) << "batch must be a positive integer, got " << *n;
+    else
+      config.batchSize = *n;
+  }
+  if (const ExprAST *seed = (*args)[1]) {
+    auto n = eval.evaluateInteger(*seed, "shuffle_seed");
+    if (failed(n))
+      ok = false;
+    else if (*n < 0)
+      error(seed->loc()) << "shuffle_seed must be non-negative, got " << *n;
+    else
+      config.shuffleSeed = *n;
+  }
+}
+
+/// epochs = INT (at least 1); default 1.
+void SweepChecker::checkEpochs(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("epochs");
+  if (!value)
+    return;
+  auto n = eval.evaluateInteger(*value, "epochs");
+  if (failed(n))
+    ok = false;
+  else if (*n < 1)
+    error(value->loc()) << "epochs must be a positive integer, got " << *n;
+  else
+    config.epochs = *n;
+}
+
+LogicalResult mbt::checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
+                              llvm::ArrayRef<std::unique_ptr<ModelAST>> models) {
+  return SweepChecker(ctx, sweep, models).check();
+}

@@ -1,0 +1,68 @@
+//===- MBTDialect.cpp - the mbt dialect -----------------------------------===//
+#include "dialects/MBT/IR/MBTDialect.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+#include "dialects/MBT/IR/MBTOpsDialect.cpp.inc"
+#include "dialects/MBT/IR/MBTInterfaces.cpp.inc"
+
+void MBTDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/MBT/IR/MBTOps.cpp.inc"
+      >();
+}
+
+Operation *MBTDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, elements);
+}
+
+/// The parameters each initializer takes, so that `mbt.init` attributes are
+/// checked where they are made (the runtime trusts the manifest).
+static LogicalResult verifyInitAttr(Operation *op, DictionaryAttr init) {
+  auto kind = init.getAs<StringAttr>("kind");
+  if (!kind)
+    return op->emitOpError("mbt.init needs a string 'kind'");
+  llvm::SmallVector<StringRef> fields;
+  StringRef k = kind.getValue();
+  if (k == "normal")
+    fields = {"mean", "std"};
+  else if (k == "uniform")
+    fields = {"low", "high"};
+  else if (k != "zeros" && k != "ones" && k != "xavier_uniform" &&
+           k != "kaiming_uniform")
+    return op->emitOpError("unknown initializer '") << k << "'";
+  for (StringRef field : fields)
+    if (!init.getAs<FloatAttr>(field))
+      return op->emitOpError("initializer '")
+             << k << "' needs a float '" << field << "'";
+  return success();
+}
+
+LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == "mbt.param" || name == "mbt.input" || name == "mbt.target" ||
+      name == "mbt.state" || name == "mbt.hyper" || name == "mbt.step") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError(name) << " must be a string naming the argument";
+    return success();
+  }
+  if (name == "mbt.init") {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict)
+      return op->emitOpError("mbt.init must be a dictionary");
+    return verifyInitAttr(op, dict);
+  }
+  return op->emitOpError("unknown mbt argument attribute '") << name << "'";
+}

@@ -1,0 +1,11 @@
+//===- MBTDialect.h - the mbt dialect ---------------------------*- C++ -*-===//
+#ifndef MBT_DIALECT_MBT_IR_MBTDIALECT_H
+#define MBT_DIALECT_MBT_IR_MBTDIALECT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/MBT/IR/MBTOpsDialect.h.inc"
+
+#endif

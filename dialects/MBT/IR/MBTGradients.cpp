@@ -1,0 +1,120 @@
+//===- MBTGradients.cpp - vector-Jacobian products of the mbt ops ---------===//
+//
+// GradientOpInterface implementations: given the adjoints of an op's
+// results, build the adjoints of its operands. `mbt-autodiff` walks a
+// function backwards and calls these; it knows nothing about any op.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/MBTOps.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+/// Sums `grad` down to the shape of `operand` if broadcasting widened it.
+static Value unbroadcastTo(OpBuilder &b, Location loc, Value grad,
+                           Value operand) {
+  if (grad.getType() == operand.getType())
+    return grad;
+  return b.create<UnbroadcastOp>(loc, operand.getType(), grad);
+}
+
+SmallVector<Value> MatmulOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return {Value(), Value()};
+  Location loc = getLoc();
+  Value a = getLhs(), w = getRhs();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  auto mm = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return b.create<MatmulOp>(loc, x, y, tx, ty);
+  };
+  // C = op(A) op(B). With G = dC: for C = A B, dA = G B^T and dB = A^T G;
+  // each transpose flag mirrors the corresponding product.
+  Value da, dw;
+  if (!ta && !tb) {
+    da = mm(g, w, false, true);
+    dw = mm(a, g, true, false);
+  } else if (ta && !tb) {
+    da = mm(w, g, false, true);
+    dw = mm(a, g, false, false);
+  } else if (!ta && tb) {
+    da = mm(g, w, false, false);
+    dw = mm(g, a, true, false);
+  } else {
+    da = mm(w, g, true, true);
+    dw = mm(g, a, true, true);
+  }
+  return {da, dw};
+}
+
+SmallVector<Value> AddOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return {Value(), Value()};
+  return {unbroadcastTo(b, getLoc(), g, getLhs()),
+          unbroadcastTo(b, getLoc(), g, getRhs())};
+}
+
+SmallVector<Value> SubOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return {Value(), Value()};
+  Value neg = b.create<NegOp>(getLoc(), g);
+  return {unbroadcastTo(b, getLoc(), g, getLhs()),
+          unbroadcastTo(b, getLoc(), neg, getRhs())};
+}
+
+SmallVector<Value> MulOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return {Value(), Value()};
+  Value dl = b.create<MulOp>(getLoc(), g, getRhs());
+  Value dr = b.create<MulOp>(getLoc(), g, getLhs());
+  return {unbroadcastTo(b, getLoc(), dl, getLhs()),
+          unbroadcastTo(b, getLoc(), dr, getRhs())};
+}
+
+SmallVector<Value> NegOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<NegOp>(getLoc(), resultGrads[0])};
+}
+
+SmallVector<Value> ReluOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<ReluGradOp>(getLoc(), getInput(), resultGrads[0])};
+}
+
+SmallVector<Value> TanhOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<TanhGradOp>(getLoc(), getResult(), resultGrads[0])};
+}
+
+SmallVector<Value> ReshapeOp::buildGradients(OpBuilder &b,
+                                             ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<ReshapeOp>(getLoc(), getInput().getType(), resultGrads[0])};
+}
+
+SmallVector<Value> ReduceSumOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<BroadcastOp>(getLoc(), resultGrads[0], getInput(),
+                                getAxesAttr())};
+}
+
+SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b,
+                                                  ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value(), Value()};
+  Value dl = b.create<CrossEntropyGradOp>(getLoc(), getLogits(), getLabels(),
+                                          resultGrads[0]);
+  return {dl, Value()};
+}

@@ -1,0 +1,180 @@
+//===- MBTOps.cpp - verifiers and builders of the mbt ops -----------------===//
+#include "dialects/MBT/IR/MBTOps.h"
+#include "dialects/MBT/IR/MBTShapes.h"
+#include "dialects/MBT/IR/OptimizerRules.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static shapes, got ")
+           << formatShape(in.getShape()) << " -> "
+           << formatShape(out.getShape());
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << formatShape(in.getShape()) << " (" << in.getNumElements()
+           << " elements) to " << formatShape(out.getShape()) << " ("
+           << out.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult UnbroadcastOp::verify() {
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  if (in.getRank() != out.getRank())
+    return emitOpError("input and result ranks differ: ")
+           << formatShape(in.getShape()) << " and "
+           << formatShape(out.getShape());
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t o = out.getDimSize(d), i = in.getDimSize(d);
+    if (o != 1 && o != i)
+      return emitOpError("result ")
+             << formatShape(out.getShape()) << " is not a broadcast source of "
+             << formatShape(in.getShape()) << " (dimension " << d << ")";
+  }
+  return success();
+}
+
+/// Checks the operands of an update rule; `lead` is the shape that prefixes
+/// the hyperparameter vector and the step (the model dimensions).
+static LogicalResult verifyRule(Operation *op, StringRef ruleName,
+                                size_t numState, RankedTensorType hyper,
+                                RankedTensorType step) {
+  const OptimizerRule *rule = lookupOptimizerRule(ruleName);
+  if (!rule) {
+    std::string names;
+    for (const OptimizerRule &r : allOptimizerRules())
+      names += (names.empty() ? "" : ", ") + r.name.str();
+    return op->emitOpError("unknown optimizer rule '")
+           << ruleName << "' (known: " << names << ")";
+  }
+  if (rule->slots.size() != numState)
+    return op->emitOpError("rule '")
+           << ruleName << "' has " << rule->slots.size()
+           << " state slots, got " << numState;
+  if (hyper.getRank() < 1 ||
+      hyper.getDimSize(hyper.getRank() - 1) !=
+          static_cast<int64_t>(rule->hyper.size()))
+    return op->emitOpError("rule '")
+           << ruleName << "' takes " << rule->hyper.size()
+           << " hyperparameters, got hyper " << formatShape(hyper.getShape());
+  if (hyper.getShape().drop_back() != step.getShape())
+    return op->emitOpError("hyper ")
+           << formatShape(hyper.getShape()) << " and step "
+           << formatShape(step.getShape()) << " disagree on the models";
+  return success();
+}
+
+void UpdateOp::build(OpBuilder &builder, OperationState &state, StringRef rule,
+                     Value param, Value grad, ValueRange slots, Value hyper,
+                     Value step) {
+  llvm::SmallVector<Type> slotTypes(slots.size(), param.getType());
+  build(builder, state, param.getType(), slotTypes, rule, param, grad, slots,
+        hyper, step);
+}
+
+LogicalResult UpdateOp::verify() {
+  if (getGrad().getType() != getParam().getType())
+    return emitOpError("gradient type ")
+           << getGrad().getType() << " differs from parameter type "
+           << getParam().getType();
+  for (Value s : getState())
+    if (s.getType() != getParam().getType())
+      return emitOpError("state slot type ")
+             << s.getType() << " differs from parameter type "
+             << getParam().getType();
+  auto paramType = getParam().getType();
+  auto lead = getHyper().getType().getShape().drop_back();
+  if (paramType.getRank() < static_cast<int64_t>(lead.size()) ||
+      paramType.getShape().take_front(lead.size()) != lead)
+    return emitOpError("parameter ")
+           << formatShape(paramType.getShape())
+           << " does not start with the model dimensions of hyper "
+           << formatShape(getHyper().getType().getShape());
+  return verifyRule(*this, getRule(), getState().size(), getHyper().getType(),
+                    getStep().getType());
+}
+
+void FusedUpdateOp::build(OpBuilder &builder, OperationState &state,
+                          StringRef rule, Value params, Value grads,
+                          Value slots, Value hyper, Value step) {
+  build(builder, state, params.getType(), slots.getType(), rule, params, grads,
+        slots, hyper, step);
+}
+
+LogicalResult FusedUpdateOp::verify() {
+  auto params = getParams().getType();
+  auto state = getState().getType();
+  if (params.getRank() != 2)
+    return emitOpError("params must be [models, P], got ")
+           << formatShape(params.getShape());
+  if (getGrads().getType() != params)
+    return emitOpError("grads ")
+           << formatShape(getGrads().getType().getShape())
+           << " differ from params " << formatShape(params.getShape());
+  if (state.getRank() != 3 || state.getShape().drop_front() != params.getShape())
+    return emitOpError("state must be [S, ")
+           << params.getDimSize(0) << ", " << params.getDimSize(1)
+           << "], got " << formatShape(state.getShape());
+  auto step = getStep().getType();
+  if (step.getRank() != 1 || step.getDimSize(0) != params.getDimSize(0))
+    return emitOpError("step must be [")
+           << params.getDimSize(0) << "], got " << formatShape(step.getShape());
+  return verifyRule(*this, getRule(), state.getDimSize(0), getHyper().getType(),
+                    step);
+}
+
+ArrayRef<double> SweepOp::getHyperValues(StringRef name) {
+  for (auto [n, values] : llvm::zip(getHyperNames(), getHyper()))
+    if (cast<StringAttr>(n).getValue() == name)
+      return cast<DenseF64ArrayAttr>(values).asArrayRef();
+  return {};
+}
+
+LogicalResult SweepOp::verify() {
+  int64_t models = getModels();
+  if (models < 1)
+    return emitOpError("needs at least one model, got ") << models;
+  const OptimizerRule *rule = lookupOptimizerRule(getOptimizer());
+  if (!rule)
+    return emitOpError("unknown optimizer '") << getOptimizer() << "'";
+  if (getHyperNames().size() != rule->hyper.size() ||
+      getHyper().size() != rule->hyper.size())
+    return emitOpError("optimizer '")
+           << getOptimizer() << "' needs " << rule->hyper.size()
+           << " hyperparameter arrays";
+  for (auto [name, expected] : llvm::zip(getHyperNames(), rule->hyper))
+    if (cast<StringAttr>(name).getValue() != expected.name)
+      return emitOpError("hyperparameter '")
+             << cast<StringAttr>(name).getValue() << "' where '"
+             << expected.name << "' was expected";
+  for (auto [name, values] : llvm::zip(getHyperNames(), getHyper()))
+    if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) != models)
+      return emitOpError("hyperparameter '")
+             << cast<StringAttr>(name).getValue() << "' has "
+             << cast<DenseF64ArrayAttr>(values).size() << " values for "
+             << models << " models";
+  if (static_cast<int64_t>(getSeeds().size()) != models)
+    return emitOpError("has ")
+           << getSeeds().size() << " seeds for " << models << " models";
+  if (getBatchSize() < 1)
+    return emitOpError("batch_size must be positive, got ") << getBatchSize();
+  if (getEpochs() < 0)
+    return emitOpError("epochs must not be negative, got ") << getEpochs();
+  if (getData() != "fashion_mnist")
+    return emitOpError("unknown data set '") << getData() << "'";
+  auto model = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      *this, getModelAttr());
+  if (!model)
+    return emitOpError("model '") << getModel() << "' is not a function";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/MBT/IR/MBTOps.cpp.inc"

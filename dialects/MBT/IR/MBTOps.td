@@ -1,0 +1,448 @@
+//===- MBTOps.td - ops of the mbt dialect -----------------*- tablegen -*-===//
+//
+// Tensor ops of one model's training program, and the ops the passes
+// introduce (gradient helpers, per-parameter and fused optimizer updates).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_OPS_TD
+#define MBT_OPS_TD
+
+include "dialects/MBT/IR/MBTDialect.td"
+include "dialects/MBT/IR/MBTInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def MBT_F32Tensor : RankedTensorOf<[F32]>;
+def MBT_I32Tensor : RankedTensorOf<[I32]>;
+def MBT_F64Tensor : RankedTensorOf<[F64]>;
+
+// A side-effect free op batched by the default rule (prepend M to types).
+class MBT_PureOp<string mnemonic, list<Trait> traits = []> :
+    MBT_Op<mnemonic, !listconcat(traits, [Pure, BatchableOpInterface])>;
+
+// A side-effect free op with its own batching rule.
+class MBT_PureOpOwnBatching<string mnemonic, list<Trait> traits = []> :
+    MBT_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<BatchableOpInterface, ["buildBatched"]>])>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def MBT_ConstantOp : MBT_PureOpOwnBatching<"constant", [ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor";
+  let description = [{
+    A tensor known at compile time. Only splat constants can be batched
+    (they become the same splat with a leading model dimension).
+
+    ```mlir
+    %one = mbt.constant dense<1.0> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def MBT_MatmulOp : MBT_PureOp<"matmul", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Batched matrix product over the last two dimensions";
+  let description = [{
+    `op(lhs) · op(rhs)` where `op` transposes the last two dimensions when
+    the corresponding flag is set. Both operands have the same rank (at
+    least 2); leading dimensions are batch dimensions and must agree. The
+    contraction dimensions must agree (a dynamic size agrees with any).
+
+    ```mlir
+    %h = mbt.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>)
+                              -> tensor<?x128xf32>
+    %gw = mbt.matmul %x, %g {transpose_lhs}
+        : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class MBT_BroadcastBinaryOp<string mnemonic, list<Trait> traits = []> :
+    MBT_PureOp<mnemonic, !listconcat(traits, [
+        InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<GradientOpInterface>])> {
+  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MBT_AddOp : MBT_BroadcastBinaryOp<"add", [Commutative]> {
+  let summary = "Elementwise sum with broadcasting along size-1 dimensions";
+  let description = [{
+    Operands have equal rank; in each dimension their sizes are equal or one
+    of them is 1 (the frontend inserts `mbt.reshape` to equalize ranks, so
+    NumPy's rule holds at the language level).
+
+    ```mlir
+    %z = mbt.add %h, %b : (tensor<?x128xf32>, tensor<1x128xf32>)
+                          -> tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_SubOp : MBT_BroadcastBinaryOp<"sub"> {
+  let summary = "Elementwise difference with broadcasting";
+  let description = [{
+    `lhs - rhs` with the broadcasting rule of `mbt.add`.
+
+    ```mlir
+    %d = mbt.sub %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+}
+
+def MBT_MulOp : MBT_BroadcastBinaryOp<"mul", [Commutative]> {
+  let summary = "Elementwise product with broadcasting";
+  let description = [{
+    `lhs * rhs` with the broadcasting rule of `mbt.add`.
+
+    ```mlir
+    %p = mbt.mul %a, %b : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+}
+
+class MBT_UnaryOp<string mnemonic, list<Trait> traits = []> :
+    MBT_PureOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+  let arguments = (ins MBT_F32Tensor:$input);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def MBT_NegOp : MBT_UnaryOp<"neg",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Elementwise negation";
+  let description = [{
+    ```mlir
+    %n = mbt.neg %a : tensor<4x3xf32>
+    ```
+  }];
+}
+
+def MBT_ReluOp : MBT_UnaryOp<"relu",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Rectified linear unit, max(x, 0)";
+  let description = [{
+    ```mlir
+    %h = mbt.relu %z : tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_TanhOp : MBT_UnaryOp<"tanh",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Hyperbolic tangent";
+  let description = [{
+    ```mlir
+    %h = mbt.tanh %z : tensor<?x128xf32>
+    ```
+  }];
+}
+
+class MBT_ActivationGradOp<string mnemonic> :
+    MBT_PureOp<mnemonic, [SameOperandsAndResultType]> {
+  let arguments = (ins MBT_F32Tensor:$value, MBT_F32Tensor:$grad);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$value `,` $grad attr-dict `:` type($result)";
+}
+
+def MBT_ReluGradOp : MBT_ActivationGradOp<"relu_grad"> {
+  let summary = "Adjoint of relu: grad where the input is positive, else 0";
+  let description = [{
+    Built by `mbt-autodiff`; `value` is relu's input.
+
+    ```mlir
+    %dz = mbt.relu_grad %z, %dh : tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_TanhGradOp : MBT_ActivationGradOp<"tanh_grad"> {
+  let summary = "Adjoint of tanh: grad * (1 - y^2)";
+  let description = [{
+    Built by `mbt-autodiff`; `value` is tanh's result `y`.
+
+    ```mlir
+    %dz = mbt.tanh_grad %y, %dh : tensor<?x128xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+def MBT_ReshapeOp : MBT_PureOp<"reshape", [
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Reshape a statically shaped tensor";
+  let description = [{
+    Reinterprets the row-major elements of a static tensor under a new
+    static shape with the same element count.
+
+    ```mlir
+    %b2 = mbt.reshape %b : (tensor<128xf32>) -> tensor<1x128xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MBT_UnbroadcastOp : MBT_PureOp<"unbroadcast"> {
+  let summary = "Sum a tensor down to a shape it was broadcast from";
+  let description = [{
+    The adjoint of broadcasting: sums `input` over every dimension where the
+    result has size 1 and the input does not. Ranks are equal; every other
+    dimension is unchanged.
+
+    ```mlir
+    %db = mbt.unbroadcast %dz : (tensor<?x128xf32>) -> tensor<1x128xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def MBT_BroadcastOp : MBT_PureOpOwnBatching<"broadcast", [
+    InferTypeOpAdaptor]> {
+  let summary = "Broadcast a tensor along new dimensions";
+  let description = [{
+    The result has the shape of `like`; `dims` lists the result dimensions
+    that `input` lacks, and `input` provides the others in order. `like`
+    supplies only the shape (and its dynamic sizes at run time).
+
+    ```mlir
+    %g = mbt.broadcast %s like %x {dims = array<i64: 0, 1>}
+        : (tensor<f32>, tensor<?x10xf32>) -> tensor<?x10xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, AnyRankedTensor:$like,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MBT_ReduceSumOp : MBT_PureOpOwnBatching<"reduce_sum", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Sum over the given dimensions, which are removed";
+  let description = [{
+    ```mlir
+    %s = mbt.reduce_sum %x {axes = array<i64: 0, 1>}
+        : (tensor<?x10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Losses and metrics
+//===----------------------------------------------------------------------===//
+
+def MBT_CrossEntropyOp : MBT_PureOp<"cross_entropy", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Mean softmax cross-entropy over the batch";
+  let description = [{
+    `logits` is `[..., B, C]` and `labels` is `[..., B]` with class indices
+    in `[0, C)`; the result `[...]` is
+    `mean_b(logsumexp(logits[b]) - logits[b, labels[b]])`, computed with the
+    maximum subtracted for stability.
+
+    ```mlir
+    %l = mbt.cross_entropy %logits, %y
+        : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MBT_CrossEntropyGradOp : MBT_PureOp<"cross_entropy_grad", [
+    InferTypeOpAdaptor]> {
+  let summary = "Adjoint of cross_entropy with respect to the logits";
+  let description = [{
+    `grad[...] * (softmax(logits) - onehot(labels)) / B`, where `grad` is
+    the adjoint of the mean loss.
+
+    ```mlir
+    %dl = mbt.cross_entropy_grad %logits, %y, %one
+        : (tensor<?x10xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x10xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels, MBT_F32Tensor:$grad);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MBT_AccuracyOp : MBT_PureOp<"accuracy", [
+    InferTypeOpAdaptor]> {
+  let summary = "Fraction of samples whose arg-max logit is the label";
+  let description = [{
+    Shapes as in `mbt.cross_entropy`. Ties go to the lowest class index, as
+    in `torch.argmax`. Not differentiable.
+
+    ```mlir
+    %a = mbt.accuracy %logits, %y
+        : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def MBT_UpdateOp : MBT_PureOp<"update"> {
+  let summary = "One optimizer step for one parameter";
+  let description = [{
+    Applies the update rule `rule` (`sgd` or `adam`) to `param` given its
+    gradient, its state slots (SGD: momentum buffer; Adam: first and second
+    moments), the hyperparameter vector `hyper` (last dimension: SGD
+    `[lr, momentum, weight_decay]`, Adam `[lr, beta1, beta2, eps,
+    weight_decay]`, in f64 so that per-model scalars are computed as
+    PyTorch computes them, in double) and the 1-based step number. Results are the new
+    parameter and the new state slots. `mbt-autodiff` emits one per
+    parameter; `mbt-fuse-optimizer` replaces them all with one
+    `mbt.fused_update`.
+
+    ```mlir
+    %w1, %m1, %v1 = mbt.update "adam" %w, %gw state(%m, %v) hyper(%h) step(%t)
+        : (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>,
+           tensor<784x128xf32>, tensor<5xf64>, tensor<f64>)
+        -> (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$param, MBT_F32Tensor:$grad,
+                       Variadic<MBT_F32Tensor>:$state, MBT_F64Tensor:$hyper,
+                       MBT_F64Tensor:$step);
+  let results = (outs MBT_F32Tensor:$new_param, Variadic<MBT_F32Tensor>:$new_state);
+  let assemblyFormat = [{
+    $rule $param `,` $grad `state` `(` $state `)` `hyper` `(` $hyper `)`
+    `step` `(` $step `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$param,
+                   "::mlir::Value":$grad, "::mlir::ValueRange":$state,
+                   "::mlir::Value":$hyper, "::mlir::Value":$step)>
+  ];
+}
+
+def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
+    AllTypesMatch<["params", "grads", "new_params"]>,
+    AllTypesMatch<["state", "new_state"]>]> {
+  let summary = "One optimizer step for every parameter of every model";
+  let description = [{
+    `params` and `grads` are `[M, P]`: row `m` holds every parameter of model
+    `m`. `state` is `[S, M, P]`, `hyper` is `[M, H]` (row `m` holds model
+    `m`'s hyperparameters) and `step` is `[M]`. The rule is the one of
+    `mbt.update`, applied to every element with its own model's
+    hyperparameters, in one loop nest.
+
+    ```mlir
+    %p, %s = mbt.fused_update "adam" %params, %grads, %state, %hyper, %step
+        : tensor<16x101770xf32>, tensor<2x16x101770xf32>, tensor<16x5xf64>,
+          tensor<16xf64>
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$params, MBT_F32Tensor:$grads,
+                       MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step);
+  let results = (outs MBT_F32Tensor:$new_params, MBT_F32Tensor:$new_state);
+  let assemblyFormat = [{
+    $rule $params `,` $grads `,` $state `,` $hyper `,` $step attr-dict `:`
+    type($params) `,` type($state) `,` type($hyper) `,` type($step)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$params,
+                   "::mlir::Value":$grads, "::mlir::Value":$state,
+                   "::mlir::Value":$hyper, "::mlir::Value":$step)>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// The sweep
+//===----------------------------------------------------------------------===//
+
+def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
+  let summary = "The model batch: which model, how many, with what settings";
+  let description = [{
+    Names the model function and gives the number of models, every model's
+    seed and optimizer hyperparameters (one array of `models` values per
+    hyperparameter, in the order the rule expects), the data set, the batch
+    size and the number of epochs.
+
+    ```mlir
+    mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
+        hyper_names = ["lr", "momentum", "weight_decay"],
+        hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>,
+                 array<f64: 0.0, 0.0>],
+        seeds = array<i64: 0, 1>, data = "fashion_mnist",
+        batch_size = 128 : i64, epochs = 1 : i64, shuffle_seed = 0 : i64}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
+                       I64Attr:$models, StrAttr:$optimizer,
+                       StrArrayAttr:$hyper_names,
+                       TypedArrayAttrBase<DenseF64ArrayAttr,
+                                          "per-model values">:$hyper,
+                       DenseI64ArrayAttr:$seeds, StrAttr:$data,
+                       I64Attr:$batch_size, I64Attr:$epochs,
+                       I64Attr:$shuffle_seed);
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The values of hyperparameter `name` for every model, or an empty
+    /// array when the sweep has no such hyperparameter.
+    ::llvm::ArrayRef<double> getHyperValues(::llvm::StringRef name);
+  }];
+}
+
+#endif // MBT_OPS_TD

@@ -1,0 +1,266 @@
+//===- MBTShapes.cpp - result types of the mbt ops ------------------------===//
+//
+// Shape rules, written once: the ops' type inference uses them, and so does
+// the frontend's Sema, so a user sees the same rule the verifier enforces.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/MBTShapes.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+static bool sameSize(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+mlir::mbt::broadcastEqualRankShapes(llvm::ArrayRef<int64_t> lhs,
+                                    llvm::ArrayRef<int64_t> rhs) {
+  if (lhs.size() != rhs.size())
+    return std::nullopt;
+  llvm::SmallVector<int64_t> result;
+  for (auto [a, b] : llvm::zip(lhs, rhs)) {
+    if (a == 1)
+      result.push_back(b);
+    else if (b == 1)
+      result.push_back(a);
+    else if (sameSize(a, b))
+      result.push_back(ShapedType::isDynamic(a) ? b : a);
+    else
+      return std::nullopt;
+  }
+  return result;
+}
+
+std::string mlir::mbt::formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (ShapedType::isDynamic(d))
+      os << '?';
+    else
+      os << d;
+  });
+  os << ']';
+  return text;
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+mlir::mbt::matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
+                       bool transposeLhs, bool transposeRhs,
+                       std::string &error) {
+  if (lhs.size() < 2 || rhs.size() < 2) {
+    error = "matmul operands must have rank >= 2, got " + formatShape(lhs) +
+            " and " + formatShape(rhs);
+    return std::nullopt;
+  }
+  if (lhs.size() != rhs.size()) {
+    error = "matmul operands must have equal rank, got " + formatShape(lhs) +
+            " and " + formatShape(rhs);
+    return std::nullopt;
+  }
+  size_t rank = lhs.size();
+  llvm::SmallVector<int64_t> result;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (!sameSize(lhs[i], rhs[i])) {
+      error = "matmul batch dimensions differ: " + formatShape(lhs) + " and " +
+              formatShape(rhs);
+      return std::nullopt;
+    }
+    result.push_back(ShapedType::isDynamic(lhs[i]) ? rhs[i] : lhs[i]);
+  }
+  int64_t m = transposeLhs ? lhs[rank - 1] : lhs[rank - 2];
+  int64_t kl = transposeLhs ? lhs[rank - 2] : lhs[rank - 1];
+  int64_t kr = transposeRhs ? rhs[rank - 1] : rhs[rank - 2];
+  int64_t n = transposeRhs ? rhs[rank - 2] : rhs[rank - 1];
+  if (!sameSize(kl, kr)) {
+    error = "matmul contraction dimensions differ: " + formatShape(lhs) +
+            " and " + formatShape(rhs);
+    return std::nullopt;
+  }
+  result.push_back(m);
+  result.push_back(n);
+  return result;
+}
+
+static LogicalResult emitShapeError(std::optional<Location> loc,
+                                    const llvm::Twine &message) {
+  if (loc)
+    return emitError(*loc, message);
+  return failure();
+}
+
+static RankedTensorType f32Tensor(MLIRContext *ctx,
+                                  llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, Float32Type::get(ctx));
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  std::string error;
+  auto shape = matmulShape(lhs.getShape(), rhs.getShape(),
+                           adaptor.getTransposeLhs(), adaptor.getTransposeRhs(),
+                           error);
+  if (!shape)
+    return emitShapeError(loc, error);
+  results.push_back(f32Tensor(ctx, *shape));
+  return success();
+}
+
+template <typename Adaptor>
+static LogicalResult inferBroadcastBinary(MLIRContext *ctx,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor, StringRef name,
+                                          SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  auto shape = broadcastEqualRankShapes(lhs.getShape(), rhs.getShape());
+  if (!shape)
+    return emitShapeError(loc, name + " operands cannot be broadcast: " +
+                                   formatShape(lhs.getShape()) + " and " +
+                                   formatShape(rhs.getShape()));
+  results.push_back(f32Tensor(ctx, *shape));
+  return success();
+}
+
+LogicalResult AddOp::inferReturnTypes(MLIRContext *ctx,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferBroadcastBinary(ctx, loc, adaptor, "add", results);
+}
+
+LogicalResult SubOp::inferReturnTypes(MLIRContext *ctx,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferBroadcastBinary(ctx, loc, adaptor, "sub", results);
+}
+
+LogicalResult MulOp::inferReturnTypes(MLIRContext *ctx,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferBroadcastBinary(ctx, loc, adaptor, "mul", results);
+}
+
+LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto like = cast<RankedTensorType>(adaptor.getLike().getType());
+  ArrayRef<int64_t> dims = adaptor.getDims();
+  if (input.getRank() + static_cast<int64_t>(dims.size()) != like.getRank())
+    return emitShapeError(loc, "broadcast of rank " +
+                                   llvm::Twine(input.getRank()) + " along " +
+                                   llvm::Twine(dims.size()) +
+                                   " new dimensions cannot give rank " +
+                                   llvm::Twine(like.getRank()));
+  int64_t next = 0;
+  for (int64_t d = 0; d < like.getRank(); ++d) {
+    if (llvm::is_contained(dims, d))
+      continue;
+    if (!sameSize(input.getDimSize(next), like.getDimSize(d)))
+      return emitShapeError(loc, "broadcast input " +
+                                     formatShape(input.getShape()) +
+                                     " does not fit " +
+                                     formatShape(like.getShape()));
+    ++next;
+  }
+  for (int64_t d : dims)
+    if (d < 0 || d >= like.getRank())
+      return emitShapeError(loc, "broadcast dimension " + llvm::Twine(d) +
+                                     " out of range");
+  results.push_back(f32Tensor(ctx, like.getShape()));
+  return success();
+}
+
+LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  llvm::SmallVector<int64_t> shape;
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= input.getRank())
+      return emitShapeError(loc, "reduce_sum axis " + llvm::Twine(axis) +
+                                     " out of range for " +
+                                     formatShape(input.getShape()));
+  for (int64_t d = 0; d < input.getRank(); ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(input.getDimSize(d));
+  results.push_back(f32Tensor(ctx, shape));
+  return success();
+}
+
+/// Checks `logits` [..., B, C] against `labels` [..., B] and returns the
+/// leading dimensions `[...]`.
+static FailureOr<llvm::SmallVector<int64_t>>
+classificationLeadingShape(std::optional<Location> loc, Value logits,
+                           Value labels, StringRef name) {
+  auto l = cast<RankedTensorType>(logits.getType());
+  auto y = cast<RankedTensorType>(labels.getType());
+  if (l.getRank() < 2 || y.getRank() != l.getRank() - 1)
+    return emitShapeError(loc, name + " expects logits [..., B, C] and " +
+                                   "labels [..., B], got " +
+                                   formatShape(l.getShape()) + " and " +
+                                   formatShape(y.getShape()));
+  for (int64_t d = 0; d < y.getRank(); ++d)
+    if (!sameSize(l.getDimSize(d), y.getDimSize(d)))
+      return emitShapeError(loc, name + " logits " +
+                                     formatShape(l.getShape()) +
+                                     " do not match labels " +
+                                     formatShape(y.getShape()));
+  return llvm::SmallVector<int64_t>(l.getShape().drop_back(2));
+}
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  auto lead = classificationLeadingShape(loc, adaptor.getLogits(),
+                                         adaptor.getLabels(), "cross_entropy");
+  if (failed(lead))
+    return failure();
+  results.push_back(f32Tensor(ctx, *lead));
+  return success();
+}
+
+LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *ctx,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  auto lead = classificationLeadingShape(loc, adaptor.getLogits(),
+                                         adaptor.getLabels(), "accuracy");
+  if (failed(lead))
+    return failure();
+  results.push_back(f32Tensor(ctx, *lead));
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto lead = classificationLeadingShape(
+      loc, adaptor.getLogits(), adaptor.getLabels(), "cross_entropy_grad");
+  if (failed(lead))
+    return failure();
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  if (grad.getShape() != ArrayRef<int64_t>(*lead))
+    return emitShapeError(loc, "cross_entropy_grad adjoint " +
+                                   formatShape(grad.getShape()) +
+                                   " does not match the loss shape " +
+                                   formatShape(*lead));
+  results.push_back(adaptor.getLogits().getType());
+  return success();
+}

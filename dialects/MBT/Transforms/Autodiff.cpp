@@ -1,0 +1,219 @@
+//===- Autodiff.cpp - reverse-mode AD of the model into a train step ------===//
+//
+// Builds @train_step from the model function: a copy of the forward pass, a
+// reverse sweep over it, and one mbt.update per parameter. The sweep asks
+// each op's GradientOpInterface for its operands' adjoints, so adding an op
+// to the language never touches this file.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/OptimizerRules.h"
+#include "dialects/MBT/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTAUTODIFF
+#include "dialects/MBT/Transforms/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+SweepOp mlir::mbt::getSweep(ModuleOp module) {
+  auto sweeps = module.getOps<SweepOp>();
+  if (sweeps.empty()) {
+    module.emitError("module has no mbt.sweep");
+    return nullptr;
+  }
+  if (std::next(sweeps.begin()) != sweeps.end()) {
+    module.emitError("module has more than one mbt.sweep");
+    return nullptr;
+  }
+  return *sweeps.begin();
+}
+
+namespace {
+
+/// Adjoints of the values of one function, accumulated by addition.
+class AdjointMap {
+public:
+  explicit AdjointMap(OpBuilder &builder) : builder(builder) {}
+
+  Value lookup(Value v) const { return adjoints.lookup(v); }
+
+  void accumulate(Location loc, Value v, Value grad) {
+    if (!grad)
+      return;
+    Value &slot = adjoints[v];
+    slot = slot ? builder.create<AddOp>(loc, slot, grad).getResult() : grad;
+  }
+
+private:
+  OpBuilder &builder;
+  DenseMap<Value, Value> adjoints;
+};
+
+struct AutodiffPass : public mlir::mbt::impl::MBTAutodiffBase<AutodiffPass> {
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// Appends to `block` the reverse sweep of the ops before its terminator,
+/// seeded with 1 at `loss`. Fails (after an error) on an op that a gradient
+/// reaches but that cannot be differentiated.
+static LogicalResult buildReverseSweep(Block &block, Value loss,
+                                       OpBuilder &builder,
+                                       AdjointMap &adjoints) {
+  Operation *terminator = block.getTerminator();
+  builder.setInsertionPoint(terminator);
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  Value seed = builder.create<ConstantOp>(
+      loss.getLoc(), lossType,
+      DenseElementsAttr::get(lossType, builder.getF32FloatAttr(1.0f)));
+  adjoints.accumulate(loss.getLoc(), loss, seed);
+
+  SmallVector<Operation *> forward;
+  for (Operation &op : block.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward)) {
+    if (op == seed.getDefiningOp())
+      continue;
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value r : op->getResults()) {
+      resultGrads.push_back(adjoints.lookup(r));
+      any |= static_cast<bool>(resultGrads.back());
+    }
+    if (!any)
+      continue;
+    auto grad = dyn_cast<GradientOpInterface>(op);
+    if (!grad)
+      return op->emitOpError("is not differentiable, but the loss depends on "
+                             "it");
+    SmallVector<Value> operandGrads = grad.buildGradients(builder, resultGrads);
+    for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
+      adjoints.accumulate(op->getLoc(), operand, g);
+  }
+  return success();
+}
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SweepOp sweep = getSweep(module);
+  if (!sweep)
+    return signalPassFailure();
+  auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
+  const OptimizerRule *rule = lookupOptimizerRule(sweep.getOptimizer());
+  if (!model || !rule)
+    return signalPassFailure(); // the sweep's verifier has reported it
+  if (module.lookupSymbol("train_step")) {
+    module.emitError("module already has a @train_step");
+    return signalPassFailure();
+  }
+  FunctionType modelType = model.getFunctionType();
+  if (modelType.getNumResults() < 1) {
+    model.emitError("model function must return the loss first");
+    return signalPassFailure();
+  }
+
+  // Split the model's arguments into parameters and data.
+  SmallVector<unsigned> paramArgs, dataArgs;
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    (model.getArgAttr(i, "mbt.param") ? paramArgs : dataArgs).push_back(i);
+
+  MLIRContext *ctx = module.getContext();
+  OpBuilder builder(ctx);
+  auto scalar = RankedTensorType::get({}, builder.getF64Type());
+  auto hyperType = RankedTensorType::get(
+      {static_cast<int64_t>(rule->hyper.size())}, builder.getF64Type());
+
+  // Signature: params, state slots (slot-major), hyper, step, data.
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto named = [&](StringRef key, StringRef value) {
+    return builder.getDictionaryAttr(
+        builder.getNamedAttr(key, builder.getStringAttr(value)));
+  };
+  for (unsigned i : paramArgs) {
+    argTypes.push_back(modelType.getInput(i));
+    argAttrs.push_back(model.getArgAttrDict(i));
+  }
+  for (StringLiteral slot : rule->slots)
+    for (unsigned i : paramArgs) {
+      argTypes.push_back(modelType.getInput(i));
+      auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
+      argAttrs.push_back(
+          named("mbt.state", (name.getValue() + "." + slot).str()));
+    }
+  argTypes.push_back(hyperType);
+  argAttrs.push_back(named("mbt.hyper", rule->name));
+  argTypes.push_back(scalar);
+  argAttrs.push_back(named("mbt.step", "step"));
+  for (unsigned i : dataArgs) {
+    argTypes.push_back(modelType.getInput(i));
+    argAttrs.push_back(model.getArgAttrDict(i));
+  }
+
+  SmallVector<Type> resultTypes;
+  for (unsigned i : paramArgs)
+    resultTypes.push_back(modelType.getInput(i));
+  for (size_t s = 0; s < rule->slots.size(); ++s)
+    for (unsigned i : paramArgs)
+      resultTypes.push_back(modelType.getInput(i));
+  llvm::append_range(resultTypes, modelType.getResults());
+
+  builder.setInsertionPointAfter(model);
+  auto step = builder.create<func::FuncOp>(
+      model.getLoc(), "train_step",
+      builder.getFunctionType(argTypes, resultTypes));
+  step.setAllArgAttrs(argAttrs);
+  if (auto outputs = model->getAttr("mbt.outputs"))
+    step->setAttr("mbt.outputs", outputs);
+  Block *entry = step.addEntryBlock();
+
+  // Copy the forward pass.
+  IRMapping mapping;
+  size_t numParams = paramArgs.size();
+  size_t numSlots = rule->slots.size();
+  for (auto [k, i] : llvm::enumerate(paramArgs))
+    mapping.map(model.getArgument(i), entry->getArgument(k));
+  size_t dataBase = numParams * (1 + numSlots) + 2;
+  for (auto [k, i] : llvm::enumerate(dataArgs))
+    mapping.map(model.getArgument(i), entry->getArgument(dataBase + k));
+  builder.setInsertionPointToEnd(entry);
+  for (Operation &op : model.getBody().front())
+    builder.clone(op, mapping);
+  auto ret = cast<func::ReturnOp>(entry->getTerminator());
+
+  // Reverse sweep, then one update per parameter.
+  AdjointMap adjoints(builder);
+  if (failed(buildReverseSweep(*entry, ret.getOperand(0), builder, adjoints)))
+    return signalPassFailure();
+  builder.setInsertionPoint(ret);
+  Value hyper = entry->getArgument(numParams * (1 + numSlots));
+  Value stepArg = entry->getArgument(numParams * (1 + numSlots) + 1);
+  SmallVector<Value> newParams, newState(numParams * numSlots);
+  for (size_t k = 0; k < numParams; ++k) {
+    Value param = entry->getArgument(k);
+    Value grad = adjoints.lookup(param);
+    auto type = cast<RankedTensorType>(param.getType());
+    if (!grad) // the loss does not depend on it: its gradient is zero
+      grad = builder.create<ConstantOp>(
+          param.getLoc(), type,
+          DenseElementsAttr::get(type, builder.getF32FloatAttr(0.0f)));
+    SmallVector<Value> slots;
+    for (size_t s = 0; s < numSlots; ++s)
+      slots.push_back(entry->getArgument(numParams * (1 + s) + k));
+    auto update = builder.create<UpdateOp>(param.getLoc(), rule->name, param,
+                                           grad, slots, hyper, stepArg);
+    newParams.push_back(update.getNewParam());
+    for (size_t s = 0; s < numSlots; ++s)
+      newState[s * numParams + k] = update.getNewState()[s];
+  }
+  SmallVector<Value> results(newParams);
+  llvm::append_range(results, newState);
+  llvm::append_range(results, ret.getOperands());
+  builder.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+}

@@ -1,0 +1,328 @@
+//===- FuseOptimizer.cpp - one update over every parameter of every model ===//
+//
+// After batching, @train_step takes each parameter as its own [M, ...]
+// tensor and updates it with its own mbt.update. This pass builds the
+// artifact's entry points over the flat layout of docs/abi.md: every
+// parameter of model m is a column range of row m of one [M, P] tensor, so
+// the whole optimizer step is one mbt.fused_update (one loop nest, one
+// kernel on a GPU) whatever the number of parameters and models.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/OptimizerRules.h"
+#include "dialects/MBT/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTFUSEOPTIMIZER
+#include "dialects/MBT/Transforms/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// Where parameter k of every model lives in the flat [M, P] buffer.
+struct ParamSlot {
+  StringAttr name;
+  RankedTensorType type; // [M, shape...]
+  int64_t offset;
+  int64_t size;
+  DictionaryAttr init;
+};
+
+struct FuseOptimizerPass
+    : public mlir::mbt::impl::MBTFuseOptimizerBase<FuseOptimizerPass> {
+  void runOnOperation() override;
+};
+
+/// Builds the flat views: slicing parameters out of [M, P] rows and putting
+/// per-parameter tensors back into them.
+class FlatLayout {
+public:
+  FlatLayout(OpBuilder &b, int64_t numModels) : b(b), numModels(numModels) {}
+
+  /// Reassociation between [M, d1..dn] and [M, d1*...*dn] (or [M] and [M, 1]).
+  static SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
+    if (rank == 1)
+      return {{0, 1}};
+    ReassociationIndices rest;
+    for (int64_t d = 1; d < rank; ++d)
+      rest.push_back(d);
+    return {{0}, rest};
+  }
+
+  /// [M, size] -> the parameter's [M, shape...] type.
+  Value unflatten(Location loc, Value row, RankedTensorType type) {
+    if (type.getRank() == 2)
+      return row;
+    if (type.getRank() == 1)
+      return b.create<tensor::CollapseShapeOp>(loc, type, row, rowGroups(1));
+    return b.create<tensor::ExpandShapeOp>(loc, type, row,
+                                           rowGroups(type.getRank()));
+  }
+
+  /// [M, shape...] -> [M, size].
+  Value flatten(Location loc, Value v, int64_t size) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto rowType = RankedTensorType::get({numModels, size}, b.getF32Type());
+    if (type.getRank() == 2)
+      return v;
+    if (type.getRank() == 1)
+      return b.create<tensor::ExpandShapeOp>(loc, rowType, v, rowGroups(1));
+    return b.create<tensor::CollapseShapeOp>(loc, rowType, v,
+                                             rowGroups(type.getRank()));
+  }
+
+  /// Parameter `slot` of `flat` ([M, P], or [S, M, P] at `leading` = s).
+  Value extract(Location loc, Value flat, const ParamSlot &slot,
+                std::optional<int64_t> leading = std::nullopt) {
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    if (leading) {
+      offsets.push_back(b.getIndexAttr(*leading));
+      sizes.push_back(b.getIndexAttr(1));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    offsets.append({b.getIndexAttr(0), b.getIndexAttr(slot.offset)});
+    sizes.append({b.getIndexAttr(numModels), b.getIndexAttr(slot.size)});
+    strides.append({b.getIndexAttr(1), b.getIndexAttr(1)});
+    auto rowType = RankedTensorType::get({numModels, slot.size}, b.getF32Type());
+    Value row = b.create<tensor::ExtractSliceOp>(loc, rowType, flat, offsets,
+                                                 sizes, strides);
+    return unflatten(loc, row, slot.type);
+  }
+
+  /// Writes the [M, n] tensor `v` into columns [offset, offset + n) of `dest`.
+  Value insertColumns(Location loc, Value v, Value dest, int64_t offset,
+                      int64_t n) {
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(offset)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(numModels),
+                                    b.getIndexAttr(n)};
+    SmallVector<OpFoldResult> strides{b.getIndexAttr(1), b.getIndexAttr(1)};
+    return b.create<tensor::InsertSliceOp>(loc, v, dest, offsets, sizes,
+                                           strides);
+  }
+
+private:
+  OpBuilder &b;
+  int64_t numModels;
+};
+
+} // namespace
+
+static DictionaryAttr readOnly(OpBuilder &b, bool writable) {
+  return b.getDictionaryAttr(
+      b.getNamedAttr("bufferization.writable", b.getBoolAttr(writable)));
+}
+
+/// Builds `name(params [M,P], <extra>, x, y, out [M,K])`: slices the
+/// parameters out of the flat buffer, copies the body of `source` (whose
+/// first arguments are the parameters, then `extraSourceArgs` more mapped to
+/// the new function's `extraArgs`, then x and y), writes its trailing
+/// `numOutputs` results into `out` and returns what `finish` returns before
+/// `out`.
+static func::FuncOp buildEntryPoint(
+    OpBuilder &b, ModuleOp module, StringRef name, func::FuncOp source,
+    ArrayRef<ParamSlot> slots, int64_t numModels,
+    ArrayRef<std::pair<Type, bool>> extraArgs,
+    function_ref<void(IRMapping &, Block *)> mapExtra,
+    function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
+        finish) {
+  Location loc = source.getLoc();
+  int64_t numParams = static_cast<int64_t>(slots.size());
+  int64_t paramCount = slots.empty() ? 0 : slots.back().offset + slots.back().size;
+  unsigned numSourceArgs = source.getNumArguments();
+  Type xType = source.getArgumentTypes()[numSourceArgs - 2];
+  Type yType = source.getArgumentTypes()[numSourceArgs - 1];
+  auto ret = cast<func::ReturnOp>(source.getBody().front().getTerminator());
+  unsigned numOutputs = ret.getNumOperands();
+  unsigned firstOutput = numOutputs;
+  if (auto outputs = source->getAttrOfType<ArrayAttr>("mbt.outputs"))
+    firstOutput = numOutputs - outputs.size();
+  int64_t k = numOutputs - firstOutput;
+  auto outType = RankedTensorType::get({numModels, k}, b.getF32Type());
+  auto flatType = RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+
+  SmallVector<Type> argTypes{flatType};
+  // Only a train step writes the parameters.
+  SmallVector<DictionaryAttr> argAttrs{readOnly(b, !extraArgs.empty())};
+  for (auto [type, writable] : extraArgs) {
+    argTypes.push_back(type);
+    argAttrs.push_back(readOnly(b, writable));
+  }
+  argTypes.append({xType, yType, outType});
+  argAttrs.append({readOnly(b, false), readOnly(b, false), readOnly(b, true)});
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = b.create<func::FuncOp>(loc, name,
+                                     b.getFunctionType(argTypes, {}));
+  func.setAllArgAttrs(argAttrs);
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+
+  FlatLayout layout(b, numModels);
+  IRMapping mapping;
+  for (int64_t p = 0; p < numParams; ++p)
+    mapping.map(source.getArgument(p),
+                layout.extract(loc, entry->getArgument(0), slots[p]));
+  mapExtra(mapping, entry);
+  unsigned nargs = entry->getNumArguments();
+  mapping.map(source.getArgument(numSourceArgs - 2), entry->getArgument(nargs - 3));
+  mapping.map(source.getArgument(numSourceArgs - 1), entry->getArgument(nargs - 2));
+  for (Operation &op : source.getBody().front().without_terminator())
+    b.clone(op, mapping);
+
+  SmallVector<Value> results = finish(mapping, entry, ret);
+  Value out = entry->getArgument(nargs - 1);
+  for (unsigned j = firstOutput; j < numOutputs; ++j) {
+    Value metric = mapping.lookup(ret.getOperand(j)); // [M]
+    Value column = layout.flatten(loc, metric, 1);
+    out = layout.insertColumns(loc, column, out, j - firstOutput, 1);
+  }
+  results.push_back(out);
+  b.create<func::ReturnOp>(loc, results);
+  func.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return func;
+}
+
+void FuseOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SweepOp sweep = getSweep(module);
+  if (!sweep)
+    return signalPassFailure();
+  auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  const OptimizerRule *rule = lookupOptimizerRule(sweep.getOptimizer());
+  if (!model || !rule)
+    return signalPassFailure();
+  if (!trainStep) {
+    module.emitError("no @train_step: run mbt-autodiff first");
+    return signalPassFailure();
+  }
+  auto modelsAttr = trainStep->getAttrOfType<IntegerAttr>("mbt.models");
+  if (!modelsAttr) {
+    trainStep.emitError("is not batched: run mbt-batch-models first");
+    return signalPassFailure();
+  }
+  int64_t numModels = modelsAttr.getInt();
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+
+  // The layout: parameters in argument order, each row-major.
+  SmallVector<ParamSlot> slots;
+  int64_t offset = 0;
+  for (unsigned i = 0; i < model.getNumArguments(); ++i) {
+    auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
+    if (!name)
+      continue;
+    auto type = cast<RankedTensorType>(model.getArgumentTypes()[i]);
+    if (!type.hasStaticShape()) {
+      model.emitError("parameter '") << name.getValue()
+                                     << "' must have a static shape";
+      return signalPassFailure();
+    }
+    int64_t size = type.getNumElements() / numModels;
+    auto init = model.getArgAttrOfType<DictionaryAttr>(i, "mbt.init");
+    slots.push_back({name, type, offset, size, init});
+    offset += size;
+  }
+  int64_t numParams = static_cast<int64_t>(slots.size());
+  int64_t paramCount = offset;
+  int64_t numSlots = static_cast<int64_t>(rule->slots.size());
+  if (model.getNumArguments() != numParams + 2) {
+    model.emitError("the model must take exactly one input and one target "
+                    "after its parameters");
+    return signalPassFailure();
+  }
+
+  auto stateType = RankedTensorType::get({numSlots, numModels, paramCount},
+                                         b.getF32Type());
+  auto hyperType = RankedTensorType::get(
+      {numModels, static_cast<int64_t>(rule->hyper.size())}, b.getF64Type());
+  auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
+
+  // @mbt_train_step(params, state, hyper, step, x, y, out).
+  buildEntryPoint(
+      b, module, "mbt_train_step", trainStep, slots, numModels,
+      {{stateType, true}, {hyperType, false}, {stepType, false}},
+      [&](IRMapping &mapping, Block *entry) {
+        FlatLayout layout(b, numModels);
+        for (int64_t s = 0; s < numSlots; ++s)
+          for (int64_t p = 0; p < numParams; ++p)
+            mapping.map(trainStep.getArgument(numParams * (1 + s) + p),
+                        layout.extract(trainStep.getLoc(), entry->getArgument(1),
+                                       slots[p], s));
+        int64_t hyperIndex = numParams * (1 + numSlots);
+        mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(2));
+        mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(3));
+      },
+      [&](IRMapping &mapping, Block *entry, func::ReturnOp ret) {
+        // Gather every parameter's gradient into one [M, P] tensor.
+        Location loc = trainStep.getLoc();
+        FlatLayout layout(b, numModels);
+        auto flatType =
+            RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+        Value grads = b.create<tensor::EmptyOp>(loc, flatType.getShape(),
+                                                b.getF32Type());
+        SmallVector<Operation *> updates;
+        for (int64_t p = 0; p < numParams; ++p) {
+          auto update = cast<UpdateOp>(
+              mapping.lookup(ret.getOperand(p)).getDefiningOp());
+          Value row = layout.flatten(loc, update.getGrad(), slots[p].size);
+          grads = layout.insertColumns(loc, row, grads, slots[p].offset,
+                                       slots[p].size);
+          updates.push_back(update);
+        }
+        auto fused = b.create<FusedUpdateOp>(
+            loc, rule->name, entry->getArgument(0), grads,
+            entry->getArgument(1), entry->getArgument(2),
+            entry->getArgument(3));
+        // The per-parameter updates are now dead (their results were only
+        // returned by the source's terminator, which was not copied).
+        for (Operation *op : updates)
+          op->erase();
+        return SmallVector<Value>{fused.getNewParams(), fused.getNewState()};
+      });
+
+  // @mbt_eval_step(params, x, y, out).
+  buildEntryPoint(
+      b, module, "mbt_eval_step", model, slots, numModels, {},
+      [](IRMapping &, Block *) {},
+      [](IRMapping &, Block *, func::ReturnOp) { return SmallVector<Value>(); });
+
+  // Record the layout for the manifest.
+  SmallVector<Attribute> layoutAttrs;
+  for (const ParamSlot &slot : slots) {
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("name", slot.name),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(
+                                    slot.type.getShape().drop_front())),
+        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
+        b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
+    if (slot.init)
+      fields.push_back(b.getNamedAttr("init", slot.init));
+    layoutAttrs.push_back(b.getDictionaryAttr(fields));
+  }
+  module->setAttr("mbt.layout", b.getArrayAttr(layoutAttrs));
+  if (auto outputs = model->getAttr("mbt.outputs"))
+    module->setAttr("mbt.outputs", outputs);
+  if (auto input = model.getArgAttr(numParams, "mbt.input"))
+    module->setAttr("mbt.input", input);
+  if (auto target = model.getArgAttr(numParams + 1, "mbt.target"))
+    module->setAttr("mbt.target", target);
+  module->setAttr("mbt.model", model.getSymNameAttr());
+  // The class count, for the runtime's label checks.
+  model.walk([&](CrossEntropyOp op) {
+    auto logits = op.getLogits().getType();
+    module->setAttr("mbt.classes",
+                    b.getI64IntegerAttr(logits.getDimSize(logits.getRank() - 1)));
+  });
+  // The per-model functions are now inlined into the entry points; the
+  // sweep's model becomes the batched forward pass.
+  trainStep.erase();
+  model.erase();
+  sweep.setModel("mbt_eval_step");
+}

@@ -1,0 +1,52 @@
+//===- Passes.td - the mbt passes -------------------------*- tablegen -*-===//
+#ifndef MBT_PASSES_TD
+#define MBT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of the model into a train step";
+  let description = [{
+    For the model function named by `mbt.sweep`, builds `@train_step`: the
+    forward pass, its reverse sweep (each op's GradientOpInterface gives the
+    adjoints of its operands) seeded with 1 at the loss (result 0), and one
+    `mbt.update` per parameter with the sweep's optimizer rule. Its
+    arguments are the parameters, their state slots, the hyperparameter
+    vector, the step, the inputs and the targets; its results are the new
+    parameters, the new state and the loss and metrics.
+  }];
+  let dependentDialects = ["::mlir::mbt::MBTDialect"];
+}
+
+def MBTBatchModels : Pass<"mbt-batch-models", "::mlir::ModuleOp"> {
+  let summary = "Adds the model dimension M to every value";
+  let description = [{
+    Rewrites every function of the module so that each argument, result and
+    intermediate value gains a leading dimension of size M (the sweep's
+    number of models, or `models` if given); each op rebuilds itself through
+    BatchableOpInterface. Model i's slice of every value is what model i
+    alone would compute.
+  }];
+  let options = [
+    Option<"numModels", "models", "int64_t", /*default=*/"0",
+           "Number of models (0: take it from mbt.sweep)">
+  ];
+  let dependentDialects = ["::mlir::mbt::MBTDialect"];
+}
+
+def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
+  let summary = "One update over a flat buffer of every parameter of every model";
+  let description = [{
+    Builds the artifact's entry points `@mbt_train_step` and `@mbt_eval_step`
+    (docs/abi.md): every parameter of every model lives in one `[M, P]`
+    tensor (row m is model m), every state slot in one `[S, M, P]` tensor,
+    and all the `mbt.update` ops of `@train_step` become one
+    `mbt.fused_update` over them. Loss and metrics are written to an
+    `[M, K]` output. The layout is recorded in the `mbt.layout` attribute.
+  }];
+  let dependentDialects = ["::mlir::mbt::MBTDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
+#endif // MBT_PASSES_TD

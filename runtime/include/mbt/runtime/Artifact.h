@@ -1,0 +1,56 @@
+//===- Artifact.h - A loaded, compiled model batch --------------*- C++ -*-===//
+//
+// Opens the shared library mbtc produced, resolves the four symbols of
+// docs/abi.md, checks the ABI version and parses the manifest. The library
+// stays loaded for the Artifact's lifetime; the function pointers are only
+// valid while it lives.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_ARTIFACT_H
+#define MBT_RUNTIME_ARTIFACT_H
+
+#include "mbt/runtime/Abi.h"
+#include "mbt/runtime/Manifest.h"
+
+#include <string>
+
+namespace mbt {
+namespace runtime {
+
+class Artifact {
+public:
+  /// dlopen(path, RTLD_NOW | RTLD_LOCAL) and validate. Throws RuntimeError
+  /// naming `path` (and dlerror's text) on any failure.
+  static Artifact load(const std::string &path);
+
+  ~Artifact();
+  Artifact(Artifact &&other) noexcept;
+  Artifact &operator=(Artifact &&other) noexcept;
+  Artifact(const Artifact &) = delete;
+  Artifact &operator=(const Artifact &) = delete;
+
+  const std::string &path() const { return libraryPath; }
+  const Manifest &manifest() const { return parsedManifest; }
+  /// The manifest JSON exactly as the artifact returned it.
+  const std::string &manifestJson() const { return rawManifest; }
+
+  TrainStepFn trainStep() const { return trainFn; }
+  EvalStepFn evalStep() const { return evalFn; }
+
+private:
+  Artifact() = default;
+  void close();
+
+  std::string libraryPath;
+  void *handle = nullptr;
+  TrainStepFn trainFn = nullptr;
+  EvalStepFn evalFn = nullptr;
+  std::string rawManifest;
+  Manifest parsedManifest;
+};
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_ARTIFACT_H

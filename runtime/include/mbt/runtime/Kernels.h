@@ -1,0 +1,45 @@
+//===- Kernels.h - Library kernels the artifact imports ---------*- C++ -*-===//
+//
+// The artifact leaves large contractions to the runtime (docs/abi.md,
+// "Symbols the artifact imports"), so that the same artifact uses the host's
+// tuned BLAS. These functions are exported from libmbt_runtime.so with C
+// linkage and default visibility; dlopen resolves the artifact's undefined
+// references to them.
+//
+// The kernels cannot throw: they are called from compiled code that has no
+// unwind tables. A malformed call (shapes that do not agree) writes NaN to
+// the output instead and records a message, which the Trainer turns into a
+// RuntimeError after the step returns (takeKernelError).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_KERNELS_H
+#define MBT_RUNTIME_KERNELS_H
+
+#include "mbt/runtime/Abi.h"
+
+#include <string>
+
+extern "C" {
+/// c[i] = op(a[i]) * op(b[i]) for every batch index i, overwriting c; op
+/// transposes the last two dims when its flag is 1. Each batch index is one
+/// sgemm call with the same shapes whatever the batch count, so model i's
+/// product is bitwise independent of how many models share the call.
+__attribute__((visibility("default"))) void
+_mlir_ciface_mbt_rt_batch_matmul_f32(mbt::runtime::MemRef3F *a,
+                                     mbt::runtime::MemRef3F *b,
+                                     mbt::runtime::MemRef3F *c,
+                                     int64_t transposeA, int64_t transposeB);
+}
+
+namespace mbt {
+namespace runtime {
+
+/// Returns the first error a kernel recorded since the last call and clears
+/// it; empty when none. Callers check it after each artifact call.
+std::string takeKernelError();
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_KERNELS_H

@@ -1,0 +1,63 @@
+//===- Leaderboard.h - Rank the models of a batch ---------------*- C++ -*-===//
+//
+// The end product of a sweep: every model with its hyperparameters, seed and
+// final metrics, best first. Ranking uses the last output named "acc" or
+// "accuracy" (higher is better) when there is one, else the loss (lower is
+// better). Diverged models and non-finite scores go last, so a NaN never
+// poisons the order of the healthy models.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_LEADERBOARD_H
+#define MBT_RUNTIME_LEADERBOARD_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mbt {
+namespace runtime {
+
+/// Final numbers of one model.
+struct ModelResult {
+  int64_t model = 0; // index in the batch
+  uint64_t seed = 0;
+  std::vector<double> hyper; // one per hyperparameter name
+  std::vector<double> train; // last epoch's running means, one per output
+  std::vector<double> test;  // test-split means, one per output
+  bool diverged = false;     // loss went NaN/inf at some point
+  int64_t rank = 0;          // 1-based, set by rankModels
+};
+
+struct Leaderboard {
+  std::vector<std::string> hyperNames;
+  std::vector<std::string> outputs; // outputs[0] is the loss
+  std::vector<ModelResult> rows;    // in rank order once ranked
+};
+
+/// Which output ranks the models, and in which direction.
+struct RankKey {
+  size_t output = 0;
+  bool descending = false;
+};
+RankKey chooseRankKey(const std::vector<std::string> &outputs);
+
+/// Sorts `board.rows` best first by the test value of chooseRankKey's output
+/// and numbers them from 1. Order: healthy models with a finite score, then
+/// healthy ones with a non-finite score, then diverged ones; ties by model
+/// index, so the order is deterministic.
+void rankModels(Leaderboard &board);
+
+/// An aligned text table: rank, model, each hyperparameter, seed, each test
+/// output, and a status column flagging diverged models.
+std::string formatLeaderboard(const Leaderboard &board);
+
+/// JSON array, one object per row: "rank", "model", "seed", each
+/// hyperparameter by name, "test_<output>" and "train_<output>" for each
+/// output (null when not finite) and "diverged".
+std::string leaderboardToJson(const Leaderboard &board);
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_LEADERBOARD_H

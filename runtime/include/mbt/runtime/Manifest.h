@@ -1,0 +1,89 @@
+//===- Manifest.h - The artifact's self-description -------------*- C++ -*-===//
+//
+// The manifest is the JSON document an artifact returns from mbt_manifest()
+// (docs/abi.md, "The manifest"). It tells the runtime how big every buffer
+// is, how to initialize the parameters, the hyperparameter table, the seeds,
+// and what data to feed. parseManifest() checks everything the runtime will
+// later rely on (sizes consistent, rows complete) so that a bad artifact is
+// rejected with a message naming the field, before any buffer is touched.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_MANIFEST_H
+#define MBT_RUNTIME_MANIFEST_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mbt {
+namespace runtime {
+
+/// How one parameter tensor is initialized.
+struct InitSpec {
+  enum class Kind {
+    Zeros,
+    Ones,
+    Normal,
+    Uniform,
+    XavierUniform,
+    KaimingUniform
+  };
+  Kind kind = Kind::Zeros;
+  double mean = 0.0, stddev = 0.0; // Normal ("std" in the JSON)
+  double low = 0.0, high = 0.0;    // Uniform
+};
+
+/// Spelling of an init kind in the manifest ("kaiming_uniform", ...).
+const char *initKindName(InitSpec::Kind kind);
+
+/// One parameter tensor: columns [offset, offset + size) of a params row.
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;
+  int64_t size = 0;
+  InitSpec init;
+};
+
+/// Which data set to feed and how.
+struct DataSpec {
+  std::string name;         // e.g. "fashion_mnist"
+  int64_t batch = 0;        // samples per step
+  uint64_t shuffleSeed = 0; // seeds the per-epoch permutation (Sampler.h)
+};
+
+/// The parsed, validated manifest. Sizes use the ABI's letters.
+struct Manifest {
+  int64_t abiVersion = 0;
+  std::string model;
+  int64_t models = 0; // M
+  std::vector<ParamSpec> params;
+  int64_t paramCount = 0; // P
+  std::string inputName;
+  std::vector<int64_t> inputShape;
+  int64_t features = 0; // F
+  std::string targetName;
+  int64_t classes = 0;
+  std::string optimizerRule;
+  std::vector<std::string> slots;               // S = slots.size()
+  std::vector<std::string> hyperNames;          // H = hyperNames.size()
+  std::vector<std::vector<double>> hyperValues; // M rows of H
+  std::vector<uint64_t> seeds;                  // one per model
+  std::vector<std::string> outputs;             // K; outputs[0] is the loss
+  DataSpec data;
+  int64_t epochs = 0;
+
+  int64_t numSlots() const { return static_cast<int64_t>(slots.size()); }
+  int64_t numHyper() const { return static_cast<int64_t>(hyperNames.size()); }
+  int64_t numOutputs() const { return static_cast<int64_t>(outputs.size()); }
+};
+
+/// Parses and validates manifest JSON. `origin` (typically the artifact
+/// path) prefixes every error message. Throws RuntimeError.
+Manifest parseManifest(const std::string &json, const std::string &origin);
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_MANIFEST_H

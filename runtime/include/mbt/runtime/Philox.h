@@ -1,0 +1,84 @@
+//===- Philox.h - Counter-based Philox4x32-10 random numbers ----*- C++ -*-===//
+//
+// Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as
+// easy as 1, 2, 3", SC'11), with the constants of Random123, cuRAND and
+// PyTorch. A counter-based generator maps (counter, key) to random bits with
+// no hidden state, so a draw can be addressed by *what it is for* (model seed,
+// parameter, element) instead of by how many draws came before it. That is
+// what keeps model m's random numbers independent of the batch size M.
+//
+// Counter layout convention used by the runtime (word 3 names the purpose so
+// that streams for different purposes never overlap):
+//   init of params : key = seed,         ctr = {block lo, block hi, param,
+//   kInitDomain} data shuffling : key = shuffle seed, ctr = {block lo, block
+//   hi, epoch, kShuffleDomain}
+// The compiler's in-artifact draws (dropout) must use another domain word.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_PHILOX_H
+#define MBT_RUNTIME_PHILOX_H
+
+#include <array>
+#include <cstdint>
+
+namespace mbt {
+namespace runtime {
+
+using PhiloxCounter = std::array<uint32_t, 4>;
+using PhiloxKey = std::array<uint32_t, 2>;
+
+/// Domain words (counter word 3) of the runtime's random streams.
+constexpr uint32_t kInitDomain = 0x494E4954;    // "INIT"
+constexpr uint32_t kShuffleDomain = 0x53485546; // "SHUF"
+
+/// One Philox4x32-10 block: 10 rounds over `counter` under `key`.
+PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key);
+
+/// Splits a 64-bit seed into a Philox key, low word first.
+inline PhiloxKey makePhiloxKey(uint64_t seed) {
+  return {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+}
+
+/// Uniform float in [0, 1) from the top 24 bits of `bits` (a float holds 24
+/// significant bits, so every value k * 2^-24 is exact and 1 is unreachable).
+inline float uniformFloat(uint32_t bits) {
+  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f);
+}
+
+/// Two standard normal draws from two words by Box-Muller. The radius uses a
+/// uniform in (0, 1] so that log never sees 0. Computed in double precision
+/// for accuracy; the result depends only on the two words.
+void boxMuller(uint32_t a, uint32_t b, float &z0, float &z1);
+
+/// Four standard normals from one Philox block: words (0,1) give lanes 0 and
+/// 1, words (2,3) give lanes 2 and 3.
+std::array<float, 4> normalsFromBlock(const PhiloxCounter &block);
+
+/// A sequential view of one Philox stream: consecutive words of blocks
+/// {0, 1, 2, ...} in counter words 0-1, with counter words 2-3 fixed. Used
+/// where the number of draws is data-dependent (rejection sampling).
+class PhiloxStream {
+public:
+  PhiloxStream(PhiloxKey key, uint32_t counterWord2, uint32_t counterWord3)
+      : key(key), word2(counterWord2), word3(counterWord3) {}
+
+  /// Next 32 random bits of the stream.
+  uint32_t next();
+
+  /// Unbiased integer in [0, range), range >= 1 (Lemire's multiply-shift
+  /// with rejection, so every value is equally likely).
+  uint32_t nextBelow(uint32_t range);
+
+private:
+  PhiloxKey key;
+  uint32_t word2, word3;
+  uint64_t block = 0;
+  PhiloxCounter buffer{};
+  unsigned lane = 4; // 4 = buffer exhausted
+};
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_PHILOX_H

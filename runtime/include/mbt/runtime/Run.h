@@ -1,0 +1,33 @@
+//===- Run.h - train a compiled artifact, the whole job ---------*- C++ -*-===//
+//
+// The one entry point that mbtc and mbt-run share: load the artifact and
+// its data, train, report. It catches every error and returns an exit
+// status, so callers built without exceptions (mbtc links LLVM, which is
+// built with -fno-exceptions) can use it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_RUNTIME_RUN_H
+#define MBT_RUNTIME_RUN_H
+
+#include <cstdint>
+#include <string>
+
+namespace mbt {
+namespace runtime {
+
+struct RunRequest {
+  std::string artifact; ///< path of the compiled shared library
+  std::string outDir;   ///< results directory
+  std::string dataDir;  ///< empty: $MBT_DATA_DIR or the Debian default
+  int64_t epochs = -1;  ///< -1: the manifest's
+  bool quiet = false;   ///< no progress line
+};
+
+/// Trains, prints the leaderboard, writes the results. Returns 0 on
+/// success, 1 after printing "<tool>: error: ..." on stderr.
+int runArtifact(const RunRequest &request, const char *tool) noexcept;
+
+} // namespace runtime
+} // namespace mbt
+
+#endif

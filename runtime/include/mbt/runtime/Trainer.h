@@ -1,0 +1,123 @@
+//===- Trainer.h - Train and evaluate a model batch -------------*- C++ -*-===//
+//
+// Owns every buffer of docs/abi.md and drives an Artifact's train and eval
+// steps over a Dataset. All models see the same batches (shared data order
+// from Sampler.h). run() is the full job (epochs, evaluation, metrics.jsonl,
+// leaderboard); runSteps() trains an exact number of steps with no I/O, for
+// equivalence tests that compare parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_TRAINER_H
+#define MBT_RUNTIME_TRAINER_H
+
+#include "mbt/runtime/AlignedBuffer.h"
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Dataset.h"
+#include "mbt/runtime/Leaderboard.h"
+#include "mbt/runtime/Sampler.h"
+
+#include <iostream>
+#include <memory>
+#include <vector>
+
+namespace mbt {
+namespace runtime {
+
+struct TrainOptions {
+  /// Results directory (metrics.jsonl, leaderboard.json); created if
+  /// missing. Empty: write no files.
+  std::string outDir;
+  /// Number of epochs; negative means the manifest's.
+  int64_t epochs = -1;
+  /// Suppresses the progress line.
+  bool quiet = false;
+  /// Where progress goes (null: nowhere).
+  std::ostream *progress = &std::cerr;
+  /// In-place progress: 1 yes, 0 no, -1 when `progress` is std::cerr and
+  /// stderr is a terminal.
+  int progressTty = -1;
+  /// Where run() prints the leaderboard table (null: nowhere).
+  std::ostream *report = &std::cout;
+};
+
+class Trainer {
+public:
+  /// Allocates and initializes every buffer. The artifact and both data sets
+  /// must outlive the Trainer. Throws RuntimeError if the data does not fit
+  /// the manifest (feature count, label range, empty training set).
+  Trainer(const Artifact &artifact, const Dataset &train, const Dataset &test,
+          TrainOptions options = {});
+  ~Trainer();
+
+  /// Trains every epoch from the start, evaluates after each one, writes
+  /// the results directory, prints and returns the ranked leaderboard.
+  Leaderboard run();
+
+  /// Trains exactly `n` more steps, continuing the data order across epoch
+  /// boundaries. No evaluation, no output.
+  void runSteps(int64_t n);
+
+  /// Per-model, sample-weighted means of every output over `data`
+  /// (in order, batches of the manifest's batch size): [M][K].
+  std::vector<std::vector<double>> evaluate(const Dataset &data);
+
+  int64_t numModels() const { return m; }
+  int64_t paramCount() const { return p; }
+  /// Train steps taken so far.
+  int64_t globalStep() const { return stepCount; }
+  /// params [M, P] and optimizer state [S, M, P], row-major.
+  const float *params() const { return paramsBuf.data(); }
+  float *params() { return paramsBuf.data(); }
+  const float *state() const { return stateBuf.data(); }
+  /// Copy of model `model`'s params row.
+  std::vector<float> modelParams(int64_t model) const;
+  /// `out` of the last train step: [M][K] (NaN before the first step).
+  std::vector<std::vector<double>> lastTrainOutputs() const;
+  /// Whether each model's train loss has ever been NaN/inf.
+  const std::vector<bool> &diverged() const { return divergedFlags; }
+
+private:
+  /// Whether the data-order cursor sits between two epochs.
+  bool atEpochBoundary() const;
+  /// Takes the next batch of the data order and runs one train step.
+  void trainNextBatch();
+  /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.
+  void loadBatch(const Dataset &data, const int64_t *indices, int64_t b);
+  void trainOnLoadedBatch(int64_t b);
+  /// Throws if a kernel reported a malformed call during the last step.
+  void checkKernels(const char *stepName);
+  /// Running means of the current epoch: [M][K].
+  std::vector<std::vector<double>> runningMeans() const;
+  Leaderboard
+  buildLeaderboard(const std::vector<std::vector<double>> &trainMeans,
+                   const std::vector<std::vector<double>> &testMeans) const;
+
+  const Artifact &artifact;
+  const Manifest &manifest;
+  const Dataset &trainData;
+  const Dataset &testData;
+  TrainOptions options;
+  int64_t m, p, s, h, k, f, batch;
+
+  AlignedBuffer<float> paramsBuf, stateBuf, xBuf, outBuf;
+  // Per-model scalars are double, as torch::optim computes them.
+  AlignedBuffer<double> hyperBuf, stepBuf;
+  AlignedBuffer<int32_t> yBuf;
+
+  // Data-order cursor: epoch (0-based) and next batch within it.
+  std::unique_ptr<EpochBatches> epochBatches;
+  uint32_t epochIndex = 0;
+  int64_t batchIndex = 0;
+  int64_t stepCount = 0;
+
+  std::vector<double> runningSums; // [M*K], weighted by batch size
+  int64_t runningSamples = 0;
+  std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
+  std::vector<bool> divergedFlags;
+};
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_TRAINER_H

@@ -1,0 +1,109 @@
+//===- Artifact.cpp - dlopen an artifact and check its ABI ----------------===//
+//
+// The artifact imports the runtime's kernels (Kernels.h) as undefined
+// symbols, which dlopen resolves against libraries already in the global
+// scope. When libmbt_runtime.so was itself loaded RTLD_LOCAL (for instance
+// by a Python host via ctypes) its symbols are not there, so load() first
+// promotes this library to RTLD_GLOBAL.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Artifact.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/Kernels.h"
+
+#include <dlfcn.h>
+
+#include <utility>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+std::string dlErrorText() {
+  const char *text = dlerror();
+  return text ? text : "unknown dynamic loader error";
+}
+
+/// Makes this library's exported kernels visible to libraries dlopen'ed
+/// later. Harmless when it already is (the usual case: linked by the tool).
+void exportRuntimeSymbols() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&_mlir_ciface_mbt_rt_batch_matmul_f32),
+             &info) &&
+      info.dli_fname) {
+    // RTLD_NOLOAD: only changes flags of the already-loaded library; the
+    // extra reference is intentionally kept for the process lifetime.
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+  }
+}
+
+template <typename Fn>
+Fn lookup(void *handle, const std::string &path, const char *symbol) {
+  dlerror(); // clear stale state so the check below is about this call
+  void *address = dlsym(handle, symbol);
+  if (!address)
+    throw RuntimeError("'" + path + "' is not an mbt artifact: symbol '" +
+                       symbol + "' not found: " + dlErrorText());
+  return reinterpret_cast<Fn>(address);
+}
+} // namespace
+
+Artifact Artifact::load(const std::string &path) {
+  exportRuntimeSymbols();
+  Artifact artifact;
+  artifact.libraryPath = path;
+  // dlopen searches the library path for names without a '/'; an artifact
+  // is a file the user named, so make a bare name relative to the cwd.
+  std::string openPath =
+      path.find('/') == std::string::npos ? "./" + path : path;
+  artifact.handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!artifact.handle)
+    throw RuntimeError("cannot load artifact '" + path + "': " + dlErrorText());
+
+  auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);
+  auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);
+  artifact.trainFn =
+      lookup<TrainStepFn>(artifact.handle, path, kTrainStepSymbol);
+  artifact.evalFn = lookup<EvalStepFn>(artifact.handle, path, kEvalStepSymbol);
+
+  int64_t abi = version();
+  if (abi != kAbiVersion)
+    throw RuntimeError("artifact '" + path + "' has ABI version " +
+                       std::to_string(abi) + " but this runtime supports " +
+                       std::to_string(kAbiVersion) +
+                       "; rebuild it with a matching mbtc");
+  const char *json = manifest();
+  if (!json)
+    throw RuntimeError("artifact '" + path + "' returned a null manifest");
+  artifact.rawManifest = json;
+  artifact.parsedManifest = parseManifest(artifact.rawManifest, path);
+  return artifact;
+}
+
+Artifact::~Artifact() { close(); }
+
+Artifact::Artifact(Artifact &&other) noexcept { *this = std::move(other); }
+
+Artifact &Artifact::operator=(Artifact &&other) noexcept {
+  if (this != &other) {
+    close();
+    libraryPath = std::move(other.libraryPath);
+    handle = std::exchange(other.handle, nullptr);
+    trainFn = std::exchange(other.trainFn, nullptr);
+    evalFn = std::exchange(other.evalFn, nullptr);
+    rawManifest = std::move(other.rawManifest);
+    parsedManifest = std::move(other.parsedManifest);
+  }
+  return *this;
+}
+
+void Artifact::close() {
+  if (handle)
+    dlclose(handle);
+  handle = nullptr;
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,108 @@
+//===- FileUtil.cpp - POSIX file helpers with clear errors ----------------===//
+
+#include "mbt/runtime/FileUtil.h"
+
+#include "mbt/runtime/Error.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+[[noreturn]] void fail(const std::string &what, const std::string &path,
+                       int code) {
+  throw RuntimeError(what + " '" + path + "': " + std::strerror(code));
+}
+
+/// Writes all of `contents` to `fd`, retrying short writes and EINTR.
+bool writeAll(int fd, const std::string &contents) {
+  const char *data = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t wrote = ::write(fd, data, left);
+    if (wrote < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    data += wrote;
+    left -= static_cast<size_t>(wrote);
+  }
+  return true;
+}
+
+std::string parentOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+} // namespace
+
+void createDirectories(const std::string &dir) {
+  if (dir.empty())
+    throw RuntimeError("cannot create directory: empty path");
+  struct stat info;
+  if (::stat(dir.c_str(), &info) == 0) {
+    if (!S_ISDIR(info.st_mode))
+      fail("cannot create directory", dir, ENOTDIR);
+    return;
+  }
+  std::string parent = parentOf(dir);
+  if (parent != dir && parent != "." && parent != "/")
+    createDirectories(parent);
+  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+    fail("cannot create directory", dir, errno);
+}
+
+void writeFileAtomically(const std::string &path, const std::string &contents) {
+  std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0)
+    fail("cannot write", temp, errno);
+  if (!writeAll(fd, contents) || ::fsync(fd) != 0) {
+    int code = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail("cannot write", temp, code);
+  }
+  if (::close(fd) != 0) {
+    int code = errno;
+    ::unlink(temp.c_str());
+    fail("cannot write", temp, code);
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int code = errno;
+    ::unlink(temp.c_str());
+    fail("cannot rename '" + temp + "' to", path, code);
+  }
+  // Best effort: make the rename itself durable.
+  int dirFd =
+      ::open(parentOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+}
+
+void appendToFile(const std::string &path, const std::string &contents) {
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0)
+    fail("cannot open", path, errno);
+  if (!writeAll(fd, contents)) {
+    int code = errno;
+    ::close(fd);
+    fail("cannot append to", path, code);
+  }
+  if (::close(fd) != 0)
+    fail("cannot append to", path, errno);
+}
+
+} // namespace runtime
+} // namespace mbt

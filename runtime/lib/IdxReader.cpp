@@ -1,0 +1,151 @@
+//===- IdxReader.cpp - Read idx files through zlib ------------------------===//
+//
+// The file is opened with open(2) first so that a missing file reports the
+// real errno (gzopen's errno is not reliable), then handed to gzdopen, which
+// reads gzip and plain files alike. Offsets in messages count uncompressed
+// bytes, i.e. positions in the idx stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/IdxReader.h"
+
+#include "mbt/runtime/Error.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+
+/// Idx files larger than this are treated as corrupt headers rather than
+/// allocated (Fashion-MNIST's largest is 47 MB).
+constexpr uint64_t kMaxIdxBytes = uint64_t(1) << 32;
+
+std::string hex32(uint32_t value) {
+  std::ostringstream os;
+  os << "0x" << std::hex;
+  os.width(8);
+  os.fill('0');
+  os << value;
+  return os.str();
+}
+
+/// Owns a gzFile and tracks how many uncompressed bytes were consumed.
+class GzInput {
+public:
+  explicit GzInput(const std::string &path) : path(path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      throw RuntimeError(openError(errno));
+    struct stat info;
+    if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+      ::close(fd);
+      throw RuntimeError(openError(EISDIR));
+    }
+    file = gzdopen(fd, "rb");
+    if (!file) {
+      ::close(fd);
+      throw RuntimeError("cannot open '" + path + "': zlib could not start");
+    }
+  }
+  ~GzInput() { gzclose(file); }
+  GzInput(const GzInput &) = delete;
+  GzInput &operator=(const GzInput &) = delete;
+
+  /// Reads up to `size` bytes; returns how many were read (short at EOF).
+  uint64_t read(void *buffer, uint64_t size) {
+    uint64_t total = 0;
+    auto *out = static_cast<unsigned char *>(buffer);
+    while (total < size) {
+      unsigned chunk =
+          static_cast<unsigned>(std::min<uint64_t>(size - total, 1u << 30));
+      int got = gzread(file, out + total, chunk);
+      if (got < 0) {
+        int code = 0;
+        const char *message = gzerror(file, &code);
+        throw RuntimeError("cannot read '" + path + "' at byte offset " +
+                           std::to_string(offset + total) + ": " +
+                           (code == Z_ERRNO ? std::strerror(errno) : message));
+      }
+      if (got == 0)
+        break;
+      total += static_cast<uint64_t>(got);
+    }
+    offset += total;
+    return total;
+  }
+
+  /// Reads exactly `size` bytes of `what`, or reports where the data ended.
+  void readExactly(void *buffer, uint64_t size, const char *what) {
+    uint64_t start = offset;
+    if (read(buffer, size) != size)
+      throw RuntimeError(
+          "'" + path + "' is truncated: expected " + std::to_string(size) +
+          " bytes of " + what + " at byte offset " + std::to_string(start) +
+          ", but the data ended at byte offset " + std::to_string(offset));
+  }
+
+  uint64_t position() const { return offset; }
+
+private:
+  std::string openError(int code) const {
+    return "cannot open '" + path + "': " + std::strerror(code);
+  }
+
+  std::string path;
+  gzFile file = nullptr;
+  uint64_t offset = 0;
+};
+
+uint32_t readBigEndian32(GzInput &in, const char *what) {
+  unsigned char bytes[4];
+  in.readExactly(bytes, 4, what);
+  return (uint32_t(bytes[0]) << 24) | (uint32_t(bytes[1]) << 16) |
+         (uint32_t(bytes[2]) << 8) | uint32_t(bytes[3]);
+}
+
+} // namespace
+
+IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
+  GzInput in(path);
+  uint32_t magic = readBigEndian32(in, "idx magic number");
+  if (magic != expectedMagic)
+    throw RuntimeError("'" + path + "' is not the expected idx file: magic " +
+                       "number is " + hex32(magic) + ", expected " +
+                       hex32(expectedMagic));
+  IdxArray result;
+  uint32_t rank = expectedMagic & 0xff;
+  uint64_t count = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    uint32_t dim = readBigEndian32(in, "idx dimension");
+    result.dims.push_back(dim);
+    // count <= kMaxIdxBytes = 2^32 before this and dim < 2^32: no overflow.
+    count *= dim;
+    if (count > kMaxIdxBytes)
+      throw RuntimeError("'" + path + "' advertises an implausible size (" +
+                         "dims exceed " + std::to_string(kMaxIdxBytes) +
+                         " bytes)");
+  }
+  result.data.resize(count);
+  in.readExactly(result.data.data(), count, "idx data");
+  unsigned char extra;
+  uint64_t dataEnd = in.position();
+  if (in.read(&extra, 1) != 0)
+    throw RuntimeError("'" + path + "' holds more bytes than its header " +
+                       "advertises: data should end at byte offset " +
+                       std::to_string(dataEnd));
+  return result;
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,160 @@
+//===- Kernels.cpp - BLAS-backed kernels imported by artifacts ------------===//
+//
+// Batched matmul on top of cblas_sgemm, one call per batch index. Batches are
+// never merged into one larger GEMM even when the strides would allow it: a
+// merged call could pick a different blocking (and thus summation order) and
+// break the promise that model i's numbers do not depend on M.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Kernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+std::mutex errorMutex;
+std::string firstError;
+
+void recordError(const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (firstError.empty())
+    firstError = message;
+}
+
+/// A rank-2 view of batch slice `i` of a 3-d operand.
+struct Matrix {
+  float *data;
+  int64_t rows, cols; // stored shape (before any transpose)
+  int64_t rowStride;  // elements between rows
+  int64_t colStride;  // elements between columns (1 for BLAS)
+};
+
+Matrix slice(const MemRef3F &ref, int64_t i) {
+  return {ref.aligned + ref.offset + i * ref.strides[0], ref.sizes[1],
+          ref.sizes[2], ref.strides[1], ref.strides[2]};
+}
+
+/// BLAS takes a row-major matrix when columns are contiguous and the row
+/// stride covers a row. A single row or column may carry any stride, since
+/// only one step along that dim is ever taken.
+bool blasCompatible(const Matrix &m) {
+  return (m.colStride == 1 || m.cols <= 1) &&
+         (m.rowStride >= m.cols || m.rows <= 1);
+}
+
+int blasLeadingDim(const Matrix &m) {
+  return static_cast<int>(std::max<int64_t>({m.rowStride, m.cols, 1}));
+}
+
+/// op(m)(r, k): element of the possibly transposed matrix.
+inline float at(const Matrix &m, bool transposed, int64_t r, int64_t k) {
+  return transposed ? m.data[k * m.rowStride + r * m.colStride]
+                    : m.data[r * m.rowStride + k * m.colStride];
+}
+
+/// Fallback for layouts BLAS cannot take (non-unit column strides). Not
+/// produced by the compiler today, but it keeps a surprising layout correct
+/// instead of wrong.
+void naiveMatmul(const Matrix &a, bool ta, const Matrix &b, bool tb,
+                 const Matrix &c, int64_t m, int64_t n, int64_t k) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col) {
+      float sum = 0.0f;
+      for (int64_t j = 0; j < k; ++j)
+        sum += at(a, ta, r, j) * at(b, tb, j, col);
+      c.data[r * c.rowStride + col * c.colStride] = sum;
+    }
+}
+
+void fillNaN(MemRef3F *c) {
+  if (!c || !c->aligned)
+    return;
+  for (int64_t i = 0; i < c->sizes[0]; ++i)
+    for (int64_t r = 0; r < c->sizes[1]; ++r)
+      for (int64_t col = 0; col < c->sizes[2]; ++col)
+        c->aligned[c->offset + i * c->strides[0] + r * c->strides[1] +
+                   col * c->strides[2]] =
+            std::numeric_limits<float>::quiet_NaN();
+}
+
+std::string shapeOf(const MemRef3F &ref) {
+  std::ostringstream os;
+  os << "[" << ref.sizes[0] << "," << ref.sizes[1] << "," << ref.sizes[2]
+     << "]";
+  return os.str();
+}
+} // namespace
+
+std::string takeKernelError() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  std::string result;
+  result.swap(firstError);
+  return result;
+}
+
+} // namespace runtime
+} // namespace mbt
+
+using mbt::runtime::MemRef3F;
+
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
+                                                     MemRef3F *c,
+                                                     int64_t transposeA,
+                                                     int64_t transposeB) {
+  using namespace mbt::runtime;
+  if (!a || !b || !c) {
+    recordError("mbt_rt_batch_matmul_f32: null descriptor");
+    return;
+  }
+  bool ta = transposeA != 0, tb = transposeB != 0;
+  int64_t batch = c->sizes[0];
+  int64_t m = c->sizes[1], n = c->sizes[2];
+  int64_t k = ta ? a->sizes[1] : a->sizes[2];
+  int64_t am = ta ? a->sizes[2] : a->sizes[1];
+  int64_t bk = tb ? b->sizes[2] : b->sizes[1];
+  int64_t bn = tb ? b->sizes[1] : b->sizes[2];
+  if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
+      bn != n) {
+    recordError("mbt_rt_batch_matmul_f32: operand shapes do not agree: a " +
+                shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
+                shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
+                shapeOf(*c));
+    fillNaN(c);
+    return;
+  }
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  if (m > kIntMax || n > kIntMax || k > kIntMax) {
+    recordError("mbt_rt_batch_matmul_f32: dimension exceeds BLAS int range");
+    fillNaN(c);
+    return;
+  }
+  for (int64_t i = 0; i < batch; ++i) {
+    Matrix sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
+    if (m == 0 || n == 0)
+      continue;
+    if (k == 0) {
+      // An empty contraction is all zeros; BLAS with k = 0 may not write c.
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col)
+          sc.data[r * sc.rowStride + col * sc.colStride] = 0.0f;
+      continue;
+    }
+    if (!blasCompatible(sa) || !blasCompatible(sb) || !blasCompatible(sc)) {
+      naiveMatmul(sa, ta, sb, tb, sc, m, n, k);
+      continue;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f, sa.data,
+                blasLeadingDim(sa), sb.data, blasLeadingDim(sb), 0.0f, sc.data,
+                blasLeadingDim(sc));
+  }
+}

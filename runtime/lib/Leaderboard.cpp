@@ -1,0 +1,150 @@
+//===- Leaderboard.cpp - Ranking, text table and JSON ---------------------===//
+
+#include "mbt/runtime/Leaderboard.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace mbt {
+namespace runtime {
+
+RankKey chooseRankKey(const std::vector<std::string> &outputs) {
+  for (size_t k = outputs.size(); k > 1; --k)
+    if (outputs[k - 1] == "acc" || outputs[k - 1] == "accuracy")
+      return {k - 1, true};
+  return {0, false};
+}
+
+void rankModels(Leaderboard &board) {
+  RankKey key = chooseRankKey(board.outputs);
+  auto score = [&](const ModelResult &row) {
+    return key.output < row.test.size()
+               ? row.test[key.output]
+               : std::numeric_limits<double>::quiet_NaN();
+  };
+  auto group = [&](const ModelResult &row) {
+    if (row.diverged)
+      return 2;
+    return std::isfinite(score(row)) ? 0 : 1;
+  };
+  std::stable_sort(board.rows.begin(), board.rows.end(),
+                   [&](const ModelResult &a, const ModelResult &b) {
+                     int ga = group(a), gb = group(b);
+                     if (ga != gb)
+                       return ga < gb;
+                     if (ga == 0 && score(a) != score(b))
+                       return key.descending ? score(a) > score(b)
+                                             : score(a) < score(b);
+                     return a.model < b.model;
+                   });
+  for (size_t i = 0; i < board.rows.size(); ++i)
+    board.rows[i].rank = static_cast<int64_t>(i) + 1;
+}
+
+namespace {
+std::string formatNumber(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+  return buffer;
+}
+
+std::string padLeft(const std::string &text, size_t width) {
+  return std::string(width > text.size() ? width - text.size() : 0, ' ') + text;
+}
+std::string padRight(const std::string &text, size_t width) {
+  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
+}
+} // namespace
+
+std::string formatLeaderboard(const Leaderboard &board) {
+  std::vector<std::string> header = {"rank", "model"};
+  for (const std::string &name : board.hyperNames)
+    header.push_back(name);
+  header.push_back("seed");
+  for (const std::string &output : board.outputs)
+    header.push_back("test_" + output);
+  header.push_back("status");
+
+  std::vector<std::vector<std::string>> cells;
+  for (const ModelResult &row : board.rows) {
+    std::vector<std::string> line = {std::to_string(row.rank),
+                                     std::to_string(row.model)};
+    for (size_t h = 0; h < board.hyperNames.size(); ++h)
+      line.push_back(h < row.hyper.size() ? formatNumber(row.hyper[h]) : "");
+    line.push_back(std::to_string(row.seed));
+    for (size_t k = 0; k < board.outputs.size(); ++k)
+      line.push_back(k < row.test.size() ? formatNumber(row.test[k]) : "");
+    line.push_back(row.diverged ? "diverged" : "ok");
+    cells.push_back(std::move(line));
+  }
+
+  std::vector<size_t> widths(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    widths[c] = header[c].size();
+    for (const auto &line : cells)
+      widths[c] = std::max(widths[c], line[c].size());
+  }
+  // Numbers right-aligned for comparison; the last (status) column is text.
+  std::ostringstream os;
+  auto emit = [&](const std::vector<std::string> &line) {
+    for (size_t c = 0; c < line.size(); ++c) {
+      if (c)
+        os << "  ";
+      bool last = c + 1 == line.size();
+      os << (last ? padRight(line[c], 0) : padLeft(line[c], widths[c]));
+    }
+    os << '\n';
+  };
+  emit(header);
+  size_t total = 0;
+  for (size_t w : widths)
+    total += w + 2;
+  os << std::string(total - 2, '-') << '\n';
+  for (const auto &line : cells)
+    emit(line);
+  return os.str();
+}
+
+std::string leaderboardToJson(const Leaderboard &board) {
+  static const std::set<std::string> reserved = {"rank", "model", "seed",
+                                                 "diverged"};
+  auto finiteOrNull = [](double value) {
+    return std::isfinite(value) ? nlohmann::ordered_json(value)
+                                : nlohmann::ordered_json();
+  };
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const ModelResult &row : board.rows) {
+    nlohmann::ordered_json object;
+    object["rank"] = row.rank;
+    object["model"] = row.model;
+    object["seed"] = row.seed;
+    for (size_t h = 0; h < board.hyperNames.size() && h < row.hyper.size();
+         ++h) {
+      const std::string &name = board.hyperNames[h];
+      // A hyperparameter called e.g. "seed" must not overwrite the seed.
+      object[reserved.count(name) ? "hyper_" + name : name] = row.hyper[h];
+    }
+    for (size_t k = 0; k < board.outputs.size(); ++k) {
+      if (k < row.test.size())
+        object["test_" + board.outputs[k]] = finiteOrNull(row.test[k]);
+      if (k < row.train.size())
+        object["train_" + board.outputs[k]] = finiteOrNull(row.train[k]);
+    }
+    object["diverged"] = row.diverged;
+    rows.push_back(std::move(object));
+  }
+  return rows.dump(2) + "\n";
+}
+
+} // namespace runtime
+} // namespace mbt

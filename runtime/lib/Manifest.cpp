@@ -1,0 +1,330 @@
+//===- Manifest.cpp - Parse and validate the artifact manifest ------------===//
+//
+// Reading is strict: every field the runtime uses must be present with the
+// right JSON type, and the size relations of docs/abi.md must hold. Each
+// error names the field by its JSON path (e.g. "params[1].offset") so a
+// compiler bug that emits a bad manifest is easy to find.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Manifest.h"
+
+#include "mbt/runtime/Error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+using nlohmann::json;
+
+namespace mbt {
+namespace runtime {
+
+const char *initKindName(InitSpec::Kind kind) {
+  switch (kind) {
+  case InitSpec::Kind::Zeros:
+    return "zeros";
+  case InitSpec::Kind::Ones:
+    return "ones";
+  case InitSpec::Kind::Normal:
+    return "normal";
+  case InitSpec::Kind::Uniform:
+    return "uniform";
+  case InitSpec::Kind::XavierUniform:
+    return "xavier_uniform";
+  case InitSpec::Kind::KaimingUniform:
+    return "kaiming_uniform";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Typed access to JSON values that reports failures with the field path.
+class Reader {
+public:
+  explicit Reader(const std::string &origin) : origin(origin) {}
+
+  [[noreturn]] void fail(const std::string &path,
+                         const std::string &what) const {
+    throw RuntimeError("invalid manifest in '" + origin + "': field '" + path +
+                       "': " + what);
+  }
+
+  const json &field(const json &object, const std::string &key,
+                    const std::string &path) const {
+    if (!object.is_object())
+      fail(path, "expected an object");
+    auto it = object.find(key);
+    if (it == object.end())
+      fail(join(path, key), "missing");
+    return *it;
+  }
+
+  int64_t integer(const json &value, const std::string &path) const {
+    if (value.is_number_unsigned()) {
+      if (value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        fail(path, "integer too large");
+      return static_cast<int64_t>(value.get<uint64_t>());
+    }
+    if (!value.is_number_integer())
+      fail(path, "expected an integer, got " + describe(value));
+    return value.get<int64_t>();
+  }
+
+  int64_t nonNegative(const json &value, const std::string &path) const {
+    int64_t v = integer(value, path);
+    if (v < 0)
+      fail(path, "expected a non-negative integer, got " + std::to_string(v));
+    return v;
+  }
+
+  uint64_t unsignedInt(const json &value, const std::string &path) const {
+    if (value.is_number_unsigned())
+      return value.get<uint64_t>();
+    return static_cast<uint64_t>(nonNegative(value, path));
+  }
+
+  double number(const json &value, const std::string &path) const {
+    if (!value.is_number())
+      fail(path, "expected a number, got " + describe(value));
+    double v = value.get<double>();
+    if (!std::isfinite(v))
+      fail(path, "expected a finite number");
+    return v;
+  }
+
+  std::string string(const json &value, const std::string &path) const {
+    if (!value.is_string())
+      fail(path, "expected a string, got " + describe(value));
+    return value.get<std::string>();
+  }
+
+  const json &array(const json &value, const std::string &path) const {
+    if (!value.is_array())
+      fail(path, "expected an array, got " + describe(value));
+    return value;
+  }
+
+  std::vector<std::string> strings(const json &value,
+                                   const std::string &path) const {
+    std::vector<std::string> result;
+    const json &list = array(value, path);
+    for (size_t i = 0; i < list.size(); ++i)
+      result.push_back(string(list[i], index(path, i)));
+    return result;
+  }
+
+  std::vector<int64_t> shape(const json &value, const std::string &path) const {
+    std::vector<int64_t> result;
+    const json &list = array(value, path);
+    for (size_t i = 0; i < list.size(); ++i)
+      result.push_back(nonNegative(list[i], index(path, i)));
+    return result;
+  }
+
+  static std::string join(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string index(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+private:
+  static std::string describe(const json &value) {
+    return std::string(value.type_name());
+  }
+  std::string origin;
+};
+
+/// Product of a shape, failing on overflow (a corrupt manifest must not make
+/// the runtime allocate a wrapped-around size).
+int64_t product(const Reader &reader, const std::vector<int64_t> &shape,
+                const std::string &path) {
+  int64_t result = 1;
+  for (int64_t dim : shape) {
+    if (dim != 0 && result > INT64_MAX / dim)
+      reader.fail(path, "element count overflows");
+    result *= dim;
+  }
+  return result;
+}
+
+InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
+                   const std::vector<int64_t> &shape) {
+  InitSpec init;
+  std::string kind = r.string(r.field(value, "kind", path), path + ".kind");
+  if (kind == "zeros") {
+    init.kind = InitSpec::Kind::Zeros;
+  } else if (kind == "ones") {
+    init.kind = InitSpec::Kind::Ones;
+  } else if (kind == "normal") {
+    init.kind = InitSpec::Kind::Normal;
+    init.mean = r.number(r.field(value, "mean", path), path + ".mean");
+    init.stddev = r.number(r.field(value, "std", path), path + ".std");
+    if (init.stddev < 0)
+      r.fail(path + ".std", "must be >= 0");
+  } else if (kind == "uniform") {
+    init.kind = InitSpec::Kind::Uniform;
+    init.low = r.number(r.field(value, "low", path), path + ".low");
+    init.high = r.number(r.field(value, "high", path), path + ".high");
+    if (init.low > init.high)
+      r.fail(path, "low must not exceed high");
+  } else if (kind == "xavier_uniform" || kind == "kaiming_uniform") {
+    init.kind = kind == "xavier_uniform" ? InitSpec::Kind::XavierUniform
+                                         : InitSpec::Kind::KaimingUniform;
+    // Fan-in is shape[0]: a scalar or an empty first dim has none.
+    if (shape.empty() || shape[0] == 0)
+      r.fail(path, "'" + kind +
+                       "' needs a shape whose first dim (fan-in) "
+                       "is positive");
+  } else {
+    r.fail(path + ".kind",
+           "unknown init kind '" + kind +
+               "' (expected zeros, ones, normal, uniform, xavier_uniform or "
+               "kaiming_uniform)");
+  }
+  return init;
+}
+
+void parseParams(const Reader &r, const json &root, Manifest &m) {
+  const json &list = r.array(r.field(root, "params", ""), "params");
+  std::set<std::string> names;
+  int64_t nextOffset = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = Reader::index("params", i);
+    const json &entry = list[i];
+    ParamSpec p;
+    p.name = r.string(r.field(entry, "name", path), path + ".name");
+    if (!names.insert(p.name).second)
+      r.fail(path + ".name", "duplicate parameter name '" + p.name + "'");
+    p.shape = r.shape(r.field(entry, "shape", path), path + ".shape");
+    p.offset = r.nonNegative(r.field(entry, "offset", path), path + ".offset");
+    p.size = r.nonNegative(r.field(entry, "size", path), path + ".size");
+    int64_t elements = product(r, p.shape, path + ".shape");
+    if (elements != p.size)
+      r.fail(path + ".size", "is " + std::to_string(p.size) +
+                                 " but shape holds " +
+                                 std::to_string(elements) + " elements");
+    // Parameters are packed back to back in manifest order.
+    if (p.offset != nextOffset)
+      r.fail(path + ".offset",
+             "expected " + std::to_string(nextOffset) +
+                 (i == 0 ? std::string(" (the first parameter starts at 0)")
+                         : " (right after '" + m.params.back().name + "')") +
+                 ", got " + std::to_string(p.offset));
+    if (p.size > INT64_MAX - nextOffset)
+      r.fail(path + ".size", "parameter count overflows");
+    nextOffset += p.size;
+    p.init =
+        parseInit(r, r.field(entry, "init", path), path + ".init", p.shape);
+    m.params.push_back(std::move(p));
+  }
+  m.paramCount = r.nonNegative(r.field(root, "param_count", ""), "param_count");
+  if (m.paramCount != nextOffset)
+    r.fail("param_count", "is " + std::to_string(m.paramCount) +
+                              " but the parameter sizes sum to " +
+                              std::to_string(nextOffset));
+}
+
+void parseOptimizer(const Reader &r, const json &root, Manifest &m) {
+  const json &opt = r.field(root, "optimizer", "");
+  m.optimizerRule =
+      r.string(r.field(opt, "rule", "optimizer"), "optimizer.rule");
+  m.slots = r.strings(r.field(opt, "slots", "optimizer"), "optimizer.slots");
+  m.hyperNames =
+      r.strings(r.field(opt, "hyper", "optimizer"), "optimizer.hyper");
+  const json &rows = r.array(r.field(root, "hyper_values", ""), "hyper_values");
+  if (static_cast<int64_t>(rows.size()) != m.models)
+    r.fail("hyper_values", "has " + std::to_string(rows.size()) +
+                               " rows, expected one per model (" +
+                               std::to_string(m.models) + ")");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string path = Reader::index("hyper_values", i);
+    const json &row = r.array(rows[i], path);
+    if (row.size() != m.hyperNames.size())
+      r.fail(path, "has " + std::to_string(row.size()) + " values, expected " +
+                       std::to_string(m.hyperNames.size()) +
+                       " (one per optimizer.hyper name)");
+    std::vector<double> values;
+    for (size_t j = 0; j < row.size(); ++j)
+      values.push_back(r.number(row[j], Reader::index(path, j)));
+    m.hyperValues.push_back(std::move(values));
+  }
+}
+
+} // namespace
+
+Manifest parseManifest(const std::string &text, const std::string &origin) {
+  Reader r(origin);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception &e) {
+    throw RuntimeError("invalid manifest in '" + origin +
+                       "': not valid JSON: " + e.what());
+  }
+  if (!root.is_object())
+    throw RuntimeError("invalid manifest in '" + origin +
+                       "': expected a JSON object at the top level");
+
+  Manifest m;
+  m.abiVersion = r.integer(r.field(root, "abi_version", ""), "abi_version");
+  if (m.abiVersion != 1)
+    r.fail("abi_version", "this runtime understands version 1, got " +
+                              std::to_string(m.abiVersion));
+  m.model = r.string(r.field(root, "model", ""), "model");
+  m.models = r.integer(r.field(root, "models", ""), "models");
+  if (m.models < 1)
+    r.fail("models", "must be at least 1, got " + std::to_string(m.models));
+
+  parseParams(r, root, m);
+
+  const json &input = r.field(root, "input", "");
+  m.inputName = r.string(r.field(input, "name", "input"), "input.name");
+  m.inputShape = r.shape(r.field(input, "shape", "input"), "input.shape");
+  m.features = r.integer(r.field(input, "features", "input"), "input.features");
+  if (m.features < 1)
+    r.fail("input.features", "must be at least 1");
+  if (product(r, m.inputShape, "input.shape") != m.features)
+    r.fail("input.features",
+           "is " + std::to_string(m.features) + " but input.shape holds " +
+               std::to_string(product(r, m.inputShape, "input.shape")) +
+               " elements");
+
+  const json &target = r.field(root, "target", "");
+  m.targetName = r.string(r.field(target, "name", "target"), "target.name");
+  m.classes = r.integer(r.field(target, "classes", "target"), "target.classes");
+  if (m.classes < 1)
+    r.fail("target.classes", "must be at least 1");
+
+  parseOptimizer(r, root, m);
+
+  const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
+  if (static_cast<int64_t>(seeds.size()) != m.models)
+    r.fail("seeds", "has " + std::to_string(seeds.size()) +
+                        " entries, expected one per model (" +
+                        std::to_string(m.models) + ")");
+  for (size_t i = 0; i < seeds.size(); ++i)
+    m.seeds.push_back(r.unsignedInt(seeds[i], Reader::index("seeds", i)));
+
+  m.outputs = r.strings(r.field(root, "outputs", ""), "outputs");
+  if (m.outputs.empty())
+    r.fail("outputs", "must name at least the loss");
+
+  const json &data = r.field(root, "data", "");
+  m.data.name = r.string(r.field(data, "name", "data"), "data.name");
+  m.data.batch = r.integer(r.field(data, "batch", "data"), "data.batch");
+  if (m.data.batch < 1)
+    r.fail("data.batch",
+           "must be at least 1, got " + std::to_string(m.data.batch));
+  m.data.shuffleSeed =
+      r.unsignedInt(r.field(data, "shuffle_seed", "data"), "data.shuffle_seed");
+
+  m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
+  return m;
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,48 @@
+//===- MetricsLog.cpp - JSON-lines metrics file ---------------------------===//
+
+#include "mbt/runtime/MetricsLog.h"
+
+#include "mbt/runtime/FileUtil.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace mbt {
+namespace runtime {
+
+std::string formatMetricsLine(int64_t epoch, int64_t step, int64_t model,
+                              const std::string &split,
+                              const std::vector<std::string> &outputs,
+                              const std::vector<double> &values) {
+  nlohmann::ordered_json line;
+  line["epoch"] = epoch;
+  line["step"] = step;
+  line["model"] = model;
+  line["split"] = split;
+  for (size_t k = 0; k < outputs.size() && k < values.size(); ++k) {
+    // An output named like a record field must not overwrite that field.
+    bool reserved = outputs[k] == "epoch" || outputs[k] == "step" ||
+                    outputs[k] == "model" || outputs[k] == "split";
+    line[reserved ? "metric_" + outputs[k] : outputs[k]] =
+        std::isfinite(values[k]) ? nlohmann::ordered_json(values[k])
+                                 : nlohmann::ordered_json();
+  }
+  return line.dump() + "\n";
+}
+
+MetricsLog::MetricsLog(const std::string &dir)
+    : filePath(dir.empty() ? "" : dir + "/metrics.jsonl") {}
+
+void MetricsLog::reset() {
+  if (!filePath.empty())
+    writeFileAtomically(filePath, "");
+}
+
+void MetricsLog::append(const std::string &lines) {
+  if (!filePath.empty())
+    appendToFile(filePath, lines);
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,89 @@
+//===- Philox.cpp - Philox4x32-10 and derived distributions ---------------===//
+//
+// The round function follows Random123's philox.h: each round multiplies
+// counter words 0 and 2 by M0 and M1 into 64-bit products and mixes the
+// high halves with the other words and the key; the key is bumped by the
+// Weyl constants W0, W1 between rounds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Philox.h"
+
+#include <cmath>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+constexpr uint32_t kM0 = 0xD2511F53;
+constexpr uint32_t kM1 = 0xCD9E8D57;
+constexpr uint32_t kW0 = 0x9E3779B9;
+constexpr uint32_t kW1 = 0xBB67AE85;
+
+inline PhiloxCounter round(const PhiloxCounter &ctr, const PhiloxKey &key) {
+  uint64_t prod0 = static_cast<uint64_t>(kM0) * ctr[0];
+  uint64_t prod1 = static_cast<uint64_t>(kM1) * ctr[2];
+  uint32_t hi0 = static_cast<uint32_t>(prod0 >> 32);
+  uint32_t lo0 = static_cast<uint32_t>(prod0);
+  uint32_t hi1 = static_cast<uint32_t>(prod1 >> 32);
+  uint32_t lo1 = static_cast<uint32_t>(prod1);
+  return {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
+}
+} // namespace
+
+PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key) {
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      key[0] += kW0;
+      key[1] += kW1;
+    }
+    counter = round(counter, key);
+  }
+  return counter;
+}
+
+void boxMuller(uint32_t a, uint32_t b, float &z0, float &z1) {
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  // (k + 1) * 2^-24 for k in [0, 2^24) lies in (0, 1]: log is finite.
+  double u1 = (static_cast<double>(a >> 8) + 1.0) * (1.0 / 16777216.0);
+  double u2 = static_cast<double>(b >> 8) * (1.0 / 16777216.0);
+  double radius = std::sqrt(-2.0 * std::log(u1));
+  double theta = kTwoPi * u2;
+  z0 = static_cast<float>(radius * std::cos(theta));
+  z1 = static_cast<float>(radius * std::sin(theta));
+}
+
+std::array<float, 4> normalsFromBlock(const PhiloxCounter &block) {
+  std::array<float, 4> z;
+  boxMuller(block[0], block[1], z[0], z[1]);
+  boxMuller(block[2], block[3], z[2], z[3]);
+  return z;
+}
+
+uint32_t PhiloxStream::next() {
+  if (lane == 4) {
+    buffer = philox4x32x10({static_cast<uint32_t>(block),
+                            static_cast<uint32_t>(block >> 32), word2, word3},
+                           key);
+    ++block;
+    lane = 0;
+  }
+  return buffer[lane++];
+}
+
+uint32_t PhiloxStream::nextBelow(uint32_t range) {
+  // Lemire, "Fast random integer generation in an interval" (2019).
+  uint64_t product = static_cast<uint64_t>(next()) * range;
+  uint32_t low = static_cast<uint32_t>(product);
+  if (low < range) {
+    uint32_t threshold = static_cast<uint32_t>(-range) % range;
+    while (low < threshold) {
+      product = static_cast<uint64_t>(next()) * range;
+      low = static_cast<uint32_t>(product);
+    }
+  }
+  return static_cast<uint32_t>(product >> 32);
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,80 @@
+//===- Progress.cpp - Throttled progress output ---------------------------===//
+
+#include "mbt/runtime/Progress.h"
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+/// Minimum time between two in-place redraws.
+constexpr std::chrono::milliseconds kRedrawInterval(500);
+} // namespace
+
+std::string formatProgress(const ProgressSample &s) {
+  char loss[32];
+  if (std::isfinite(s.bestLoss))
+    std::snprintf(loss, sizeof(loss), "%.4f", s.bestLoss);
+  else
+    std::snprintf(loss, sizeof(loss), "%s", "nan");
+  char line[256];
+  std::snprintf(
+      line, sizeof(line),
+      "epoch %lld/%lld  step %lld/%lld  loss(best) %s  %.1f "
+      "samples/s  %.1f model-samples/s",
+      static_cast<long long>(s.epoch), static_cast<long long>(s.epochs),
+      static_cast<long long>(s.step), static_cast<long long>(s.stepsInEpoch),
+      loss, s.samplesPerSecond,
+      s.samplesPerSecond * static_cast<double>(s.models));
+  return line;
+}
+
+ProgressMeter::ProgressMeter(std::ostream *out, bool isTty, bool quiet)
+    : out(out), isTty(isTty), enabled(out && !quiet) {}
+
+void ProgressMeter::beginEpoch() {
+  lastPrint = std::chrono::steady_clock::now();
+  nextTenth = 1;
+  lastWidth = 0;
+}
+
+void ProgressMeter::update(const ProgressSample &sample, bool endOfEpoch) {
+  if (!enabled)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if (isTty) {
+    if (!endOfEpoch && now - lastPrint < kRedrawInterval)
+      return;
+    std::string line = formatProgress(sample);
+    size_t width = line.size();
+    if (width < lastWidth)
+      line.append(lastWidth - width, ' ');
+    lastWidth = width;
+    *out << '\r' << line;
+    if (endOfEpoch)
+      *out << '\n';
+    out->flush();
+    lastPrint = now;
+    return;
+  }
+  // Log mode: one line each time the step crosses the next 10% mark.
+  bool crossed = sample.stepsInEpoch > 0 &&
+                 sample.step * 10 >= nextTenth * sample.stepsInEpoch;
+  if (!crossed && !endOfEpoch)
+    return;
+  while (sample.stepsInEpoch > 0 &&
+         sample.step * 10 >= nextTenth * sample.stepsInEpoch)
+    ++nextTenth;
+  // Marks passed in one step (tiny epochs) print one line, not several.
+  *out << formatProgress(sample) << '\n';
+  out->flush();
+  lastPrint = now;
+}
+
+bool stderrIsTty() { return ::isatty(STDERR_FILENO) == 1; }
+
+} // namespace runtime
+} // namespace mbt

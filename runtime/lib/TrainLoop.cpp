@@ -1,0 +1,120 @@
+//===- TrainLoop.cpp - Epochs, progress, metrics and leaderboard ----------===//
+//
+// Trainer::run(): the user-facing job on top of the step machinery in
+// Trainer.cpp. A diverged model (NaN/inf loss) is only flagged here and
+// ranked last; the others keep training untouched because every model owns
+// its own rows of every buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Trainer.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/FileUtil.h"
+#include "mbt/runtime/MetricsLog.h"
+#include "mbt/runtime/Progress.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace mbt {
+namespace runtime {
+
+bool Trainer::atEpochBoundary() const {
+  return !epochBatches || batchIndex == epochBatches->numBatches();
+}
+
+Leaderboard Trainer::buildLeaderboard(
+    const std::vector<std::vector<double>> &trainMeans,
+    const std::vector<std::vector<double>> &testMeans) const {
+  Leaderboard board;
+  board.hyperNames = manifest.hyperNames;
+  board.outputs = manifest.outputs;
+  for (int64_t model = 0; model < m; ++model) {
+    ModelResult row;
+    row.model = model;
+    row.seed = manifest.seeds[model];
+    row.hyper = manifest.hyperValues[model];
+    row.train = trainMeans[model];
+    row.test = testMeans[model];
+    // A non-finite test loss is as much a divergence as a train one (an
+    // empty test split gives NaN for everyone and says nothing).
+    row.diverged = divergedFlags[model] ||
+                   (testData.count > 0 && !std::isfinite(row.test[0]));
+    board.rows.push_back(std::move(row));
+  }
+  rankModels(board);
+  return board;
+}
+
+Leaderboard Trainer::run() {
+  if (!atEpochBoundary())
+    throw RuntimeError("Trainer::run() must start at an epoch boundary; "
+                       "runSteps() left the data order mid-epoch");
+  int64_t epochs = options.epochs >= 0 ? options.epochs : manifest.epochs;
+  if (!options.outDir.empty())
+    createDirectories(options.outDir);
+  MetricsLog metrics(options.outDir);
+  metrics.reset();
+
+  bool tty = options.progressTty >= 0
+                 ? options.progressTty != 0
+                 : options.progress == &std::cerr && stderrIsTty();
+  ProgressMeter progress(options.progress, tty, options.quiet);
+  int64_t stepsPerEpoch = (trainData.count + batch - 1) / batch;
+  std::vector<std::vector<double>> trainMeans(
+      m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
+  std::vector<std::vector<double>> testMeans;
+
+  for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
+    progress.beginEpoch();
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t step = 1; step <= stepsPerEpoch; ++step) {
+      trainNextBatch();
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double best = std::numeric_limits<double>::quiet_NaN();
+      for (int64_t model = 0; model < m; ++model) {
+        double loss = runningSums[model * k] / runningSamples;
+        if (!divergedFlags[model] && std::isfinite(loss) &&
+            (std::isnan(best) || loss < best))
+          best = loss;
+      }
+      ProgressSample sample;
+      sample.epoch = epoch;
+      sample.epochs = epochs;
+      sample.step = step;
+      sample.stepsInEpoch = stepsPerEpoch;
+      sample.bestLoss = best;
+      sample.samplesPerSecond =
+          seconds > 0 ? static_cast<double>(runningSamples) / seconds : 0.0;
+      sample.models = m;
+      progress.update(sample, step == stepsPerEpoch);
+    }
+    trainMeans = runningMeans();
+    testMeans = evaluate(testData);
+    std::string lines;
+    for (int64_t model = 0; model < m; ++model) {
+      lines += formatMetricsLine(epoch, stepCount, model, "train",
+                                 manifest.outputs, trainMeans[model]);
+      lines += formatMetricsLine(epoch, stepCount, model, "test",
+                                 manifest.outputs, testMeans[model]);
+    }
+    metrics.append(lines);
+  }
+  if (testMeans.empty()) // zero epochs: still report the initial models
+    testMeans = evaluate(testData);
+
+  Leaderboard board = buildLeaderboard(trainMeans, testMeans);
+  if (!options.outDir.empty())
+    writeFileAtomically(options.outDir + "/leaderboard.json",
+                        leaderboardToJson(board));
+  if (options.report)
+    *options.report << formatLeaderboard(board) << std::flush;
+  return board;
+}
+
+} // namespace runtime
+} // namespace mbt

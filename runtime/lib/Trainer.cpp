@@ -1,0 +1,218 @@
+//===- Trainer.cpp - Buffers, train steps and evaluation ------------------===//
+//
+// The buffers are allocated once, at the largest batch; a smaller batch (the
+// last of an epoch, or of the test split) is passed with B as the
+// descriptor's size and dense strides for that B, as docs/abi.md requires.
+// The epoch loop, metrics and leaderboard live in TrainLoop.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Trainer.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/Init.h"
+#include "mbt/runtime/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+/// a * b, or a RuntimeError when the buffer size would overflow.
+int64_t checkedMul(int64_t a, int64_t b, const char *what) {
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+    throw RuntimeError(std::string("size of ") + what + " overflows");
+  return a * b;
+}
+
+void checkData(const Dataset &data, const Manifest &manifest,
+               const std::string &artifactPath) {
+  if (data.numFeatures != manifest.features)
+    throw RuntimeError("data set '" + data.name + "' has " +
+                       std::to_string(data.numFeatures) +
+                       " features per sample but artifact '" + artifactPath +
+                       "' expects " + std::to_string(manifest.features) +
+                       " for input '" + manifest.inputName + "'");
+  if (static_cast<int64_t>(data.y.size()) != data.count ||
+      static_cast<int64_t>(data.x.size()) !=
+          checkedMul(data.count, data.numFeatures, "data set"))
+    throw RuntimeError("data set '" + data.name +
+                       "' is inconsistent: its arrays do not hold " +
+                       std::to_string(data.count) + " samples");
+  for (int64_t i = 0; i < data.count; ++i)
+    if (data.y[i] < 0 || data.y[i] >= manifest.classes)
+      throw RuntimeError("data set '" + data.name + "': label " +
+                         std::to_string(data.y[i]) + " of sample " +
+                         std::to_string(i) + " is outside the " +
+                         std::to_string(manifest.classes) +
+                         " classes of target '" + manifest.targetName + "'");
+}
+} // namespace
+
+Trainer::Trainer(const Artifact &artifact, const Dataset &train,
+                 const Dataset &test, TrainOptions options)
+    : artifact(artifact), manifest(artifact.manifest()), trainData(train),
+      testData(test), options(std::move(options)) {
+  m = manifest.models;
+  p = manifest.paramCount;
+  s = manifest.numSlots();
+  h = manifest.numHyper();
+  k = manifest.numOutputs();
+  f = manifest.features;
+  batch = manifest.data.batch;
+  checkData(train, manifest, artifact.path());
+  checkData(test, manifest, artifact.path());
+  if (train.count < 1)
+    throw RuntimeError("training set '" + train.name + "' is empty");
+
+  int64_t mp = checkedMul(m, p, "params");
+  paramsBuf = AlignedBuffer<float>(mp, "params");
+  stateBuf = AlignedBuffer<float>(checkedMul(s, mp, "state"), "state");
+  hyperBuf = AlignedBuffer<double>(checkedMul(m, h, "hyper"), "hyper");
+  stepBuf = AlignedBuffer<double>(m, "step");
+  int64_t mb = checkedMul(m, batch, "x");
+  xBuf = AlignedBuffer<float>(checkedMul(mb, f, "x"), "x");
+  yBuf = AlignedBuffer<int32_t>(mb, "y");
+  outBuf = AlignedBuffer<float>(checkedMul(m, k, "out"), "out");
+
+  initAllParams(manifest, paramsBuf.data());
+  for (int64_t row = 0; row < m; ++row)
+    for (int64_t col = 0; col < h; ++col)
+      hyperBuf[row * h + col] = manifest.hyperValues[row][col];
+  runningSums.assign(m * k, 0.0);
+  lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
+  divergedFlags.assign(m, false);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
+                        int64_t b) {
+  // Gather model 0's slice from the data, then replicate it: every model
+  // sees the same batch, laid out densely for this b.
+  float *x0 = xBuf.data();
+  int32_t *y0 = yBuf.data();
+  for (int64_t j = 0; j < b; ++j) {
+    std::memcpy(x0 + j * f, data.sample(indices[j]), sizeof(float) * f);
+    y0[j] = data.y[indices[j]];
+  }
+  for (int64_t model = 1; model < m; ++model) {
+    std::memcpy(x0 + model * b * f, x0, sizeof(float) * b * f);
+    std::memcpy(y0 + model * b, y0, sizeof(int32_t) * b);
+  }
+}
+
+void Trainer::checkKernels(const char *stepName) {
+  std::string error = takeKernelError();
+  if (!error.empty())
+    throw RuntimeError("artifact '" + artifact.path() + "' made a malformed " +
+                       "kernel call in " + stepName + ": " + error);
+}
+
+void Trainer::trainOnLoadedBatch(int64_t b) {
+  ++stepCount;
+  for (int64_t model = 0; model < m; ++model)
+    stepBuf[model] = static_cast<double>(stepCount);
+  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
+  auto state = makeDenseMemRef<float, 3>(stateBuf.data(), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
+  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+  auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
+  artifact.trainStep()(&params, &state, &hyper, &step, &x, &y, &out);
+  checkKernels("train_step");
+
+  for (int64_t model = 0; model < m; ++model) {
+    if (!std::isfinite(outBuf[model * k]))
+      divergedFlags[model] = true;
+    for (int64_t col = 0; col < k; ++col) {
+      double value = outBuf[model * k + col];
+      lastTrainOut[model * k + col] = value;
+      runningSums[model * k + col] += value * static_cast<double>(b);
+    }
+  }
+  runningSamples += b;
+}
+
+void Trainer::trainNextBatch() {
+  if (!epochBatches || batchIndex == epochBatches->numBatches()) {
+    if (epochBatches)
+      ++epochIndex;
+    epochBatches = std::make_unique<EpochBatches>(
+        trainData.count, batch, manifest.data.shuffleSeed, epochIndex);
+    batchIndex = 0;
+    std::fill(runningSums.begin(), runningSums.end(), 0.0);
+    runningSamples = 0;
+  }
+  int64_t b = epochBatches->batchLength(batchIndex);
+  loadBatch(trainData, epochBatches->batch(batchIndex), b);
+  ++batchIndex;
+  trainOnLoadedBatch(b);
+}
+
+void Trainer::runSteps(int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    trainNextBatch();
+}
+
+std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
+  checkData(data, manifest, artifact.path());
+  std::vector<double> sums(m * k, 0.0);
+  std::vector<int64_t> indices(batch);
+  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
+  for (int64_t start = 0; start < data.count; start += batch) {
+    int64_t b = std::min(batch, data.count - start);
+    for (int64_t j = 0; j < b; ++j)
+      indices[j] = start + j;
+    loadBatch(data, indices.data(), b);
+    auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
+    auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+    auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
+    artifact.evalStep()(&params, &x, &y, &out);
+    checkKernels("eval_step");
+    for (int64_t i = 0; i < m * k; ++i)
+      sums[i] += static_cast<double>(outBuf[i]) * b;
+  }
+  std::vector<std::vector<double>> means(m, std::vector<double>(k));
+  for (int64_t model = 0; model < m; ++model)
+    for (int64_t col = 0; col < k; ++col)
+      means[model][col] =
+          data.count ? sums[model * k + col] / static_cast<double>(data.count)
+                     : std::numeric_limits<double>::quiet_NaN();
+  return means;
+}
+
+std::vector<std::vector<double>> Trainer::runningMeans() const {
+  std::vector<std::vector<double>> means(m, std::vector<double>(k));
+  for (int64_t model = 0; model < m; ++model)
+    for (int64_t col = 0; col < k; ++col)
+      means[model][col] = runningSamples
+                              ? runningSums[model * k + col] /
+                                    static_cast<double>(runningSamples)
+                              : std::numeric_limits<double>::quiet_NaN();
+  return means;
+}
+
+std::vector<float> Trainer::modelParams(int64_t model) const {
+  if (model < 0 || model >= m)
+    throw RuntimeError("model index " + std::to_string(model) +
+                       " out of range [0, " + std::to_string(m) + ")");
+  const float *row = paramsBuf.data() + model * p;
+  return std::vector<float>(row, row + p);
+}
+
+std::vector<std::vector<double>> Trainer::lastTrainOutputs() const {
+  std::vector<std::vector<double>> result(m, std::vector<double>(k));
+  for (int64_t model = 0; model < m; ++model)
+    for (int64_t col = 0; col < k; ++col)
+      result[model][col] = lastTrainOut[model * k + col];
+  return result;
+}
+
+} // namespace runtime
+} // namespace mbt

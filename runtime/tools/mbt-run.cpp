@@ -1,0 +1,115 @@
+//===- mbt-run.cpp - Train with an already-compiled artifact --------------===//
+//
+//   mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] [--quiet]
+//
+// Runs a model batch that mbtc compiled elsewhere: this is how a host without
+// MLIR (a GPU box with only a C++ toolchain) trains artifacts. Exit status 0
+// on success, 1 on any error (message on stderr), 2 on bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Run.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+using namespace mbt::runtime;
+
+namespace {
+void printUsage(std::ostream &os) {
+  os << "usage: mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] "
+        "[--quiet]\n"
+        "  --out DIR       results directory (default: "
+        "DIR_OF_ARTIFACT/results)\n"
+        "  --epochs N      override the manifest's epoch count\n"
+        "  --data-dir D    data directory (default: $MBT_DATA_DIR or "
+        "/usr/share/datasets/fashion-mnist)\n"
+        "  --quiet         no progress line\n";
+}
+
+struct Arguments {
+  std::string artifact, outDir, dataDir;
+  int64_t epochs = -1;
+  bool quiet = false;
+};
+
+/// Parses argv; returns false (after printing why) on bad usage.
+bool parseArguments(int argc, char **argv, Arguments &args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      if (i + 1 >= argc) {
+        std::cerr << "mbt-run: error: " << flag << " needs a value\n";
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      printUsage(std::cout);
+      std::exit(0);
+    } else if (arg == "--out") {
+      const char *v = value("--out");
+      if (!v)
+        return false;
+      args.outDir = v;
+    } else if (arg == "--data-dir") {
+      const char *v = value("--data-dir");
+      if (!v)
+        return false;
+      args.dataDir = v;
+    } else if (arg == "--epochs") {
+      const char *v = value("--epochs");
+      if (!v)
+        return false;
+      char *end = nullptr;
+      long long n = std::strtoll(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n < 0) {
+        std::cerr << "mbt-run: error: --epochs expects a non-negative "
+                     "integer, got '"
+                  << v << "'\n";
+        return false;
+      }
+      args.epochs = n;
+    } else if (arg == "--quiet") {
+      args.quiet = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::cerr << "mbt-run: error: unknown option '" << arg << "'\n";
+      return false;
+    } else if (args.artifact.empty()) {
+      args.artifact = arg;
+    } else {
+      std::cerr << "mbt-run: error: more than one artifact given ('"
+                << args.artifact << "', '" << arg << "')\n";
+      return false;
+    }
+  }
+  if (args.artifact.empty()) {
+    std::cerr << "mbt-run: error: no artifact given\n";
+    return false;
+  }
+  return true;
+}
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Arguments args;
+  if (!parseArguments(argc, argv, args)) {
+    printUsage(std::cerr);
+    return 2;
+  }
+  RunRequest request;
+  request.artifact = args.artifact;
+  request.outDir = args.outDir.empty() ? directoryOf(args.artifact) + "/results"
+                                       : args.outDir;
+  request.dataDir = args.dataDir;
+  request.epochs = args.epochs;
+  request.quiet = args.quiet;
+  return runArtifact(request, "mbt-run");
+}

@@ -1,0 +1,94 @@
+// RUN: mbt-opt %s -split-input-file -verify-diagnostics
+
+func.func @matmul_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{matmul contraction dimensions differ: [2, 3] and [4, 5]}}
+  %0 = mbt.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<2x3xf32>, %b: tensor<1x3x5xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{matmul operands must have equal rank, got [2, 3] and [1, 3, 5]}}
+  %0 = mbt.matmul %a, %b : (tensor<2x3xf32>, tensor<1x3x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{add operands cannot be broadcast: [2, 3] and [2, 4]}}
+  %0 = mbt.add %a, %b : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<6xf32>) {
+  // expected-error@+1 {{cannot reshape [6] (6 elements) to [4] (4 elements)}}
+  %0 = mbt.reshape %a : (tensor<6xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unbroadcast_source(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{result [2, 2] is not a broadcast source of [2, 3] (dimension 1)}}
+  %0 = mbt.unbroadcast %a : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @ce_labels(%l: tensor<4x10xf32>, %y: tensor<5xi32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{cross_entropy logits [4, 10] do not match labels [5]}}
+  %0 = mbt.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<5xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @update_rule(%p: tensor<3xf32>, %h: tensor<3xf64>, %t: tensor<f64>) {
+  // expected-error@+1 {{unknown optimizer rule 'lamb' (known: sgd, adam)}}
+  %0, %1 = mbt.update "lamb" %p, %p state(%p) hyper(%h) step(%t)
+      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf64>, tensor<f64>) -> (tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @update_slots(%p: tensor<3xf32>, %h: tensor<5xf64>, %t: tensor<f64>) {
+  // expected-error@+1 {{rule 'adam' has 2 state slots, got 1}}
+  %0, %1 = mbt.update "adam" %p, %p state(%p) hyper(%h) step(%t)
+      : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<5xf64>, tensor<f64>) -> (tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @fused_state(%p: tensor<2x6xf32>, %s: tensor<2x2x5xf32>, %h: tensor<2x5xf64>, %t: tensor<2xf64>) {
+  // expected-error@+1 {{state must be [S, 2, 6], got [2, 2, 5]}}
+  %0, %1 = mbt.fused_update "adam" %p, %p, %s, %h, %t : tensor<2x6xf32>, tensor<2x2x5xf32>, tensor<2x5xf64>, tensor<2xf64>
+  return
+}
+
+// -----
+
+func.func @m() { return }
+// expected-error@+1 {{hyperparameter 'lr' has 1 values for 2 models}}
+mbt.sweep @sweep {model = @m, models = 2 : i64, optimizer = "sgd",
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
+    seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64}
+
+// -----
+
+// expected-error@+1 {{'func.func' op unknown initializer 'gaussian'}}
+func.func @bad_init(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "gaussian"}}) {
+  return
+}

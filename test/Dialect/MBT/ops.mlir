@@ -1,0 +1,69 @@
+// RUN: mbt-opt %s | mbt-opt | FileCheck %s
+// RUN: mbt-opt %s --mlir-print-op-generic | mbt-opt | FileCheck %s
+
+// Every mbt op round-trips through its custom and its generic form.
+
+// CHECK-LABEL: func.func @forward
+func.func @forward(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
+                   %b: tensor<128xf32>, %y: tensor<?xi32>) -> (tensor<f32>, tensor<f32>) {
+  // CHECK: %[[H:.*]] = mbt.matmul %{{.*}}, %{{.*}} : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  %h = mbt.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  // CHECK: %[[B:.*]] = mbt.reshape %{{.*}} : (tensor<128xf32>) -> tensor<1x128xf32>
+  %b2 = mbt.reshape %b : (tensor<128xf32>) -> tensor<1x128xf32>
+  // CHECK: mbt.add %[[H]], %[[B]] : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
+  %z = mbt.add %h, %b2 : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
+  // CHECK: mbt.sub
+  %s = mbt.sub %z, %b2 : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
+  // CHECK: mbt.mul
+  %m = mbt.mul %s, %z : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+  // CHECK: mbt.neg %{{.*}} : tensor<?x128xf32>
+  %n = mbt.neg %m : tensor<?x128xf32>
+  // CHECK: mbt.relu %{{.*}} : tensor<?x128xf32>
+  %r = mbt.relu %n : tensor<?x128xf32>
+  // CHECK: mbt.tanh %{{.*}} : tensor<?x128xf32>
+  %t = mbt.tanh %r : tensor<?x128xf32>
+  // CHECK: mbt.relu_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
+  %rg = mbt.relu_grad %n, %t : tensor<?x128xf32>
+  // CHECK: mbt.tanh_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
+  %tg = mbt.tanh_grad %t, %rg : tensor<?x128xf32>
+  // CHECK: mbt.unbroadcast %{{.*}} : (tensor<?x128xf32>) -> tensor<1x128xf32>
+  %u = mbt.unbroadcast %tg : (tensor<?x128xf32>) -> tensor<1x128xf32>
+  // CHECK: mbt.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+  %gw = mbt.matmul %x, %tg {transpose_lhs} : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+  // CHECK: mbt.constant dense<5.000000e-01> : tensor<128x10xf32>
+  %w2 = mbt.constant dense<0.5> : tensor<128x10xf32>
+  %logits = mbt.matmul %t, %w2 : (tensor<?x128xf32>, tensor<128x10xf32>) -> tensor<?x10xf32>
+  // CHECK: mbt.cross_entropy %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  %loss = mbt.cross_entropy %logits, %y : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  // CHECK: mbt.cross_entropy_grad
+  %dl = mbt.cross_entropy_grad %logits, %y, %loss : (tensor<?x10xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x10xf32>
+  // CHECK: mbt.accuracy
+  %acc = mbt.accuracy %dl, %y : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  // CHECK: mbt.reduce_sum %{{.*}} {axes = array<i64: 0, 1>} : (tensor<?x10xf32>) -> tensor<f32>
+  %sum = mbt.reduce_sum %dl {axes = array<i64: 0, 1>} : (tensor<?x10xf32>) -> tensor<f32>
+  // CHECK: mbt.broadcast %{{.*}} like %{{.*}} {dims = array<i64: 0, 1>} : (tensor<f32>, tensor<?x10xf32>) -> tensor<?x10xf32>
+  %bc = mbt.broadcast %sum like %dl {dims = array<i64: 0, 1>} : (tensor<f32>, tensor<?x10xf32>) -> tensor<?x10xf32>
+  return %loss, %acc : tensor<f32>, tensor<f32>
+}
+
+// CHECK-LABEL: func.func @updates
+func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>,
+                   %v: tensor<4x3xf32>, %h: tensor<5xf64>, %t: tensor<f64>,
+                   %flat: tensor<2x12xf32>, %state: tensor<2x2x12xf32>,
+                   %hs: tensor<2x5xf64>, %ts: tensor<2xf64>) {
+  // CHECK: mbt.update "adam" %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}}) hyper(%{{.*}}) step(%{{.*}})
+  %p1, %m1, %v1 = mbt.update "adam" %p, %g state(%m, %v) hyper(%h) step(%t)
+      : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf64>, tensor<f64>)
+      -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
+  // CHECK: mbt.fused_update "adam" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
+  %np, %ns = mbt.fused_update "adam" %flat, %flat, %state, %hs, %ts
+      : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
+  return
+}
+
+// CHECK: mbt.sweep @sweep {batch_size = 128 : i64, data = "fashion_mnist"
+mbt.sweep @sweep {model = @forward, models = 2 : i64, optimizer = "sgd",
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
+    seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 128 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64}

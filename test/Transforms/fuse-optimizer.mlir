@@ -1,0 +1,24 @@
+// RUN: mbt-opt --mbt-autodiff --mbt-batch-models %S/Inputs/mlp.mlir | FileCheck %s --check-prefix=BEFORE
+// RUN: mbt-opt --mbt-autodiff --mbt-batch-models --mbt-fuse-optimizer %S/Inputs/mlp.mlir | FileCheck %s
+
+// Before: one update per parameter.
+// BEFORE-COUNT-3: mbt.update "adam"
+// BEFORE-NOT: mbt.fused_update
+
+// After: every parameter of every model in one [4, 21] buffer (12 + 3 + 6
+// per model), one fused update, no per-parameter update left.
+// CHECK: module attributes
+// CHECK-SAME: mbt.layout = [{{.*}}name = "w1", offset = 0 : i64, shape = array<i64: 4, 3>, size = 12 : i64}, {{.*}}name = "b1", offset = 12 : i64{{.*}}name = "w2", offset = 15 : i64
+// CHECK-LABEL: func.func @mbt_train_step
+// CHECK-SAME: %[[P:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S:.*]]: tensor<2x4x21xf32> {bufferization.writable = true}, %[[H:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T:.*]]: tensor<4xf64>
+// CHECK-SAME: llvm.emit_c_interface
+// CHECK: tensor.extract_slice %[[P]][0, 0] [4, 12] [1, 1]
+// CHECK-NOT: mbt.update
+// CHECK: %[[G:.*]] = tensor.insert_slice {{.*}}[0, 15] [4, 6] [1, 1] : tensor<4x6xf32> into tensor<4x21xf32>
+// CHECK: mbt.fused_update "adam" %[[P]], %[[G]], %[[S]], %[[H]], %[[T]]
+// CHECK-NOT: mbt.fused_update
+// CHECK-NOT: mbt.update
+// CHECK-LABEL: func.func @mbt_eval_step
+// CHECK-SAME: tensor<4x21xf32> {bufferization.writable = false}
+// CHECK-NOT: mbt.update
+// CHECK-NOT: mbt.fused_update

@@ -1,0 +1,26 @@
+# -*- Python -*-
+# lit configuration of the mbt test suite: .mlir files run through mbt-opt,
+# .mbt files through mbtc.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "MBT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".mbt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mbt_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "unit", "fuzz"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%mbt_src", config.mbt_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
+                                     "MBT_DATA_DIR"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.mbt_tools_dir, config.llvm_tools_dir]
+tools = ["mbt-opt", "mbtc", "FileCheck", "not", "count"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,70 @@
+//===- ArtifactTest.cpp - Loading artifacts and rejecting bad ones --------===//
+
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Error.h"
+
+#include "TestUtil.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace mbt::runtime;
+using namespace mbt::test;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+namespace {
+
+TEST(ArtifactTest, LoadsFakeArtifactAndParsesItsManifest) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  const Manifest &m = artifact.manifest();
+  EXPECT_EQ(m.models, 4);
+  EXPECT_EQ(m.paramCount, 16 * 4 + 4);
+  EXPECT_EQ(m.hyperNames, (std::vector<std::string>{"lr", "momentum"}));
+  EXPECT_EQ(m.seeds, (std::vector<uint64_t>{10, 11, 12, 13}));
+  EXPECT_NE(artifact.trainStep(), nullptr);
+  EXPECT_NE(artifact.evalStep(), nullptr);
+  EXPECT_NE(artifact.manifestJson().find("\"softmax\""), std::string::npos);
+}
+
+TEST(ArtifactTest, MovedArtifactKeepsItsFunctions) {
+  Artifact first = Artifact::load(fakeArtifactPath("fake_m1_model1"));
+  Artifact second = std::move(first);
+  EXPECT_EQ(second.manifest().models, 1);
+  EXPECT_NE(second.trainStep(), nullptr);
+}
+
+TEST(ArtifactTest, MissingFileNamesThePath) {
+  TempDir dir;
+  std::string path = dir.file("model.so");
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr("cannot load artifact '" + path + "'"),
+                    HasSubstr("No such file")));
+}
+
+TEST(ArtifactTest, FileThatIsNotALibraryReportsDlerror) {
+  TempDir dir;
+  std::string path = dir.file("model.so");
+  std::ofstream(path) << std::string(256, 'x'); // long enough to be parsed
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr("cannot load artifact '" + path + "'"),
+                    HasSubstr("ELF")));
+}
+
+TEST(ArtifactTest, MissingSymbolIsNamed) {
+  std::string path = fakeArtifactPath("fake_no_eval");
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr(path), HasSubstr("not an mbt artifact"),
+                    HasSubstr("'_mlir_ciface_mbt_eval_step'")));
+}
+
+TEST(ArtifactTest, UnknownAbiVersionIsRefused) {
+  std::string path = fakeArtifactPath("fake_abi2");
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr(path), HasSubstr("ABI version 2"),
+                    HasSubstr("supports 1")));
+}
+
+} // namespace

@@ -1,0 +1,197 @@
+//===- BatchMatmulKernelTest.cpp - The BLAS kernel artifacts import -------===//
+//
+// Checks _mlir_ciface_mbt_rt_batch_matmul_f32 against a naive triple loop
+// for every transpose combination, for strided operands (column slices of a
+// [M, P] params buffer, as the compiler passes weights), for empty shapes,
+// and that batch i's result is bitwise independent of the batch count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+using namespace mbt::runtime;
+
+namespace {
+
+/// Deterministic values in [-1, 1).
+std::vector<float> filled(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t state = seed * 747796405u + 2891336453u;
+  for (float &x : v) {
+    state = state * 1664525u + 1013904223u;
+    x = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
+  }
+  return v;
+}
+
+float element(const MemRef3F &ref, int64_t i, int64_t r, int64_t c) {
+  return ref.aligned[ref.offset + i * ref.strides[0] + r * ref.strides[1] +
+                     c * ref.strides[2]];
+}
+
+/// Naive reference for c = op(a) . op(b), accumulated in double.
+std::vector<double> reference(const MemRef3F &a, const MemRef3F &b, bool ta,
+                              bool tb, int64_t batch, int64_t m, int64_t n,
+                              int64_t k) {
+  std::vector<double> c(batch * m * n, 0.0);
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col) {
+        double sum = 0;
+        for (int64_t j = 0; j < k; ++j)
+          sum += double(ta ? element(a, i, j, r) : element(a, i, r, j)) *
+                 double(tb ? element(b, i, col, j) : element(b, i, j, col));
+        c[(i * m + r) * n + col] = sum;
+      }
+  return c;
+}
+
+void expectMatches(const MemRef3F &c, const std::vector<double> &expected,
+                   int64_t batch, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < n; ++col)
+        ASSERT_NEAR(element(c, i, r, col), expected[(i * m + r) * n + col],
+                    1e-4)
+            << "at [" << i << "," << r << "," << col << "]";
+}
+
+class TransposeTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+};
+
+TEST_P(TransposeTest, DenseOperandsMatchNaiveLoop) {
+  auto [ta, tb] = GetParam();
+  const int64_t batch = 3, m = 5, n = 7, k = 11;
+  std::vector<float> a = filled(batch * m * k, 1), b = filled(batch * k * n, 2);
+  std::vector<float> c(batch * m * n, 99.0f);
+  auto ra = ta ? makeDenseMemRef<float, 3>(a.data(), {batch, k, m})
+               : makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
+  auto rb = tb ? makeDenseMemRef<float, 3>(b.data(), {batch, n, k})
+               : makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb);
+  EXPECT_EQ(takeKernelError(), "");
+  expectMatches(rc, reference(ra, rb, ta, tb, batch, m, n, k), batch, m, n);
+}
+
+TEST_P(TransposeTest, ColumnSlicesOfParamsBufferMatchNaiveLoop) {
+  // params [M, P] with P = 40: b is the [6, 4] (or [4, 6]) weight at column
+  // 10 of each row, c is written at column 3 of a wider [M, 2, 30] buffer.
+  auto [ta, tb] = GetParam();
+  const int64_t batch = 4, m = 2, n = 4, k = 6, p = 40;
+  std::vector<float> a = filled(batch * m * k, 3);
+  std::vector<float> params = filled(batch * p, 4);
+  std::vector<float> out(batch * m * 30, 5.0f);
+  auto ra = ta ? makeDenseMemRef<float, 3>(a.data(), {batch, k, m})
+               : makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
+  MemRef3F rb = {params.data(),
+                 params.data(),
+                 10,
+                 {batch, tb ? n : k, tb ? k : n},
+                 {p, tb ? k : n, 1}};
+  MemRef3F rc = {out.data(), out.data(), 3, {batch, m, n}, {m * 30, 30, 1}};
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb);
+  EXPECT_EQ(takeKernelError(), "");
+  expectMatches(rc, reference(ra, rb, ta, tb, batch, m, n, k), batch, m, n);
+  // Nothing outside c's slice was written.
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < 30; ++col)
+        if (col < 3 || col >= 3 + n) {
+          ASSERT_EQ(out[i * m * 30 + r * 30 + col], 5.0f);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllTransposes, TransposeTest,
+    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<std::tuple<bool, bool>> &info) {
+      return std::string(std::get<0>(info.param) ? "TransA" : "A") +
+             (std::get<1>(info.param) ? "TransB" : "B");
+    });
+
+TEST(BatchMatmulKernelTest, BatchResultIsBitwiseIndependentOfBatchCount) {
+  const int64_t batch = 6, m = 33, n = 65, k = 129;
+  std::vector<float> a = filled(batch * m * k, 6), b = filled(batch * k * n, 7);
+  std::vector<float> all(batch * m * n), one(m * n);
+  auto ra = makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
+  auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
+  auto rc = makeDenseMemRef<float, 3>(all.data(), {batch, m, n});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  for (int64_t i = 0; i < batch; ++i) {
+    auto a1 = makeDenseMemRef<float, 3>(a.data() + i * m * k, {1, m, k});
+    auto b1 = makeDenseMemRef<float, 3>(b.data() + i * k * n, {1, k, n});
+    auto c1 = makeDenseMemRef<float, 3>(one.data(), {1, m, n});
+    _mlir_ciface_mbt_rt_batch_matmul_f32(&a1, &b1, &c1, 0, 0);
+    for (int64_t j = 0; j < m * n; ++j)
+      ASSERT_EQ(one[j], all[i * m * n + j]) << "batch " << i << " elem " << j;
+  }
+}
+
+TEST(BatchMatmulKernelTest, EmptyContractionWritesZeros) {
+  std::vector<float> c(2 * 3 * 4, 8.0f);
+  float dummy = 0;
+  auto ra = makeDenseMemRef<float, 3>(&dummy, {2, 3, 0});
+  auto rb = makeDenseMemRef<float, 3>(&dummy, {2, 0, 4});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {2, 3, 4});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  EXPECT_EQ(takeKernelError(), "");
+  EXPECT_EQ(c, std::vector<float>(24, 0.0f));
+}
+
+TEST(BatchMatmulKernelTest, EmptyRowsOrColumnsOrBatchAreANoOp) {
+  float dummy = 1;
+  std::vector<float> a(12, 1.0f), b(12, 1.0f);
+  auto noRowsA = makeDenseMemRef<float, 3>(a.data(), {2, 0, 3});
+  auto b23 = makeDenseMemRef<float, 3>(b.data(), {2, 3, 2});
+  auto noRowsC = makeDenseMemRef<float, 3>(&dummy, {2, 0, 2});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&noRowsA, &b23, &noRowsC, 0, 0);
+  auto a23 = makeDenseMemRef<float, 3>(a.data(), {2, 2, 3});
+  auto noColsB = makeDenseMemRef<float, 3>(b.data(), {2, 3, 0});
+  auto noColsC = makeDenseMemRef<float, 3>(&dummy, {2, 2, 0});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&a23, &noColsB, &noColsC, 0, 0);
+  auto emptyA = makeDenseMemRef<float, 3>(a.data(), {0, 2, 3});
+  auto emptyB = makeDenseMemRef<float, 3>(b.data(), {0, 3, 2});
+  auto emptyC = makeDenseMemRef<float, 3>(&dummy, {0, 2, 2});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&emptyA, &emptyB, &emptyC, 0, 0);
+  EXPECT_EQ(takeKernelError(), "");
+  EXPECT_EQ(dummy, 1.0f);
+}
+
+TEST(BatchMatmulKernelTest, NonUnitColumnStrideFallsBackCorrectly) {
+  // a viewed as the transpose of a dense buffer via swapped strides.
+  const int64_t batch = 2, m = 3, n = 2, k = 4;
+  std::vector<float> storage = filled(batch * k * m, 8),
+                     b = filled(batch * k * n, 9);
+  std::vector<float> c(batch * m * n);
+  MemRef3F ra = {
+      storage.data(), storage.data(), 0, {batch, m, k}, {k * m, 1, m}};
+  auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  EXPECT_EQ(takeKernelError(), "");
+  expectMatches(rc, reference(ra, rb, false, false, batch, m, n, k), batch, m,
+                n);
+}
+
+TEST(BatchMatmulKernelTest,
+     MismatchedShapesWriteNaNAndReportInsteadOfCrashing) {
+  std::vector<float> a(2 * 3 * 4), b(2 * 5 * 6), c(2 * 3 * 6);
+  auto ra = makeDenseMemRef<float, 3>(a.data(), {2, 3, 4});
+  auto rb = makeDenseMemRef<float, 3>(b.data(), {2, 5, 6});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {2, 3, 6});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  std::string error = takeKernelError();
+  EXPECT_NE(error.find("a [2,3,4]"), std::string::npos) << error;
+  EXPECT_NE(error.find("b [2,5,6]"), std::string::npos) << error;
+  EXPECT_TRUE(std::isnan(c[0]));
+  EXPECT_EQ(takeKernelError(), ""); // taking the error clears it
+}
+
+} // namespace

@@ -1,0 +1,202 @@
+//===- FakeArtifact.cpp - A hand-written stand-in for an mbtc artifact ----===//
+//
+// Lets the runtime's loader and trainer be tested without the compiler: a
+// softmax-regression model batch (w [F, C], b [C]) trained by SGD with
+// momentum, exporting exactly the symbols of docs/abi.md and importing the
+// runtime's batched matmul, as a real artifact does. Variants are selected
+// with compile definitions:
+//   FAKE_MODELS    4 (all models of the table below) or 1
+//   FAKE_ONLY      with FAKE_MODELS=1, which row of the table to keep
+//   FAKE_FEATURES  F (16 for synthetic data, 784 for Fashion-MNIST)
+//   FAKE_CLASSES   C
+//   FAKE_ABI       the version mbt_abi_version() reports
+//   FAKE_NO_EVAL   leave out the eval step symbol
+// Model 3 of the table has a huge learning rate and diverges on purpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Abi.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using mbt::runtime::MemRef1F;
+using mbt::runtime::MemRef2F;
+using mbt::runtime::MemRef2I;
+using mbt::runtime::MemRef3F;
+
+#ifndef FAKE_MODELS
+#define FAKE_MODELS 4
+#endif
+#ifndef FAKE_ONLY
+#define FAKE_ONLY 1
+#endif
+#ifndef FAKE_FEATURES
+#define FAKE_FEATURES 16
+#endif
+#ifndef FAKE_CLASSES
+#define FAKE_CLASSES 4
+#endif
+#ifndef FAKE_ABI
+#define FAKE_ABI 1
+#endif
+#ifndef FAKE_BATCH
+#define FAKE_BATCH 32
+#endif
+
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
+                                                     MemRef3F *c, int64_t ta,
+                                                     int64_t tb);
+
+namespace {
+constexpr int64_t F = FAKE_FEATURES, C = FAKE_CLASSES, P = F * C + C;
+constexpr int kTableSize = 4;
+const double kHyper[kTableSize][2] = {
+    {0.1, 0.9}, {0.05, 0.5}, {0.2, 0.0}, {3e38, 0.9}};
+const unsigned kSeeds[kTableSize] = {10, 11, 12, 13};
+
+float lastStep = 0;
+int64_t lastBatch = 0;
+
+std::string buildManifest() {
+  std::string hyper, seeds;
+  for (int i = 0; i < kTableSize; ++i) {
+    if (FAKE_MODELS == 1 && i != FAKE_ONLY)
+      continue;
+    char row[96];
+    std::snprintf(row, sizeof(row), "%s[%.17g, %.17g]",
+                  hyper.empty() ? "" : ", ", kHyper[i][0], kHyper[i][1]);
+    hyper += row;
+    seeds += (seeds.empty() ? "" : ", ") + std::to_string(kSeeds[i]);
+  }
+  char text[2048];
+  std::snprintf(text, sizeof(text),
+                R"({"abi_version": 1, "model": "softmax", "models": %d,
+  "params": [
+    {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
+     "init": {"kind": "kaiming_uniform"}},
+    {"name": "b", "shape": [%lld], "offset": %lld, "size": %lld,
+     "init": {"kind": "zeros"}}],
+  "param_count": %lld,
+  "input": {"name": "x", "shape": [%lld], "features": %lld},
+  "target": {"name": "y", "classes": %lld},
+  "optimizer": {"rule": "sgd", "slots": ["momentum"], "hyper": ["lr", "momentum"]},
+  "hyper_values": [%s], "seeds": [%s],
+  "outputs": ["loss", "acc"],
+  "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7},
+  "epochs": 3})",
+                FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
+                (long long)C, (long long)(F * C), (long long)C, (long long)P,
+                (long long)F, (long long)F, (long long)C, hyper.c_str(),
+                seeds.c_str(), FAKE_BATCH);
+  return text;
+}
+
+MemRef3F dense3(float *data, int64_t d0, int64_t d1, int64_t d2) {
+  return mbt::runtime::makeDenseMemRef<float, 3>(data, {d0, d1, d2});
+}
+
+/// logits [M,B,C] = x . w + b, with w viewed in place inside params (a
+/// strided view, as the compiler produces).
+std::vector<float> forward(MemRef2F *params, MemRef3F *x) {
+  int64_t m = x->sizes[0], b = x->sizes[1];
+  std::vector<float> logits(m * b * C);
+  MemRef3F w = {params->allocated,
+                params->aligned,
+                params->offset,
+                {m, F, C},
+                {params->strides[0], C, 1}};
+  MemRef3F l = dense3(logits.data(), m, b, C);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &w, &l, 0, 0);
+  for (int64_t i = 0; i < m; ++i) {
+    const float *bias =
+        params->aligned + params->offset + i * params->strides[0] + F * C;
+    for (int64_t j = 0; j < b; ++j)
+      for (int64_t c = 0; c < C; ++c)
+        logits[(i * b + j) * C + c] += bias[c];
+  }
+  return logits;
+}
+
+/// Turns logits into softmax - onehot (scaled by 1/B) and writes the batch
+/// mean loss and accuracy of each model to out.
+void lossAndMetrics(std::vector<float> &logits, MemRef2I *y, MemRef2F *out) {
+  int64_t m = y->sizes[0], b = y->sizes[1];
+  for (int64_t i = 0; i < m; ++i) {
+    double loss = 0, correct = 0;
+    for (int64_t j = 0; j < b; ++j) {
+      float *row = logits.data() + (i * b + j) * C;
+      int32_t label =
+          y->aligned[y->offset + i * y->strides[0] + j * y->strides[1]];
+      int64_t best = 0;
+      float top = row[0];
+      for (int64_t c = 1; c < C; ++c)
+        if (row[c] > top) {
+          top = row[c];
+          best = c;
+        }
+      float sum = 0;
+      for (int64_t c = 0; c < C; ++c)
+        sum += std::exp(row[c] - top);
+      loss += std::log(sum) + top - row[label];
+      correct += best == label;
+      for (int64_t c = 0; c < C; ++c)
+        row[c] = (std::exp(row[c] - top) / sum - (c == label)) / b;
+    }
+    float *o = out->aligned + out->offset + i * out->strides[0];
+    o[0] = static_cast<float>(loss / b);
+    o[out->strides[1]] = static_cast<float>(correct / b);
+  }
+}
+} // namespace
+
+extern "C" {
+int64_t mbt_abi_version(void) { return FAKE_ABI; }
+
+const char *mbt_manifest(void) {
+  static const std::string manifest = buildManifest();
+  return manifest.c_str();
+}
+
+void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
+                                 MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
+                                 MemRef2I *y, MemRef2F *out) {
+  int64_t m = x->sizes[0], b = x->sizes[1];
+  lastStep = step->aligned[step->offset];
+  lastBatch = b;
+  std::vector<float> dlogits = forward(params, x);
+  lossAndMetrics(dlogits, y, out);
+  std::vector<float> grad(m * P, 0.0f);
+  MemRef3F dw = {grad.data(), grad.data(), 0, {m, F, C}, {P, C, 1}};
+  MemRef3F dl = dense3(dlogits.data(), m, b, C);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < b; ++j)
+      for (int64_t c = 0; c < C; ++c)
+        grad[i * P + F * C + c] += dlogits[(i * b + j) * C + c];
+    const double *h = hyper->aligned + hyper->offset + i * hyper->strides[0];
+    float lr = static_cast<float>(h[0]),
+          momentum = static_cast<float>(h[hyper->strides[1]]);
+    float *p = params->aligned + params->offset + i * params->strides[0];
+    float *v = state->aligned + state->offset + i * state->strides[1];
+    for (int64_t k = 0; k < P; ++k) {
+      v[k] = momentum * v[k] + grad[i * P + k];
+      p[k] -= lr * v[k];
+    }
+  }
+}
+
+#ifndef FAKE_NO_EVAL
+void _mlir_ciface_mbt_eval_step(MemRef2F *params, MemRef3F *x, MemRef2I *y,
+                                MemRef2F *out) {
+  std::vector<float> logits = forward(params, x);
+  lossAndMetrics(logits, y, out);
+}
+#endif
+
+// Test hooks, not part of the ABI.
+float fake_artifact_last_step(void) { return lastStep; }
+int64_t fake_artifact_last_batch(void) { return lastBatch; }
+}

@@ -1,0 +1,138 @@
+//===- LeaderboardTest.cpp - Ranking, table and JSON ----------------------===//
+
+#include "mbt/runtime/Leaderboard.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+using namespace mbt::runtime;
+using ::testing::HasSubstr;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+ModelResult row(int64_t model, double loss, double acc, bool diverged = false) {
+  ModelResult r;
+  r.model = model;
+  r.seed = 100 + model;
+  r.hyper = {0.001 * (model + 1)};
+  r.train = {loss, acc};
+  r.test = {loss, acc};
+  r.diverged = diverged;
+  return r;
+}
+
+Leaderboard board(std::vector<std::string> outputs,
+                  std::vector<ModelResult> rows) {
+  Leaderboard b;
+  b.hyperNames = {"lr"};
+  b.outputs = std::move(outputs);
+  b.rows = std::move(rows);
+  return b;
+}
+
+std::vector<int64_t> order(const Leaderboard &b) {
+  std::vector<int64_t> models;
+  for (const ModelResult &r : b.rows)
+    models.push_back(r.model);
+  return models;
+}
+
+TEST(LeaderboardTest, RanksByAccuracyDescendingWhenPresent) {
+  Leaderboard b = board({"loss", "acc"}, {row(0, 0.5, 0.80), row(1, 0.4, 0.90),
+                                          row(2, 0.3, 0.85)});
+  rankModels(b);
+  EXPECT_EQ(order(b), (std::vector<int64_t>{1, 2, 0}));
+  EXPECT_EQ(b.rows[0].rank, 1);
+  EXPECT_EQ(b.rows[2].rank, 3);
+}
+
+TEST(LeaderboardTest, RanksByLossAscendingWithoutAccuracy) {
+  Leaderboard b = board({"loss", "f1"}, {row(0, 0.5, 0.80), row(1, 0.4, 0.90),
+                                         row(2, 0.3, 0.85)});
+  rankModels(b);
+  EXPECT_EQ(order(b), (std::vector<int64_t>{2, 1, 0}));
+}
+
+TEST(LeaderboardTest, UsesTheLastAccuracyNamedOutput) {
+  EXPECT_EQ(chooseRankKey({"loss", "acc", "top5", "accuracy"}).output, 3u);
+  EXPECT_TRUE(chooseRankKey({"loss", "acc"}).descending);
+  EXPECT_EQ(chooseRankKey({"loss"}).output, 0u);
+  EXPECT_FALSE(chooseRankKey({"loss"}).descending);
+  // outputs[0] is the loss even if someone names it "acc".
+  EXPECT_EQ(chooseRankKey({"acc"}).output, 0u);
+}
+
+TEST(LeaderboardTest, NaNScoresAndDivergedModelsGoLast) {
+  Leaderboard b =
+      board({"loss", "acc"},
+            {row(0, kNaN, kNaN, true), row(1, 0.4, kNaN), row(2, 0.3, 0.85),
+             row(3, 0.6, 0.95, true), row(4, 0.5, 0.70)});
+  rankModels(b);
+  // Healthy finite first (by acc), then healthy NaN, then diverged by index.
+  EXPECT_EQ(order(b), (std::vector<int64_t>{2, 4, 1, 0, 3}));
+}
+
+TEST(LeaderboardTest, TiesKeepModelOrder) {
+  Leaderboard b =
+      board({"loss"}, {row(2, 0.5, 0), row(0, 0.5, 0), row(1, 0.5, 0)});
+  rankModels(b);
+  EXPECT_EQ(order(b), (std::vector<int64_t>{0, 1, 2}));
+}
+
+TEST(LeaderboardTest, TableIsAlignedAndFlagsDivergence) {
+  Leaderboard b =
+      board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, kNaN, kNaN, true)});
+  rankModels(b);
+  std::string table = formatLeaderboard(b);
+  std::istringstream lines(table);
+  std::string header, rule, first, second;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_THAT(
+      header,
+      HasSubstr("rank  model     lr  seed  test_loss  test_acc  status"));
+  EXPECT_THAT(first, HasSubstr("ok"));
+  EXPECT_THAT(second, HasSubstr("nan"));
+  EXPECT_THAT(second, HasSubstr("diverged"));
+  // Numeric columns are right-aligned: "test_acc" ends where the values end.
+  size_t accEnd = header.find("test_acc") + 8;
+  EXPECT_EQ(first.substr(accEnd - 3, 3), "0.8");
+}
+
+TEST(LeaderboardTest, JsonHasOneObjectPerModelWithNullForNaN) {
+  Leaderboard b =
+      board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, kNaN, kNaN, true)});
+  rankModels(b);
+  nlohmann::json json = nlohmann::json::parse(leaderboardToJson(b));
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["rank"], 1);
+  EXPECT_EQ(json[0]["model"], 0);
+  EXPECT_EQ(json[0]["seed"], 100);
+  EXPECT_DOUBLE_EQ(json[0]["lr"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ(json[0]["test_acc"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(json[0]["train_loss"].get<double>(), 0.5);
+  EXPECT_EQ(json[0]["diverged"], false);
+  EXPECT_TRUE(json[1]["test_loss"].is_null());
+  EXPECT_EQ(json[1]["diverged"], true);
+}
+
+TEST(LeaderboardTest, HyperparameterNamedLikeAFieldDoesNotOverwriteIt) {
+  Leaderboard b = board({"loss"}, {row(0, 0.5, 0)});
+  b.hyperNames = {"seed"};
+  rankModels(b);
+  nlohmann::json json = nlohmann::json::parse(leaderboardToJson(b));
+  EXPECT_EQ(json[0]["seed"], 100);
+  EXPECT_DOUBLE_EQ(json[0]["hyper_seed"].get<double>(), 0.001);
+}
+
+} // namespace

@@ -1,0 +1,240 @@
+//===- ManifestTest.cpp - Manifest parsing and validation -----------------===//
+//
+// One good manifest (the example of docs/abi.md, shrunk to 2 models), then
+// one test per rule: each breaks exactly one field and checks that the error
+// names that field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/Error.h"
+
+#include "TestUtil.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace mbt::runtime;
+using mbt::test::errorOf;
+using nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+namespace {
+
+json goodManifest() {
+  return json::parse(R"({
+    "abi_version": 1, "model": "mlp", "models": 2,
+    "params": [
+      {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
+       "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
+      {"name": "b1", "shape": [128], "offset": 100352, "size": 128,
+       "init": {"kind": "zeros"}},
+      {"name": "w2", "shape": [128, 10], "offset": 100480, "size": 1280,
+       "init": {"kind": "kaiming_uniform"}},
+      {"name": "b2", "shape": [10], "offset": 101760, "size": 10,
+       "init": {"kind": "uniform", "low": -0.1, "high": 0.1}}
+    ],
+    "param_count": 101770,
+    "input": {"name": "x", "shape": [28, 28], "features": 784},
+    "target": {"name": "y", "classes": 10},
+    "optimizer": {"rule": "adam", "slots": ["m", "v"],
+                  "hyper": ["lr", "beta1", "beta2", "eps", "weight_decay"]},
+    "hyper_values": [[0.0001, 0.9, 0.999, 1e-08, 0.0],
+                     [0.001, 0.9, 0.999, 1e-08, 0.0]],
+    "seeds": [0, 18446744073709551615],
+    "outputs": ["loss", "acc"],
+    "data": {"name": "fashion_mnist", "batch": 128, "shuffle_seed": 0},
+    "epochs": 2
+  })");
+}
+
+/// The error parsing `manifest` gives ("(no error)" if it parses).
+std::string errorFor(const json &manifest) {
+  return errorOf([&] { parseManifest(manifest.dump(), "model.so"); });
+}
+
+TEST(ManifestTest, ParsesTheAbiExample) {
+  Manifest m = parseManifest(goodManifest().dump(), "model.so");
+  EXPECT_EQ(m.abiVersion, 1);
+  EXPECT_EQ(m.model, "mlp");
+  EXPECT_EQ(m.models, 2);
+  ASSERT_EQ(m.params.size(), 4u);
+  EXPECT_EQ(m.params[0].name, "w1");
+  EXPECT_EQ(m.params[0].shape, (std::vector<int64_t>{784, 128}));
+  EXPECT_EQ(m.params[0].init.kind, InitSpec::Kind::Normal);
+  EXPECT_DOUBLE_EQ(m.params[0].init.stddev, 0.05);
+  EXPECT_EQ(m.params[2].init.kind, InitSpec::Kind::KaimingUniform);
+  EXPECT_DOUBLE_EQ(m.params[3].init.low, -0.1);
+  EXPECT_EQ(m.paramCount, 101770);
+  EXPECT_EQ(m.features, 784);
+  EXPECT_EQ(m.inputShape, (std::vector<int64_t>{28, 28}));
+  EXPECT_EQ(m.classes, 10);
+  EXPECT_EQ(m.optimizerRule, "adam");
+  EXPECT_EQ(m.numSlots(), 2);
+  EXPECT_EQ(m.numHyper(), 5);
+  EXPECT_DOUBLE_EQ(m.hyperValues[1][0], 0.001);
+  EXPECT_EQ(m.seeds[1], UINT64_MAX);
+  EXPECT_EQ(m.outputs, (std::vector<std::string>{"loss", "acc"}));
+  EXPECT_EQ(m.data.name, "fashion_mnist");
+  EXPECT_EQ(m.data.batch, 128);
+  EXPECT_EQ(m.epochs, 2);
+}
+
+TEST(ManifestTest, RejectsTextThatIsNotJson) {
+  EXPECT_THAT(errorOf([] { parseManifest("{\"abi_version\": ", "model.so"); }),
+              AllOf(HasSubstr("model.so"), HasSubstr("not valid JSON")));
+}
+
+TEST(ManifestTest, RejectsNonObjectTopLevel) {
+  EXPECT_THAT(errorOf([] { parseManifest("[1, 2]", "model.so"); }),
+              HasSubstr("JSON object"));
+}
+
+TEST(ManifestTest, NamesEachMissingTopLevelField) {
+  for (const char *field :
+       {"abi_version", "model", "models", "params", "param_count", "input",
+        "target", "optimizer", "hyper_values", "seeds", "outputs", "data",
+        "epochs"}) {
+    json m = goodManifest();
+    m.erase(field);
+    EXPECT_THAT(errorFor(m), AllOf(HasSubstr("model.so"),
+                                   HasSubstr("field '" + std::string(field) +
+                                             "': missing")));
+  }
+}
+
+TEST(ManifestTest, NamesMissingNestedField) {
+  json m = goodManifest();
+  m["params"][1].erase("offset");
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'params[1].offset': missing"));
+  m = goodManifest();
+  m["data"].erase("batch");
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.batch': missing"));
+}
+
+TEST(ManifestTest, RejectsWrongJsonType) {
+  json m = goodManifest();
+  m["models"] = "16";
+  EXPECT_THAT(errorFor(m),
+              HasSubstr("field 'models': expected an integer, got string"));
+}
+
+TEST(ManifestTest, RejectsUnknownAbiVersion) {
+  json m = goodManifest();
+  m["abi_version"] = 2;
+  EXPECT_THAT(errorFor(m), HasSubstr("version 1, got 2"));
+}
+
+TEST(ManifestTest, RejectsNonContiguousOffsets) {
+  json m = goodManifest();
+  m["params"][1]["offset"] = 100353;
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("params[1].offset"), HasSubstr("expected 100352"),
+                    HasSubstr("after 'w1'")));
+}
+
+TEST(ManifestTest, RejectsFirstOffsetOtherThanZero) {
+  json m = goodManifest();
+  m["params"][0]["offset"] = 4;
+  EXPECT_THAT(errorFor(m), HasSubstr("params[0].offset"));
+}
+
+TEST(ManifestTest, RejectsSizeThatDisagreesWithShape) {
+  json m = goodManifest();
+  m["params"][1]["size"] = 127;
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("params[1].size"), HasSubstr("shape holds 128")));
+}
+
+TEST(ManifestTest, RejectsParamCountThatIsNotTheSumOfSizes) {
+  json m = goodManifest();
+  m["param_count"] = 101771;
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("param_count"), HasSubstr("sum to 101770")));
+}
+
+TEST(ManifestTest, RejectsHyperValuesWithWrongRowCount) {
+  json m = goodManifest();
+  m["hyper_values"].erase(1);
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("hyper_values"), HasSubstr("one per model (2)")));
+}
+
+TEST(ManifestTest, RejectsHyperRowWithWrongLength) {
+  json m = goodManifest();
+  m["hyper_values"][1].erase(4);
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("hyper_values[1]"), HasSubstr("expected 5")));
+}
+
+TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
+  json m = goodManifest();
+  m["seeds"].push_back(3);
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'seeds'"));
+}
+
+TEST(ManifestTest, RejectsNegativeSeed) {
+  json m = goodManifest();
+  m["seeds"][0] = -1;
+  EXPECT_THAT(errorFor(m), HasSubstr("seeds[0]"));
+}
+
+TEST(ManifestTest, RejectsUnknownInitKind) {
+  json m = goodManifest();
+  m["params"][0]["init"]["kind"] = "orthogonal";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("params[0].init.kind"),
+                                 HasSubstr("'orthogonal'")));
+}
+
+TEST(ManifestTest, RejectsNormalWithoutStd) {
+  json m = goodManifest();
+  m["params"][0]["init"].erase("std");
+  EXPECT_THAT(errorFor(m), HasSubstr("params[0].init.std': missing"));
+}
+
+TEST(ManifestTest, RejectsUniformWithLowAboveHigh) {
+  json m = goodManifest();
+  m["params"][3]["init"]["low"] = 1.0;
+  EXPECT_THAT(errorFor(m), HasSubstr("params[3].init"));
+}
+
+TEST(ManifestTest, RejectsKaimingOnAScalar) {
+  json m = goodManifest();
+  m["params"][3]["shape"] = json::array();
+  m["params"][3]["size"] = 1;
+  m["params"][3]["init"] = {{"kind", "kaiming_uniform"}};
+  m["param_count"] = 101761;
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("params[3].init"), HasSubstr("fan-in")));
+}
+
+TEST(ManifestTest, RejectsDuplicateParamNames) {
+  json m = goodManifest();
+  m["params"][1]["name"] = "w1";
+  EXPECT_THAT(errorFor(m), HasSubstr("duplicate parameter name 'w1'"));
+}
+
+TEST(ManifestTest, RejectsFeaturesThatDisagreeWithInputShape) {
+  json m = goodManifest();
+  m["input"]["features"] = 785;
+  EXPECT_THAT(errorFor(m), HasSubstr("input.features"));
+}
+
+TEST(ManifestTest, RejectsNonPositiveModelsAndBatch) {
+  json m = goodManifest();
+  m["models"] = 0;
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'models'"));
+  m = goodManifest();
+  m["data"]["batch"] = 0;
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.batch'"));
+}
+
+TEST(ManifestTest, RejectsEmptyOutputs) {
+  json m = goodManifest();
+  m["outputs"] = json::array();
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'outputs'"));
+}
+
+} // namespace

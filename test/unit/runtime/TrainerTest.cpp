@@ -1,0 +1,198 @@
+//===- TrainerTest.cpp - Training a model batch end to end ----------------===//
+//
+// Uses the fake softmax-regression artifacts on a small synthetic data set:
+// fake_m4 holds 4 models (model 3 diverges on purpose), fake_m1_model1 holds
+// only model 1 of the same table. Their agreement is the batch-vs-alone
+// equivalence the whole project promises, here for the runtime's part (init,
+// data order, buffers, kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Trainer.h"
+#include "mbt/runtime/Error.h"
+
+#include "TestUtil.h"
+
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+using namespace mbt::runtime;
+using namespace mbt::test;
+using ::testing::HasSubstr;
+
+namespace {
+
+class TrainerTest : public ::testing::Test {
+protected:
+  // 200 samples, batch 32: 7 steps per epoch, the last one of 8 samples.
+  Dataset train = makeSyntheticDataset(200, 16, 4, 1, "synthetic/train");
+  Dataset test = makeSyntheticDataset(90, 16, 4, 2, "synthetic/test");
+
+  static TrainOptions silent(const std::string &outDir = "") {
+    TrainOptions options;
+    options.outDir = outDir;
+    options.quiet = true;
+    options.report = nullptr;
+    return options;
+  }
+};
+
+/// A test hook exported by the fake artifact (not part of the ABI).
+template <typename T>
+T fakeHook(const std::string &artifact, const char *name) {
+  void *handle = dlopen(artifact.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  auto fn = reinterpret_cast<T (*)()>(dlsym(handle, name));
+  EXPECT_NE(fn, nullptr);
+  T value = fn();
+  dlclose(handle);
+  return value;
+}
+
+TEST_F(TrainerTest, ModelInBatchEndsWithTheParamsItGetsWhenTrainedAlone) {
+  Artifact batch = Artifact::load(fakeArtifactPath("fake_m4"));
+  Artifact alone = Artifact::load(fakeArtifactPath("fake_m1_model1"));
+  Trainer batchTrainer(batch, train, test, silent());
+  Trainer aloneTrainer(alone, train, test, silent());
+  // Initial weights already agree (keyed by seed, not position).
+  EXPECT_EQ(batchTrainer.modelParams(1), aloneTrainer.modelParams(0));
+  // 30 steps cross four epoch boundaries and several short last batches.
+  batchTrainer.runSteps(30);
+  aloneTrainer.runSteps(30);
+  EXPECT_EQ(batchTrainer.globalStep(), 30);
+  std::vector<float> inBatch = batchTrainer.modelParams(1);
+  std::vector<float> byItself = aloneTrainer.modelParams(0);
+  ASSERT_EQ(inBatch.size(), byItself.size());
+  for (size_t i = 0; i < inBatch.size(); ++i)
+    ASSERT_EQ(inBatch[i], byItself[i]) << "param element " << i;
+  EXPECT_NE(inBatch, batchTrainer.modelParams(0)); // models do differ
+}
+
+TEST_F(TrainerTest, StepIsOneBasedAndShortLastBatchKeepsItsSize) {
+  std::string path = fakeArtifactPath("fake_m4");
+  Artifact artifact = Artifact::load(path);
+  Trainer trainer(artifact, train, test, silent());
+  trainer.runSteps(1);
+  EXPECT_EQ(fakeHook<float>(path, "fake_artifact_last_step"), 1.0f);
+  EXPECT_EQ(fakeHook<int64_t>(path, "fake_artifact_last_batch"), 32);
+  trainer.runSteps(6);
+  EXPECT_EQ(fakeHook<float>(path, "fake_artifact_last_step"), 7.0f);
+  EXPECT_EQ(fakeHook<int64_t>(path, "fake_artifact_last_batch"), 200 - 6 * 32);
+}
+
+TEST_F(TrainerTest, TrainingLowersTestLossOfHealthyModels) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  Trainer trainer(artifact, train, test, silent());
+  std::vector<std::vector<double>> before = trainer.evaluate(test);
+  trainer.runSteps(21);
+  std::vector<std::vector<double>> after = trainer.evaluate(test);
+  for (int model = 0; model < 3; ++model) {
+    EXPECT_LT(after[model][0], before[model][0]) << "model " << model;
+    EXPECT_GT(after[model][1], 0.5) << "model " << model;
+  }
+  EXPECT_TRUE(trainer.diverged()[3]);
+  EXPECT_FALSE(trainer.diverged()[0]);
+}
+
+TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
+  TempDir dir;
+  std::string out = dir.file("results/run1");
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  std::ostringstream report, progress;
+  TrainOptions options = silent(out);
+  options.epochs = 2;
+  options.quiet = false;
+  options.progress = &progress;
+  options.progressTty = 0;
+  options.report = &report;
+  Trainer trainer(artifact, train, test, options);
+  Leaderboard board = trainer.run();
+  EXPECT_EQ(trainer.globalStep(), 14);
+
+  ASSERT_EQ(board.rows.size(), 4u);
+  EXPECT_EQ(board.rows.back().model, 3);
+  EXPECT_TRUE(board.rows.back().diverged);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_FALSE(board.rows[i].diverged);
+  EXPECT_THAT(report.str(), HasSubstr("test_acc"));
+  EXPECT_THAT(report.str(), HasSubstr("diverged"));
+  EXPECT_THAT(progress.str(), HasSubstr("epoch 2/2  step 7/7"));
+
+  // metrics.jsonl: per epoch, a train and a test line for each model.
+  std::ifstream metrics(out + "/metrics.jsonl");
+  std::string line;
+  std::vector<nlohmann::json> lines;
+  while (std::getline(metrics, line))
+    lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u * 4u * 2u);
+  EXPECT_EQ(lines[0]["epoch"], 1);
+  EXPECT_EQ(lines[0]["step"], 7);
+  EXPECT_EQ(lines[0]["split"], "train");
+  EXPECT_EQ(lines[1]["split"], "test");
+  EXPECT_EQ(lines.back()["epoch"], 2);
+  EXPECT_EQ(lines.back()["model"], 3);
+  EXPECT_TRUE(lines[0]["acc"].is_number());
+
+  nlohmann::json json =
+      nlohmann::json::parse(readWholeFile(out + "/leaderboard.json"));
+  ASSERT_EQ(json.size(), 4u);
+  EXPECT_EQ(json[0]["rank"], 1);
+  EXPECT_TRUE(json[0].contains("lr"));
+  EXPECT_TRUE(json[0].contains("momentum"));
+  EXPECT_TRUE(json[0].contains("test_acc"));
+  EXPECT_TRUE(json[0].contains("train_loss"));
+  EXPECT_EQ(json[3]["model"], 3);
+  EXPECT_EQ(json[3]["diverged"], true);
+}
+
+TEST_F(TrainerTest, RunWithTheSameInputsIsReproducible) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TrainOptions options = silent();
+  options.epochs = 1;
+  Trainer first(artifact, train, test, options);
+  Trainer second(artifact, train, test, options);
+  first.run();
+  second.run();
+  EXPECT_EQ(first.modelParams(2), second.modelParams(2));
+}
+
+TEST_F(TrainerTest, DataWithWrongFeatureCountIsRejected) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  Dataset wide = makeSyntheticDataset(10, 17, 4, 3, "wide");
+  EXPECT_THAT(errorOf([&] { Trainer(artifact, wide, test, silent()); }),
+              HasSubstr("data set 'wide' has 17 features"));
+}
+
+TEST_F(TrainerTest, LabelsOutsideTheTargetClassesAreRejected) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  Dataset bad = train;
+  bad.y[5] = 4;
+  EXPECT_THAT(errorOf([&] { Trainer(artifact, bad, test, silent()); }),
+              HasSubstr("label 4 of sample 5"));
+}
+
+TEST_F(TrainerTest, UncreatableOutputDirectoryIsReported) {
+  TempDir dir;
+  std::ofstream(dir.file("file")) << "x";
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TrainOptions options = silent(dir.file("file/results"));
+  options.epochs = 1;
+  Trainer trainer(artifact, train, test, options);
+  EXPECT_THAT(errorOf([&] { trainer.run(); }),
+              HasSubstr("cannot create directory"));
+}
+
+TEST_F(TrainerTest, RunRefusesToStartMidEpoch) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  Trainer trainer(artifact, train, test, silent());
+  trainer.runSteps(3);
+  EXPECT_THAT(errorOf([&] { trainer.run(); }), HasSubstr("epoch boundary"));
+}
+
+} // namespace

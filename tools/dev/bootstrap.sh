@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what mbt needs on Debian 12 (idempotent: apt skips what is
+# installed), then configures and builds mbt in build/ (incremental).
+#   tools/dev/bootstrap.sh            install + build
+#   tools/dev/bootstrap.sh --no-build install only
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+
+packages=(build-essential cmake ninja-build python3
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libgtest-dev libgmock-dev libfmt-dev libopenblas0-pthread libopenblas-dev
+  zlib1g-dev nlohmann-json3-dev dataset-fashion-mnist)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "bootstrap: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+build="$here/build"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
+fi
+ninja -C "$build" -j"$(nproc)"

@@ -1,0 +1,230 @@
+//===- mbtc.cpp - the mbt compiler driver ---------------------------------===//
+//
+//   mbtc [--emit=STAGE] [-o OUT] FILE.mbt|FILE.mlir    compile, or print a stage
+//   mbtc train FILE.mbt [--out DIR] [--epochs N] ...   compile and train
+//
+// Without --emit, mbtc writes the artifact (a shared library, docs/abi.md).
+// Errors are MLIR diagnostics: file:line:col, a caret, exit status 1.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Driver/ArtifactEmitter.h"
+#include "compiler/Driver/Stages.h"
+#include "compiler/Frontend/Frontend.h"
+#include "mbt/InitAllDialects.h"
+#include "mbt/runtime/Run.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+namespace cl = llvm::cl;
+using namespace mlir;
+
+static cl::OptionCategory category("mbtc options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mbt|module.mlir>"),
+                                      cl::init("-"), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout "
+                                                     "for --emit, model.so otherwise)"),
+                                       cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("Print a stage instead of writing the artifact: ast, mbt, grad, "
+             "batched, fused, linalg, llvm-dialect, llvm (LLVM IR)"),
+    cl::value_desc("stage"), cl::cat(category));
+static cl::opt<bool> useBlas("blas", cl::desc("Call BLAS for batched matmuls "
+                                              "(default on; off: generated loops)"),
+                             cl::init(true), cl::cat(category));
+static cl::opt<bool> verifyDiagnostics(
+    "verify-diagnostics",
+    cl::desc("Check expected-* diagnostics written in the input"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> splitInput(
+    "split-input-file",
+    cl::desc("Treat each chunk between '# -----' lines as its own input"),
+    cl::init(false), cl::cat(category));
+
+static cl::OptionCategory trainCategory("mbtc train options");
+static cl::opt<std::string> outDir("out", cl::desc("Results directory "
+                                                   "(default: results/<spec name>)"),
+                                   cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<int> epochs("epochs", cl::desc("Override the sweep's epochs"),
+                           cl::init(-1), cl::cat(trainCategory));
+static cl::opt<std::string> dataDir("data-dir",
+                                    cl::desc("Fashion-MNIST directory (default: "
+                                             "$MBT_DATA_DIR or Debian's)"),
+                                    cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false),
+                           cl::cat(trainCategory));
+
+/// Parses one input into a module at the "mbt" stage (or prints the AST).
+static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
+                                        MLIRContext &ctx, bool printAst,
+                                        llvm::raw_ostream &os) {
+  StringRef name =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+  if (name.ends_with(".mlir"))
+    return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  std::unique_ptr<mbt::ModuleAST> ast = mbt::parseAndCheck(sourceMgr, ctx);
+  if (!ast)
+    return nullptr;
+  if (printAst) {
+    mbt::dumpAST(*ast, os);
+    return nullptr;
+  }
+  return mbt::mlirGen(ctx, *ast);
+}
+
+/// Compiles one buffer to `stage` (printing it) or to the artifact at
+/// `libraryPath`. Errors go through the context's diagnostic handler.
+static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                   MLIRContext &ctx, mbt::Stage stage,
+                                   bool printStage, StringRef libraryPath,
+                                   llvm::raw_ostream &os) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  std::optional<SourceMgrDiagnosticVerifierHandler> verifier;
+  std::optional<SourceMgrDiagnosticHandler> handler;
+  if (verifyDiagnostics)
+    verifier.emplace(sourceMgr, &ctx);
+  else
+    handler.emplace(sourceMgr, &ctx);
+
+  LogicalResult result = [&]() -> LogicalResult {
+    bool printAst = printStage && stage == mbt::Stage::AST;
+    OwningOpRef<ModuleOp> module = parseInput(sourceMgr, ctx, printAst, os);
+    if (printAst)
+      return success();
+    if (!module)
+      return failure();
+    std::string manifest;
+    mbt::Stage lowered = stage == mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
+    if (!printStage)
+      lowered = mbt::Stage::LLVMDialect;
+    if (failed(mbt::lowerTo(*module, lowered, useBlas, manifest)))
+      return failure();
+    if (printStage && stage != mbt::Stage::LLVMIR) {
+      module->print(os);
+      return success();
+    }
+    return mbt::emitArtifact(*module, manifest, printStage ? &os : nullptr,
+                             libraryPath);
+  }();
+  if (verifyDiagnostics)
+    return verifier->verify();
+  return result;
+}
+
+static int compileMain(mbt::Stage stage, bool printStage, StringRef libraryPath,
+                       MLIRContext &ctx) {
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "mbtc: error: " << error << "\n";
+    return 1;
+  }
+  std::string outPath = printStage && outputFile.empty() ? "-" : outputFile.getValue();
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  if (printStage) {
+    output = openOutputFile(outPath, &error);
+    if (!output) {
+      llvm::errs() << "mbtc: error: " << error << "\n";
+      return 1;
+    }
+  }
+  llvm::raw_ostream &os = output ? output->os() : llvm::outs();
+  auto process = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
+                     llvm::raw_ostream &) {
+    return compileBuffer(std::move(chunk), ctx, stage, printStage, libraryPath, os);
+  };
+  LogicalResult result =
+      splitInput ? splitAndProcessBuffer(std::move(input), process, os,
+                                         "# -----", "// -----")
+                 : process(std::move(input), os);
+  if (failed(result))
+    return 1;
+  if (output)
+    output->keep();
+  return 0;
+}
+
+static int trainMain(MLIRContext &ctx) {
+  std::string dir = outDir;
+  if (dir.empty())
+    dir = ("results/" + llvm::sys::path::stem(inputFile)).str();
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    llvm::errs() << "mbtc: error: cannot create '" << dir << "': " << ec.message()
+                 << "\n";
+    return 1;
+  }
+  SmallString<256> library(dir);
+  llvm::sys::path::append(library, "model.so");
+  auto start = std::chrono::steady_clock::now();
+  if (int status = compileMain(mbt::Stage::LLVMIR, false, library, ctx))
+    return status;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                 start)
+                       .count();
+  if (!quiet)
+    llvm::errs() << "mbtc: compiled " << inputFile << " to " << library << " in "
+                 << llvm::format("%.2f", seconds) << " s\n";
+  mbt::runtime::RunRequest request;
+  request.artifact = std::string(library.str());
+  request.outDir = dir;
+  request.dataDir = dataDir;
+  request.epochs = epochs;
+  request.quiet = quiet;
+  return mbt::runtime::runArtifact(request, "mbtc");
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // `mbtc train ...`: a subcommand in the style of git/cargo.
+  bool train = argc > 1 && StringRef(argv[1]) == "train";
+  SmallVector<char *> args(argv, argv + argc);
+  if (train)
+    args.erase(args.begin() + 1);
+  cl::HideUnrelatedOptions({&category, &trainCategory});
+  cl::ParseCommandLineOptions(
+      static_cast<int>(args.size()), args.data(),
+      "mbt compiler: trains many models at once\n\n"
+      "  mbtc [options] spec.mbt            write the artifact (model.so)\n"
+      "  mbtc --emit=STAGE spec.mbt         print a stage of the pipeline\n"
+      "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n");
+
+  DialectRegistry registry;
+  mbt::registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+
+  if (train) {
+    if (!emit.empty()) {
+      llvm::errs() << "mbtc: error: --emit cannot be used with 'train'\n";
+      return 1;
+    }
+    return trainMain(ctx);
+  }
+  std::optional<mbt::Stage> stage = mbt::Stage::LLVMIR;
+  if (!emit.empty()) {
+    stage = mbt::parseStage(emit);
+    if (!stage) {
+      llvm::errs() << "mbtc: error: unknown stage '" << emit
+                   << "' for --emit (expected ast, mbt, grad, batched, fused, "
+                      "linalg, llvm-dialect or llvm)\n";
+      return 1;
+    }
+  }
+  std::string library = outputFile.empty() ? "model.so" : outputFile.getValue();
+  return compileMain(*stage, !emit.empty(), library, ctx);
+}

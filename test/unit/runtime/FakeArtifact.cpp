@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+using mbt::runtime::MemRef1D;
 using mbt::runtime::MemRef1F;
+using mbt::runtime::MemRef2D;
 using mbt::runtime::MemRef2F;
 using mbt::runtime::MemRef2I;
 using mbt::runtime::MemRef3F;
@@ -164,7 +166,7 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
                                  MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
                                  MemRef2I *y, MemRef2F *out) {
   int64_t m = x->sizes[0], b = x->sizes[1];
-  lastStep = step->aligned[step->offset];
+  lastStep = static_cast<float>(step->aligned[step->offset]);
   lastBatch = b;
   std::vector<float> dlogits = forward(params, x);
   lossAndMetrics(dlogits, y, out);

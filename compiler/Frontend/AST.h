@@ -106,8 +106,8 @@ using ExprASTList = std::vector<std::unique_ptr<ExprAST>>;
 class NumberExprAST : public ExprAST {
 public:
   NumberExprAST(Location loc, double value, bool isInteger, int64_t intValue)
-      : ExprAST(Expr_Number, std::move(loc)), value(value),
-        integer(isInteger), intValue(intValue) {}
+      : ExprAST(Expr_Number, std::move(loc)), value(value), integer(isInteger),
+        intValue(intValue) {}
 
   double getValue() const { return value; }
   bool isInteger() const { return integer; }
@@ -399,12 +399,8 @@ public:
             std::vector<std::unique_ptr<SweepAST>> sweeps)
       : models(std::move(models)), sweeps(std::move(sweeps)) {}
 
-  llvm::ArrayRef<std::unique_ptr<ModelAST>> getModels() const {
-    return models;
-  }
-  llvm::ArrayRef<std::unique_ptr<SweepAST>> getSweeps() const {
-    return sweeps;
-  }
+  llvm::ArrayRef<std::unique_ptr<ModelAST>> getModels() const { return models; }
+  llvm::ArrayRef<std::unique_ptr<SweepAST>> getSweeps() const { return sweeps; }
   /// The sweep, or null when the spec has none.
   SweepAST *getSweep() const {
     return sweeps.empty() ? nullptr : sweeps.front().get();

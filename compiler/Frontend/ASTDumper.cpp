@@ -190,7 +190,8 @@ void ASTDumper::dump(const SweepConfig &config) {
   indent() << "seeds = ";
   printList(config.seeds);
   indent() << "optimizer = " << config.optimizer << "\n";
-  for (const auto &[name, values] : llvm::zip(config.hyperNames, config.hyper)) {
+  for (const auto &[name, values] :
+       llvm::zip(config.hyperNames, config.hyper)) {
     indent() << "  " << name << " = ";
     printList(values);
   }

@@ -57,16 +57,14 @@ private:
 };
 } // namespace
 
-mlir::OwningOpRef<mlir::ModuleOp>
-MLIRGenImpl::gen(const ModuleAST &moduleAST) {
+mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
   Location first;
   if (!moduleAST.getModels().empty())
     first = moduleAST.getModels().front()->loc();
   else if (moduleAST.getSweep())
     first = moduleAST.getSweep()->loc();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(first.file ? loc(Location{first.file, 1, 1})
-                                        : builder.getUnknownLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(
+      first.file ? loc(Location{first.file, 1, 1}) : builder.getUnknownLoc());
   builder.setInsertionPointToEnd(module->getBody());
   for (const auto &model : moduleAST.getModels())
     if (!genModel(*model))
@@ -82,7 +80,8 @@ MLIRGenImpl::gen(const ModuleAST &moduleAST) {
 
 mlir::DictionaryAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
   llvm::SmallVector<mlir::NamedAttribute> fields;
-  fields.push_back(builder.getNamedAttr("kind", builder.getStringAttr(init.kind)));
+  fields.push_back(
+      builder.getNamedAttr("kind", builder.getStringAttr(init.kind)));
   for (const auto &[name, value] : init.args)
     fields.push_back(
         builder.getNamedAttr(name, builder.getF64FloatAttr(value)));
@@ -116,8 +115,7 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     argDecls.push_back(param);
   }
   llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
-  inputShape.append(input->getType().dims.begin(),
-                    input->getType().dims.end());
+  inputShape.append(input->getType().dims.begin(), input->getType().dims.end());
   argTypes.push_back(f32Tensor(inputShape));
   argDecls.push_back(input);
   argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
@@ -246,7 +244,8 @@ mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
   mlir::Value lhs = genExpr(*binary.getLHS());
   mlir::Value rhs = genExpr(*binary.getRHS());
   const ValueType &type = binary.type;
-  int64_t rank = static_cast<int64_t>(type.shape.size()) + (type.batched ? 1 : 0);
+  int64_t rank =
+      static_cast<int64_t>(type.shape.size()) + (type.batched ? 1 : 0);
   lhs = expandRank(lhs, rank, l);
   rhs = expandRank(rhs, rank, l);
   switch (binary.getOp()) {
@@ -265,7 +264,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep) {
   assert(sweep.config && "generating an unchecked sweep");
   const SweepConfig &config = *sweep.config;
   llvm::SmallVector<mlir::Attribute> names, hyper;
-  for (const auto &[name, values] : llvm::zip(config.hyperNames, config.hyper)) {
+  for (const auto &[name, values] :
+       llvm::zip(config.hyperNames, config.hyper)) {
     names.push_back(builder.getStringAttr(name));
     hyper.push_back(builder.getDenseF64ArrayAttr(values));
   }

@@ -154,9 +154,8 @@ std::unique_ptr<StmtAST> Parser::parseAssignment(bool metric) {
   auto value = parseExpression();
   if (!value)
     return nullptr;
-  return std::make_unique<AssignStmtAST>(std::move(loc), name,
-                                         std::move(nameLoc), std::move(value),
-                                         metric);
+  return std::make_unique<AssignStmtAST>(
+      std::move(loc), name, std::move(nameLoc), std::move(value), metric);
 }
 
 /// type ::= IDENT '[' [ INT { ',' INT } ] ']'      e.g. f32[784], class[10]
@@ -343,9 +342,9 @@ std::unique_ptr<ExprAST> Parser::parsePrimary() {
 
 /// number ::= NUMBER
 std::unique_ptr<ExprAST> Parser::parseNumberExpr() {
-  auto result = std::make_unique<NumberExprAST>(
-      lexer.getLastLocation(), lexer.getValue(), lexer.isInteger(),
-      lexer.getIntValue());
+  auto result =
+      std::make_unique<NumberExprAST>(lexer.getLastLocation(), lexer.getValue(),
+                                      lexer.isInteger(), lexer.getIntValue());
   lexer.consume(tok_number);
   return result;
 }

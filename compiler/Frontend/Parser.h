@@ -45,8 +45,7 @@ private:
   std::unique_ptr<ExprAST> parseNumberExpr();
   std::unique_ptr<ExprAST> parseParenExpr();
   std::unique_ptr<ExprAST> parseListExpr();
-  std::unique_ptr<ExprAST> parseIdentifierExpr(std::string name,
-                                               Location loc);
+  std::unique_ptr<ExprAST> parseIdentifierExpr(std::string name, Location loc);
   bool parseCallArgs(std::vector<ArgumentAST> &args);
 
   /// Parses the end of a statement: a newline, or nothing before a '}'.
@@ -54,8 +53,7 @@ private:
   /// Consumes `tok` or reports "expected `what`" and returns false.
   bool expect(Token tok, llvm::StringRef what);
   /// Consumes an identifier into `name`/`loc` or reports and returns false.
-  bool expectIdentifier(llvm::StringRef what, std::string &name,
-                        Location &loc);
+  bool expectIdentifier(llvm::StringRef what, std::string &name, Location &loc);
 
   /// Reports "expected `what`, got <current token>" (or the lexer's message
   /// when the current token is malformed).

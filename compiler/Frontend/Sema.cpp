@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/Diagnostics.h"
-#include "compiler/Frontend/SweepEval.h"
 
 #include "dialects/MBT/IR/MBTShapes.h"
 
@@ -33,11 +32,11 @@ std::string mbt::formatValueType(const ValueType &type) {
     std::string text = "f32[";
     if (type.batched)
       text += type.shape.empty() ? "B" : "B, ";
-    return text + llvm::join(llvm::map_range(type.shape,
-                                             [](int64_t d) {
-                                               return std::to_string(d);
-                                             }),
-                             ", ") +
+    return text +
+           llvm::join(
+               llvm::map_range(type.shape,
+                               [](int64_t d) { return std::to_string(d); }),
+               ", ") +
            "]";
   }
   }
@@ -63,17 +62,6 @@ const FunctionInfo kFunctions[] = {{"matmul", 2},
                                    {"cross_entropy", 2},
                                    {"accuracy", 2}};
 
-/// The parameter initializers, with their arguments in `mbt.init` order.
-struct InitializerInfo {
-  llvm::StringLiteral name;
-  llvm::SmallVector<llvm::StringRef, 2> params;
-  bool needsFans; // computes fan-in/fan-out, so needs rank >= 2
-};
-const InitializerInfo kInitializers[] = {
-    {"zeros", {}, false},           {"ones", {}, false},
-    {"normal", {"mean", "std"}, false}, {"uniform", {"low", "high"}, false},
-    {"xavier_uniform", {}, true},   {"kaiming_uniform", {}, true}};
-
 /// A name defined in a model.
 struct Symbol {
   const StmtAST *decl;
@@ -93,7 +81,6 @@ private:
   void checkParamDecl(ParamDeclAST &decl);
   void checkAssignment(AssignStmtAST &assign);
   bool checkDims(const TypeAST &type);
-  std::optional<InitSpec> resolveInit(const ParamDeclAST &decl);
   void declare(const StmtAST &stmt, ValueType type);
 
   /// Computes, records and returns the type of `expr`; an invalid type
@@ -183,10 +170,11 @@ void ModelChecker::checkDataDecl(DataDeclAST &decl) {
   const DataDeclAST *&previous = decl.isInput() ? input : target;
   llvm::StringRef what = decl.isInput() ? "input" : "target";
   if (previous) {
-    auto diag = error(decl.loc()) << "model '" << model.getName()
-                                  << "' has more than one " << what
-                                  << "; only one is supported for now";
-    attachNote(diag, ctx, previous->loc(), "previous " + what.str() + " is here");
+    auto diag = error(decl.loc())
+                << "model '" << model.getName() << "' has more than one "
+                << what << "; only one is supported for now";
+    attachNote(diag, ctx, previous->loc(),
+               "previous " + what.str() + " is here");
   } else {
     previous = &decl;
   }
@@ -218,89 +206,14 @@ void ModelChecker::checkParamDecl(ParamDeclAST &decl) {
   ValueType result;
   if (type.elementType != "f32") {
     error(type.loc) << "parameter '" << decl.getName()
-                    << "' must have element type f32, got '"
-                    << type.elementType << "'";
+                    << "' must have element type f32, got '" << type.elementType
+                    << "'";
   } else if (checkDims(type)) {
     result = ValueType::tensor(type.dims, /*batched=*/false);
-    decl.resolvedInit = resolveInit(decl);
+    decl.resolvedInit = resolveInitializer(ctx, decl);
+    ok &= decl.resolvedInit.has_value();
   }
   declare(decl, result);
-}
-
-std::optional<InitSpec> ModelChecker::resolveInit(const ParamDeclAST &decl) {
-  const ExprAST *init = decl.getInit();
-  llvm::StringRef name;
-  const auto *call = dyn_cast<CallExprAST>(init);
-  if (call)
-    name = call->getCallee();
-  else if (const auto *var = dyn_cast<VariableExprAST>(init))
-    name = var->getName();
-  std::string known = llvm::join(
-      llvm::map_range(kInitializers,
-                      [](const InitializerInfo &i) { return i.name.str(); }),
-      ", ");
-  if (name.empty()) {
-    error(init->loc()) << "expected an initializer (" << known << ")";
-    return std::nullopt;
-  }
-  const InitializerInfo *info = llvm::find_if(
-      kInitializers, [&](const InitializerInfo &i) { return i.name == name; });
-  if (info == std::end(kInitializers)) {
-    error(init->loc()) << "unknown initializer '" << name << "' (known: "
-                       << known << ")";
-    return std::nullopt;
-  }
-  InitSpec spec;
-  spec.kind = name.str();
-  std::string callee = ("initializer '" + name + "'").str();
-  llvm::SmallVector<const ExprAST *> bound(info->params.size(), nullptr);
-  if (call) {
-    auto args = bindArguments(ctx, *call, info->params, callee, "argument");
-    if (failed(args)) {
-      ok = false;
-      return std::nullopt;
-    }
-    bound = *args;
-  }
-  ConstEvaluator eval(ctx, std::nullopt);
-  bool argsOk = true;
-  for (auto [param, arg] : llvm::zip(info->params, bound)) {
-    if (!arg) {
-      error(init->loc()) << callee << " needs " << info->params.size()
-                         << " arguments ("
-                         << llvm::join(info->params, ", ") << "); '" << param
-                         << "' is missing";
-      return std::nullopt;
-    }
-    auto value = eval.evaluateNumber(
-        *arg, ("argument '" + param + "' of " + callee).str());
-    if (failed(value)) {
-      ok = argsOk = false;
-      continue;
-    }
-    spec.args.emplace_back(param.str(), value->value);
-  }
-  if (!argsOk)
-    return std::nullopt;
-  if (spec.kind == "normal" && spec.args[1].second < 0) {
-    error(init->loc()) << "the std of initializer 'normal' must be "
-                       << "non-negative, got "
-                       << formatNumber(spec.args[1].second);
-    return std::nullopt;
-  }
-  if (spec.kind == "uniform" && spec.args[0].second > spec.args[1].second) {
-    error(init->loc()) << "initializer 'uniform' needs low <= high, got low = "
-                       << formatNumber(spec.args[0].second) << " and high = "
-                       << formatNumber(spec.args[1].second);
-    return std::nullopt;
-  }
-  if (info->needsFans && decl.getType().dims.size() < 2) {
-    error(init->loc()) << callee << " needs a parameter of rank >= 2 (to "
-                       << "compute fan-in and fan-out), got "
-                       << mlir::mbt::formatShape(decl.getType().dims);
-    return std::nullopt;
-  }
-  return spec;
 }
 
 /// NAME = EXPR, metric NAME = EXPR; `loss = EXPR` is the loss.
@@ -456,10 +369,10 @@ ValueType ModelChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
   }
   int64_t k = lhs.shape.back();
   if (k != rhs.shape[0]) {
-    error(loc) << "matmul shape mismatch: "
-               << mlir::mbt::formatShape(lhs.shape) << " @ "
-               << mlir::mbt::formatShape(rhs.shape) << ": inner dimensions "
-               << k << " and " << rhs.shape[0] << " differ";
+    error(loc) << "matmul shape mismatch: " << mlir::mbt::formatShape(lhs.shape)
+               << " @ " << mlir::mbt::formatShape(rhs.shape)
+               << ": inner dimensions " << k << " and " << rhs.shape[0]
+               << " differ";
     return ValueType();
   }
   llvm::SmallVector<int64_t, 2> shape(lhs.shape.begin(), lhs.shape.end() - 1);
@@ -480,9 +393,9 @@ ValueType ModelChecker::checkElementwise(char op, const ValueType &lhs,
   };
   auto shape = mlir::mbt::broadcastEqualRankShapes(padded(lhs), padded(rhs));
   if (!shape) {
-    error(loc) << "operands of '" << op << "' cannot be broadcast: "
-               << mlir::mbt::formatShape(lhs.shape) << " and "
-               << mlir::mbt::formatShape(rhs.shape);
+    error(loc) << "operands of '" << op
+               << "' cannot be broadcast: " << mlir::mbt::formatShape(lhs.shape)
+               << " and " << mlir::mbt::formatShape(rhs.shape);
     return ValueType();
   }
   for (const ValueType *t : {&lhs, &rhs})
@@ -543,8 +456,8 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     ok &= succeeded(ModelChecker(ctx, *model).check());
   }
   auto sweeps = module.getSweeps();
-  for (const auto &sweep : llvm::drop_begin(sweeps)) {
-    auto diag = emitError(ctx, sweep->loc())
+  for (size_t i = 1; i < sweeps.size(); ++i) {
+    auto diag = emitError(ctx, sweeps[i]->loc())
                 << "a spec can have only one sweep";
     attachNote(diag, ctx, sweeps.front()->loc(), "previous sweep is here");
     ok = false;

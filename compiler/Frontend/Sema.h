@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <optional>
 #include <string>
 
 namespace mbt {
@@ -25,8 +26,15 @@ mlir::LogicalResult checkModule(mlir::MLIRContext &ctx, ModuleAST &module);
 
 /// Checks the settings of `sweep` against the spec's models and stores the
 /// evaluated settings in `sweep.config`.
-mlir::LogicalResult checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
-                               llvm::ArrayRef<std::unique_ptr<ModelAST>> models);
+mlir::LogicalResult
+checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
+           llvm::ArrayRef<std::unique_ptr<ModelAST>> models);
+
+/// Resolves the initializer of `decl` (known kind, arguments bound and in
+/// range, a matrix for the fan-based ones); reports and returns std::nullopt
+/// on error.
+std::optional<InitSpec> resolveInitializer(mlir::MLIRContext &ctx,
+                                           const ParamDeclAST &decl);
 
 /// Formats a type for dumps: `f32[B, 128]` (batched), `f32[784, 128]`,
 /// `class[10]`, or `<invalid>`.

@@ -224,9 +224,9 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
     params.push_back(hyper.name);
   llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
   if (call) {
-    auto args = bindArguments(ctx, *call, params,
-                              ("optimizer '" + name + "'").str(),
-                              "hyperparameter");
+    auto args =
+        bindArguments(ctx, *call, params, ("optimizer '" + name + "'").str(),
+                      "hyperparameter");
     if (failed(args)) {
       ok = false;
       return;
@@ -247,9 +247,9 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
       bool isBeta = hyper.name == "beta1" || hyper.name == "beta2";
       for (double v : values) {
         if (v < 0 || (isBeta && v >= 1)) {
-          error(arg->loc()) << what << " must be "
-                            << (isBeta ? "in [0, 1)" : "non-negative")
-                            << ", got " << formatNumber(v);
+          error(arg->loc())
+              << what << " must be " << (isBeta ? "in [0, 1)" : "non-negative")
+              << ", got " << formatNumber(v);
           break;
         }
       }
@@ -323,7 +323,8 @@ void SweepChecker::checkEpochs(ConstEvaluator &eval) {
     config.epochs = *n;
 }
 
-LogicalResult mbt::checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
-                              llvm::ArrayRef<std::unique_ptr<ModelAST>> models) {
+LogicalResult
+mbt::checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
+                llvm::ArrayRef<std::unique_ptr<ModelAST>> models) {
   return SweepChecker(ctx, sweep, models).check();
 }

@@ -35,8 +35,7 @@ std::string mbt::formatNumber(const ConstNumber &number) {
 }
 
 /// "a, b, c" for diagnostics that list the choices.
-template <typename Range>
-static std::string joinNames(const Range &names) {
+template <typename Range> static std::string joinNames(const Range &names) {
   std::string text;
   for (const auto &name : names) {
     if (!text.empty())
@@ -132,12 +131,10 @@ static FailureOr<ConstNumber> applyBinary(mlir::MLIRContext &ctx,
                                           ConstNumber a, ConstNumber b) {
   if (a.isInteger && b.isInteger) {
     int64_t result = 0;
-    bool overflow = op == '+'   ? llvm::AddOverflow(a.intValue, b.intValue,
-                                                    result)
-                    : op == '-' ? llvm::SubOverflow(a.intValue, b.intValue,
-                                                    result)
-                                : llvm::MulOverflow(a.intValue, b.intValue,
-                                                    result);
+    bool overflow =
+        op == '+'   ? llvm::AddOverflow(a.intValue, b.intValue, result)
+        : op == '-' ? llvm::SubOverflow(a.intValue, b.intValue, result)
+                    : llvm::MulOverflow(a.intValue, b.intValue, result);
     if (overflow) {
       emitError(ctx, loc) << "integer overflow in '" << op << "'";
       return failure();
@@ -204,8 +201,7 @@ FailureOr<ConstValue> ConstEvaluator::evaluateRange(const CallExprAST &call) {
   auto args = call.getArgs();
   for (const ArgumentAST &arg : args)
     if (!arg.name.empty()) {
-      emitError(ctx, arg.nameLoc)
-          << "'range' takes no keyword arguments";
+      emitError(ctx, arg.nameLoc) << "'range' takes no keyword arguments";
       return failure();
     }
   if (args.empty() || args.size() > 2) {

@@ -5,6 +5,7 @@
 #include "compiler/Driver/Manifest.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -28,6 +29,26 @@ std::optional<Stage> parseStage(llvm::StringRef name) {
 }
 
 } // namespace mbt
+
+/// The entry points must have the C signatures of docs/abi.md: every
+/// output written into the caller's buffers, nothing returned. A result
+/// left over means bufferization could not update a buffer in place, and
+/// the runtime would call the function with the wrong signature.
+static LogicalResult checkEntryPoints(ModuleOp module) {
+  const std::pair<StringRef, unsigned> entries[] = {
+      {"_mlir_ciface_mbt_train_step", 7}, {"_mlir_ciface_mbt_eval_step", 4}};
+  for (auto [name, numArgs] : entries) {
+    auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!fn)
+      return module.emitError("internal error: no entry point ") << name;
+    auto type = fn.getFunctionType();
+    if (!isa<LLVM::LLVMVoidType>(type.getReturnType()) ||
+        type.getNumParams() != numArgs)
+      return fn.emitError("internal error: entry point ")
+             << name << " has type " << type << ", not the ABI's";
+  }
+  return success();
+}
 
 static LogicalResult run(ModuleOp module,
                          llvm::function_ref<void(PassManager &)> build) {
@@ -71,6 +92,8 @@ LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();
+  if (target >= Stage::LLVMDialect)
+    return checkEntryPoints(module);
   return success();
 }
 } // namespace mbt

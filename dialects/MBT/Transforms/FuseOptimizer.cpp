@@ -182,6 +182,18 @@ static func::FuncOp buildEntryPoint(
     out = layout.insertColumns(loc, column, out, j - firstOutput, 1);
   }
   results.push_back(out);
+  // Each result is written into the argument the ABI says holds it (the
+  // first results into the first arguments, `out` into the last). Going
+  // through materialize_in_destination makes every result equivalent to its
+  // argument, so bufferization drops the results and the entry point
+  // updates the caller's buffers in place, copying only where it must.
+  for (size_t i = 0; i < results.size(); ++i) {
+    Value dest = i + 1 == results.size() ? entry->getArgument(nargs - 1)
+                                         : entry->getArgument(i);
+    results[i] = b.create<bufferization::MaterializeInDestinationOp>(
+                      loc, results[i], dest)
+                     .getResult();
+  }
   b.create<func::ReturnOp>(loc, results);
   func.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());

@@ -1,0 +1,223 @@
+//===- GradientCheckTest.cpp - finite differences of every op's gradient -===//
+//
+// Each case compiles a one-model spec with mbtc. With SGD at lr 1 and no
+// momentum, one train step moves the parameters by exactly minus the
+// gradient, and the eval step returns the loss, so the compiled gradient
+// is compared with central differences of the compiled loss. Between them
+// the cases reach every op that has a GradientOpInterface: matmul (plain,
+// batched x parameter, parameter x parameter, each transpose), add, sub,
+// mul, neg, relu, tanh, reshape, reduce_sum and cross_entropy.
+//
+//===----------------------------------------------------------------------===//
+#include "mbt/runtime/Abi.h"
+#include "mbt/runtime/Artifact.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mbt::runtime;
+
+namespace {
+
+constexpr int64_t kBatch = 5;
+constexpr int64_t kFeatures = 6;
+constexpr int64_t kClasses = 4;
+
+/// A one-model spec over x: f32[6], y: class[4] with the given parameters
+/// and logits expression, trained by SGD at lr 1.
+std::string spec(const std::string &params, const std::string &body) {
+  return "model m {\n"
+         "  input  x: f32[6]\n"
+         "  target y: class[4]\n" +
+         params + body +
+         "  loss   = cross_entropy(logits, y)\n"
+         "  metric acc = accuracy(logits, y)\n"
+         "}\n"
+         "sweep {\n"
+         "  models = 1\n"
+         "  optim  = sgd(lr = 1.0)\n"
+         "  data   = fashion_mnist(batch = 5)\n"
+         "}\n";
+}
+
+std::string compile(const std::string &name, const std::string &path) {
+  std::string out = std::string(MBT_TEST_TMP) + "/" + name + ".so";
+  // MBT_TEST_MBTC_FLAGS passes extra flags, e.g. --blas=false.
+  const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
+  std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
+                        (flags ? std::string(" ") + flags : "");
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return out;
+}
+
+std::string compileSource(const std::string &name, const std::string &source) {
+  std::string path = std::string(MBT_TEST_TMP) + "/" + name + ".mbt";
+  std::ofstream(path) << source;
+  return compile(name, path);
+}
+
+/// The loss and gradient of one compiled model on a fixed random batch.
+class CompiledModel {
+public:
+  explicit CompiledModel(const std::string &path)
+      : artifact(Artifact::load(path)),
+        p(artifact.manifest().paramCount), x(kBatch * kFeatures), y(kBatch) {
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 0.5f);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    params.resize(p);
+    for (float &v : params)
+      v = normal(rng);
+    for (float &v : x)
+      v = unit(rng);
+    for (int32_t &v : y)
+      v = static_cast<int32_t>(rng() % kClasses);
+  }
+
+  int64_t size() const { return p; }
+
+  float loss(const std::vector<float> &at) {
+    std::vector<float> local(at), out(artifact.manifest().outputs.size());
+    auto pm = makeDenseMemRef<float, 2>(local.data(), {1, p});
+    auto xm = makeDenseMemRef<float, 3>(x.data(), {1, kBatch, kFeatures});
+    auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
+    auto om = makeDenseMemRef<float, 2>(out.data(), {1, (int64_t)out.size()});
+    artifact.evalStep()(&pm, &xm, &ym, &om);
+    return out[0];
+  }
+
+  /// params - (params after one SGD step at lr 1) = the gradient.
+  std::vector<double> gradient() {
+    std::vector<float> updated(params), state(p, 0.0f),
+        out(artifact.manifest().outputs.size());
+    std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
+    auto pm = makeDenseMemRef<float, 2>(updated.data(), {1, p});
+    auto sm = makeDenseMemRef<float, 3>(state.data(), {1, 1, p});
+    auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
+    auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
+    auto xm = makeDenseMemRef<float, 3>(x.data(), {1, kBatch, kFeatures});
+    auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
+    auto om = makeDenseMemRef<float, 2>(out.data(), {1, (int64_t)out.size()});
+    artifact.trainStep()(&pm, &sm, &hm, &tm, &xm, &ym, &om);
+    std::vector<double> g(p);
+    for (int64_t i = 0; i < p; ++i)
+      g[i] = double(params[i]) - double(updated[i]);
+    return g;
+  }
+
+  /// Central differences of the loss along every parameter.
+  std::vector<double> finiteDifferences(float eps) {
+    std::vector<double> g(p);
+    for (int64_t i = 0; i < p; ++i) {
+      std::vector<float> plus(params), minus(params);
+      plus[i] += eps;
+      minus[i] -= eps;
+      g[i] = (double(loss(plus)) - double(loss(minus))) /
+             (double(plus[i]) - double(minus[i]));
+    }
+    return g;
+  }
+
+  std::vector<float> params;
+
+private:
+  Artifact artifact;
+  int64_t p;
+  std::vector<float> x;
+  std::vector<int32_t> y;
+};
+
+/// ||a - b|| / ||b||.
+double relativeError(const std::vector<double> &a, const std::vector<double> &b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+constexpr double kTolerance = 2e-3;
+
+void checkGradient(const std::string &artifactPath) {
+  CompiledModel model(artifactPath);
+  ASSERT_GT(model.size(), 0);
+  std::vector<double> analytic = model.gradient();
+  std::vector<double> numeric = model.finiteDifferences(2e-3f);
+  double norm = 0;
+  for (double g : numeric)
+    norm += g * g;
+  ASSERT_GT(norm, 1e-6) << "the loss does not depend on the parameters";
+  double error = relativeError(analytic, numeric);
+  std::printf("relative error of the compiled gradient: %.3g\n", error);
+  EXPECT_LT(error, kTolerance);
+  // The check can fail: a gradient off by 5% does.
+  std::vector<double> wrong(analytic);
+  for (double &g : wrong)
+    g *= 1.05;
+  EXPECT_GT(relativeError(wrong, numeric), kTolerance);
+}
+
+TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
+  checkGradient(compileSource(
+      "matmul_add", spec("  param w: f32[6, 4] = zeros\n"
+                         "  param b: f32[4] = zeros\n",
+                         "  logits = x @ w + b\n")));
+}
+
+TEST(GradientCheck, Sub) {
+  checkGradient(compileSource(
+      "sub", spec("  param w: f32[6, 4] = zeros\n"
+                  "  param b: f32[4] = zeros\n",
+                  "  logits = x @ w - b\n")));
+}
+
+TEST(GradientCheck, MulBroadcastAndElementwise) {
+  checkGradient(compileSource(
+      "mul", spec("  param w: f32[6, 4] = zeros\n"
+                  "  param v: f32[6, 4] = zeros\n"
+                  "  param s: f32[4] = zeros\n",
+                  "  logits = (x @ w) * (x @ v) * s\n")));
+}
+
+TEST(GradientCheck, Neg) {
+  checkGradient(compileSource(
+      "neg", spec("  param w: f32[6, 4] = zeros\n",
+                  "  logits = -(x @ w)\n")));
+}
+
+TEST(GradientCheck, Relu) {
+  checkGradient(compileSource(
+      "relu", spec("  param w1: f32[6, 8] = zeros\n"
+                   "  param b1: f32[8] = zeros\n"
+                   "  param w2: f32[8, 4] = zeros\n",
+                   "  logits = relu(x @ w1 + b1) @ w2\n")));
+}
+
+TEST(GradientCheck, Tanh) {
+  checkGradient(compileSource(
+      "tanh", spec("  param w1: f32[6, 8] = zeros\n"
+                   "  param w2: f32[8, 4] = zeros\n",
+                   "  logits = tanh(x @ w1) @ w2\n")));
+}
+
+TEST(GradientCheck, ParameterTimesParameter) {
+  checkGradient(compileSource(
+      "param_matmul", spec("  param a: f32[6, 3] = zeros\n"
+                           "  param c: f32[3, 4] = zeros\n",
+                           "  logits = x @ (a @ c)\n")));
+}
+
+TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
+  checkGradient(compile("reduce_transpose",
+                        std::string(MBT_TEST_INPUTS) + "/reduce_transpose.mlir"));
+}
+
+} // namespace

@@ -1,0 +1,28 @@
+// Ops the language does not spell directly: reduce_sum (whose gradient is
+// mbt.broadcast) and matmuls with transposed operands.
+func.func @m(%a: tensor<4x6xf32> {mbt.param = "a", mbt.init = {kind = "zeros"}},
+             %c: tensor<5x4xf32> {mbt.param = "c", mbt.init = {kind = "zeros"}},
+             %d: tensor<3x4x5xf32> {mbt.param = "d", mbt.init = {kind = "zeros"}},
+             %e: tensor<4x4xf32> {mbt.param = "e", mbt.init = {kind = "zeros"}},
+             %x: tensor<?x6xf32> {mbt.input = "x"},
+             %y: tensor<?xi32> {mbt.target = "y"}) -> (tensor<f32>, tensor<f32>)
+    attributes {mbt.outputs = ["loss", "acc"]} {
+  // x [B,6] @ a^T [6,4]
+  %h = mbt.matmul %x, %a {transpose_rhs} : (tensor<?x6xf32>, tensor<4x6xf32>) -> tensor<?x4xf32>
+  // (c^T [4,5]) (c [5,4]) via transpose_lhs, then e^T e^T via both flags
+  %cc = mbt.matmul %c, %c {transpose_lhs} : (tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<4x4xf32>
+  %ee = mbt.matmul %e, %cc {transpose_lhs, transpose_rhs} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %z = mbt.matmul %h, %ee : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  // bias = sum over d's first and last dims: [4]
+  %s = mbt.reduce_sum %d {axes = array<i64: 0, 2>} : (tensor<3x4x5xf32>) -> tensor<4xf32>
+  %b = mbt.reshape %s : (tensor<4xf32>) -> tensor<1x4xf32>
+  %logits = mbt.add %z, %b : (tensor<?x4xf32>, tensor<1x4xf32>) -> tensor<?x4xf32>
+  %loss = mbt.cross_entropy %logits, %y : (tensor<?x4xf32>, tensor<?xi32>) -> tensor<f32>
+  %acc = mbt.accuracy %logits, %y : (tensor<?x4xf32>, tensor<?xi32>) -> tensor<f32>
+  return %loss, %acc : tensor<f32>, tensor<f32>
+}
+mbt.sweep @sweep {model = @m, models = 1 : i64, optimizer = "sgd",
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 1.0>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 5 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64}

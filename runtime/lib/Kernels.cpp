@@ -64,10 +64,11 @@ inline float at(const Matrix &m, bool transposed, int64_t r, int64_t k) {
 /// produced by the compiler today, but it keeps a surprising layout correct
 /// instead of wrong.
 void naiveMatmul(const Matrix &a, bool ta, const Matrix &b, bool tb,
-                 const Matrix &c, int64_t m, int64_t n, int64_t k) {
+                 const Matrix &c, int64_t m, int64_t n, int64_t k,
+                 bool accumulate) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t col = 0; col < n; ++col) {
-      float sum = 0.0f;
+      float sum = accumulate ? c.data[r * c.rowStride + col * c.colStride] : 0.0f;
       for (int64_t j = 0; j < k; ++j)
         sum += at(a, ta, r, j) * at(b, tb, j, col);
       c.data[r * c.rowStride + col * c.colStride] = sum;
@@ -108,7 +109,8 @@ using mbt::runtime::MemRef3F;
 extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
                                                      MemRef3F *c,
                                                      int64_t transposeA,
-                                                     int64_t transposeB) {
+                                                     int64_t transposeB,
+                                                     int64_t accumulate) {
   using namespace mbt::runtime;
   if (!a || !b || !c) {
     recordError("mbt_rt_batch_matmul_f32: null descriptor");
@@ -141,20 +143,22 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
     if (m == 0 || n == 0)
       continue;
     if (k == 0) {
-      // An empty contraction is all zeros; BLAS with k = 0 may not write c.
+      // An empty contraction adds nothing; BLAS with k = 0 may not write c.
+      if (accumulate)
+        continue;
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
           sc.data[r * sc.rowStride + col * sc.colStride] = 0.0f;
       continue;
     }
     if (!blasCompatible(sa) || !blasCompatible(sb) || !blasCompatible(sc)) {
-      naiveMatmul(sa, ta, sb, tb, sc, m, n, k);
+      naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate != 0);
       continue;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
                 static_cast<int>(n), static_cast<int>(k), 1.0f, sa.data,
-                blasLeadingDim(sa), sb.data, blasLeadingDim(sb), 0.0f, sc.data,
+                blasLeadingDim(sa), sb.data, blasLeadingDim(sb), accumulate ? 1.0f : 0.0f, sc.data,
                 blasLeadingDim(sc));
   }
 }

@@ -3,10 +3,10 @@
 // After bufferization the batched matmuls of the train step read strided
 // views of the flat parameter buffer. This pass replaces each with a call
 // to `mbt_rt_batch_matmul_f32` (docs/abi.md), passing fully dynamic strided
-// memrefs, so the runtime can hand every model's product to sgemm. The
-// kernel overwrites C, while linalg accumulates into it; so only a matmul
-// whose output was zero-filled by the op just before it is rewritten, and
-// that fill goes away with it.
+// memrefs, so the runtime can hand every model's product to sgemm. linalg
+// accumulates into C; the kernel does too when asked, and when the op just
+// before zero-filled C, the fill is dropped and the kernel overwrites C
+// (sgemm with beta = 0), which saves a pass over C.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
@@ -34,7 +34,8 @@ static func::FuncOp getOrDeclareKernel(ModuleOp module) {
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   MemRefType m = dynamicStrided3D(module.getContext());
-  auto type = b.getFunctionType({m, m, m, b.getI64Type(), b.getI64Type()}, {});
+  auto type = b.getFunctionType(
+      {m, m, m, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {});
   auto f = b.create<func::FuncOp>(module.getLoc(), kKernel, type);
   f.setPrivate();
   f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
@@ -85,7 +86,7 @@ struct LinalgToBlasPass
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       bool ta, tb;
-      if (matchBatchMatmul(op, ta, tb) && zeroFillBefore(op))
+      if (matchBatchMatmul(op, ta, tb))
         matmuls.push_back(op);
     });
     if (matmuls.empty())
@@ -104,8 +105,10 @@ struct LinalgToBlasPass
         args.push_back(rewriter.create<memref::CastOp>(loc, dyn, v));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, ta, 64));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, tb, 64));
+      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !fill, 64));
       rewriter.create<func::CallOp>(loc, kernel, args);
-      rewriter.eraseOp(fill);
+      if (fill)
+        rewriter.eraseOp(fill);
       rewriter.eraseOp(op);
     }
   }

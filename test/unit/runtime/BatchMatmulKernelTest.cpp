@@ -75,7 +75,7 @@ TEST_P(TransposeTest, DenseOperandsMatchNaiveLoop) {
   auto rb = tb ? makeDenseMemRef<float, 3>(b.data(), {batch, n, k})
                : makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb, 0);
   EXPECT_EQ(takeKernelError(), "");
   expectMatches(rc, reference(ra, rb, ta, tb, batch, m, n, k), batch, m, n);
 }
@@ -96,7 +96,7 @@ TEST_P(TransposeTest, ColumnSlicesOfParamsBufferMatchNaiveLoop) {
                  {batch, tb ? n : k, tb ? k : n},
                  {p, tb ? k : n, 1}};
   MemRef3F rc = {out.data(), out.data(), 3, {batch, m, n}, {m * 30, 30, 1}};
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb, 0);
   EXPECT_EQ(takeKernelError(), "");
   expectMatches(rc, reference(ra, rb, ta, tb, batch, m, n, k), batch, m, n);
   // Nothing outside c's slice was written.
@@ -123,12 +123,12 @@ TEST(BatchMatmulKernelTest, BatchResultIsBitwiseIndependentOfBatchCount) {
   auto ra = makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
   auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
   auto rc = makeDenseMemRef<float, 3>(all.data(), {batch, m, n});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 0);
   for (int64_t i = 0; i < batch; ++i) {
     auto a1 = makeDenseMemRef<float, 3>(a.data() + i * m * k, {1, m, k});
     auto b1 = makeDenseMemRef<float, 3>(b.data() + i * k * n, {1, k, n});
     auto c1 = makeDenseMemRef<float, 3>(one.data(), {1, m, n});
-    _mlir_ciface_mbt_rt_batch_matmul_f32(&a1, &b1, &c1, 0, 0);
+    _mlir_ciface_mbt_rt_batch_matmul_f32(&a1, &b1, &c1, 0, 0, 0);
     for (int64_t j = 0; j < m * n; ++j)
       ASSERT_EQ(one[j], all[i * m * n + j]) << "batch " << i << " elem " << j;
   }
@@ -140,7 +140,7 @@ TEST(BatchMatmulKernelTest, EmptyContractionWritesZeros) {
   auto ra = makeDenseMemRef<float, 3>(&dummy, {2, 3, 0});
   auto rb = makeDenseMemRef<float, 3>(&dummy, {2, 0, 4});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {2, 3, 4});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 0);
   EXPECT_EQ(takeKernelError(), "");
   EXPECT_EQ(c, std::vector<float>(24, 0.0f));
 }
@@ -151,15 +151,15 @@ TEST(BatchMatmulKernelTest, EmptyRowsOrColumnsOrBatchAreANoOp) {
   auto noRowsA = makeDenseMemRef<float, 3>(a.data(), {2, 0, 3});
   auto b23 = makeDenseMemRef<float, 3>(b.data(), {2, 3, 2});
   auto noRowsC = makeDenseMemRef<float, 3>(&dummy, {2, 0, 2});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&noRowsA, &b23, &noRowsC, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&noRowsA, &b23, &noRowsC, 0, 0, 0);
   auto a23 = makeDenseMemRef<float, 3>(a.data(), {2, 2, 3});
   auto noColsB = makeDenseMemRef<float, 3>(b.data(), {2, 3, 0});
   auto noColsC = makeDenseMemRef<float, 3>(&dummy, {2, 2, 0});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&a23, &noColsB, &noColsC, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&a23, &noColsB, &noColsC, 0, 0, 0);
   auto emptyA = makeDenseMemRef<float, 3>(a.data(), {0, 2, 3});
   auto emptyB = makeDenseMemRef<float, 3>(b.data(), {0, 3, 2});
   auto emptyC = makeDenseMemRef<float, 3>(&dummy, {0, 2, 2});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&emptyA, &emptyB, &emptyC, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&emptyA, &emptyB, &emptyC, 0, 0, 0);
   EXPECT_EQ(takeKernelError(), "");
   EXPECT_EQ(dummy, 1.0f);
 }
@@ -174,7 +174,7 @@ TEST(BatchMatmulKernelTest, NonUnitColumnStrideFallsBackCorrectly) {
       storage.data(), storage.data(), 0, {batch, m, k}, {k * m, 1, m}};
   auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 0);
   EXPECT_EQ(takeKernelError(), "");
   expectMatches(rc, reference(ra, rb, false, false, batch, m, n, k), batch, m,
                 n);
@@ -186,12 +186,40 @@ TEST(BatchMatmulKernelTest,
   auto ra = makeDenseMemRef<float, 3>(a.data(), {2, 3, 4});
   auto rb = makeDenseMemRef<float, 3>(b.data(), {2, 5, 6});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {2, 3, 6});
-  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 0);
   std::string error = takeKernelError();
   EXPECT_NE(error.find("a [2,3,4]"), std::string::npos) << error;
   EXPECT_NE(error.find("b [2,5,6]"), std::string::npos) << error;
   EXPECT_TRUE(std::isnan(c[0]));
   EXPECT_EQ(takeKernelError(), ""); // taking the error clears it
+}
+
+} // namespace
+
+namespace {
+
+TEST(BatchMatmulKernelTest, AccumulateAddsTheProductToC) {
+  const int64_t batch = 2, m = 5, n = 7, k = 9;
+  std::vector<float> a = filled(batch * m * k, 11), b = filled(batch * k * n, 12);
+  std::vector<float> c = filled(batch * m * n, 13), before = c;
+  auto ra = makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
+  auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 1);
+  std::vector<double> expected = reference(ra, rb, false, false, batch, m, n, k);
+  for (size_t i = 0; i < expected.size(); ++i)
+    expected[i] += before[i];
+  expectMatches(rc, expected, batch, m, n);
+}
+
+TEST(BatchMatmulKernelTest, AccumulateWithEmptyContractionLeavesCUnchanged) {
+  std::vector<float> c = filled(6, 14), before = c;
+  float none = 0;
+  auto ra = makeDenseMemRef<float, 3>(&none, {1, 2, 0});
+  auto rb = makeDenseMemRef<float, 3>(&none, {1, 0, 3});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {1, 2, 3});
+  _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 1);
+  EXPECT_EQ(c, before);
 }
 
 } // namespace

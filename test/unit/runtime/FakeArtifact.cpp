@@ -50,7 +50,8 @@ using mbt::runtime::MemRef3F;
 
 extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
                                                      MemRef3F *c, int64_t ta,
-                                                     int64_t tb);
+                                                     int64_t tb,
+                                                     int64_t accumulate);
 
 namespace {
 constexpr int64_t F = FAKE_FEATURES, C = FAKE_CLASSES, P = F * C + C;
@@ -111,7 +112,7 @@ std::vector<float> forward(MemRef2F *params, MemRef3F *x) {
                 {m, F, C},
                 {params->strides[0], C, 1}};
   MemRef3F l = dense3(logits.data(), m, b, C);
-  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &w, &l, 0, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &w, &l, 0, 0, 0);
   for (int64_t i = 0; i < m; ++i) {
     const float *bias =
         params->aligned + params->offset + i * params->strides[0] + F * C;
@@ -173,7 +174,7 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
   std::vector<float> grad(m * P, 0.0f);
   MemRef3F dw = {grad.data(), grad.data(), 0, {m, F, C}, {P, C, 1}};
   MemRef3F dl = dense3(dlogits.data(), m, b, C);
-  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0, 0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < b; ++j)
       for (int64_t c = 0; c < C; ++c)

@@ -95,9 +95,11 @@ typedef void (*TrainStepFn)(MemRef2F *params, MemRef3F *state, MemRef2D *hyper,
 /// y [M,B], out [M,K] (written).
 typedef void (*EvalStepFn)(MemRef2F *params, MemRef3F *x, MemRef2I *y,
                            MemRef2F *out);
-/// The imported kernel: c[i] = op(a[i]) * op(b[i]) for every batch index.
+/// The imported kernel: c[i] = op(a[i]) * op(b[i]) (+ c[i] if accumulate)
+/// for every batch index.
 typedef void (*BatchMatmulFn)(MemRef3F *a, MemRef3F *b, MemRef3F *c,
-                              int64_t transposeA, int64_t transposeB);
+                              int64_t transposeA, int64_t transposeB,
+                              int64_t accumulate);
 }
 
 } // namespace runtime

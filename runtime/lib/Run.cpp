@@ -5,6 +5,8 @@
 #include "mbt/runtime/FashionMnist.h"
 #include "mbt/runtime/Trainer.h"
 
+#include <chrono>
+#include <cstdio>
 #include <exception>
 #include <iostream>
 
@@ -20,6 +22,25 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     options.outDir = request.outDir;
     options.epochs = request.epochs;
     options.quiet = request.quiet;
+    if (request.benchSteps > 0) {
+      options.quiet = true;
+      Trainer trainer(artifact, data.train, data.test, options);
+      constexpr int64_t kWarmup = 5;
+      trainer.runSteps(kWarmup);
+      auto start = std::chrono::steady_clock::now();
+      trainer.runSteps(request.benchSteps);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      double samples = double(request.benchSteps) * manifest.data.batch;
+      std::printf("models %lld  batch %lld  steps %lld  seconds %.3f  "
+                  "ms/step %.3f  samples/s %.1f  model-samples/s %.1f\n",
+                  (long long)manifest.models, (long long)manifest.data.batch,
+                  (long long)request.benchSteps, seconds,
+                  1e3 * seconds / request.benchSteps, samples / seconds,
+                  samples * manifest.models / seconds);
+      return 0;
+    }
     Trainer trainer(artifact, data.train, data.test, options);
     if (!request.quiet)
       std::cerr << tool << ": " << manifest.models << " models of '"

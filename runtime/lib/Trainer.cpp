@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <malloc.h>
 #include "mbt/runtime/Trainer.h"
 
 #include "mbt/runtime/Error.h"
@@ -53,6 +54,16 @@ void checkData(const Dataset &data, const Manifest &manifest,
 }
 } // namespace
 
+/// The compiled step mallocs its temporaries (megabytes each) and frees them
+/// before it returns. glibc serves such blocks with mmap and unmaps them on
+/// free, so every step would page-fault them in again; raising the mmap
+/// threshold keeps them in the heap for the next step.
+static void keepLargeBlocksInHeap() {
+  constexpr int kThreshold = 512 << 20;
+  mallopt(M_MMAP_THRESHOLD, kThreshold);
+  mallopt(M_TRIM_THRESHOLD, kThreshold);
+}
+
 Trainer::Trainer(const Artifact &artifact, const Dataset &train,
                  const Dataset &test, TrainOptions options)
     : artifact(artifact), manifest(artifact.manifest()), trainData(train),
@@ -66,6 +77,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   batch = manifest.data.batch;
   checkData(train, manifest, artifact.path());
   checkData(test, manifest, artifact.path());
+  keepLargeBlocksInHeap();
   if (train.count < 1)
     throw RuntimeError("training set '" + train.name + "' is empty");
 

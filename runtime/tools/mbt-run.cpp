@@ -20,18 +20,21 @@ using namespace mbt::runtime;
 namespace {
 void printUsage(std::ostream &os) {
   os << "usage: mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] "
-        "[--quiet]\n"
+        "[--quiet] [--bench-steps N]\n"
         "  --out DIR       results directory (default: "
         "DIR_OF_ARTIFACT/results)\n"
         "  --epochs N      override the manifest's epoch count\n"
         "  --data-dir D    data directory (default: $MBT_DATA_DIR or "
         "/usr/share/datasets/fashion-mnist)\n"
-        "  --quiet         no progress line\n";
+        "  --quiet         no progress line\n"
+        "  --bench-steps N time N training steps (after 5 warm-up steps), "
+        "print throughput, write nothing\n";
 }
 
 struct Arguments {
   std::string artifact, outDir, dataDir;
   int64_t epochs = -1;
+  int64_t benchSteps = 0;
   bool quiet = false;
 };
 
@@ -72,6 +75,19 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
         return false;
       }
       args.epochs = n;
+    } else if (arg == "--bench-steps") {
+      const char *v = value("--bench-steps");
+      if (!v)
+        return false;
+      char *end = nullptr;
+      long long n = std::strtoll(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n < 0) {
+        std::cerr << "mbt-run: error: --bench-steps expects a non-negative "
+                     "integer, got '"
+                  << v << "'\n";
+        return false;
+      }
+      args.benchSteps = n;
     } else if (arg == "--quiet") {
       args.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -111,5 +127,6 @@ int main(int argc, char **argv) {
   request.dataDir = args.dataDir;
   request.epochs = args.epochs;
   request.quiet = args.quiet;
+  request.benchSteps = args.benchSteps;
   return runArtifact(request, "mbt-run");
 }

@@ -21,6 +21,9 @@ struct RunRequest {
   std::string dataDir;  ///< empty: $MBT_DATA_DIR or the Debian default
   int64_t epochs = -1;  ///< -1: the manifest's
   bool quiet = false;   ///< no progress line
+  /// > 0: instead of training, time this many steps (after a short warm-up)
+  /// and print one line of throughput; writes nothing.
+  int64_t benchSteps = 0;
 };
 
 /// Trains, prints the leaderboard, writes the results. Returns 0 on

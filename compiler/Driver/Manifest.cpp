@@ -4,6 +4,8 @@
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/OptimizerRules.h"
 
+#include "mbt/runtime/Abi.h"
+
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -77,7 +79,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
   auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
 
   json::Object manifest{
-      {"abi_version", 1},
+      {"abi_version", ::mbt::runtime::kAbiVersion},
       {"model", modelName ? modelName.getValue().str() : "model"},
       {"models", sweep.getModels()},
       {"params", std::move(params)},

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/Abi.h"
 
 #include "mbt/runtime/Error.h"
 
@@ -271,8 +272,9 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
 
   Manifest m;
   m.abiVersion = r.integer(r.field(root, "abi_version", ""), "abi_version");
-  if (m.abiVersion != 1)
-    r.fail("abi_version", "this runtime understands version 1, got " +
+  if (m.abiVersion != kAbiVersion)
+    r.fail("abi_version", "this runtime understands version " +
+                              std::to_string(kAbiVersion) + ", got " +
                               std::to_string(m.abiVersion));
   m.model = r.string(r.field(root, "model", ""), "model");
   m.models = r.integer(r.field(root, "models", ""), "models");

@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 1, "model": "mlp", "models": 2,
+    "abi_version": 2, "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 1);
+  EXPECT_EQ(m.abiVersion, 2);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
   ASSERT_EQ(m.params.size(), 4u);
@@ -123,8 +123,8 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
-  m["abi_version"] = 2;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 1, got 2"));
+  m["abi_version"] = 99;
+  EXPECT_THAT(errorFor(m), HasSubstr("version 2, got 99"));
 }
 
 TEST(ManifestTest, RejectsNonContiguousOffsets) {

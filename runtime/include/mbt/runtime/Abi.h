@@ -20,7 +20,8 @@ namespace runtime {
 
 /// The ABI version this runtime understands; the artifact's
 /// `mbt_abi_version()` must return it.
-constexpr int64_t kAbiVersion = 1;
+/// Version 2: mbt_rt_batch_matmul_f32 takes an `accumulate` flag.
+constexpr int64_t kAbiVersion = 2;
 
 /// MLIR's strided memref descriptor of rank N. Element (i0, ..., iN-1) lives
 /// at `aligned[offset + sum_k i_k * strides[k]]`. The layout must match what

@@ -1,0 +1,373 @@
+//===- TorchReferenceTest.cpp - a lone model vs LibTorch's torch::optim ---===//
+//
+// The "must show" (b): a model trained alone by an mbt artifact ends
+// where LibTorch ends when it starts from the same initial weights and sees
+// the same batches, optimized by torch::optim: within 1e-5 relative
+// (max|a-b| / max|b| per parameter tensor) after 100 steps. Each case
+// compiles a one-model spec with mbtc, copies the runtime's initial
+// parameters into torch tensors and steps both in lockstep on Fashion-MNIST,
+// comparing every parameter tensor after every step. The reference runs in
+// float32 (what the artifact computes in) and in float64 (close to exact
+// arithmetic on the same inputs), so a failure tells a bug (mbt far from
+// both) from float32 rounding (mbt and torch float32 each as far from
+// float64).
+//
+// Where the differences come from. One mbt step is reproduced bit for bit
+// by a plain float32 loop nest doing what the lowering says (OpenBLAS sgemm,
+// glibc tanhf / expf / logf, sums in index order, no FMA contraction), and
+// its matmuls are bitwise equal to torch's (the same OpenBLAS sgemm calls).
+// torch differs from that by an ulp here and there: its vectorized tanh and
+// exp (Sleef) round differently from glibc's (either swap alone changes
+// 20-60% of the step-1 gradient's elements by ~1e-7 relative), it writes the
+// cross-entropy gradient as grad - exp(log_softmax) * sum(grad), sums the
+// bias gradients in a vectorized order, and its AVX kernels are built with
+// FMA contraction (Adam/SGD's add(alpha), addcmul, addcdiv). So after one
+// step mbt and torch float32 differ by ~2e-7, as torch float32 and float64
+// do. What 100 steps make of that depends on the configuration:
+//
+//  - SGD (lr 0.05, momentum 0.9) with a relu before the output bias, and
+//    Adam (lr 1e-3) with a linear output layer: the differences stay at
+//    rounding level (about 1e-6 and 4e-7 after 100 steps), so float32
+//    shows the 1e-5 claim as stated. These are the check.
+//
+//  - Adam with the relu head: 1e-5 is out of float32's reach from step 1.
+//    A few w1 gradients are sums of ~1e-3-sized terms that cancel to ~1e-8,
+//    the size of Adam's eps; float32 gets them right to only a few percent,
+//    and Adam's first update lr * g / (|g| + eps) turns that into ~1e-5 of
+//    lr-sized steps (torch float32 is 1.2e-4 from float64 after step 1;
+//    mbt 6e-5 from torch float32). The gap then shrinks as the moments fill.
+//  - SGD with the linear head: the differences stay near 1e-7 for ~55
+//    steps, then the trajectory amplifies them (doubling every ~5 steps) to
+//    a few 1e-5 at step 100 — in torch float32 vs float64 just the same.
+//
+//  Those two cases check what float32 allows: mbt is no further from
+//  torch float32, nor from the float64 trajectory, than a small multiple of
+//  how far torch's own float32 run is from float64. Showing 1e-9 for them
+//  needs an artifact that computes in float64 (not supported yet).
+//
+// Each case prints the distances after steps 1-3 and every 10th step
+// (every step with MBT_REFERENCE_VERBOSE=1 in the environment).
+//
+//===----------------------------------------------------------------------===//
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/FashionMnist.h"
+#include "mbt/runtime/Sampler.h"
+#include "mbt/runtime/Trainer.h"
+
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace mbt::runtime;
+
+namespace {
+
+constexpr int64_t kSteps = 100;
+
+/// A one-model spec: the equivalence test's MLP (784-32-10, tanh hidden
+/// layer) with `logits` as its output expression.
+std::string spec(const std::string &logits, const std::string &optim) {
+  std::ostringstream os;
+  // clang-format off
+  os << "model mlp {\n"
+        "  input  x: f32[784]\n"
+        "  target y: class[10]\n"
+        "  param  w1: f32[784, 32] = kaiming_uniform\n"
+        "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
+        "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+        "  param  b2: f32[10] = zeros\n"
+        "  h      = tanh(x @ w1 + b1)\n"
+        "  logits = " << logits << "\n"
+        "  loss   = cross_entropy(logits, y)\n"
+        "  metric acc = accuracy(logits, y)\n"
+        "}\n"
+        "sweep {\n"
+        "  models = 1\n"
+        "  model  = mlp\n"
+        "  seed   = [123]\n"
+        "  optim  = " << optim << "\n"
+        "  data   = fashion_mnist(batch = 32)\n"
+        "  epochs = 1\n"
+        "}\n";
+  // clang-format on
+  return os.str();
+}
+
+/// Compiles `source` with mbtc into NAME.so in the test's directory.
+std::string compile(const std::string &name, const std::string &source) {
+  std::string base = std::string(MBT_TEST_TMP) + "/" + name;
+  std::ofstream(base + ".mbt") << source;
+  std::string command =
+      std::string(MBTC_PATH) + " " + base + ".mbt -o " + base + ".so";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return base + ".so";
+}
+
+/// The manifest's value of hyperparameter `name` for model 0.
+double hyper(const Manifest &manifest, const std::string &name) {
+  for (size_t i = 0; i < manifest.hyperNames.size(); ++i)
+    if (manifest.hyperNames[i] == name)
+      return manifest.hyperValues[0][i];
+  ADD_FAILURE() << "manifest has no hyperparameter '" << name << "'";
+  return 0;
+}
+
+/// The spec's model in LibTorch: parameters as leaf tensors built from
+/// mbt's initial parameter row, the forward pass written out by hand, and
+/// the torch::optim optimizer the manifest names, configured from the
+/// manifest's hyperparameters.
+class TorchReference {
+public:
+  TorchReference(const Manifest &manifest, const std::vector<float> &row,
+                 bool reluHead, torch::Dtype dtype)
+      : manifest(manifest), reluHead(reluHead), dtype(dtype) {
+    for (const ParamSpec &param : manifest.params) {
+      auto values =
+          torch::from_blob(const_cast<float *>(row.data()) + param.offset,
+                           {param.size}, torch::kFloat32);
+      params.push_back(values.to(dtype)
+                           .reshape(param.shape)
+                           .clone()
+                           .set_requires_grad(true));
+    }
+    if (manifest.optimizerRule == "sgd") {
+      optimizer = std::make_unique<torch::optim::SGD>(
+          params, torch::optim::SGDOptions(hyper(manifest, "lr"))
+                      .momentum(hyper(manifest, "momentum"))
+                      .weight_decay(hyper(manifest, "weight_decay")));
+    } else if (manifest.optimizerRule == "adam") {
+      optimizer = std::make_unique<torch::optim::Adam>(
+          params,
+          torch::optim::AdamOptions(hyper(manifest, "lr"))
+              .betas({hyper(manifest, "beta1"), hyper(manifest, "beta2")})
+              .eps(hyper(manifest, "eps"))
+              .weight_decay(hyper(manifest, "weight_decay")));
+    } else {
+      ADD_FAILURE() << "no torch::optim for rule " << manifest.optimizerRule;
+    }
+  }
+
+  const torch::Tensor &param(const std::string &name) const {
+    for (size_t k = 0; k < manifest.params.size(); ++k)
+      if (manifest.params[k].name == name)
+        return params[k];
+    throw std::runtime_error("no parameter " + name);
+  }
+
+  /// One optimizer step on samples `indices[0, b)`; returns the loss.
+  double step(const Dataset &data, const int64_t *indices, int64_t b) {
+    std::vector<float> xs(b * data.numFeatures);
+    std::vector<int64_t> ys(b);
+    for (int64_t j = 0; j < b; ++j) {
+      std::copy(data.sample(indices[j]),
+                data.sample(indices[j]) + data.numFeatures,
+                xs.begin() + j * data.numFeatures);
+      ys[j] = data.y[indices[j]];
+    }
+    torch::Tensor x =
+        torch::from_blob(xs.data(), {b, data.numFeatures}, torch::kFloat32)
+            .to(dtype);
+    torch::Tensor y = torch::from_blob(ys.data(), {b}, torch::kInt64).clone();
+
+    optimizer->zero_grad();
+    torch::Tensor h = torch::tanh(x.matmul(param("w1")) + param("b1"));
+    torch::Tensor z = h.matmul(param("w2"));
+    torch::Tensor logits = (reluHead ? torch::relu(z) : z) + param("b2");
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    loss.backward();
+    optimizer->step();
+    return loss.item<double>();
+  }
+
+  /// Parameter `k` (manifest order), flattened, as doubles.
+  std::vector<double> values(size_t k) const {
+    torch::Tensor t = params[k].detach().to(torch::kFloat64).contiguous();
+    const double *p = t.data_ptr<double>();
+    return std::vector<double>(p, p + t.numel());
+  }
+
+private:
+  const Manifest &manifest;
+  bool reluHead;
+  torch::Dtype dtype;
+  std::vector<torch::Tensor> params;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+};
+
+/// max |a - b| / max |b|: the relative difference of two parameter tensors.
+double relativeDifference(const std::vector<double> &a,
+                          const std::vector<double> &b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return diff / scale;
+}
+
+/// Parameter `k` of an mbt params row, as doubles.
+std::vector<double> slice(const Manifest &manifest, const float *row,
+                          size_t k) {
+  const ParamSpec &param = manifest.params[k];
+  return std::vector<double>(row + param.offset,
+                             row + param.offset + param.size);
+}
+
+/// Relative differences after the last step, per parameter tensor.
+struct Result {
+  std::vector<std::string> names;
+  std::vector<double> mbtVsTorch32;     // the claim: mbt f32 vs torch f32
+  std::vector<double> torch32VsTorch64; // float32 rounding in torch itself
+  std::vector<double> mbtVsTorch64;     // float32 rounding in mbt
+  std::vector<double> moved;            // final vs initial (not vacuous)
+  double worstLossDiff = 0;             // max over steps |loss_mbt - loss_t32|
+};
+
+Result trainBoth(const std::string &name, const std::string &logits,
+                 const std::string &optim, bool reluHead) {
+  static DataSplits data = loadDataSplits("fashion_mnist");
+  std::string path = compile(name, spec(logits, optim));
+  Artifact artifact = Artifact::load(path);
+  const Manifest &manifest = artifact.manifest();
+  EXPECT_EQ(manifest.models, 1);
+  TrainOptions options;
+  options.quiet = true;
+  options.outDir = path + ".out";
+  Trainer trainer(artifact, data.train, data.test, options);
+  std::vector<float> initial = trainer.modelParams(0);
+
+  TorchReference ref32(manifest, initial, reluHead, torch::kFloat32);
+  TorchReference ref64(manifest, initial, reluHead, torch::kFloat64);
+
+  // The runtime's data order, rebuilt here independently of the Trainer:
+  // epoch 0's permutation, batches of consecutive indices.
+  int64_t batch = manifest.data.batch;
+  std::vector<int64_t> order =
+      epochPermutation(data.train.count, manifest.data.shuffleSeed, 0);
+  if (int64_t(order.size()) < kSteps * batch)
+    throw std::runtime_error("training set too small for the test");
+
+  Result result;
+  size_t numParams = manifest.params.size();
+  for (const ParamSpec &param : manifest.params)
+    result.names.push_back(param.name);
+  std::cout << "[ " << name << " ] max over parameters of the relative "
+            << "difference (max|a-b|/max|b|) after each step:\n"
+            << "    step   mbt-vs-t32   t32-vs-t64   mbt-vs-t64    "
+               "loss(mbt)-loss(t32)\n";
+  for (int64_t s = 1; s <= kSteps; ++s) {
+    const int64_t *indices = order.data() + (s - 1) * batch;
+    trainer.runSteps(1);
+    double loss32 = ref32.step(data.train, indices, batch);
+    ref64.step(data.train, indices, batch);
+    double lossMbt = trainer.lastTrainOutputs()[0][0];
+    result.worstLossDiff =
+        std::max(result.worstLossDiff, std::fabs(lossMbt - loss32));
+
+    const float *row = trainer.params();
+    double a = 0, b = 0, c = 0;
+    for (size_t k = 0; k < numParams; ++k) {
+      std::vector<double> mbt = slice(manifest, row, k);
+      std::vector<double> t32 = ref32.values(k), t64 = ref64.values(k);
+      a = std::max(a, relativeDifference(mbt, t32));
+      b = std::max(b, relativeDifference(t32, t64));
+      c = std::max(c, relativeDifference(mbt, t64));
+      if (s == kSteps) {
+        result.mbtVsTorch32.push_back(relativeDifference(mbt, t32));
+        result.torch32VsTorch64.push_back(relativeDifference(t32, t64));
+        result.mbtVsTorch64.push_back(relativeDifference(mbt, t64));
+        std::vector<double> start(initial.begin() + manifest.params[k].offset,
+                                  initial.begin() + manifest.params[k].offset +
+                                      manifest.params[k].size);
+        result.moved.push_back(relativeDifference(start, mbt));
+      }
+    }
+    if (s <= 3 || s % 10 == 0 || std::getenv("MBT_REFERENCE_VERBOSE"))
+      std::cout << "    " << std::setw(4) << s << std::scientific
+                << std::setprecision(3) << "   " << a << "    " << b << "    "
+                << c << "    " << lossMbt - loss32 << "\n"
+                << std::defaultfloat;
+  }
+  std::cout << "[ " << name << " ] after " << kSteps << " steps (largest "
+            << "train-loss difference over the steps: " << result.worstLossDiff
+            << "):\n";
+  for (size_t k = 0; k < numParams; ++k)
+    std::cout << "    " << std::setw(3) << result.names[k] << std::scientific
+              << std::setprecision(3) << "  mbt-vs-t32 "
+              << result.mbtVsTorch32[k] << "  t32-vs-t64 "
+              << result.torch32VsTorch64[k] << "  mbt-vs-t64 "
+              << result.mbtVsTorch64[k] << "  moved " << result.moved[k] << "\n"
+              << std::defaultfloat;
+  return result;
+}
+
+/// The check: within 1e-5 of torch::optim in float32, and of the
+/// float64 trajectory too.
+void checkMatchesTorch(const std::string &name, const std::string &logits,
+                       const std::string &optim, bool reluHead) {
+  Result r = trainBoth(name, logits, optim, reluHead);
+  ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
+  for (size_t k = 0; k < r.names.size(); ++k) {
+    EXPECT_LE(r.mbtVsTorch32[k], 1e-5) << r.names[k];
+    EXPECT_LE(r.mbtVsTorch64[k], 1e-5) << r.names[k];
+    // Training moved every parameter: the comparison is not vacuous.
+    EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
+  }
+}
+
+/// Where float32 itself cannot hold 1e-5 over 100 steps (see the top of the
+/// file): mbt stays within a few times torch's own float32 rounding error,
+/// measured as torch float32's distance from torch float64, from both
+/// torch float32 and float64. The absolute cap catches a run where both
+/// float32 trajectories went wrong.
+void checkWithinFloat32Rounding(const std::string &name,
+                                const std::string &logits,
+                                const std::string &optim, bool reluHead) {
+  Result r = trainBoth(name, logits, optim, reluHead);
+  ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
+  for (size_t k = 0; k < r.names.size(); ++k) {
+    double floor32 = 3 * r.torch32VsTorch64[k] + 1e-6;
+    EXPECT_LE(r.mbtVsTorch32[k], floor32) << r.names[k];
+    EXPECT_LE(r.mbtVsTorch64[k], floor32) << r.names[k];
+    EXPECT_LE(r.mbtVsTorch32[k], 1e-3) << r.names[k];
+    EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
+  }
+}
+
+// SGD with momentum; a relu before the output bias (relu's gradient mask).
+TEST(EquivalenceWithLibTorch, SgdLoneModelMatchesTorchOptim) {
+  checkMatchesTorch("sgd_relu", "relu(h @ w2) + b2",
+                    "sgd(lr = [0.05], momentum = 0.9)", true);
+}
+
+// Adam (torch's defaults but lr); a linear output layer.
+TEST(EquivalenceWithLibTorch, AdamLoneModelMatchesTorchOptim) {
+  checkMatchesTorch("adam_linear", "h @ w2 + b2", "adam(lr = [0.001])", false);
+}
+
+// The other two pairings, where float32 rounding alone exceeds 1e-5.
+TEST(EquivalenceWithLibTorch, AdamReluHeadWithinFloat32Rounding) {
+  checkWithinFloat32Rounding("adam_relu", "relu(h @ w2) + b2",
+                             "adam(lr = [0.001])", true);
+}
+
+TEST(EquivalenceWithLibTorch, SgdLinearHeadWithinFloat32Rounding) {
+  checkWithinFloat32Rounding("sgd_linear", "h @ w2 + b2",
+                             "sgd(lr = [0.05], momentum = 0.9)", false);
+}
+
+} // namespace

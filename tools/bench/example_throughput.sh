@@ -5,7 +5,7 @@
 #   tools/bench/example_throughput.sh [N ...]      (default: 1 16 64)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
-bin="$here/build/bin"
+bin="${MBT_BUILD_DIR:-$here/build}/bin"  # MBT_BUILD_DIR: another build tree
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 counts=("$@")

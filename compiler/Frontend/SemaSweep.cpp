@@ -12,6 +12,7 @@
 #include "dialects/MBT/IR/OptimizerRules.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include <optional>
 #include "llvm/ADT/StringMap.h"
 
 using namespace mbt;
@@ -190,6 +191,16 @@ void SweepChecker::checkSeeds(ConstEvaluator &eval) {
                         << *numModels << " models";
 }
 
+/// The name in `name` or `name(args...)`: optimizers and data sets may be
+/// written bare when every argument has its default.
+static std::optional<llvm::StringRef> calleeName(const ExprAST *value) {
+  if (const auto *call = dyn_cast<CallExprAST>(value))
+    return call->getCallee();
+  if (const auto *var = dyn_cast<VariableExprAST>(value))
+    return var->getName();
+  return std::nullopt;
+}
+
 /// optim = RULE | RULE(args), where each argument is a number or a list of
 /// `models` numbers; absent hyperparameters take the rule's defaults.
 void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
@@ -199,17 +210,14 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
                           "optim = sgd(lr = 0.1))";
     return;
   }
-  llvm::StringRef name;
   const auto *call = dyn_cast<CallExprAST>(value);
-  if (call)
-    name = call->getCallee();
-  else if (const auto *var = dyn_cast<VariableExprAST>(value))
-    name = var->getName();
-  else {
+  std::optional<llvm::StringRef> callee = calleeName(value);
+  if (!callee) {
     error(value->loc()) << "optim must be an optimizer such as "
                            "adam(lr = 1e-3)";
     return;
   }
+  llvm::StringRef name = *callee;
   const mlir::mbt::OptimizerRule *rule = mlir::mbt::lookupOptimizerRule(name);
   if (!rule) {
     std::vector<llvm::StringRef> known;
@@ -264,17 +272,14 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
   const ExprAST *value = lookup("data");
   if (!value)
     return; // fashion_mnist with the default batch and shuffle seed
-  llvm::StringRef name;
   const auto *call = dyn_cast<CallExprAST>(value);
-  if (call)
-    name = call->getCallee();
-  else if (const auto *var = dyn_cast<VariableExprAST>(value))
-    name = var->getName();
-  else {
+  std::optional<llvm::StringRef> callee = calleeName(value);
+  if (!callee) {
     error(value->loc()) << "data must be a data set such as "
                            "fashion_mnist(batch = 64)";
     return;
   }
+  llvm::StringRef name = *callee;
   if (!llvm::is_contained(kDataSets, name)) {
     error(value->loc()) << "unknown data set '" << name
                         << "' (known: " << join(kDataSets) << ")";

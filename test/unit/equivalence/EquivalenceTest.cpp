@@ -11,12 +11,12 @@
 #include "mbt/runtime/FashionMnist.h"
 #include "mbt/runtime/Trainer.h"
 
+#include "CompileWithMbtc.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +24,8 @@
 using namespace mbt::runtime;
 
 namespace {
+
+using mbt::test::compileSpec;
 
 constexpr int64_t kSteps = 100;
 constexpr int kModels = 8;
@@ -65,15 +67,6 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
   return os.str();
 }
 
-/// Compiles `source` with mbtc into NAME.so in the test's directory.
-std::string compile(const std::string &name, const std::string &source) {
-  std::string base = std::string(MBT_TEST_TMP) + "/" + name;
-  std::ofstream(base + ".mbt") << source;
-  std::string command = std::string(MBTC_PATH) + " " + base + ".mbt -o " +
-                        base + ".so";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return base + ".so";
-}
 
 /// Trains `artifact` for kSteps steps; returns every model's parameters.
 std::vector<std::vector<float>> train(const std::string &artifactPath,
@@ -107,17 +100,17 @@ void checkBatchEqualsAlone(const std::string &optim,
   std::vector<double> seeds;
   for (int m = 0; m < kModels; ++m)
     seeds.push_back(100 + 7 * m);
-  auto batch = train(compile(optim + "_batch", spec(optim, lrs, seeds)), data);
+  auto batch = train(compileSpec(optim + "_batch", spec(optim, lrs, seeds)), data);
   ASSERT_EQ(batch.size(), size_t(kModels));
   for (int m = 0; m < kModels; ++m) {
-    auto alone = train(compile(optim + "_alone" + std::to_string(m),
+    auto alone = train(compileSpec(optim + "_alone" + std::to_string(m),
                                spec(optim, {lrs[m]}, {seeds[m]})),
                        data);
     ASSERT_EQ(alone[0].size(), batch[m].size());
     double rel = relativeDifference(batch[m], alone[0]);
     EXPECT_LE(rel, 1e-5) << "model " << m << " (lr " << lrs[m] << ")";
     // Training moved the parameters: the comparison is not vacuous.
-    auto initial = train(compile(optim + "_zero" + std::to_string(m),
+    auto initial = train(compileSpec(optim + "_zero" + std::to_string(m),
                                  spec(optim, {0.0}, {seeds[m]})),
                          data);
     EXPECT_GT(relativeDifference(initial[0], alone[0]), 1e-3) << "model " << m;

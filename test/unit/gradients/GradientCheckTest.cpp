@@ -12,12 +12,12 @@
 #include "mbt/runtime/Abi.h"
 #include "mbt/runtime/Artifact.h"
 
+#include "CompileWithMbtc.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +25,9 @@
 using namespace mbt::runtime;
 
 namespace {
+
+using mbt::test::compileFile;
+using mbt::test::compileSpec;
 
 constexpr int64_t kBatch = 5;
 constexpr int64_t kFeatures = 6;
@@ -45,22 +48,6 @@ std::string spec(const std::string &params, const std::string &body) {
          "  optim  = sgd(lr = 1.0)\n"
          "  data   = fashion_mnist(batch = 5)\n"
          "}\n";
-}
-
-std::string compile(const std::string &name, const std::string &path) {
-  std::string out = std::string(MBT_TEST_TMP) + "/" + name + ".so";
-  // MBT_TEST_MBTC_FLAGS passes extra flags, e.g. --blas=false.
-  const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
-  std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
-                        (flags ? std::string(" ") + flags : "");
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return out;
-}
-
-std::string compileSource(const std::string &name, const std::string &source) {
-  std::string path = std::string(MBT_TEST_TMP) + "/" + name + ".mbt";
-  std::ofstream(path) << source;
-  return compile(name, path);
 }
 
 /// The loss and gradient of one compiled model on a fixed random batch.
@@ -166,21 +153,21 @@ void checkGradient(const std::string &artifactPath) {
 }
 
 TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "matmul_add", spec("  param w: f32[6, 4] = zeros\n"
                          "  param b: f32[4] = zeros\n",
                          "  logits = x @ w + b\n")));
 }
 
 TEST(GradientCheck, Sub) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "sub", spec("  param w: f32[6, 4] = zeros\n"
                   "  param b: f32[4] = zeros\n",
                   "  logits = x @ w - b\n")));
 }
 
 TEST(GradientCheck, MulBroadcastAndElementwise) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "mul", spec("  param w: f32[6, 4] = zeros\n"
                   "  param v: f32[6, 4] = zeros\n"
                   "  param s: f32[4] = zeros\n",
@@ -188,13 +175,13 @@ TEST(GradientCheck, MulBroadcastAndElementwise) {
 }
 
 TEST(GradientCheck, Neg) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "neg", spec("  param w: f32[6, 4] = zeros\n",
                   "  logits = -(x @ w)\n")));
 }
 
 TEST(GradientCheck, Relu) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "relu", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param b1: f32[8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
@@ -202,21 +189,21 @@ TEST(GradientCheck, Relu) {
 }
 
 TEST(GradientCheck, Tanh) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "tanh", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
                    "  logits = tanh(x @ w1) @ w2\n")));
 }
 
 TEST(GradientCheck, ParameterTimesParameter) {
-  checkGradient(compileSource(
+  checkGradient(compileSpec(
       "param_matmul", spec("  param a: f32[6, 3] = zeros\n"
                            "  param c: f32[3, 4] = zeros\n",
                            "  logits = x @ (a @ c)\n")));
 }
 
 TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
-  checkGradient(compile("reduce_transpose",
+  checkGradient(compileFile("reduce_transpose",
                         std::string(MBT_TEST_INPUTS) + "/reduce_transpose.mlir"));
 }
 

@@ -59,12 +59,13 @@
 #include <torch/optim/sgd.h>
 #include <torch/types.h>
 
+#include "CompileWithMbtc.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -75,6 +76,8 @@
 using namespace mbt::runtime;
 
 namespace {
+
+using mbt::test::compileSpec;
 
 constexpr int64_t kSteps = 100;
 
@@ -107,15 +110,6 @@ std::string spec(const std::string &logits, const std::string &optim) {
   return os.str();
 }
 
-/// Compiles `source` with mbtc into NAME.so in the test's directory.
-std::string compile(const std::string &name, const std::string &source) {
-  std::string base = std::string(MBT_TEST_TMP) + "/" + name;
-  std::ofstream(base + ".mbt") << source;
-  std::string command =
-      std::string(MBTC_PATH) + " " + base + ".mbt -o " + base + ".so";
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return base + ".so";
-}
 
 /// The manifest's value of hyperparameter `name` for model 0.
 double hyper(const Manifest &manifest, const std::string &name) {
@@ -240,7 +234,7 @@ struct Result {
 Result trainBoth(const std::string &name, const std::string &logits,
                  const std::string &optim, bool reluHead) {
   static DataSplits data = loadDataSplits("fashion_mnist");
-  std::string path = compile(name, spec(logits, optim));
+  std::string path = compileSpec(name, spec(logits, optim));
   Artifact artifact = Artifact::load(path);
   const Manifest &manifest = artifact.manifest();
   EXPECT_EQ(manifest.models, 1);

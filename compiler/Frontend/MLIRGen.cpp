@@ -207,6 +207,12 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
     return builder.create<mlir::mbt::ReluOp>(l, args[0]);
   if (callee == "tanh")
     return builder.create<mlir::mbt::TanhOp>(l, args[0]);
+  if (callee == "sigmoid")
+    return builder.create<mlir::mbt::SigmoidOp>(l, args[0]);
+  if (callee == "silu")
+    return builder.create<mlir::mbt::SiluOp>(l, args[0]);
+  if (callee == "gelu")
+    return builder.create<mlir::mbt::GeluOp>(l, args[0]);
   if (callee == "cross_entropy")
     return builder.create<mlir::mbt::CrossEntropyOp>(l, args[0], args[1]);
   assert(callee == "accuracy" && "unchecked call in MLIRGen");

@@ -59,6 +59,9 @@ struct FunctionInfo {
 const FunctionInfo kFunctions[] = {{"matmul", 2},
                                    {"relu", 1},
                                    {"tanh", 1},
+                                   {"sigmoid", 1},
+                                   {"silu", 1},
+                                   {"gelu", 1},
                                    {"cross_entropy", 2},
                                    {"accuracy", 2}};
 
@@ -342,7 +345,7 @@ ValueType ModelChecker::checkCall(CallExprAST &call) {
       return ValueType();
   if (name == "matmul")
     return checkMatmul(args[0], args[1], call.loc());
-  return args[0]; // relu, tanh
+  return args[0]; // elementwise activations keep the shape
 }
 
 /// A per-sample vector [K] (batched) or a vector/matrix (not batched) times

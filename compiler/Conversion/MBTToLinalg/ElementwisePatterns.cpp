@@ -103,6 +103,76 @@ Value ElementwisePattern<TanhGradOp>::body(OpBuilder &b, Location loc,
   return b.create<arith::MulFOp>(loc, a[1], d);
 }
 
+/// 1 / (1 + exp(-x)).
+static Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+  return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
+}
+
+/// The standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))).
+static Value normalCdf(OpBuilder &b, Location loc, Value x) {
+  Value half = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.5f));
+  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value invSqrt2 =
+      b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.70710678118654752f));
+  Value erf = b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, x, invSqrt2));
+  return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, one, erf));
+}
+
+template <>
+Value ElementwisePattern<SigmoidOp>::body(OpBuilder &b, Location loc,
+                                          ValueRange a) {
+  return sigmoid(b, loc, a[0]);
+}
+template <>
+Value ElementwisePattern<SiluOp>::body(OpBuilder &b, Location loc,
+                                       ValueRange a) {
+  return b.create<arith::MulFOp>(loc, a[0], sigmoid(b, loc, a[0]));
+}
+template <>
+Value ElementwisePattern<GeluOp>::body(OpBuilder &b, Location loc,
+                                       ValueRange a) {
+  return b.create<arith::MulFOp>(loc, a[0], normalCdf(b, loc, a[0]));
+}
+template <>
+Value ElementwisePattern<SigmoidGradOp>::body(OpBuilder &b, Location loc,
+                                              ValueRange a) {
+  // g * y * (1 - y)
+  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value d = b.create<arith::MulFOp>(loc, a[0],
+                                    b.create<arith::SubFOp>(loc, one, a[0]));
+  return b.create<arith::MulFOp>(loc, a[1], d);
+}
+template <>
+Value ElementwisePattern<SiluGradOp>::body(OpBuilder &b, Location loc,
+                                           ValueRange a) {
+  // g * (s + x * s * (1 - s))
+  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value s = sigmoid(b, loc, a[0]);
+  Value xs1 = b.create<arith::MulFOp>(
+      loc, b.create<arith::MulFOp>(loc, a[0], s),
+      b.create<arith::SubFOp>(loc, one, s));
+  return b.create<arith::MulFOp>(loc, a[1], b.create<arith::AddFOp>(loc, s, xs1));
+}
+template <>
+Value ElementwisePattern<GeluGradOp>::body(OpBuilder &b, Location loc,
+                                           ValueRange a) {
+  // g * (Phi(x) + x * exp(-x^2 / 2) / sqrt(2 pi))
+  Value x = a[0];
+  Value minusHalf = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(-0.5f));
+  Value invSqrt2Pi =
+      b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.39894228040143268f));
+  Value density = b.create<arith::MulFOp>(
+      loc, invSqrt2Pi,
+      b.create<math::ExpOp>(
+          loc, b.create<arith::MulFOp>(loc, minusHalf,
+                                       b.create<arith::MulFOp>(loc, x, x))));
+  Value d = b.create<arith::AddFOp>(loc, normalCdf(b, loc, x),
+                                    b.create<arith::MulFOp>(loc, x, density));
+  return b.create<arith::MulFOp>(loc, a[1], d);
+}
+
 namespace {
 
 struct ConstantPattern : public OpRewritePattern<ConstantOp> {
@@ -156,5 +226,8 @@ void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
                ElementwisePattern<MulOp>, ElementwisePattern<NegOp>,
                ElementwisePattern<ReluOp>, ElementwisePattern<TanhOp>,
                ElementwisePattern<ReluGradOp>, ElementwisePattern<TanhGradOp>,
+               ElementwisePattern<SigmoidOp>, ElementwisePattern<SiluOp>,
+               ElementwisePattern<GeluOp>, ElementwisePattern<SigmoidGradOp>,
+               ElementwisePattern<SiluGradOp>, ElementwisePattern<GeluGradOp>,
                ConstantPattern, ReshapePattern>(patterns.getContext());
 }

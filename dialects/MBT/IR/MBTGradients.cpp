@@ -95,6 +95,27 @@ SmallVector<Value> TanhOp::buildGradients(OpBuilder &b,
   return {b.create<TanhGradOp>(getLoc(), getResult(), resultGrads[0])};
 }
 
+SmallVector<Value> SigmoidOp::buildGradients(OpBuilder &b,
+                                             ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<SigmoidGradOp>(getLoc(), getResult(), resultGrads[0])};
+}
+
+SmallVector<Value> SiluOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<SiluGradOp>(getLoc(), getInput(), resultGrads[0])};
+}
+
+SmallVector<Value> GeluOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<GeluGradOp>(getLoc(), getInput(), resultGrads[0])};
+}
+
 SmallVector<Value> ReshapeOp::buildGradients(OpBuilder &b,
                                              ValueRange resultGrads) {
   if (!resultGrads[0])

@@ -166,6 +166,39 @@ def MBT_TanhOp : MBT_UnaryOp<"tanh",
   }];
 }
 
+def MBT_SigmoidOp : MBT_UnaryOp<"sigmoid",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Logistic sigmoid, 1 / (1 + exp(-x))";
+  let description = [{
+    ```mlir
+    %p = mbt.sigmoid %z : tensor<?x10xf32>
+    ```
+  }];
+}
+
+def MBT_SiluOp : MBT_UnaryOp<"silu",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Sigmoid linear unit (swish), x * sigmoid(x)";
+  let description = [{
+    ```mlir
+    %h = mbt.silu %z : tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_GeluOp : MBT_UnaryOp<"gelu",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Gaussian error linear unit, x * Phi(x), with erf";
+  let description = [{
+    The exact form `0.5 * x * (1 + erf(x / sqrt(2)))`, as PyTorch's
+    default `gelu`.
+
+    ```mlir
+    %h = mbt.gelu %z : tensor<?x128xf32>
+    ```
+  }];
+}
+
 class MBT_ActivationGradOp<string mnemonic> :
     MBT_PureOp<mnemonic, [SameOperandsAndResultType]> {
   let arguments = (ins MBT_F32Tensor:$value, MBT_F32Tensor:$grad);
@@ -191,6 +224,40 @@ def MBT_TanhGradOp : MBT_ActivationGradOp<"tanh_grad"> {
 
     ```mlir
     %dz = mbt.tanh_grad %y, %dh : tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_SigmoidGradOp : MBT_ActivationGradOp<"sigmoid_grad"> {
+  let summary = "Adjoint of sigmoid: grad * y * (1 - y)";
+  let description = [{
+    Built by `mbt-autodiff`; `value` is sigmoid's result `y`.
+
+    ```mlir
+    %dz = mbt.sigmoid_grad %y, %dp : tensor<?x10xf32>
+    ```
+  }];
+}
+
+def MBT_SiluGradOp : MBT_ActivationGradOp<"silu_grad"> {
+  let summary = "Adjoint of silu: grad * (s + x * s * (1 - s)), s = sigmoid(x)";
+  let description = [{
+    Built by `mbt-autodiff`; `value` is silu's input `x`.
+
+    ```mlir
+    %dz = mbt.silu_grad %z, %dh : tensor<?x128xf32>
+    ```
+  }];
+}
+
+def MBT_GeluGradOp : MBT_ActivationGradOp<"gelu_grad"> {
+  let summary = "Adjoint of gelu: grad * (Phi(x) + x * phi(x))";
+  let description = [{
+    Built by `mbt-autodiff`; `value` is gelu's input `x`; `Phi` and `phi`
+    are the standard normal CDF and density.
+
+    ```mlir
+    %dz = mbt.gelu_grad %z, %dh : tensor<?x128xf32>
     ```
   }];
 }

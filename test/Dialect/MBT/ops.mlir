@@ -22,6 +22,18 @@ func.func @forward(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
   %r = mbt.relu %n : tensor<?x128xf32>
   // CHECK: mbt.tanh %{{.*}} : tensor<?x128xf32>
   %t = mbt.tanh %r : tensor<?x128xf32>
+  // CHECK: mbt.sigmoid %{{.*}} : tensor<?x128xf32>
+  %sg = mbt.sigmoid %t : tensor<?x128xf32>
+  // CHECK: mbt.silu %{{.*}} : tensor<?x128xf32>
+  %sl = mbt.silu %sg : tensor<?x128xf32>
+  // CHECK: mbt.gelu %{{.*}} : tensor<?x128xf32>
+  %gl = mbt.gelu %sl : tensor<?x128xf32>
+  // CHECK: mbt.sigmoid_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
+  %sgg = mbt.sigmoid_grad %sg, %gl : tensor<?x128xf32>
+  // CHECK: mbt.silu_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
+  %slg = mbt.silu_grad %sl, %sgg : tensor<?x128xf32>
+  // CHECK: mbt.gelu_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
+  %glg = mbt.gelu_grad %gl, %slg : tensor<?x128xf32>
   // CHECK: mbt.relu_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>
   %rg = mbt.relu_grad %n, %t : tensor<?x128xf32>
   // CHECK: mbt.tanh_grad %{{.*}}, %{{.*}} : tensor<?x128xf32>

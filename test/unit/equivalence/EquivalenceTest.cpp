@@ -41,18 +41,31 @@ std::string listOf(const std::vector<double> &values) {
 }
 
 /// A small MLP spec with the given per-model learning rates and seeds.
+/// The default network: tanh hidden layer, relu before the output bias.
+const char *const kTanhRelu = "  param  w1: f32[784, 32] = kaiming_uniform\n"
+                              "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
+                              "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                              "  param  b2: f32[10] = zeros\n"
+                              "  h      = tanh(x @ w1 + b1)\n"
+                              "  logits = relu(h @ w2) + b2\n";
+
+/// A gated hidden layer through silu, sigmoid and gelu.
+const char *const kGated = "  param  w1: f32[784, 32] = kaiming_uniform\n"
+                           "  param  b1: f32[32] = zeros\n"
+                           "  param  w3: f32[784, 32] = xavier_uniform\n"
+                           "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                           "  param  b2: f32[10] = zeros\n"
+                           "  h      = silu(x @ w1 + b1) * sigmoid(x @ w3)\n"
+                           "  logits = gelu(h @ w2) + b2\n";
+
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
-                 const std::vector<double> &seeds) {
+                 const std::vector<double> &seeds,
+                 const std::string &network = kTanhRelu) {
   std::ostringstream os;
   os << "model mlp {\n"
         "  input  x: f32[784]\n"
         "  target y: class[10]\n"
-        "  param  w1: f32[784, 32] = kaiming_uniform\n"
-        "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
-        "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-        "  param  b2: f32[10] = zeros\n"
-        "  h      = tanh(x @ w1 + b1)\n"
-        "  logits = relu(h @ w2) + b2\n"
+     << network <<
         "  loss   = cross_entropy(logits, y)\n"
         "  metric acc = accuracy(logits, y)\n"
         "}\n"
@@ -94,36 +107,44 @@ double relativeDifference(const std::vector<float> &a,
   return diff / scale;
 }
 
-void checkBatchEqualsAlone(const std::string &optim,
-                           const std::vector<double> &lrs) {
+/// `tag` names the case's files; `network` is the model's body.
+void checkBatchEqualsAlone(const std::string &tag, const std::string &optim,
+                           const std::vector<double> &lrs,
+                           const std::string &network = kTanhRelu) {
   DataSplits data = loadDataSplits("fashion_mnist");
   std::vector<double> seeds;
   for (int m = 0; m < kModels; ++m)
     seeds.push_back(100 + 7 * m);
-  auto batch = train(compileSpec(optim + "_batch", spec(optim, lrs, seeds)), data);
+  auto batch = train(compileSpec(tag + "_batch", spec(optim, lrs, seeds, network)), data);
   ASSERT_EQ(batch.size(), size_t(kModels));
   for (int m = 0; m < kModels; ++m) {
-    auto alone = train(compileSpec(optim + "_alone" + std::to_string(m),
-                               spec(optim, {lrs[m]}, {seeds[m]})),
+    auto alone = train(compileSpec(tag + "_alone" + std::to_string(m),
+                               spec(optim, {lrs[m]}, {seeds[m]}, network)),
                        data);
     ASSERT_EQ(alone[0].size(), batch[m].size());
     double rel = relativeDifference(batch[m], alone[0]);
     EXPECT_LE(rel, 1e-5) << "model " << m << " (lr " << lrs[m] << ")";
     // Training moved the parameters: the comparison is not vacuous.
-    auto initial = train(compileSpec(optim + "_zero" + std::to_string(m),
-                                 spec(optim, {0.0}, {seeds[m]})),
+    auto initial = train(compileSpec(tag + "_zero" + std::to_string(m),
+                                 spec(optim, {0.0}, {seeds[m]}, network)),
                          data);
     EXPECT_GT(relativeDifference(initial[0], alone[0]), 1e-3) << "model " << m;
   }
 }
 
 TEST(Equivalence, SgdBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("sgd", {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03});
+  checkBatchEqualsAlone("sgd", "sgd", {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03});
 }
 
 TEST(Equivalence, AdamBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("adam",
+  checkBatchEqualsAlone("adam", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3});
+}
+
+TEST(Equivalence, GatedSiluSigmoidGeluBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("gated", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kGated);
 }
 
 } // namespace

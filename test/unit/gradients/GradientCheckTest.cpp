@@ -6,7 +6,8 @@
 // is compared with central differences of the compiled loss. Between them
 // the cases reach every op that has a GradientOpInterface: matmul (plain,
 // batched x parameter, parameter x parameter, each transpose), add, sub,
-// mul, neg, relu, tanh, reshape, reduce_sum and cross_entropy.
+// mul, neg, relu, tanh, sigmoid, silu, gelu, reshape, reduce_sum and
+// cross_entropy.
 //
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Abi.h"
@@ -193,6 +194,27 @@ TEST(GradientCheck, Tanh) {
       "tanh", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
                    "  logits = tanh(x @ w1) @ w2\n")));
+}
+
+TEST(GradientCheck, Sigmoid) {
+  checkGradient(compileSpec(
+      "sigmoid", spec("  param w1: f32[6, 8] = zeros\n"
+                      "  param w2: f32[8, 4] = zeros\n",
+                      "  logits = sigmoid(x @ w1) @ w2\n")));
+}
+
+TEST(GradientCheck, Silu) {
+  checkGradient(compileSpec(
+      "silu", spec("  param w1: f32[6, 8] = zeros\n"
+                   "  param w2: f32[8, 4] = zeros\n",
+                   "  logits = silu(x @ w1) @ w2\n")));
+}
+
+TEST(GradientCheck, Gelu) {
+  checkGradient(compileSpec(
+      "gelu", spec("  param w1: f32[6, 8] = zeros\n"
+                   "  param w2: f32[8, 4] = zeros\n",
+                   "  logits = gelu(x @ w1) @ w2\n")));
 }
 
 TEST(GradientCheck, ParameterTimesParameter) {

@@ -85,7 +85,8 @@ static LogicalResult buildReverseSweep(Block &block, Value loss,
       resultGrads.push_back(adjoints.lookup(r));
       any |= static_cast<bool>(resultGrads.back());
     }
-    if (!any)
+    // Constants (ops without operands) pass the gradient to nothing.
+    if (!any || op->getNumOperands() == 0)
       continue;
     auto grad = dyn_cast<GradientOpInterface>(op);
     if (!grad)

@@ -175,6 +175,12 @@ TEST(GradientCheck, MulBroadcastAndElementwise) {
                   "  logits = (x @ w) * (x @ v) * s\n")));
 }
 
+TEST(GradientCheck, NumbersInExpressions) {
+  checkGradient(compileSpec(
+      "numbers", spec("  param w: f32[6, 4] = zeros\n",
+                      "  logits = 0.5 * (x @ w) - 2 * tanh(x @ w) + 1\n")));
+}
+
 TEST(GradientCheck, Neg) {
   checkGradient(compileSpec(
       "neg", spec("  param w: f32[6, 4] = zeros\n",

@@ -1,8 +1,8 @@
 //===- SemaSweep.cpp - checks of the sweep block --------------------------===//
 //
-// Resolves the sweep's model, evaluates `models`, the seeds, the optimizer
-// and its per-model hyperparameters (defaults from OptimizerRules.h), the
-// data set and the epochs into a SweepConfig.
+// Resolves the sweep's model, evaluates the grid, `models`, the seeds, the
+// optimizer and its per-model hyperparameters (defaults from
+// OptimizerRules.h), the data set and the epochs into a SweepConfig.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
@@ -24,7 +24,8 @@ using mlir::success;
 namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
-                                      "optim",  "data",  "epochs"};
+                                      "optim",  "data",  "epochs",
+                                      "grid",   "draw_seed"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
@@ -44,6 +45,7 @@ public:
 
 private:
   void collectSettings();
+  void checkGrid();
   void checkModels();
   void checkModel();
   void checkSeeds(ConstEvaluator &eval);
@@ -69,14 +71,31 @@ private:
   SweepConfig config;
   /// The number of models, once `models` has been checked successfully.
   std::optional<int64_t> numModels;
+  /// The grid's axes (name, values), each expanded to one value per model.
+  std::vector<std::pair<std::string, ConstValue>> gridAxes;
+  /// The number of grid points, when the sweep has a valid grid.
+  std::optional<int64_t> gridSize;
   bool ok = true;
 };
 } // namespace
 
 LogicalResult SweepChecker::check() {
   collectSettings();
+  checkGrid();
   checkModels();
   ConstEvaluator eval(ctx, numModels, /*modelsBroken=*/!numModels);
+  for (auto &[name, values] : gridAxes)
+    eval.define(name, values);
+  if (const ExprAST *seed = lookup("draw_seed")) {
+    ConstEvaluator plain(ctx, std::nullopt);
+    auto value = plain.evaluateInteger(*seed, "draw_seed");
+    if (failed(value))
+      ok = false;
+    else if (*value < 0)
+      error(seed->loc()) << "draw_seed must not be negative, got " << *value;
+    else
+      eval.setDrawSeed(static_cast<uint64_t>(*value));
+  }
   checkModel();
   checkSeeds(eval);
   checkOptimizer(eval);
@@ -104,12 +123,97 @@ void SweepChecker::collectSettings() {
   }
 }
 
+/// grid = grid(NAME = VALUES, ...): one model per point of the cartesian
+/// product, the first axis varying slowest (as itertools.product). Each
+/// NAME then stands, in the sweep's other settings, for its value in every
+/// model.
+void SweepChecker::checkGrid() {
+  const ExprAST *value = lookup("grid");
+  if (!value)
+    return;
+  const auto *call = dyn_cast<CallExprAST>(value);
+  if (!call || call->getCallee() != "grid") {
+    error(value->loc()) << "grid must be grid(NAME = VALUES, ...), for "
+                           "example grid(lr = [0.1, 0.01], momentum = [0, 0.9])";
+    return;
+  }
+  if (call->getArgs().empty()) {
+    error(call->loc()) << "grid needs at least one axis";
+    return;
+  }
+  ConstEvaluator eval(ctx, std::nullopt);
+  std::vector<std::pair<std::string, std::vector<ConstNumber>>> axes;
+  llvm::StringMap<const ArgumentAST *> seen;
+  int64_t points = 1;
+  bool axesOk = true;
+  for (const ArgumentAST &arg : call->getArgs()) {
+    if (arg.name.empty()) {
+      error(arg.value->loc()) << "grid axes must be named: grid(NAME = VALUES)";
+      axesOk = false;
+      continue;
+    }
+    if (arg.name == "models" || llvm::is_contained(kSweepKeys, arg.name)) {
+      error(arg.nameLoc) << "grid axis '" << arg.name
+                         << "' would hide the sweep setting of that name";
+      axesOk = false;
+      continue;
+    }
+    auto [it, inserted] = seen.try_emplace(arg.name, &arg);
+    if (!inserted) {
+      auto diag = error(arg.nameLoc) << "grid axis '" << arg.name
+                                     << "' is given twice";
+      attachNote(diag, ctx, it->second->nameLoc, "previous axis is here");
+      axesOk = false;
+      continue;
+    }
+    auto values = eval.evaluate(*arg.value);
+    if (failed(values)) {
+      ok = axesOk = false;
+      continue;
+    }
+    if (values->elements.empty()) {
+      error(arg.value->loc()) << "grid axis '" << arg.name << "' has no values";
+      axesOk = false;
+      continue;
+    }
+    points *= static_cast<int64_t>(values->elements.size());
+    if (points > kMaxListLength) {
+      error(call->loc()) << "grid has more than " << kMaxListLength
+                         << " points";
+      return;
+    }
+    axes.push_back({arg.name, values->elements});
+  }
+  if (!axesOk)
+    return;
+  // Expand: axis k repeats each value `stride` times, where stride is the
+  // product of the sizes of the axes after it.
+  int64_t stride = points;
+  for (auto &[name, values] : axes) {
+    stride /= static_cast<int64_t>(values.size());
+    ConstValue expanded;
+    expanded.isList = true;
+    for (int64_t m = 0; m < points; ++m)
+      expanded.elements.push_back(values[(m / stride) % values.size()]);
+    gridAxes.push_back({name, std::move(expanded)});
+  }
+  gridSize = points;
+}
+
 /// models = INT (at least 1); inside the sweep, `models` names this count.
+/// With a grid, `models` may be omitted (it is the number of grid points)
+/// and otherwise must equal it.
 void SweepChecker::checkModels() {
   const ExprAST *value = lookup("models");
+  if (!value && gridSize) {
+    numModels = *gridSize;
+    config.models = *gridSize;
+    return;
+  }
   if (!value) {
-    error(sweep.loc()) << "sweep has no 'models' setting (the number of "
-                          "models to train)";
+    if (!lookup("grid"))
+      error(sweep.loc()) << "sweep has no 'models' setting (the number of "
+                            "models to train)";
     return;
   }
   ConstEvaluator eval(ctx, std::nullopt);
@@ -121,6 +225,13 @@ void SweepChecker::checkModels() {
   if (*n < 1 || *n > kMaxListLength) {
     error(value->loc()) << "models must be between 1 and " << kMaxListLength
                         << ", got " << *n;
+    return;
+  }
+  if (gridSize && *n != *gridSize) {
+    auto diag = error(value->loc())
+                << "models = " << *n << " but the grid has " << *gridSize
+                << " points (omit 'models' to train one model per point)";
+    attachNote(diag, ctx, lookup("grid")->loc(), "grid is here");
     return;
   }
   numModels = *n;

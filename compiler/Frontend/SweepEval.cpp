@@ -5,6 +5,7 @@
 #include "dialects/MBT/IR/OptimizerRules.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -109,6 +110,9 @@ FailureOr<ConstValue> ConstEvaluator::evaluate(const ExprAST &expr) {
 
 FailureOr<ConstValue>
 ConstEvaluator::evaluateVariable(const VariableExprAST &var) {
+  auto bound = variables.find(var.getName());
+  if (bound != variables.end())
+    return bound->second;
   if (var.getName() == "models") {
     if (models) {
       ConstValue value;
@@ -120,8 +124,17 @@ ConstEvaluator::evaluateVariable(const VariableExprAST &var) {
   }
   auto diag = emitError(ctx, var.loc())
               << "use of undeclared name '" << var.getName() << "'";
-  if (models || modelsBroken)
-    diag << " (a sweep can only refer to 'models')";
+  if (models || modelsBroken) {
+    diag << " (a sweep can only refer to 'models'";
+    if (!variables.empty()) {
+      std::vector<std::string> axes;
+      for (const auto &entry : variables)
+        axes.push_back("'" + entry.getKey().str() + "'");
+      llvm::sort(axes);
+      diag << " and its grid axes " << llvm::join(axes, ", ");
+    }
+    diag << ")";
+  }
   return failure();
 }
 
@@ -190,9 +203,13 @@ FailureOr<ConstValue> ConstEvaluator::evaluateCall(const CallExprAST &call) {
     return evaluateRange(call);
   if (callee == "linspace" || callee == "logspace")
     return evaluateSpace(call);
+  if (callee == "uniform" || callee == "loguniform" || callee == "randint" ||
+      callee == "choice")
+    return evaluateDraw(call);
   emitError(ctx, call.loc())
       << "unknown function '" << callee
-      << "' in a constant expression (known: range, linspace, logspace)";
+      << "' in a constant expression (known: range, linspace, logspace, "
+         "uniform, loguniform, randint, choice)";
   return failure();
 }
 

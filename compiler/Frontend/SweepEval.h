@@ -4,7 +4,9 @@
 // arguments): numbers, lists, `models`, unary minus, `+ - *` (elementwise on
 // lists), range(n), range(start, stop), linspace(start, stop, num) and
 // logspace(start, stop, num) (geometric spacing between the endpoints, like
-// numpy.geomspace). Sema uses it for the sweep and for initializers.
+// numpy.geomspace), the seeded per-model draws uniform, loguniform, randint
+// and choice (SweepDraws.cpp), and names bound by a sweep's grid. Sema uses
+// it for the sweep and for initializers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_COMPILER_FRONTEND_SWEEPEVAL_H
@@ -14,6 +16,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
+
+#include "llvm/ADT/StringMap.h"
 
 #include <optional>
 #include <string>
@@ -67,16 +71,32 @@ public:
   mlir::FailureOr<std::vector<double>> evaluatePerModel(const ExprAST &expr,
                                                         llvm::StringRef what);
 
+  /// Binds `name` (a grid axis) to `value` in the expressions evaluated
+  /// after.
+  void define(llvm::StringRef name, ConstValue value) {
+    variables[name] = std::move(value);
+  }
+
+  /// Seed of the random draws. The k-th draw call evaluated (in source
+  /// order) gives model m the Philox4x32-10 block keyed by the seed at
+  /// counter {m, k, 0, "DRAW"}, so model m's value does not depend on the
+  /// number of models.
+  void setDrawSeed(uint64_t seed) { drawSeed = seed; }
+
 private:
   mlir::FailureOr<ConstValue> evaluateVariable(const VariableExprAST &var);
   mlir::FailureOr<ConstValue> evaluateBinary(const BinaryExprAST &binary);
   mlir::FailureOr<ConstValue> evaluateCall(const CallExprAST &call);
   mlir::FailureOr<ConstValue> evaluateRange(const CallExprAST &call);
   mlir::FailureOr<ConstValue> evaluateSpace(const CallExprAST &call);
+  mlir::FailureOr<ConstValue> evaluateDraw(const CallExprAST &call);
 
   mlir::MLIRContext &ctx;
   std::optional<int64_t> models;
   bool modelsBroken;
+  llvm::StringMap<ConstValue> variables;
+  uint64_t drawSeed = 0;
+  uint32_t drawCount = 0;
 };
 
 /// Binds the arguments of `call` to the parameters `params` by position or

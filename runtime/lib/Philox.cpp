@@ -1,9 +1,8 @@
 //===- Philox.cpp - Philox4x32-10 and derived distributions ---------------===//
 //
-// The round function follows Random123's philox.h: each round multiplies
-// counter words 0 and 2 by M0 and M1 into 64-bit products and mixes the
-// high halves with the other words and the key; the key is bumped by the
-// Weyl constants W0, W1 between rounds.
+// The distributions built on Philox4x32-10 (the block function itself is
+// inline in Philox.h, so the compiler's seeded sweep draws use the same
+// generator without linking the runtime).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,34 +12,6 @@
 
 namespace mbt {
 namespace runtime {
-
-namespace {
-constexpr uint32_t kM0 = 0xD2511F53;
-constexpr uint32_t kM1 = 0xCD9E8D57;
-constexpr uint32_t kW0 = 0x9E3779B9;
-constexpr uint32_t kW1 = 0xBB67AE85;
-
-inline PhiloxCounter round(const PhiloxCounter &ctr, const PhiloxKey &key) {
-  uint64_t prod0 = static_cast<uint64_t>(kM0) * ctr[0];
-  uint64_t prod1 = static_cast<uint64_t>(kM1) * ctr[2];
-  uint32_t hi0 = static_cast<uint32_t>(prod0 >> 32);
-  uint32_t lo0 = static_cast<uint32_t>(prod0);
-  uint32_t hi1 = static_cast<uint32_t>(prod1 >> 32);
-  uint32_t lo1 = static_cast<uint32_t>(prod1);
-  return {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-}
-} // namespace
-
-PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key) {
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      key[0] += kW0;
-      key[1] += kW1;
-    }
-    counter = round(counter, key);
-  }
-  return counter;
-}
 
 void boxMuller(uint32_t a, uint32_t b, float &z0, float &z1) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;

@@ -31,9 +31,32 @@ using PhiloxKey = std::array<uint32_t, 2>;
 /// Domain words (counter word 3) of the runtime's random streams.
 constexpr uint32_t kInitDomain = 0x494E4954;    // "INIT"
 constexpr uint32_t kShuffleDomain = 0x53485546; // "SHUF"
+/// Domain of the compiler's seeded sweep draws (uniform, loguniform, ...).
+constexpr uint32_t kSweepDrawDomain = 0x44524157; // "DRAW"
 
-/// One Philox4x32-10 block: 10 rounds over `counter` under `key`.
-PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key);
+/// One Philox4x32-10 block: 10 rounds over `counter` under `key`. The round
+/// function follows Random123's philox.h: each round multiplies counter
+/// words 0 and 2 by M0 and M1 into 64-bit products and mixes the high halves
+/// with the other words and the key; the key is bumped by the Weyl
+/// constants W0, W1 between rounds. Inline, so that code which does not
+/// link the runtime (the compiler's sweep draws) uses the same generator.
+inline PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key) {
+  constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57;
+  constexpr uint32_t kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      key[0] += kW0;
+      key[1] += kW1;
+    }
+    uint64_t prod0 = static_cast<uint64_t>(kM0) * counter[0];
+    uint64_t prod1 = static_cast<uint64_t>(kM1) * counter[2];
+    counter = {static_cast<uint32_t>(prod1 >> 32) ^ counter[1] ^ key[0],
+               static_cast<uint32_t>(prod1),
+               static_cast<uint32_t>(prod0 >> 32) ^ counter[3] ^ key[1],
+               static_cast<uint32_t>(prod0)};
+  }
+  return counter;
+}
 
 /// Splits a 64-bit seed into a Philox key, low word first.
 inline PhiloxKey makePhiloxKey(uint64_t seed) {

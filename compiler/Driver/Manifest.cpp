@@ -78,6 +78,21 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
   auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
   auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
 
+  json::Object data{{"name", sweep.getData().str()},
+                    {"batch", sweep.getBatchSize()},
+                    {"shuffle_seed", sweep.getShuffleSeed()},
+                    {"routing", sweep.getRouting().str()}};
+  if (sweep.getRouting() == "kfold") {
+    data["folds"] = sweep.getFolds();
+    json::Array folds;
+    // (Not `*sweep.getFold()` in the loop header: the optional is a
+    // temporary that dies before the loop runs.)
+    ArrayRef<int64_t> fold = sweep.getFold().value_or(ArrayRef<int64_t>());
+    for (int64_t f : fold)
+      folds.push_back(f);
+    data["fold"] = std::move(folds);
+  }
+
   json::Object manifest{
       {"abi_version", ::mbt::runtime::kAbiVersion},
       {"model", modelName ? modelName.getValue().str() : "model"},
@@ -97,9 +112,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"hyper_values", std::move(hyperValues)},
       {"seeds", std::move(seeds)},
       {"outputs", std::move(outputNames)},
-      {"data", json::Object{{"name", sweep.getData().str()},
-                            {"batch", sweep.getBatchSize()},
-                            {"shuffle_seed", sweep.getShuffleSeed()}}},
+      {"data", std::move(data)},
       {"epochs", sweep.getEpochs()}};
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -373,6 +373,11 @@ struct SweepConfig {
   int64_t batchSize = 64;
   int64_t epochs = 1;
   int64_t shuffleSeed = 0;
+  /// Which samples each model trains on: "shared", "kfold", "bootstrap".
+  std::string routing = "shared";
+  /// kfold: the number of folds and each model's held-out fold.
+  int64_t folds = 0;
+  std::vector<int64_t> fold;
 };
 
 /// `sweep { ... }`.

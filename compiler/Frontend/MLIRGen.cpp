@@ -284,7 +284,11 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep) {
       builder.getStringAttr(config.data),
       builder.getI64IntegerAttr(config.batchSize),
       builder.getI64IntegerAttr(config.epochs),
-      builder.getI64IntegerAttr(config.shuffleSeed));
+      builder.getI64IntegerAttr(config.shuffleSeed),
+      builder.getStringAttr(config.routing),
+      builder.getI64IntegerAttr(config.folds),
+      config.routing == "kfold" ? builder.getDenseI64ArrayAttr(config.fold)
+                                : mlir::DenseI64ArrayAttr());
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -12,6 +12,7 @@
 #include "dialects/MBT/IR/OptimizerRules.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include <cmath>
 #include <optional>
 #include "llvm/ADT/StringMap.h"
 
@@ -25,11 +26,12 @@ namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "optim",  "data",  "epochs",
-                                      "grid",   "draw_seed"};
+                                      "grid",   "draw_seed", "fold"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
-const llvm::StringRef kDataArgs[] = {"batch", "shuffle_seed"};
+const llvm::StringRef kDataArgs[] = {"batch", "shuffle_seed", "folds",
+                                     "bootstrap"};
 
 std::string join(llvm::ArrayRef<llvm::StringRef> names) {
   return llvm::join(names, ", ");
@@ -51,6 +53,7 @@ private:
   void checkSeeds(ConstEvaluator &eval);
   void checkOptimizer(ConstEvaluator &eval);
   void checkData(ConstEvaluator &eval);
+  void checkFolds(ConstEvaluator &eval);
   void checkEpochs(ConstEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
@@ -100,6 +103,7 @@ LogicalResult SweepChecker::check() {
   checkSeeds(eval);
   checkOptimizer(eval);
   checkData(eval);
+  checkFolds(eval);
   checkEpochs(eval);
   if (!ok)
     return failure();
@@ -422,6 +426,62 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
       error(seed->loc()) << "shuffle_seed must be non-negative, got " << *n;
     else
       config.shuffleSeed = *n;
+  }
+  const ExprAST *folds = (*args)[2], *bootstrap = (*args)[3];
+  if (folds && bootstrap) {
+    error(bootstrap->loc()) << "a model cannot both hold out a fold and "
+                               "train on a bootstrap resample";
+    return;
+  }
+  if (folds) {
+    auto n = eval.evaluateInteger(*folds, "folds");
+    if (failed(n))
+      ok = false;
+    else if (*n < 2 || *n > 1000)
+      error(folds->loc()) << "folds must be between 2 and 1000, got " << *n;
+    else {
+      config.routing = "kfold";
+      config.folds = *n;
+    }
+  }
+  if (bootstrap) {
+    auto n = eval.evaluateInteger(*bootstrap, "bootstrap");
+    if (failed(n))
+      ok = false;
+    else if (*n != 0 && *n != 1)
+      error(bootstrap->loc()) << "bootstrap must be 0 or 1, got " << *n;
+    else if (*n == 1)
+      config.routing = "bootstrap";
+  }
+}
+
+/// fold = LIST: the fold each model holds out under k-fold routing;
+/// default model m holds out fold m mod folds.
+void SweepChecker::checkFolds(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("fold");
+  if (config.routing != "kfold") {
+    if (value)
+      error(value->loc()) << "'fold' needs k-fold data, for example "
+                             "data = fashion_mnist(folds = 5)";
+    return;
+  }
+  if (!value) {
+    for (int64_t m = 0; m < config.models; ++m)
+      config.fold.push_back(m % config.folds);
+    return;
+  }
+  auto folds = eval.evaluatePerModel(*value, "fold");
+  if (failed(folds)) {
+    ok = false;
+    return;
+  }
+  for (double f : *folds) {
+    if (f != std::floor(f) || f < 0 || f >= static_cast<double>(config.folds)) {
+      error(value->loc()) << "fold indices must be integers in [0, "
+                          << config.folds << "), got " << formatNumber(f);
+      return;
+    }
+    config.fold.push_back(static_cast<int64_t>(f));
   }
 }
 

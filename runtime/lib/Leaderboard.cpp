@@ -139,6 +139,9 @@ std::string leaderboardToJson(const Leaderboard &board) {
         object["test_" + board.outputs[k]] = finiteOrNull(row.test[k]);
       if (k < row.train.size())
         object["train_" + board.outputs[k]] = finiteOrNull(row.train[k]);
+      if (k < row.validation.size())
+        object["validation_" + board.outputs[k]] =
+            finiteOrNull(row.validation[k]);
     }
     object["diverged"] = row.diverged;
     rows.push_back(std::move(object));

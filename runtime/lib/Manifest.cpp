@@ -323,6 +323,38 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
            "must be at least 1, got " + std::to_string(m.data.batch));
   m.data.shuffleSeed =
       r.unsignedInt(r.field(data, "shuffle_seed", "data"), "data.shuffle_seed");
+  // Routing is optional: artifacts that train every model on every sample
+  // may leave it out.
+  if (data.is_object() && data.contains("routing")) {
+    std::string routing = r.string(data["routing"], "data.routing");
+    if (routing == "shared") {
+      m.data.routing = DataSpec::Routing::Shared;
+    } else if (routing == "bootstrap") {
+      m.data.routing = DataSpec::Routing::Bootstrap;
+    } else if (routing == "kfold") {
+      m.data.routing = DataSpec::Routing::KFold;
+      m.data.folds = r.integer(r.field(data, "folds", "data"), "data.folds");
+      if (m.data.folds < 2)
+        r.fail("data.folds", "must be at least 2, got " +
+                                 std::to_string(m.data.folds));
+      const json &fold = r.array(r.field(data, "fold", "data"), "data.fold");
+      if (static_cast<int64_t>(fold.size()) != m.models)
+        r.fail("data.fold", "has " + std::to_string(fold.size()) +
+                                " entries, expected one per model (" +
+                                std::to_string(m.models) + ")");
+      for (size_t i = 0; i < fold.size(); ++i) {
+        int64_t f = r.integer(fold[i], Reader::index("data.fold", i));
+        if (f < 0 || f >= m.data.folds)
+          r.fail(Reader::index("data.fold", i),
+                 "must be in [0, " + std::to_string(m.data.folds) + "), got " +
+                     std::to_string(f));
+        m.data.fold.push_back(f);
+      }
+    } else {
+      r.fail("data.routing", "must be shared, kfold or bootstrap, got '" +
+                                 routing + "'");
+    }
+  }
 
   m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
   return m;

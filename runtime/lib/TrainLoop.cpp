@@ -27,7 +27,8 @@ bool Trainer::atEpochBoundary() const {
 
 Leaderboard Trainer::buildLeaderboard(
     const std::vector<std::vector<double>> &trainMeans,
-    const std::vector<std::vector<double>> &testMeans) const {
+    const std::vector<std::vector<double>> &testMeans,
+    const std::vector<std::vector<double>> &validationMeans) const {
   Leaderboard board;
   board.hyperNames = manifest.hyperNames;
   board.outputs = manifest.outputs;
@@ -38,6 +39,8 @@ Leaderboard Trainer::buildLeaderboard(
     row.hyper = manifest.hyperValues[model];
     row.train = trainMeans[model];
     row.test = testMeans[model];
+    if (!validationMeans.empty())
+      row.validation = validationMeans[model];
     // A non-finite test loss is as much a divergence as a train one (an
     // empty test split gives NaN for everyone and says nothing).
     row.diverged = divergedFlags[model] ||
@@ -62,10 +65,10 @@ Leaderboard Trainer::run() {
                  ? options.progressTty != 0
                  : options.progress == &std::cerr && stderrIsTty();
   ProgressMeter progress(options.progress, tty, options.quiet);
-  int64_t stepsPerEpoch = (trainData.count + batch - 1) / batch;
+  int64_t stepsPerEpoch = (routing.trainSize() + batch - 1) / batch;
   std::vector<std::vector<double>> trainMeans(
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
-  std::vector<std::vector<double>> testMeans;
+  std::vector<std::vector<double>> testMeans, validationMeans;
 
   for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
     progress.beginEpoch();
@@ -95,19 +98,25 @@ Leaderboard Trainer::run() {
     }
     trainMeans = runningMeans();
     testMeans = evaluate(testData);
+    validationMeans = evaluateValidation();
     std::string lines;
     for (int64_t model = 0; model < m; ++model) {
       lines += formatMetricsLine(epoch, stepCount, model, "train",
                                  manifest.outputs, trainMeans[model]);
       lines += formatMetricsLine(epoch, stepCount, model, "test",
                                  manifest.outputs, testMeans[model]);
+      if (!validationMeans.empty())
+        lines += formatMetricsLine(epoch, stepCount, model, "validation",
+                                   manifest.outputs, validationMeans[model]);
     }
     metrics.append(lines);
   }
-  if (testMeans.empty()) // zero epochs: still report the initial models
+  if (testMeans.empty()) { // zero epochs: still report the initial models
     testMeans = evaluate(testData);
+    validationMeans = evaluateValidation();
+  }
 
-  Leaderboard board = buildLeaderboard(trainMeans, testMeans);
+  Leaderboard board = buildLeaderboard(trainMeans, testMeans, validationMeans);
   if (!options.outDir.empty())
     writeFileAtomically(options.outDir + "/leaderboard.json",
                         leaderboardToJson(board));

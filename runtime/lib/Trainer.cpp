@@ -67,7 +67,8 @@ static void keepLargeBlocksInHeap() {
 Trainer::Trainer(const Artifact &artifact, const Dataset &train,
                  const Dataset &test, TrainOptions options)
     : artifact(artifact), manifest(artifact.manifest()), trainData(train),
-      testData(test), options(std::move(options)) {
+      testData(test), options(std::move(options)),
+      routing(artifact.manifest(), train.count) {
   m = manifest.models;
   p = manifest.paramCount;
   s = manifest.numSlots();
@@ -118,6 +119,20 @@ void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
   }
 }
 
+template <typename SampleOf>
+void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
+                              int64_t b, SampleOf sampleOf) {
+  for (int64_t model = 0; model < m; ++model) {
+    float *x = xBuf.data() + model * b * f;
+    int32_t *y = yBuf.data() + model * b;
+    for (int64_t j = 0; j < b; ++j) {
+      int64_t sample = sampleOf(model, positions[j]);
+      std::memcpy(x + j * f, data.sample(sample), sizeof(float) * f);
+      y[j] = data.y[sample];
+    }
+  }
+}
+
 void Trainer::checkKernels(const char *stepName) {
   std::string error = takeKernelError();
   if (!error.empty())
@@ -156,13 +171,19 @@ void Trainer::trainNextBatch() {
     if (epochBatches)
       ++epochIndex;
     epochBatches = std::make_unique<EpochBatches>(
-        trainData.count, batch, manifest.data.shuffleSeed, epochIndex);
+        routing.trainSize(), batch, manifest.data.shuffleSeed, epochIndex);
     batchIndex = 0;
     std::fill(runningSums.begin(), runningSums.end(), 0.0);
     runningSamples = 0;
   }
   int64_t b = epochBatches->batchLength(batchIndex);
-  loadBatch(trainData, epochBatches->batch(batchIndex), b);
+  if (routing.shared())
+    loadBatch(trainData, epochBatches->batch(batchIndex), b);
+  else
+    loadRoutedBatch(trainData, epochBatches->batch(batchIndex), b,
+                    [&](int64_t model, int64_t pos) {
+                      return routing.trainSample(model, pos);
+                    });
   ++batchIndex;
   trainOnLoadedBatch(b);
 }
@@ -196,6 +217,36 @@ std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
       means[model][col] =
           data.count ? sums[model * k + col] / static_cast<double>(data.count)
                      : std::numeric_limits<double>::quiet_NaN();
+  return means;
+}
+
+std::vector<std::vector<double>> Trainer::evaluateValidation() {
+  if (!routing.hasValidation())
+    return {};
+  int64_t n = routing.validationSize();
+  std::vector<double> sums(m * k, 0.0);
+  std::vector<int64_t> positions(batch);
+  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
+  for (int64_t start = 0; start < n; start += batch) {
+    int64_t b = std::min(batch, n - start);
+    for (int64_t j = 0; j < b; ++j)
+      positions[j] = start + j;
+    loadRoutedBatch(trainData, positions.data(), b,
+                    [&](int64_t model, int64_t pos) {
+                      return routing.validationSample(model, pos);
+                    });
+    auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
+    auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+    auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
+    artifact.evalStep()(&params, &x, &y, &out);
+    checkKernels("eval_step");
+    for (int64_t i = 0; i < m * k; ++i)
+      sums[i] += static_cast<double>(outBuf[i]) * b;
+  }
+  std::vector<std::vector<double>> means(m, std::vector<double>(k));
+  for (int64_t model = 0; model < m; ++model)
+    for (int64_t col = 0; col < k; ++col)
+      means[model][col] = sums[model * k + col] / static_cast<double>(n);
   return means;
 }
 

@@ -167,6 +167,24 @@ LogicalResult SweepOp::verify() {
     return emitOpError("batch_size must be positive, got ") << getBatchSize();
   if (getEpochs() < 0)
     return emitOpError("epochs must not be negative, got ") << getEpochs();
+  StringRef routing = getRouting();
+  if (routing != "shared" && routing != "kfold" && routing != "bootstrap")
+    return emitOpError("unknown routing '")
+           << routing << "' (known: shared, kfold, bootstrap)";
+  if (routing == "kfold") {
+    if (getFolds() < 2)
+      return emitOpError("kfold routing needs at least 2 folds, got ")
+             << getFolds();
+    auto fold = getFold();
+    if (!fold || static_cast<int64_t>(fold->size()) != models)
+      return emitOpError("kfold routing needs one fold index per model");
+    for (int64_t f : *fold)
+      if (f < 0 || f >= getFolds())
+        return emitOpError("fold index ")
+               << f << " out of range [0, " << getFolds() << ")";
+  } else if (getFold()) {
+    return emitOpError("fold indices given without kfold routing");
+  }
   if (getData() != "fashion_mnist")
     return emitOpError("unknown data set '") << getData() << "'";
   auto model = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(

@@ -484,7 +484,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     Names the model function and gives the number of models, every model's
     seed and optimizer hyperparameters (one array of `models` values per
     hyperparameter, in the order the rule expects), the data set, the batch
-    size and the number of epochs.
+    size and the number of epochs. `routing` says which training samples
+    each model sees: `shared` (all, the default), `kfold` (model m holds
+    out fold `fold[m]` of `folds` and is validated on it) or `bootstrap` (a
+    resample with replacement keyed by the model's seed).
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
@@ -502,7 +505,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
                                           "per-model values">:$hyper,
                        DenseI64ArrayAttr:$seeds, StrAttr:$data,
                        I64Attr:$batch_size, I64Attr:$epochs,
-                       I64Attr:$shuffle_seed);
+                       I64Attr:$shuffle_seed,
+                       DefaultValuedAttr<StrAttr, "\"shared\"">:$routing,
+                       DefaultValuedAttr<I64Attr, "0">:$folds,
+                       OptionalAttr<DenseI64ArrayAttr>:$fold);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

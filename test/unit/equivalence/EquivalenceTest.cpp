@@ -58,9 +58,17 @@ const char *const kGated = "  param  w1: f32[784, 32] = kaiming_uniform\n"
                            "  h      = silu(x @ w1 + b1) * sigmoid(x @ w3)\n"
                            "  logits = gelu(h @ w2) + b2\n";
 
+/// Which data each model sees: extra arguments of fashion_mnist (such as
+/// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold.
+struct Routing {
+  std::string dataArgs;
+  std::vector<double> folds;
+};
+
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
                  const std::vector<double> &seeds,
-                 const std::string &network = kTanhRelu) {
+                 const std::string &network = kTanhRelu,
+                 const Routing &routing = {}) {
   std::ostringstream os;
   os << "model mlp {\n"
         "  input  x: f32[784]\n"
@@ -74,8 +82,9 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
         "  model  = mlp\n"
         "  seed   = " << listOf(seeds) << "\n"
         "  optim  = " << optim << "(lr = " << listOf(lrs) << ")\n"
-        "  data   = fashion_mnist(batch = 32)\n"
-        "  epochs = 1\n"
+        "  data   = fashion_mnist(batch = 32" << routing.dataArgs << ")\n"
+     << (routing.folds.empty() ? "" : "  fold   = " + listOf(routing.folds) + "\n")
+     << "  epochs = 1\n"
         "}\n";
   return os.str();
 }
@@ -107,26 +116,35 @@ double relativeDifference(const std::vector<float> &a,
   return diff / scale;
 }
 
+/// Model m's routing when it trains alone: its own fold, if any.
+Routing routingAlone(const Routing &routing, int m) {
+  Routing one{routing.dataArgs, {}};
+  if (!routing.folds.empty())
+    one.folds = {routing.folds[m]};
+  return one;
+}
+
 /// `tag` names the case's files; `network` is the model's body.
 void checkBatchEqualsAlone(const std::string &tag, const std::string &optim,
                            const std::vector<double> &lrs,
-                           const std::string &network = kTanhRelu) {
+                           const std::string &network = kTanhRelu,
+                           const Routing &routing = {}) {
   DataSplits data = loadDataSplits("fashion_mnist");
   std::vector<double> seeds;
   for (int m = 0; m < kModels; ++m)
     seeds.push_back(100 + 7 * m);
-  auto batch = train(compileSpec(tag + "_batch", spec(optim, lrs, seeds, network)), data);
+  auto batch = train(compileSpec(tag + "_batch", spec(optim, lrs, seeds, network, routing)), data);
   ASSERT_EQ(batch.size(), size_t(kModels));
   for (int m = 0; m < kModels; ++m) {
     auto alone = train(compileSpec(tag + "_alone" + std::to_string(m),
-                               spec(optim, {lrs[m]}, {seeds[m]}, network)),
+                               spec(optim, {lrs[m]}, {seeds[m]}, network, routingAlone(routing, m))),
                        data);
     ASSERT_EQ(alone[0].size(), batch[m].size());
     double rel = relativeDifference(batch[m], alone[0]);
     EXPECT_LE(rel, 1e-5) << "model " << m << " (lr " << lrs[m] << ")";
     // Training moved the parameters: the comparison is not vacuous.
     auto initial = train(compileSpec(tag + "_zero" + std::to_string(m),
-                                 spec(optim, {0.0}, {seeds[m]}, network)),
+                                 spec(optim, {0.0}, {seeds[m]}, network, routingAlone(routing, m))),
                          data);
     EXPECT_GT(relativeDifference(initial[0], alone[0]), 1e-3) << "model " << m;
   }
@@ -145,6 +163,21 @@ TEST(Equivalence, GatedSiluSigmoidGeluBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("gated", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kGated);
+}
+
+// Each model holds out its own fold: model m alone with fold[m] trains on
+// exactly the samples it trains on in the batch.
+TEST(Equivalence, KFoldBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("kfold", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03}, kTanhRelu,
+                        {", folds = 4", {0, 1, 2, 3, 3, 2, 1, 0}});
+}
+
+// Each model trains on a bootstrap resample keyed by its seed.
+TEST(Equivalence, BootstrapBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("bootstrap", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kTanhRelu, {", bootstrap = 1", {}});
 }
 
 } // namespace

@@ -238,3 +238,33 @@ TEST(ManifestTest, RejectsEmptyOutputs) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ManifestTest, ParsesKFoldRouting) {
+  json m = goodManifest();
+  m["data"]["routing"] = "kfold";
+  m["data"]["folds"] = 3;
+  m["data"]["fold"] = {2, 0};
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.data.routing, DataSpec::Routing::KFold);
+  EXPECT_EQ(parsed.data.folds, 3);
+  EXPECT_EQ(parsed.data.fold, (std::vector<int64_t>{2, 0}));
+}
+
+TEST(ManifestTest, RejectsAFoldIndexOutOfRange) {
+  json m = goodManifest();
+  m["data"]["routing"] = "kfold";
+  m["data"]["folds"] = 3;
+  m["data"]["fold"] = {2, 3};
+  EXPECT_THAT(errorFor(m), HasSubstr("must be in [0, 3), got 3"));
+}
+
+TEST(ManifestTest, RejectsAnUnknownRouting) {
+  json m = goodManifest();
+  m["data"]["routing"] = "stratified";
+  EXPECT_THAT(errorFor(m),
+              HasSubstr("must be shared, kfold or bootstrap, got 'stratified'"));
+}
+
+} // namespace

@@ -25,6 +25,7 @@ struct ModelResult {
   std::vector<double> hyper; // one per hyperparameter name
   std::vector<double> train; // last epoch's running means, one per output
   std::vector<double> test;  // test-split means, one per output
+  std::vector<double> validation; // k-fold: held-out fold means, or empty
   bool diverged = false;     // loss went NaN/inf at some point
   int64_t rank = 0;          // 1-based, set by rankModels
 };

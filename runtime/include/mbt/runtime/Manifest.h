@@ -51,6 +51,10 @@ struct DataSpec {
   std::string name;         // e.g. "fashion_mnist"
   int64_t batch = 0;        // samples per step
   uint64_t shuffleSeed = 0; // seeds the per-epoch permutation (Sampler.h)
+  /// Which samples each model trains on (DataRouting.h).
+  enum class Routing { Shared, KFold, Bootstrap } routing = Routing::Shared;
+  int64_t folds = 0;         // kfold: the number of folds
+  std::vector<int64_t> fold; // kfold: each model's held-out fold
 };
 
 /// The parsed, validated manifest. Sizes use the ABI's letters.

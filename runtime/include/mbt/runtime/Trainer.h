@@ -13,6 +13,7 @@
 
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/DataRouting.h"
 #include "mbt/runtime/Dataset.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Sampler.h"
@@ -62,6 +63,10 @@ public:
   /// (in order, batches of the manifest's batch size): [M][K].
   std::vector<std::vector<double>> evaluate(const Dataset &data);
 
+  /// Under k-fold routing, each model's means on its held-out fold of the
+  /// training split: [M][K]; empty for other routings.
+  std::vector<std::vector<double>> evaluateValidation();
+
   int64_t numModels() const { return m; }
   int64_t paramCount() const { return p; }
   /// Train steps taken so far.
@@ -84,6 +89,11 @@ private:
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.
   void loadBatch(const Dataset &data, const int64_t *indices, int64_t b);
+  /// Copies, for every model, the samples `sampleOf(model, positions[j])`
+  /// of `data` into its x, y slice (routed data: each model its own).
+  template <typename SampleOf>
+  void loadRoutedBatch(const Dataset &data, const int64_t *positions,
+                       int64_t b, SampleOf sampleOf);
   void trainOnLoadedBatch(int64_t b);
   /// Throws if a kernel reported a malformed call during the last step.
   void checkKernels(const char *stepName);
@@ -91,13 +101,16 @@ private:
   std::vector<std::vector<double>> runningMeans() const;
   Leaderboard
   buildLeaderboard(const std::vector<std::vector<double>> &trainMeans,
-                   const std::vector<std::vector<double>> &testMeans) const;
+                   const std::vector<std::vector<double>> &testMeans,
+                   const std::vector<std::vector<double>> &validationMeans) const;
 
   const Artifact &artifact;
   const Manifest &manifest;
   const Dataset &trainData;
   const Dataset &testData;
   TrainOptions options;
+  /// Which training samples each model sees (shared, k-fold, bootstrap).
+  DataRouting routing;
   int64_t m, p, s, h, k, f, batch;
 
   AlignedBuffer<float> paramsBuf, stateBuf, xBuf, outBuf;

@@ -1,0 +1,63 @@
+//===- DataRouting.cpp - which samples each model trains on ---------------===//
+#include "mbt/runtime/DataRouting.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/Philox.h"
+
+#include <numeric>
+#include <string>
+
+namespace mbt {
+namespace runtime {
+
+DataRouting::DataRouting(const Manifest &manifest, int64_t n) {
+  const DataSpec &data = manifest.data;
+  trainCount = n;
+  switch (data.routing) {
+  case DataSpec::Routing::Shared:
+    return;
+  case DataSpec::Routing::Bootstrap: {
+    if (n > int64_t(UINT32_MAX))
+      throw RuntimeError("bootstrap routing supports at most 2^32 samples");
+    for (int64_t model = 0; model < manifest.models; ++model) {
+      PhiloxStream stream(makePhiloxKey(manifest.seeds[model]), 0,
+                          kBootstrapDomain);
+      std::vector<int64_t> set(n);
+      for (int64_t &sample : set)
+        sample = stream.nextBelow(static_cast<uint32_t>(n));
+      setOf.push_back(static_cast<int64_t>(trainSets.size()));
+      trainSets.push_back(std::move(set));
+    }
+    return;
+  }
+  case DataSpec::Routing::KFold: {
+    int64_t k = data.folds, foldSize = n / k;
+    if (foldSize < 1)
+      throw RuntimeError("k-fold routing: " + std::to_string(n) +
+                         " training samples cannot make " + std::to_string(k) +
+                         " folds");
+    // A Fisher-Yates permutation keyed by the shuffle seed; fold f holds
+    // positions [f * foldSize, (f + 1) * foldSize). The n mod k samples
+    // past the last fold always train.
+    std::vector<int64_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    PhiloxStream stream(makePhiloxKey(data.shuffleSeed), 0, kFoldDomain);
+    for (int64_t i = n - 1; i > 0; --i)
+      std::swap(perm[i], perm[stream.nextBelow(static_cast<uint32_t>(i + 1))]);
+    for (int64_t f = 0; f < k; ++f) {
+      auto begin = perm.begin() + f * foldSize, end = begin + foldSize;
+      validationSets.emplace_back(begin, end);
+      std::vector<int64_t> train(perm.begin(), begin);
+      train.insert(train.end(), end, perm.end());
+      trainSets.push_back(std::move(train));
+    }
+    setOf = data.fold;
+    trainCount = n - foldSize;
+    validationCount = foldSize;
+    return;
+  }
+  }
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,17 +1,22 @@
 //===- AST.h - abstract syntax tree of the mbt language ---------*- C++ -*-===//
 //
-// The AST of a spec: models (declarations and assignments over tensor
-// expressions) and a sweep (settings whose values are constant expressions).
-// As in the Toy tutorial, nodes carry a kind and implement classof for LLVM
-// RTTI. Sema annotates the tree in place: every model expression gets its
-// ValueType, every parameter its resolved initializer and the sweep its
-// evaluated SweepConfig; MLIRGen reads only checked trees.
+// The AST of a spec: imports, functions (layers that declare their own
+// parameters), models (declarations and assignments over tensor expressions)
+// and a sweep (settings whose values are constant expressions). As in the
+// Toy tutorial, nodes carry a kind and implement classof for LLVM RTTI.
+//
+// Sema expands every model for its argument values into a BodyInstance (a
+// copy of its body with the constant arguments substituted), and every call
+// of a function into a BodyInstance of the callee's body hung on the call;
+// it annotates these copies in place (expression types, resolved shapes and
+// initializers, the branch each `if` takes) and the sweep with its evaluated
+// SweepConfig. MLIRGen reads only checked instances.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_COMPILER_FRONTEND_AST_H
 #define MBT_COMPILER_FRONTEND_AST_H
 
-#include "compiler/Frontend/Lexer.h"
+#include "compiler/Frontend/ASTExpr.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -27,213 +32,17 @@
 namespace mbt {
 
 //===----------------------------------------------------------------------===//
-// Types computed by Sema
-//===----------------------------------------------------------------------===//
-
-/// The type of a model expression, as seen for one sample: a float tensor
-/// with a per-sample shape, or the class index of the target. `batched`
-/// values depend on the input and gain a leading batch dimension in the IR;
-/// the others (parameters, constants, losses) do not.
-struct ValueType {
-  enum Kind { Invalid, Tensor, Class };
-  Kind kind = Invalid;
-  llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor
-  int64_t numClasses = 0;              // class count of a Class
-  bool batched = false;
-
-  static ValueType tensor(llvm::ArrayRef<int64_t> shape, bool batched) {
-    ValueType t;
-    t.kind = Tensor;
-    t.shape.assign(shape.begin(), shape.end());
-    t.batched = batched;
-    return t;
-  }
-  static ValueType classes(int64_t numClasses) {
-    ValueType t;
-    t.kind = Class;
-    t.numClasses = numClasses;
-    t.batched = true;
-    return t;
-  }
-  bool isValid() const { return kind != Invalid; }
-  bool isTensor() const { return kind == Tensor; }
-};
-
-//===----------------------------------------------------------------------===//
-// Expressions
-//===----------------------------------------------------------------------===//
-
-/// Base class of all expressions.
-class ExprAST {
-public:
-  enum ExprASTKind {
-    Expr_Number,
-    Expr_Var,
-    Expr_Unary,
-    Expr_Binary,
-    Expr_Call,
-    Expr_List,
-  };
-
-  ExprAST(ExprASTKind kind, Location location)
-      : kind(kind), location(std::move(location)) {}
-  virtual ~ExprAST() = default;
-
-  ExprASTKind getKind() const { return kind; }
-  const Location &loc() const { return location; }
-  /// The height of the expression tree (1 for a leaf); the parser bounds it
-  /// so that the recursive passes over the tree cannot run out of stack.
-  unsigned getDepth() const { return depth; }
-
-  /// Set by Sema on model expressions.
-  ValueType type;
-
-protected:
-  void setDepthAbove(const ExprAST *child) {
-    if (child && child->depth + 1 > depth)
-      depth = child->depth + 1;
-  }
-
-private:
-  unsigned depth = 1;
-  const ExprASTKind kind;
-  Location location;
-};
-
-using ExprASTList = std::vector<std::unique_ptr<ExprAST>>;
-
-/// A numeric literal, like `1e-4` or `16`.
-class NumberExprAST : public ExprAST {
-public:
-  NumberExprAST(Location loc, double value, bool isInteger, int64_t intValue)
-      : ExprAST(Expr_Number, std::move(loc)), value(value), integer(isInteger),
-        intValue(intValue) {}
-
-  double getValue() const { return value; }
-  bool isInteger() const { return integer; }
-  int64_t getIntValue() const { return intValue; }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Number; }
-
-private:
-  double value;
-  bool integer;
-  int64_t intValue;
-};
-
-/// A reference to a name, like `x` or `models`.
-class VariableExprAST : public ExprAST {
-public:
-  VariableExprAST(Location loc, llvm::StringRef name)
-      : ExprAST(Expr_Var, std::move(loc)), name(name) {}
-
-  llvm::StringRef getName() const { return name; }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Var; }
-
-private:
-  std::string name;
-};
-
-/// A prefix operator: `-e`.
-class UnaryExprAST : public ExprAST {
-public:
-  UnaryExprAST(Location loc, char op, std::unique_ptr<ExprAST> operand)
-      : ExprAST(Expr_Unary, std::move(loc)), op(op),
-        operand(std::move(operand)) {
-    setDepthAbove(this->operand.get());
-  }
-
-  char getOp() const { return op; }
-  ExprAST *getOperand() const { return operand.get(); }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Unary; }
-
-private:
-  char op;
-  std::unique_ptr<ExprAST> operand;
-};
-
-/// A binary operator: `+`, `-`, `*` or `@` (matmul). The location is the
-/// operator's.
-class BinaryExprAST : public ExprAST {
-public:
-  BinaryExprAST(Location loc, char op, std::unique_ptr<ExprAST> lhs,
-                std::unique_ptr<ExprAST> rhs)
-      : ExprAST(Expr_Binary, std::move(loc)), op(op), lhs(std::move(lhs)),
-        rhs(std::move(rhs)) {
-    setDepthAbove(this->lhs.get());
-    setDepthAbove(this->rhs.get());
-  }
-
-  char getOp() const { return op; }
-  ExprAST *getLHS() const { return lhs.get(); }
-  ExprAST *getRHS() const { return rhs.get(); }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Binary; }
-
-private:
-  char op;
-  std::unique_ptr<ExprAST> lhs, rhs;
-};
-
-/// One argument of a call: positional (empty name) or `name = value`.
-struct ArgumentAST {
-  std::string name;
-  Location nameLoc;
-  std::unique_ptr<ExprAST> value;
-};
-
-/// A call, like `relu(h)` or `adam(lr = 1e-3)`. The location is the callee's.
-class CallExprAST : public ExprAST {
-public:
-  CallExprAST(Location loc, llvm::StringRef callee,
-              std::vector<ArgumentAST> args)
-      : ExprAST(Expr_Call, std::move(loc)), callee(callee),
-        args(std::move(args)) {
-    for (const ArgumentAST &arg : this->args)
-      setDepthAbove(arg.value.get());
-  }
-
-  llvm::StringRef getCallee() const { return callee; }
-  llvm::ArrayRef<ArgumentAST> getArgs() const { return args; }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Call; }
-
-private:
-  std::string callee;
-  std::vector<ArgumentAST> args;
-};
-
-/// A list literal, like `[0.1, 0.01]`. The location is the '['.
-class ListExprAST : public ExprAST {
-public:
-  ListExprAST(Location loc, ExprASTList elements)
-      : ExprAST(Expr_List, std::move(loc)), elements(std::move(elements)) {
-    for (const auto &element : this->elements)
-      setDepthAbove(element.get());
-  }
-
-  llvm::ArrayRef<std::unique_ptr<ExprAST>> getElements() const {
-    return elements;
-  }
-
-  static bool classof(const ExprAST *c) { return c->getKind() == Expr_List; }
-
-private:
-  ExprASTList elements;
-};
-
-//===----------------------------------------------------------------------===//
 // Model statements
 //===----------------------------------------------------------------------===//
 
-/// A declared type, like `f32[784, 128]` or `class[10]`.
+/// A declared type, like `f32[784, 128]`, `class[10]` or `f32[dim(x), out]`.
 struct TypeAST {
   std::string elementType;
   Location loc;
+  /// The sizes as written: constant integer expressions.
+  ExprASTList dimExprs;
+  /// Their values, set by Sema.
   llvm::SmallVector<int64_t, 4> dims;
-  std::vector<Location> dimLocs;
 };
 
 /// A parameter initializer resolved by Sema: its kind and its float
@@ -246,7 +55,15 @@ struct InitSpec {
 /// Base class of the statements of a model body.
 class StmtAST {
 public:
-  enum StmtASTKind { Stmt_Input, Stmt_Target, Stmt_Param, Stmt_Assign };
+  enum StmtASTKind {
+    Stmt_Input,
+    Stmt_Target,
+    Stmt_Param,
+    Stmt_Assign,
+    Stmt_Return,
+    Stmt_If,
+    Stmt_Assert
+  };
 
   StmtAST(StmtASTKind kind, Location location, llvm::StringRef name,
           Location nameLoc)
@@ -257,7 +74,7 @@ public:
   StmtASTKind getKind() const { return kind; }
   /// Where the statement starts.
   const Location &loc() const { return location; }
-  /// The name the statement defines.
+  /// The name the statement defines (empty for `return` and `if`).
   llvm::StringRef getName() const { return name; }
   const Location &nameLoc() const { return nameLocation; }
 
@@ -280,6 +97,7 @@ public:
 
   bool isInput() const { return getKind() == Stmt_Input; }
   const TypeAST &getType() const { return type; }
+  TypeAST &getType() { return type; }
 
   static bool classof(const StmtAST *s) {
     return s->getKind() == Stmt_Input || s->getKind() == Stmt_Target;
@@ -298,6 +116,7 @@ public:
         type(std::move(type)), init(std::move(init)) {}
 
   const TypeAST &getType() const { return type; }
+  TypeAST &getType() { return type; }
   ExprAST *getInit() const { return init.get(); }
 
   /// Set by Sema.
@@ -329,24 +148,185 @@ private:
   bool metric;
 };
 
-/// `model NAME { ... }`.
-class ModelAST {
+using StmtASTList = std::vector<std::unique_ptr<StmtAST>>;
+
+/// `return EXPR`: the value of a function, its last statement.
+class ReturnStmtAST : public StmtAST {
 public:
-  ModelAST(Location loc, llvm::StringRef name, Location nameLoc,
-           std::vector<std::unique_ptr<StmtAST>> body)
+  ReturnStmtAST(Location loc, std::unique_ptr<ExprAST> value)
+      : StmtAST(Stmt_Return, loc, "", loc), value(std::move(value)) {}
+
+  ExprAST *getValue() const { return value.get(); }
+
+  static bool classof(const StmtAST *s) { return s->getKind() == Stmt_Return; }
+
+private:
+  std::unique_ptr<ExprAST> value;
+};
+
+/// `if COND { ... } else { ... }`, decided when the body is expanded: COND
+/// is a constant condition (constant arguments, comparisons, and/or/not),
+/// the branch it chooses is checked and generated, and the names it defines
+/// stay visible after the `if`; the other branch is not checked. `else if`
+/// is an else branch holding one IfStmtAST.
+class IfStmtAST : public StmtAST {
+public:
+  IfStmtAST(Location loc, std::unique_ptr<ExprAST> condition,
+            StmtASTList thenBody, StmtASTList elseBody)
+      : StmtAST(Stmt_If, loc, "", loc), condition(std::move(condition)),
+        thenBody(std::move(thenBody)), elseBody(std::move(elseBody)) {}
+
+  ExprAST *getCondition() const { return condition.get(); }
+  llvm::ArrayRef<std::unique_ptr<StmtAST>> getThen() const { return thenBody; }
+  llvm::ArrayRef<std::unique_ptr<StmtAST>> getElse() const { return elseBody; }
+
+  /// Set by Sema: the branch the condition chose, if it was decided.
+  enum Branch { Undecided, Then, Else };
+  Branch taken = Undecided;
+  /// The statements of the branch taken (none while undecided).
+  llvm::ArrayRef<std::unique_ptr<StmtAST>> getTaken() const {
+    if (taken == Then)
+      return thenBody;
+    if (taken == Else)
+      return elseBody;
+    return {};
+  }
+
+  static bool classof(const StmtAST *s) { return s->getKind() == Stmt_If; }
+
+private:
+  std::unique_ptr<ExprAST> condition;
+  StmtASTList thenBody, elseBody;
+};
+
+/// `assert COND, "message"`: an error with the message, at expansion, when
+/// the constant condition is false (a layer rejecting its arguments).
+class AssertStmtAST : public StmtAST {
+public:
+  AssertStmtAST(Location loc, std::unique_ptr<ExprAST> condition,
+                std::string message)
+      : StmtAST(Stmt_Assert, loc, "", loc), condition(std::move(condition)),
+        message(std::move(message)) {}
+
+  ExprAST *getCondition() const { return condition.get(); }
+  llvm::StringRef getMessage() const { return message; }
+
+  static bool classof(const StmtAST *s) { return s->getKind() == Stmt_Assert; }
+
+private:
+  std::unique_ptr<ExprAST> condition;
+  std::string message;
+};
+
+//===----------------------------------------------------------------------===//
+// Functions, models and their expansion
+//===----------------------------------------------------------------------===//
+
+/// A declared argument of a function or a model: `x` (a tensor), `out: int`,
+/// `rate: float = 0.1`, `bias = true` (the type follows from the default).
+struct ArgDeclAST {
+  enum Kind { Tensor, Int, Float, Bool };
+
+  std::string name;
+  Location loc;
+  /// The type as written ("int", "float", "bool"), or empty.
+  std::string typeName;
+  Location typeLoc;
+  std::unique_ptr<ExprAST> defaultValue;
+
+  /// Set by Sema: the kind, and the value of the default if there is one.
+  Kind kind = Tensor;
+  std::optional<ConstScalar> defaultScalar;
+};
+
+/// `fn NAME(args) { body }`: a layer that declares its own parameters.
+/// Every call expands the body with its own copy of them.
+class FunctionAST {
+public:
+  FunctionAST(Location loc, llvm::StringRef name, Location nameLoc,
+              std::vector<ArgDeclAST> args, StmtASTList body)
       : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
-        body(std::move(body)) {}
+        args(std::move(args)), body(std::move(body)) {}
 
   const Location &loc() const { return location; }
   llvm::StringRef getName() const { return name; }
   const Location &nameLoc() const { return nameLocation; }
+  llvm::ArrayRef<ArgDeclAST> getArgs() const { return args; }
+  std::vector<ArgDeclAST> &getArgs() { return args; }
   llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
+
+  /// Set by Sema: whether the declaration is sound enough to expand (its
+  /// arguments and defaults check, it ends with `return`, no recursion).
+  bool callable = false;
 
 private:
   Location location;
   std::string name;
   Location nameLocation;
-  std::vector<std::unique_ptr<StmtAST>> body;
+  std::vector<ArgDeclAST> args;
+  StmtASTList body;
+};
+
+/// A body expanded for one set of argument values: a model's, or a
+/// function's at one call site. The statements are copies of the source's
+/// with every constant argument replaced by its value (a number, or `true`
+/// / `false`); Sema annotates them.
+struct BodyInstance {
+  /// The function called, or null for a model.
+  const FunctionAST *function = nullptr;
+  /// The prefix of the parameter names: "" for a model, "fc1" for a call
+  /// `fc1 = linear(...)` in the model, "enc.fc1" for one in a call `enc`.
+  std::string path;
+  /// The constant arguments and their values, in declaration order.
+  std::vector<std::pair<std::string, ConstScalar>> constArgs;
+  /// The tensor arguments: the caller's expressions, in declaration order.
+  std::vector<std::pair<std::string, const ExprAST *>> tensorArgs;
+  StmtASTList body;
+};
+
+/// A trained parameter of an expanded model, named by its path
+/// (`w1`, `fc1.w`, `encoder.fc1.w`).
+struct FlatParam {
+  std::string name;
+  const ParamDeclAST *decl;
+};
+
+class ModuleAST;
+
+/// `model NAME { ... }` or `model NAME(args) { ... }`.
+class ModelAST {
+public:
+  ModelAST(Location loc, llvm::StringRef name, Location nameLoc,
+           std::vector<ArgDeclAST> args, StmtASTList body)
+      : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
+        args(std::move(args)), body(std::move(body)) {}
+
+  const Location &loc() const { return location; }
+  llvm::StringRef getName() const { return name; }
+  const Location &nameLoc() const { return nameLocation; }
+  llvm::ArrayRef<ArgDeclAST> getArgs() const { return args; }
+  std::vector<ArgDeclAST> &getArgs() { return args; }
+  llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
+
+  /// Set by Sema: the spec the model belongs to (for its functions), and
+  /// whether the argument declarations check.
+  const ModuleAST *spec = nullptr;
+  bool argsChecked = false;
+  /// Set by Sema when the model is expanded for its argument values (by
+  /// the sweep's `model = NAME(args)`, or with the defaults): the checked
+  /// body and every trained parameter, in the order of the func arguments.
+  /// MLIRGen generates the models that have an instance.
+  std::unique_ptr<BodyInstance> instance;
+  std::vector<FlatParam> params;
+  /// Set by Sema when an expansion was tried and reported errors.
+  bool expansionFailed = false;
+
+private:
+  Location location;
+  std::string name;
+  Location nameLocation;
+  std::vector<ArgDeclAST> args;
+  StmtASTList body;
 };
 
 //===----------------------------------------------------------------------===//
@@ -360,9 +340,22 @@ struct SweepSettingAST {
   std::unique_ptr<ExprAST> value;
 };
 
+/// A value the sweep gives a model argument: `hidden = 64` in
+/// `model = mlp(hidden = 64)`.
+struct ModelArgValue {
+  std::string name;
+  Location loc;
+  ConstScalar value;
+};
+
 /// The evaluated sweep: one value per model for every per-model setting.
 struct SweepConfig {
   std::string model;
+  /// The arguments of `model = NAME(args)`; Sema expands the model with
+  /// them (the other arguments take their defaults).
+  std::vector<ModelArgValue> modelArgs;
+  /// Where the sweep names its model (the sweep's location if it does not).
+  Location modelLoc;
   int64_t models = 0;
   std::string optimizer;
   /// In the order of the optimizer rule (OptimizerRules.h).
@@ -397,13 +390,29 @@ private:
   std::vector<SweepSettingAST> settings;
 };
 
-/// A whole spec.
+/// `import "nn"` (a module of the standard library) or `import "path.mbt"`
+/// (a file, relative to the importing one).
+struct ImportAST {
+  Location loc;
+  std::string path;
+};
+
+/// A whole spec: the main file and, merged in, the files it imports.
 class ModuleAST {
 public:
-  ModuleAST(std::vector<std::unique_ptr<ModelAST>> models,
+  ModuleAST(std::vector<ImportAST> imports,
+            std::vector<std::unique_ptr<FunctionAST>> functions,
+            std::vector<std::unique_ptr<ModelAST>> models,
             std::vector<std::unique_ptr<SweepAST>> sweeps)
-      : models(std::move(models)), sweeps(std::move(sweeps)) {}
+      : imports(std::move(imports)), functions(std::move(functions)),
+        models(std::move(models)), sweeps(std::move(sweeps)) {}
 
+  /// The imports of the main file (those of imported files are resolved
+  /// when they are merged).
+  llvm::ArrayRef<ImportAST> getImports() const { return imports; }
+  llvm::ArrayRef<std::unique_ptr<FunctionAST>> getFunctions() const {
+    return functions;
+  }
   llvm::ArrayRef<std::unique_ptr<ModelAST>> getModels() const { return models; }
   llvm::ArrayRef<std::unique_ptr<SweepAST>> getSweeps() const { return sweeps; }
   /// The sweep, or null when the spec has none.
@@ -411,7 +420,23 @@ public:
     return sweeps.empty() ? nullptr : sweeps.front().get();
   }
 
+  /// Moves the functions and models of an imported file into this spec,
+  /// before the ones already there: a definition that clashes with an
+  /// imported one is the redefinition.
+  void merge(ModuleAST &&imported) {
+    functions.insert(functions.begin(),
+                     std::make_move_iterator(imported.functions.begin()),
+                     std::make_move_iterator(imported.functions.end()));
+    models.insert(models.begin(),
+                  std::make_move_iterator(imported.models.begin()),
+                  std::make_move_iterator(imported.models.end()));
+    imported.functions.clear();
+    imported.models.clear();
+  }
+
 private:
+  std::vector<ImportAST> imports;
+  std::vector<std::unique_ptr<FunctionAST>> functions;
   std::vector<std::unique_ptr<ModelAST>> models;
   std::vector<std::unique_ptr<SweepAST>> sweeps;
 };

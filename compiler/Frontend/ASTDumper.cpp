@@ -1,9 +1,11 @@
 //===- ASTDumper.cpp - print the AST of a spec ----------------------------===//
 //
 // An indented dump in the style of the Toy tutorial's, one node per line
-// with its location as `@line:col`. Expressions show the type Sema gave
-// them (`f32[B, 128]`: batched; `f32[784, 128]`: not), parameters their
-// resolved initializer and the sweep its evaluated settings.
+// with its location as `@line:col`. Functions are dumped as written; models
+// as Sema expanded them, with every call of a function followed by its
+// expansion. Expressions show the type Sema gave them (`f32[B, 128]`:
+// batched; `f32[784, 128]`: not), parameters their path and resolved
+// initializer, `if`s the branch taken and the sweep its evaluated settings.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Frontend.h"
@@ -25,8 +27,12 @@ public:
   void dump(const ModuleAST &module);
 
 private:
+  void dump(const FunctionAST &function);
   void dump(const ModelAST &model);
+  void dump(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
   void dump(const StmtAST &stmt);
+  void dump(const BodyInstance &instance);
+  void dumpArgs(llvm::ArrayRef<ArgDeclAST> args);
   void dump(const SweepAST &sweep);
   void dump(const SweepConfig &config);
   void dump(const ExprAST &expr);
@@ -34,8 +40,18 @@ private:
     os << " @" << loc.line << ":" << loc.col << "\n";
   }
   void dumpType(const TypeAST &type) {
-    os << type.elementType << mlir::mbt::formatShape(type.dims);
+    if (type.dims.size() == type.dimExprs.size()) {
+      os << type.elementType << mlir::mbt::formatShape(type.dims);
+      return;
+    }
+    // Not resolved (a function as written): the sizes as expressions.
+    os << type.elementType << "[";
+    llvm::interleaveComma(type.dimExprs, os,
+                          [&](const auto &dim) { printExpr(*dim); });
+    os << "]";
   }
+  /// Prints an expression on one line, as it could be written.
+  void printExpr(const ExprAST &expr);
   llvm::raw_ostream &indent() {
     for (int i = 0; i < level; ++i)
       os << "  ";
@@ -51,24 +67,90 @@ private:
 
   llvm::raw_ostream &os;
   int level = 0;
+  /// The path of the expansion being dumped ("" for a model's body).
+  std::string path;
 };
 } // namespace
 
 void ASTDumper::dump(const ModuleAST &module) {
   indent() << "Module\n";
   Indent guard(level);
+  for (const ImportAST &import : module.getImports()) {
+    indent() << "Import \"" << import.path << "\"";
+    dumpLoc(import.loc);
+  }
+  for (const auto &function : module.getFunctions())
+    dump(*function);
   for (const auto &model : module.getModels())
     dump(*model);
   for (const auto &sweep : module.getSweeps())
     dump(*sweep);
 }
 
+void ASTDumper::dumpArgs(llvm::ArrayRef<ArgDeclAST> args) {
+  os << "(";
+  llvm::interleaveComma(args, os, [&](const ArgDeclAST &arg) {
+    os << arg.name;
+    if (!arg.typeName.empty())
+      os << ": " << arg.typeName;
+    if (arg.defaultValue) {
+      os << " = ";
+      printExpr(*arg.defaultValue);
+    }
+  });
+  os << ")";
+}
+
+void ASTDumper::dump(const FunctionAST &function) {
+  indent() << "Function '" << function.getName() << "'";
+  dumpArgs(function.getArgs());
+  dumpLoc(function.loc());
+  Indent guard(level);
+  dump(function.getBody());
+}
+
 void ASTDumper::dump(const ModelAST &model) {
   indent() << "Model '" << model.getName() << "'";
+  if (!model.getArgs().empty())
+    dumpArgs(model.getArgs());
   dumpLoc(model.loc());
   Indent guard(level);
-  for (const auto &stmt : model.getBody())
+  if (!model.instance) {
+    dump(model.getBody());
+    return;
+  }
+  if (!model.instance->constArgs.empty()) {
+    indent() << "With ";
+    llvm::interleaveComma(model.instance->constArgs, os, [&](const auto &arg) {
+      os << arg.first << " = " << arg.second.str();
+    });
+    os << "\n";
+  }
+  path.clear();
+  dump(model.instance->body);
+}
+
+void ASTDumper::dump(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  for (const auto &stmt : body)
     dump(*stmt);
+}
+
+/// The expansion of a call: its path, constant arguments and body.
+void ASTDumper::dump(const BodyInstance &instance) {
+  indent() << "Expansion '" << instance.path << "' of '"
+           << instance.function->getName() << "'";
+  if (!instance.constArgs.empty()) {
+    os << " with ";
+    llvm::interleaveComma(instance.constArgs, os, [&](const auto &arg) {
+      os << arg.first << " = " << arg.second.str();
+    });
+  }
+  os << "\n";
+  Indent guard(level);
+  std::string outer = std::move(path);
+  path = instance.path;
+  dump(instance.body);
+  path = std::move(outer);
 }
 
 void ASTDumper::dump(const StmtAST &stmt) {
@@ -80,7 +162,8 @@ void ASTDumper::dump(const StmtAST &stmt) {
     return;
   }
   if (const auto *param = llvm::dyn_cast<ParamDeclAST>(&stmt)) {
-    indent() << "Param '" << param->getName() << "': ";
+    indent() << "Param '" << (path.empty() ? "" : path + ".")
+             << param->getName() << "': ";
     dumpType(param->getType());
     if (const auto &init = param->resolvedInit) {
       os << " = " << init->kind;
@@ -95,6 +178,46 @@ void ASTDumper::dump(const StmtAST &stmt) {
     dumpLoc(param->loc());
     Indent guard(level);
     dump(*param->getInit());
+    return;
+  }
+  if (const auto *ret = llvm::dyn_cast<ReturnStmtAST>(&stmt)) {
+    indent() << "Return";
+    dumpLoc(ret->loc());
+    Indent guard(level);
+    dump(*ret->getValue());
+    return;
+  }
+  if (const auto *ifStmt = llvm::dyn_cast<IfStmtAST>(&stmt)) {
+    indent() << "If";
+    dumpLoc(ifStmt->loc());
+    Indent guard(level);
+    dump(*ifStmt->getCondition());
+    bool decided = ifStmt->taken != IfStmtAST::Undecided;
+    indent() << "Then"
+             << (decided ? ifStmt->taken == IfStmtAST::Then ? " (taken)"
+                                                            : " (not taken)"
+                         : "")
+             << "\n";
+    {
+      Indent branch(level);
+      dump(ifStmt->getThen());
+    }
+    if (!ifStmt->getElse().empty() || ifStmt->taken == IfStmtAST::Else) {
+      indent() << "Else"
+               << (decided ? ifStmt->taken == IfStmtAST::Else ? " (taken)"
+                                                              : " (not taken)"
+                           : "")
+               << "\n";
+      Indent branch(level);
+      dump(ifStmt->getElse());
+    }
+    return;
+  }
+  if (const auto *assert = llvm::dyn_cast<AssertStmtAST>(&stmt)) {
+    indent() << "Assert \"" << assert->getMessage() << "\"";
+    dumpLoc(assert->loc());
+    Indent guard(level);
+    dump(*assert->getCondition());
     return;
   }
   const auto &assign = llvm::cast<AssignStmtAST>(stmt);
@@ -120,10 +243,10 @@ void ASTDumper::dump(const ExprAST &expr) {
         os << "Var '" << var->getName() << "'";
       })
       .Case([&](const UnaryExprAST *unary) {
-        os << "Unary '" << unary->getOp() << "'";
+        os << "Unary '" << spellOperator(unary->getOp(), /*unary=*/true) << "'";
       })
       .Case([&](const BinaryExprAST *binary) {
-        os << "BinOp '" << binary->getOp() << "'";
+        os << "BinOp '" << spellOperator(binary->getOp()) << "'";
       })
       .Case([&](const CallExprAST *call) {
         os << "Call '" << call->getCallee() << "'";
@@ -152,10 +275,50 @@ void ASTDumper::dump(const ExprAST &expr) {
       Indent argGuard(level);
       dump(*arg.value);
     }
+    if (call->instance)
+      dump(*call->instance);
   } else if (const auto *list = llvm::dyn_cast<ListExprAST>(&expr)) {
     for (const auto &element : list->getElements())
       dump(*element);
   }
+}
+
+void ASTDumper::printExpr(const ExprAST &expr) {
+  llvm::TypeSwitch<const ExprAST *>(&expr)
+      .Case([&](const NumberExprAST *number) {
+        os << formatNumber(number->isInteger()
+                               ? ConstNumber::integer(number->getIntValue())
+                               : ConstNumber::real(number->getValue()));
+      })
+      .Case([&](const VariableExprAST *var) { os << var->getName(); })
+      .Case([&](const UnaryExprAST *unary) {
+        bool isNot = unary->getOp() == '!';
+        os << (isNot ? "not " : "-");
+        printExpr(*unary->getOperand());
+      })
+      .Case([&](const BinaryExprAST *binary) {
+        os << "(";
+        printExpr(*binary->getLHS());
+        os << " " << spellOperator(binary->getOp()) << " ";
+        printExpr(*binary->getRHS());
+        os << ")";
+      })
+      .Case([&](const CallExprAST *call) {
+        os << call->getCallee() << "(";
+        llvm::interleaveComma(call->getArgs(), os, [&](const ArgumentAST &a) {
+          if (!a.name.empty())
+            os << a.name << " = ";
+          printExpr(*a.value);
+        });
+        os << ")";
+      })
+      .Case([&](const ListExprAST *list) {
+        os << "[";
+        llvm::interleaveComma(
+            list->getElements(), os,
+            [&](const auto &element) { printExpr(*element); });
+        os << "]";
+      });
 }
 
 void ASTDumper::dump(const SweepAST &sweep) {
@@ -185,7 +348,15 @@ void ASTDumper::dump(const SweepConfig &config) {
   };
   indent() << "Config\n";
   Indent guard(level);
-  indent() << "model = " << config.model << "\n";
+  indent() << "model = " << config.model;
+  if (!config.modelArgs.empty()) {
+    os << "(";
+    llvm::interleaveComma(config.modelArgs, os, [&](const ModelArgValue &arg) {
+      os << arg.name << " = " << arg.value.str();
+    });
+    os << ")";
+  }
+  os << "\n";
   indent() << "models = " << config.models << "\n";
   indent() << "seeds = ";
   printList(config.seeds);

@@ -21,10 +21,26 @@
 
 namespace mbt {
 
-/// Parses and checks a spec from `sourceMgr`'s main buffer; reports errors
-/// through the context's diagnostic handler; returns null on error.
+/// How the frontend finds what a spec imports.
+struct FrontendOptions {
+  /// The directory of the standard library: `import "nn"` loads nn.mbt from
+  /// it. Empty: findStdlibDir("").
+  std::string stdlibDir;
+};
+
+/// The standard library's directory: `explicitDir` when given, else
+/// $MBT_STDLIB_PATH when set, else `installedDir` when it exists (the
+/// driver passes <bin>/../share/mbt/stdlib), else the source tree's stdlib/.
+std::string findStdlibDir(llvm::StringRef explicitDir,
+                          llvm::StringRef installedDir = "");
+
+/// Parses and checks a spec from `sourceMgr`'s main buffer and the files it
+/// imports (which it adds to `sourceMgr`, so that their diagnostics show
+/// their lines); reports errors through the context's diagnostic handler;
+/// returns null on error.
 std::unique_ptr<ModuleAST> parseAndCheck(llvm::SourceMgr &sourceMgr,
-                                         mlir::MLIRContext &ctx);
+                                         mlir::MLIRContext &ctx,
+                                         const FrontendOptions &options = {});
 
 /// Prints the AST (with the types and values Sema computed) to `os`, for
 /// `mbtc --emit=ast`.

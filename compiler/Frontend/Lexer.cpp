@@ -53,6 +53,17 @@ Token Lexer::getTok() {
         .Case("param", tok_param)
         .Case("metric", tok_metric)
         .Case("sweep", tok_sweep)
+        .Case("fn", tok_fn)
+        .Case("import", tok_import)
+        .Case("return", tok_return)
+        .Case("if", tok_if)
+        .Case("else", tok_else)
+        .Case("not", tok_not)
+        .Case("and", tok_and)
+        .Case("or", tok_or)
+        .Case("true", tok_true)
+        .Case("false", tok_false)
+        .Case("assert", tok_assert)
         .Default(tok_identifier);
   }
 
@@ -60,6 +71,9 @@ Token Lexer::getTok() {
   if (std::isdigit(c) ||
       (c == '.' && pos + 1 < buffer.size() && std::isdigit(buffer[pos + 1])))
     return lexNumber();
+
+  if (c == '"')
+    return lexString();
 
   getNextChar();
   switch (c) {
@@ -77,8 +91,26 @@ Token Lexer::getTok() {
     // A brace never appears inside (...) or [...]: resynchronize.
     nesting = 0;
     return Token(c);
-  case ',':
   case '=':
+    if (peekChar() == '=') {
+      getNextChar();
+      return tok_eq;
+    }
+    return tok_equal;
+  case '<':
+  case '>':
+    if (peekChar() == '=') {
+      getNextChar();
+      return c == '<' ? tok_le : tok_ge;
+    }
+    return Token(c);
+  case '!':
+    if (peekChar() == '=') {
+      getNextChar();
+      return tok_ne;
+    }
+    return lexError("unexpected character '!' (write 'not' for negation)");
+  case ',':
   case ':':
   case '@':
   case '+':
@@ -94,6 +126,19 @@ Token Lexer::getTok() {
   char hex[8];
   std::snprintf(hex, sizeof(hex), "0x%02X", c);
   return lexError(std::string("unexpected byte ") + hex);
+}
+
+/// string ::= '"' { any character but '"' and newline } '"'
+Token Lexer::lexString() {
+  getNextChar(); // the opening quote
+  while (peekChar() != '"') {
+    int c = peekChar();
+    if (c == '\n' || c == EOF)
+      return lexError("unterminated string");
+    spelling += static_cast<char>(getNextChar());
+  }
+  getNextChar(); // the closing quote
+  return tok_string;
 }
 
 Token Lexer::lexNumber() {

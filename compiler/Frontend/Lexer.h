@@ -4,7 +4,8 @@
 // one character at a time, keeps the current token and the location where it
 // starts. Newlines end statements, except inside parentheses and brackets,
 // where they are ignored (as in Python); `#` starts a comment that runs to the
-// end of the line.
+// end of the line. Strings (`"nn"`, only in imports) run to the next quote on
+// the same line and have no escapes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_COMPILER_FRONTEND_LEXER_H
@@ -43,6 +44,8 @@ enum Token : int {
   tok_plus = '+',
   tok_minus = '-',
   tok_star = '*',
+  tok_lt = '<',
+  tok_gt = '>',
 
   tok_eof = -1,
   tok_newline = -2,
@@ -55,10 +58,28 @@ enum Token : int {
   tok_param = -13,
   tok_metric = -14,
   tok_sweep = -15,
+  tok_fn = -16,
+  tok_import = -17,
+  tok_return = -18,
+  tok_if = -19,
+  tok_else = -30,
+  tok_not = -31,
+  tok_and = -32,
+  tok_or = -33,
+  tok_true = -34,
+  tok_false = -35,
+  tok_assert = -36,
 
   // Primary.
   tok_identifier = -20,
   tok_number = -21,
+  tok_string = -22,
+
+  // Two-character comparisons.
+  tok_le = -40, // <=
+  tok_ge = -41, // >=
+  tok_eq = -42, // ==
+  tok_ne = -43, // !=
 };
 
 /// Splits a buffer into tokens. The buffer must outlive the lexer.
@@ -82,7 +103,8 @@ public:
     getNextToken();
   }
 
-  /// The spelling of the current identifier, keyword or number.
+  /// The spelling of the current identifier, keyword or number; the
+  /// contents of the current string.
   llvm::StringRef getSpelling() const { return spelling; }
   /// The name of the current identifier (or keyword).
   llvm::StringRef getId() const { return spelling; }
@@ -124,6 +146,7 @@ private:
 
   Token getTok();
   Token lexNumber();
+  Token lexString();
   Token lexError(std::string message) {
     errorMessage = std::move(message);
     return tok_error;

@@ -1,11 +1,13 @@
 //===- MLIRGen.cpp - generate the mbt dialect from a checked AST ----------===//
 //
-// One func.func per model: its arguments are the parameters (in declaration
-// order, with `mbt.param`/`mbt.init`), then the input (`mbt.input`, batch
+// One func.func per expanded model: its arguments are the parameters (in the
+// order Sema found them, calls of functions inlined, with `mbt.param` naming
+// each by its path and `mbt.init`), then the input (`mbt.input`, batch
 // dimension first) and the target (`mbt.target`, i32 class indices); it
-// returns the loss and then the metrics (`mbt.outputs` names them). The
-// sweep becomes one `mbt.sweep` op. Every op gets the FileLineColLoc of the
-// expression it comes from.
+// returns the loss and then the metrics (`mbt.outputs` names them). A call
+// of a function generates the callee's expanded body in place, in a scope
+// of its own. The sweep becomes one `mbt.sweep` op. Every op gets the
+// FileLineColLoc of the expression it comes from.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
@@ -36,6 +38,9 @@ public:
 
 private:
   mlir::func::FuncOp genModel(const ModelAST &model);
+  /// Generates the statements of a body (the `if` branches taken).
+  void genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
+  mlir::Value genFunctionCall(const CallExprAST &call);
   void genSweep(const SweepAST &sweep);
   mlir::Value genExpr(const ExprAST &expr);
   mlir::Value genCall(const CallExprAST &call);
@@ -52,8 +57,12 @@ private:
 
   mlir::MLIRContext &ctx;
   mlir::OpBuilder builder;
-  /// The values of the names of the model being generated.
+  /// The values of the names of the body being generated.
   llvm::StringMap<mlir::Value> symbols;
+  /// The func argument of every parameter of the model being generated.
+  llvm::DenseMap<const ParamDeclAST *, mlir::Value> paramValues;
+  /// The value of the `return` of the function body being generated.
+  mlir::Value returned;
 };
 } // namespace
 
@@ -67,7 +76,7 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
       first.file ? loc(Location{first.file, 1, 1}) : builder.getUnknownLoc());
   builder.setInsertionPointToEnd(module->getBody());
   for (const auto &model : moduleAST.getModels())
-    if (!genModel(*model))
+    if (model->instance && !genModel(*model))
       return nullptr;
   if (const SweepAST *sweep = moduleAST.getSweep())
     genSweep(*sweep);
@@ -88,18 +97,30 @@ mlir::DictionaryAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
   return builder.getDictionaryAttr(fields);
 }
 
+/// Appends the statements of `body` to `stmts`, those of the branch each
+/// `if` takes in place of the `if`.
+static void flattenTaken(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                         llvm::SmallVectorImpl<const StmtAST *> &stmts) {
+  for (const auto &stmt : body) {
+    if (const auto *ifStmt = dyn_cast<IfStmtAST>(stmt.get()))
+      flattenTaken(ifStmt->getTaken(), stmts);
+    else
+      stmts.push_back(stmt.get());
+  }
+}
+
 mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
-  // Arguments: parameters in declaration order, then the input and target.
-  llvm::SmallVector<const ParamDeclAST *> params;
+  // Arguments: parameters in the order Sema found them, then the input and
+  // the target.
+  llvm::SmallVector<const StmtAST *> stmts;
+  flattenTaken(model.instance->body, stmts);
   const DataDeclAST *input = nullptr, *target = nullptr;
   const AssignStmtAST *loss = nullptr;
   llvm::SmallVector<const AssignStmtAST *> metrics;
-  for (const auto &stmt : model.getBody()) {
-    if (const auto *param = dyn_cast<ParamDeclAST>(stmt.get()))
-      params.push_back(param);
-    else if (const auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
+  for (const StmtAST *stmt : stmts) {
+    if (const auto *decl = dyn_cast<DataDeclAST>(stmt))
       (decl->isInput() ? input : target) = decl;
-    else if (const auto *assign = dyn_cast<AssignStmtAST>(stmt.get())) {
+    else if (const auto *assign = dyn_cast<AssignStmtAST>(stmt)) {
       if (assign->isLoss())
         loss = assign;
       else if (assign->isMetric())
@@ -109,18 +130,13 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   assert(input && target && loss && "generating an unchecked model");
 
   llvm::SmallVector<mlir::Type> argTypes;
-  llvm::SmallVector<const StmtAST *> argDecls;
-  for (const ParamDeclAST *param : params) {
-    argTypes.push_back(f32Tensor(param->getType().dims));
-    argDecls.push_back(param);
-  }
+  for (const FlatParam &param : model.params)
+    argTypes.push_back(f32Tensor(param.decl->getType().dims));
   llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
   inputShape.append(input->getType().dims.begin(), input->getType().dims.end());
   argTypes.push_back(f32Tensor(inputShape));
-  argDecls.push_back(input);
   argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
                                                  builder.getI32Type()));
-  argDecls.push_back(target);
   llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(), f32Tensor({}));
 
   auto func = builder.create<mlir::func::FuncOp>(
@@ -133,35 +149,58 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
 
   mlir::Block *entry = func.addEntryBlock();
   symbols.clear();
-  for (auto [i, decl] : llvm::enumerate(argDecls)) {
+  paramValues.clear();
+  for (auto [i, param] : llvm::enumerate(model.params)) {
     mlir::BlockArgument arg = entry->getArgument(i);
+    arg.setLoc(loc(param.decl->nameLoc()));
+    paramValues[param.decl] = arg;
+    func.setArgAttr(i, "mbt.param", builder.getStringAttr(param.name));
+    func.setArgAttr(i, "mbt.init", genInitAttr(*param.decl->resolvedInit));
+  }
+  unsigned numParams = model.params.size();
+  const DataDeclAST *data[] = {input, target};
+  for (auto [i, decl] : llvm::enumerate(data)) {
+    mlir::BlockArgument arg = entry->getArgument(numParams + i);
     arg.setLoc(loc(decl->nameLoc()));
     symbols[decl->getName()] = arg;
-    mlir::StringAttr name = builder.getStringAttr(decl->getName());
-    if (const auto *param = dyn_cast<ParamDeclAST>(decl)) {
-      func.setArgAttr(i, "mbt.param", name);
-      func.setArgAttr(i, "mbt.init", genInitAttr(*param->resolvedInit));
-    } else {
-      func.setArgAttr(i, decl == input ? "mbt.input" : "mbt.target", name);
-    }
+    func.setArgAttr(numParams + i, decl == input ? "mbt.input" : "mbt.target",
+                    builder.getStringAttr(decl->getName()));
   }
 
   mlir::OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(entry);
-  llvm::DenseMap<const AssignStmtAST *, mlir::Value> values;
-  for (const auto &stmt : model.getBody()) {
-    const auto *assign = dyn_cast<AssignStmtAST>(stmt.get());
-    if (!assign)
-      continue;
-    mlir::Value value = genExpr(*assign->getValue());
-    symbols[assign->getName()] = value;
-    values[assign] = value;
-  }
-  llvm::SmallVector<mlir::Value> results{values[loss]};
+  genBody(model.instance->body);
+  llvm::SmallVector<mlir::Value> results{symbols.lookup(loss->getName())};
   for (const AssignStmtAST *metric : metrics)
-    results.push_back(values[metric]);
+    results.push_back(symbols.lookup(metric->getName()));
   builder.create<mlir::func::ReturnOp>(loc(model.loc()), results);
   return func;
+}
+
+void MLIRGenImpl::genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  llvm::SmallVector<const StmtAST *> stmts;
+  flattenTaken(body, stmts);
+  for (const StmtAST *stmt : stmts) {
+    if (const auto *param = dyn_cast<ParamDeclAST>(stmt))
+      symbols[param->getName()] = paramValues.lookup(param);
+    else if (const auto *assign = dyn_cast<AssignStmtAST>(stmt))
+      symbols[assign->getName()] = genExpr(*assign->getValue());
+    else if (const auto *ret = dyn_cast<ReturnStmtAST>(stmt))
+      returned = genExpr(*ret->getValue());
+  }
+}
+
+/// The callee's expanded body, generated in place: its tensor arguments are
+/// the caller's values, its names a scope of their own.
+mlir::Value MLIRGenImpl::genFunctionCall(const CallExprAST &call) {
+  const BodyInstance &callee = *call.instance;
+  llvm::StringMap<mlir::Value> calleeSymbols;
+  for (const auto &[name, expr] : callee.tensorArgs)
+    calleeSymbols[name] = genExpr(*expr);
+  std::swap(symbols, calleeSymbols);
+  genBody(callee.body);
+  std::swap(symbols, calleeSymbols);
+  return returned;
 }
 
 mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
@@ -196,6 +235,8 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
 }
 
 mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
+  if (call.instance)
+    return genFunctionCall(call);
   mlir::Location l = loc(call.loc());
   llvm::SmallVector<mlir::Value, 2> args;
   for (const ArgumentAST &arg : call.getArgs())

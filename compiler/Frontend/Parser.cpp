@@ -8,9 +8,11 @@ using namespace mbt;
 // Top level
 //===----------------------------------------------------------------------===//
 
-/// spec ::= { NEWLINE } { (model | sweep) { NEWLINE } } EOF
+/// spec ::= { NEWLINE } { (import | function | model | sweep) { NEWLINE } } EOF
 std::unique_ptr<ModuleAST> Parser::parseModule() {
   lexer.getNextToken(); // prime the lexer
+  std::vector<ImportAST> imports;
+  std::vector<std::unique_ptr<FunctionAST>> functions;
   std::vector<std::unique_ptr<ModelAST>> models;
   std::vector<std::unique_ptr<SweepAST>> sweeps;
   while (true) {
@@ -18,6 +20,16 @@ std::unique_ptr<ModuleAST> Parser::parseModule() {
       lexer.consume(tok_newline);
     if (lexer.getCurToken() == tok_eof)
       break;
+    if (lexer.getCurToken() == tok_import) {
+      if (!parseImport(imports))
+        skipToTopLevel();
+      continue;
+    }
+    if (lexer.getCurToken() == tok_fn) {
+      if (auto function = parseFunction())
+        functions.push_back(std::move(function));
+      continue;
+    }
     if (lexer.getCurToken() == tok_model) {
       if (auto model = parseModel())
         models.push_back(std::move(model));
@@ -28,48 +40,38 @@ std::unique_ptr<ModuleAST> Parser::parseModule() {
         sweeps.push_back(std::move(sweep));
       continue;
     }
-    reportUnexpected("'model' or 'sweep'");
+    reportUnexpected("'import', 'fn', 'model' or 'sweep'");
     lexer.getNextToken();
     skipToTopLevel();
   }
   if (hadError)
     return nullptr;
-  return std::make_unique<ModuleAST>(std::move(models), std::move(sweeps));
+  return std::make_unique<ModuleAST>(std::move(imports), std::move(functions),
+                                     std::move(models), std::move(sweeps));
 }
 
-/// model ::= 'model' IDENT '{' { NEWLINE } { modelStmt stmtEnd } '}'
+/// model ::= 'model' IDENT [ '(' argDecls ')' ] block
 std::unique_ptr<ModelAST> Parser::parseModel() {
   Location loc = lexer.getLastLocation();
   lexer.consume(tok_model);
   std::string name;
   Location nameLoc;
-  if (!expectIdentifier("model name", name, nameLoc) ||
-      !expect(tok_lbrace, "'{' after the model name")) {
+  std::vector<ArgDeclAST> args;
+  bool headerOk = expectIdentifier("model name", name, nameLoc) &&
+                  (lexer.getCurToken() != tok_lparen || parseArgDecls(args));
+  if (headerOk && lexer.getCurToken() != tok_lbrace) {
+    reportUnexpected("'{' after the model name");
+    headerOk = false;
+  }
+  if (!headerOk) {
     skipToTopLevel();
     return nullptr;
   }
-  if (lexer.getCurToken() == tok_newline)
-    lexer.consume(tok_newline);
-
-  std::vector<std::unique_ptr<StmtAST>> body;
-  while (lexer.getCurToken() != tok_rbrace) {
-    Token tok = lexer.getCurToken();
-    if (tok == tok_eof || tok == tok_model || tok == tok_sweep) {
-      reportUnexpected("'}' at the end of model '" + name + "'");
-      return nullptr;
-    }
-    auto stmt = parseModelStatement();
-    if (stmt && parseStatementEnd()) {
-      body.push_back(std::move(stmt));
-      continue;
-    }
-    skipToStatementEnd();
-    if (lexer.getCurToken() == tok_newline)
-      lexer.consume(tok_newline);
-  }
-  lexer.consume(tok_rbrace);
+  StmtASTList body;
+  if (!parseBlock(BodyKind::Model, "model '" + name + "'", body))
+    return nullptr;
   return std::make_unique<ModelAST>(std::move(loc), name, std::move(nameLoc),
-                                    std::move(body));
+                                    std::move(args), std::move(body));
 }
 
 /// stmtEnd ::= NEWLINE | /* nothing, before */ '}'
@@ -82,27 +84,6 @@ bool Parser::parseStatementEnd() {
     return true;
   reportUnexpected("end of line after the statement");
   return false;
-}
-
-/// modelStmt ::= dataDecl | paramDecl
-///             | 'metric' IDENT '=' expr
-///             | IDENT '=' expr
-std::unique_ptr<StmtAST> Parser::parseModelStatement() {
-  switch (lexer.getCurToken()) {
-  case tok_input:
-  case tok_target:
-    return parseDataDecl();
-  case tok_param:
-    return parseParamDecl();
-  case tok_metric:
-    return parseAssignment(/*metric=*/true);
-  case tok_identifier:
-    return parseAssignment(/*metric=*/false);
-  default:
-    reportUnexpected(
-        "a model statement (input, target, param, metric or NAME = EXPR)");
-    return nullptr;
-  }
 }
 
 /// dataDecl ::= ('input' | 'target') IDENT ':' type
@@ -158,7 +139,9 @@ std::unique_ptr<StmtAST> Parser::parseAssignment(bool metric) {
       std::move(loc), name, std::move(nameLoc), std::move(value), metric);
 }
 
-/// type ::= IDENT '[' [ INT { ',' INT } ] ']'      e.g. f32[784], class[10]
+/// type ::= IDENT '[' [ expr { ',' expr } ] ']'
+///   e.g. f32[784], class[10], f32[dim(x), out]: the sizes are constant
+///   integer expressions, which Sema evaluates.
 bool Parser::parseType(TypeAST &type) {
   if (!expectIdentifier("an element type such as f32 or class",
                         type.elementType, type.loc) ||
@@ -169,13 +152,15 @@ bool Parser::parseType(TypeAST &type) {
     return true;
   }
   while (true) {
-    if (lexer.getCurToken() != tok_number || !lexer.isInteger()) {
+    // A fractional literal is never a size: say so here, where it is clear.
+    if (lexer.getCurToken() == tok_number && !lexer.isInteger()) {
       reportUnexpected("an integer dimension size");
       return false;
     }
-    type.dims.push_back(lexer.getIntValue());
-    type.dimLocs.push_back(lexer.getLastLocation());
-    lexer.consume(tok_number);
+    auto dim = parseExpression();
+    if (!dim)
+      return false;
+    type.dimExprs.push_back(std::move(dim));
     if (lexer.getCurToken() == tok_rbracket) {
       lexer.consume(tok_rbracket);
       return true;
@@ -199,7 +184,8 @@ std::unique_ptr<SweepAST> Parser::parseSweep() {
   std::vector<SweepSettingAST> settings;
   while (lexer.getCurToken() != tok_rbrace) {
     Token tok = lexer.getCurToken();
-    if (tok == tok_eof || tok == tok_sweep) {
+    if (tok == tok_eof || tok == tok_sweep || tok == tok_fn ||
+        tok == tok_import) {
       reportUnexpected("'}' at the end of the sweep");
       return nullptr;
     }
@@ -230,206 +216,6 @@ bool Parser::parseSweepSetting(SweepSettingAST &setting) {
     return false;
   setting.value = parseExpression();
   return setting.value != nullptr;
-}
-
-//===----------------------------------------------------------------------===//
-// Expressions
-//===----------------------------------------------------------------------===//
-
-int Parser::getTokPrecedence() const {
-  switch (lexer.getCurToken()) {
-  case tok_plus:
-  case tok_minus:
-    return 20;
-  case tok_star:
-  case tok_at:
-    return 40;
-  default:
-    return -1;
-  }
-}
-
-/// expr ::= unary { binop unary }
-///   binop ::= '+' | '-'           (precedence 20, left associative)
-///           | '*' | '@'           (precedence 40, left associative)
-std::unique_ptr<ExprAST> Parser::parseExpression() {
-  auto lhs = parseUnary();
-  if (!lhs)
-    return nullptr;
-  return parseBinOpRHS(0, std::move(lhs));
-}
-
-/// Operator-precedence parsing of `{ binop unary }` whose operators bind at
-/// least as tightly as `exprPrec`, as in the Toy tutorial.
-std::unique_ptr<ExprAST> Parser::parseBinOpRHS(int exprPrec,
-                                               std::unique_ptr<ExprAST> lhs) {
-  while (true) {
-    int tokPrec = getTokPrecedence();
-    if (tokPrec < exprPrec)
-      return lhs;
-    char op = static_cast<char>(lexer.getCurToken());
-    Location opLoc = lexer.getLastLocation();
-    lexer.getNextToken();
-    auto rhs = parseUnary();
-    if (!rhs)
-      return nullptr;
-    if (tokPrec < getTokPrecedence()) {
-      rhs = parseBinOpRHS(tokPrec + 1, std::move(rhs));
-      if (!rhs)
-        return nullptr;
-    }
-    lhs = std::make_unique<BinaryExprAST>(std::move(opLoc), op, std::move(lhs),
-                                          std::move(rhs));
-    if (!checkDepth(*lhs))
-      return nullptr;
-  }
-}
-
-bool Parser::checkDepth(const ExprAST &expr) {
-  if (expr.getDepth() <= kMaxExprDepth)
-    return true;
-  emitError(ctx, expr.loc()) << "expression is nested too deeply (more than "
-                             << kMaxExprDepth << " levels)";
-  hadError = true;
-  return false;
-}
-
-/// unary ::= '-' unary | primary
-std::unique_ptr<ExprAST> Parser::parseUnary() {
-  if (unaryDepth >= kMaxExprDepth) {
-    emitError(ctx, lexer.getLastLocation())
-        << "expression is nested too deeply (more than " << kMaxExprDepth
-        << " levels)";
-    hadError = true;
-    return nullptr;
-  }
-  struct DepthGuard {
-    unsigned &depth;
-    explicit DepthGuard(unsigned &depth) : depth(depth) { ++depth; }
-    ~DepthGuard() { --depth; }
-  } guard(unaryDepth);
-  if (lexer.getCurToken() != tok_minus)
-    return parsePrimary();
-  Location loc = lexer.getLastLocation();
-  lexer.consume(tok_minus);
-  auto operand = parseUnary();
-  if (!operand)
-    return nullptr;
-  return std::make_unique<UnaryExprAST>(std::move(loc), '-',
-                                        std::move(operand));
-}
-
-/// primary ::= NUMBER | IDENT | call | '(' expr ')' | list
-std::unique_ptr<ExprAST> Parser::parsePrimary() {
-  switch (lexer.getCurToken()) {
-  case tok_number:
-    return parseNumberExpr();
-  case tok_identifier: {
-    std::string name = lexer.getId().str();
-    Location loc = lexer.getLastLocation();
-    lexer.consume(tok_identifier);
-    return parseIdentifierExpr(std::move(name), std::move(loc));
-  }
-  case tok_lparen:
-    return parseParenExpr();
-  case tok_lbracket:
-    return parseListExpr();
-  default:
-    reportUnexpected("an expression");
-    return nullptr;
-  }
-}
-
-/// number ::= NUMBER
-std::unique_ptr<ExprAST> Parser::parseNumberExpr() {
-  auto result =
-      std::make_unique<NumberExprAST>(lexer.getLastLocation(), lexer.getValue(),
-                                      lexer.isInteger(), lexer.getIntValue());
-  lexer.consume(tok_number);
-  return result;
-}
-
-/// parenExpr ::= '(' expr ')'
-std::unique_ptr<ExprAST> Parser::parseParenExpr() {
-  lexer.consume(tok_lparen);
-  auto value = parseExpression();
-  if (!value || !expect(tok_rparen, "')'"))
-    return nullptr;
-  return value;
-}
-
-/// list ::= '[' [ expr { ',' expr } [','] ] ']'
-std::unique_ptr<ExprAST> Parser::parseListExpr() {
-  Location loc = lexer.getLastLocation();
-  lexer.consume(tok_lbracket);
-  ExprASTList elements;
-  while (lexer.getCurToken() != tok_rbracket) {
-    auto element = parseExpression();
-    if (!element)
-      return nullptr;
-    elements.push_back(std::move(element));
-    if (lexer.getCurToken() == tok_rbracket)
-      break;
-    if (!expect(tok_comma, "',' or ']' in the list"))
-      return nullptr;
-  }
-  lexer.consume(tok_rbracket);
-  return std::make_unique<ListExprAST>(std::move(loc), std::move(elements));
-}
-
-/// identifierExpr ::= IDENT | IDENT '(' args ')'
-/// (the identifier has been consumed already)
-std::unique_ptr<ExprAST> Parser::parseIdentifierExpr(std::string name,
-                                                     Location loc) {
-  if (lexer.getCurToken() != tok_lparen)
-    return std::make_unique<VariableExprAST>(std::move(loc), name);
-  std::vector<ArgumentAST> args;
-  if (!parseCallArgs(args))
-    return nullptr;
-  return std::make_unique<CallExprAST>(std::move(loc), name, std::move(args));
-}
-
-/// args ::= '(' [ arg { ',' arg } [','] ] ')'
-/// arg  ::= [ IDENT '=' ] expr      (positional arguments come first)
-bool Parser::parseCallArgs(std::vector<ArgumentAST> &args) {
-  lexer.consume(tok_lparen);
-  bool sawKeyword = false;
-  while (lexer.getCurToken() != tok_rparen) {
-    ArgumentAST arg;
-    Location argLoc = lexer.getLastLocation();
-    if (lexer.getCurToken() == tok_identifier) {
-      // `name = value`, or an expression that starts with an identifier.
-      std::string name = lexer.getId().str();
-      lexer.consume(tok_identifier);
-      if (lexer.getCurToken() == tok_equal) {
-        lexer.consume(tok_equal);
-        arg.name = std::move(name);
-        arg.nameLoc = argLoc;
-        arg.value = parseExpression();
-      } else {
-        auto lhs = parseIdentifierExpr(std::move(name), argLoc);
-        if (lhs)
-          arg.value = parseBinOpRHS(0, std::move(lhs));
-      }
-    } else {
-      arg.value = parseExpression();
-    }
-    if (!arg.value)
-      return false;
-    if (arg.name.empty() && sawKeyword) {
-      emitError(ctx, argLoc) << "positional argument follows keyword argument";
-      hadError = true;
-      return false;
-    }
-    sawKeyword |= !arg.name.empty();
-    args.push_back(std::move(arg));
-    if (lexer.getCurToken() == tok_rparen)
-      break;
-    if (!expect(tok_comma, "',' or ')' in the argument list"))
-      return false;
-  }
-  lexer.consume(tok_rparen);
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -468,13 +254,31 @@ std::string Parser::describeCurToken() const {
   case tok_identifier:
   case tok_number:
     return "'" + lexer.getSpelling().str() + "'";
+  case tok_string:
+    return "string \"" + lexer.getSpelling().str() + "\"";
   case tok_model:
   case tok_input:
   case tok_target:
   case tok_param:
   case tok_metric:
   case tok_sweep:
+  case tok_fn:
+  case tok_import:
+  case tok_return:
+  case tok_if:
+  case tok_else:
+  case tok_not:
+  case tok_and:
+  case tok_or:
+  case tok_true:
+  case tok_false:
+  case tok_assert:
     return "keyword '" + lexer.getSpelling().str() + "'";
+  case tok_le:
+  case tok_ge:
+  case tok_eq:
+  case tok_ne:
+    return "'" + spellOperator(getTokOperator()).str() + "'";
   default:
     return std::string("'") + static_cast<char>(lexer.getCurToken()) + "'";
   }
@@ -518,7 +322,7 @@ void Parser::skipToTopLevel() {
     Token tok = lexer.getCurToken();
     if (tok == tok_eof)
       return;
-    if ((tok == tok_model || tok == tok_sweep) && depth == 0)
+    if (isTopLevelKeyword(tok) && depth == 0)
       return;
     if (tok == tok_lbrace)
       ++depth;

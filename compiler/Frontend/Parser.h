@@ -28,8 +28,23 @@ public:
   std::unique_ptr<ModuleAST> parseModule();
 
 private:
+  /// What a block of statements belongs to: statements allowed differ.
+  enum class BodyKind { Model, Function };
+
+  bool parseImport(std::vector<ImportAST> &imports);
+  std::unique_ptr<FunctionAST> parseFunction();
+  bool parseArgDecls(std::vector<ArgDeclAST> &args);
   std::unique_ptr<ModelAST> parseModel();
-  std::unique_ptr<StmtAST> parseModelStatement();
+  /// Parses `{ { stmt stmtEnd } }` (the '{' is the current token) into
+  /// `body`; `what` names the block in "expected '}' at the end of ...".
+  /// Returns false when the block is not closed.
+  bool parseBlock(BodyKind kind, llvm::StringRef what, StmtASTList &body);
+  std::unique_ptr<StmtAST> parseBodyStatement(BodyKind kind);
+  std::unique_ptr<StmtAST> parseIf(BodyKind kind);
+  std::unique_ptr<StmtAST> parseReturn();
+  std::unique_ptr<StmtAST> parseAssert();
+  /// Parses an expression in which comparisons and logic are allowed.
+  std::unique_ptr<ExprAST> parseCondition();
   std::unique_ptr<StmtAST> parseDataDecl();
   std::unique_ptr<StmtAST> parseParamDecl();
   std::unique_ptr<StmtAST> parseAssignment(bool metric);
@@ -64,22 +79,41 @@ private:
   /// Skips to the end of the current statement (a newline, a '}' or the
   /// end of the file), without consuming it.
   void skipToStatementEnd();
-  /// Skips to the next `model` or `sweep` keyword outside braces.
+  /// Skips to the next `import`, `fn`, `model` or `sweep` keyword outside
+  /// braces.
   void skipToTopLevel();
+  /// Whether `tok` starts a top-level declaration.
+  static bool isTopLevelKeyword(Token tok) {
+    return tok == tok_import || tok == tok_fn || tok == tok_model ||
+           tok == tok_sweep;
+  }
 
   /// Binding strength of the current token as a binary operator, or -1.
   int getTokPrecedence() const;
+  /// The BinaryExprAST operator code of the current token.
+  char getTokOperator() const;
   /// Reports an expression nested deeper than kMaxExprDepth.
   bool checkDepth(const ExprAST &expr);
+  /// Whether one more level of nesting (a unary, or a call argument) fits
+  /// within kMaxExprDepth; if not, reports it at `loc` and returns false.
+  bool checkNesting(const Location &loc);
 
   /// The deepest expression the parser accepts.
   static constexpr unsigned kMaxExprDepth = 256;
+  /// The deepest nesting of `if` blocks the parser accepts.
+  static constexpr unsigned kMaxBlockDepth = 32;
 
   Lexer &lexer;
   mlir::MLIRContext &ctx;
   bool hadError = false;
-  /// How deeply parseUnary is nested (parentheses, calls, lists, '-').
+  /// How deeply parseUnary is nested (parentheses, calls, lists, '-'), with
+  /// the call arguments that bypass it (see parseCallArgs).
   unsigned unaryDepth = 0;
+  /// How deeply `if` blocks are nested.
+  unsigned blockDepth = 0;
+  /// Whether the parser is inside the condition of an `if`, the only place
+  /// where comparisons, `and`, `or` and `not` are allowed.
+  bool inCondition = false;
 };
 
 } // namespace mbt

@@ -1,14 +1,16 @@
-//===- Sema.cpp - semantic checks of models -------------------------------===//
+//===- Sema.cpp - semantic checks of model and function bodies ------------===//
 //
-// Names are scoped per model and must be defined before they are used. Each
-// expression gets a per-sample type: values that depend on the input are
-// batched (the IR adds a leading batch dimension), parameters and constants
-// are not, and the target is a per-sample class index that only the loss
-// and metric functions accept.
+// Checks one expanded body (BodyInstance) at a time. Names are scoped per
+// body and must be defined before they are used. Each expression gets a
+// per-sample type: values that depend on the input are batched (the IR adds
+// a leading batch dimension), parameters and constants are not, and the
+// target is a per-sample class index that only the loss and metric
+// functions accept. Calls of functions are checked in SemaCall.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/Diagnostics.h"
+#include "compiler/Frontend/SemaInternal.h"
 
 #include "dialects/MBT/IR/MBTShapes.h"
 
@@ -16,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 
 using namespace mbt;
+using namespace mbt::sema;
 using llvm::cast;
 using llvm::dyn_cast;
 using mlir::failure;
@@ -65,167 +68,224 @@ const FunctionInfo kFunctions[] = {{"matmul", 2},
                                    {"cross_entropy", 2},
                                    {"accuracy", 2}};
 
-/// A name defined in a model.
-struct Symbol {
-  const StmtAST *decl;
-  ValueType type;
-};
-
-/// Checks one model.
-class ModelChecker {
-public:
-  ModelChecker(mlir::MLIRContext &ctx, ModelAST &model)
-      : ctx(ctx), model(model) {}
-
-  LogicalResult check();
-
-private:
-  void checkDataDecl(DataDeclAST &decl);
-  void checkParamDecl(ParamDeclAST &decl);
-  void checkAssignment(AssignStmtAST &assign);
-  bool checkDims(const TypeAST &type);
-  void declare(const StmtAST &stmt, ValueType type);
-
-  /// Computes, records and returns the type of `expr`; an invalid type
-  /// means an error has been reported.
-  ValueType checkExpr(ExprAST &expr);
-  ValueType checkVariable(const VariableExprAST &var);
-  ValueType checkCall(CallExprAST &call);
-  ValueType checkMatmul(const ValueType &lhs, const ValueType &rhs,
-                        const Location &loc);
-  ValueType checkElementwise(char op, const ValueType &lhs,
-                             const ValueType &rhs, const Location &loc);
-  ValueType checkClassification(llvm::StringRef name, const ValueType &logits,
-                                const ValueType &target, const CallExprAST &c);
-  /// Reports the use of the target where a float tensor is needed.
-  bool requireTensor(const ValueType &type, const Location &loc);
-
-  mlir::InFlightDiagnostic error(const Location &loc) {
-    ok = false;
-    return emitError(ctx, loc);
-  }
-
-  mlir::MLIRContext &ctx;
-  ModelAST &model;
-  llvm::StringMap<Symbol> scope;
-  /// Every name the model defines, to tell "defined later" from "undefined".
-  llvm::StringMap<const StmtAST *> allNames;
-  const DataDeclAST *input = nullptr;
-  const DataDeclAST *target = nullptr;
-  const AssignStmtAST *loss = nullptr;
-  unsigned numParams = 0;
-  bool ok = true;
-};
 } // namespace
 
-LogicalResult ModelChecker::check() {
-  for (const auto &stmt : model.getBody())
-    allNames.try_emplace(stmt->getName(), stmt.get());
-  for (const auto &stmt : model.getBody()) {
-    if (auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
-      checkDataDecl(*decl);
-    else if (auto *param = dyn_cast<ParamDeclAST>(stmt.get()))
-      checkParamDecl(*param);
-    else
-      checkAssignment(*cast<AssignStmtAST>(stmt.get()));
-  }
+bool sema::isBuiltinFunction(llvm::StringRef name) {
+  return llvm::any_of(kFunctions,
+                      [&](const FunctionInfo &f) { return f.name == name; });
+}
+
+std::string sema::unknownFunctionMessage(llvm::StringRef name,
+                                         const ModuleAST &spec) {
+  std::vector<std::string> known;
+  for (const FunctionInfo &f : kFunctions)
+    known.push_back(f.name.str());
+  for (const auto &function : spec.getFunctions())
+    known.push_back(function->getName().str());
+  return ("unknown function '" + name + "' (known: " + llvm::join(known, ", ") +
+          ")")
+      .str();
+}
+
+LogicalResult BodyChecker::checkModel() {
+  const ModelAST &model = state.model;
+  collectNames(instance.body);
+  checkBody(instance.body);
   llvm::StringRef name = model.getName();
   if (!input)
     error(model.nameLoc()) << "model '" << name << "' has no input (declare "
                            << "one with 'input NAME: f32[N]')";
-  if (!target)
+  if (!state.target)
     error(model.nameLoc()) << "model '" << name << "' has no target (declare "
                            << "one with 'target NAME: class[C]')";
   if (!loss)
     error(model.nameLoc()) << "model '" << name
                            << "' has no loss (assign one with 'loss = ...')";
-  if (numParams == 0)
+  // A call that failed before its parameters were declared says nothing.
+  if (state.params.empty() && !state.callFailed)
     error(model.nameLoc()) << "model '" << name
                            << "' has no parameters to train";
   return mlir::success(ok);
 }
 
-void ModelChecker::declare(const StmtAST &stmt, ValueType type) {
-  auto [it, inserted] = scope.try_emplace(stmt.getName(), Symbol{&stmt, type});
-  if (inserted)
-    return;
-  auto diag = error(stmt.nameLoc())
-              << "redefinition of '" << stmt.getName() << "'";
-  attachNote(diag, ctx, it->second.decl->nameLoc(),
-             "previous definition is here");
+ValueType BodyChecker::checkFunction(
+    llvm::ArrayRef<std::pair<const ArgDeclAST *, ValueType>> tensorArgs) {
+  for (const auto &[arg, type] : tensorArgs)
+    scope.try_emplace(arg->name, Symbol{arg->loc, type});
+  collectNames(instance.body);
+  checkBody(instance.body);
+  return ok ? result : ValueType();
 }
 
-bool ModelChecker::checkDims(const TypeAST &type) {
+void BodyChecker::collectNames(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  for (const auto &stmt : body) {
+    if (auto *ifStmt = dyn_cast<IfStmtAST>(stmt.get())) {
+      collectNames(ifStmt->getThen());
+      collectNames(ifStmt->getElse());
+    } else if (!stmt->getName().empty()) {
+      allNames.try_emplace(stmt->getName(), stmt->nameLoc());
+    }
+  }
+}
+
+void BodyChecker::checkBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  for (const auto &stmt : body) {
+    if (auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
+      checkDataDecl(*decl);
+    else if (auto *param = dyn_cast<ParamDeclAST>(stmt.get()))
+      checkParamDecl(*param);
+    else if (auto *assign = dyn_cast<AssignStmtAST>(stmt.get()))
+      checkAssignment(*assign);
+    else if (auto *ifStmt = dyn_cast<IfStmtAST>(stmt.get()))
+      checkIf(*ifStmt);
+    else if (auto *assert = dyn_cast<AssertStmtAST>(stmt.get()))
+      checkAssert(*assert);
+    else // the declaration check put the only `return` last
+      result = checkExpr(*cast<ReturnStmtAST>(stmt.get())->getValue());
+  }
+}
+
+ScalarEval BodyChecker::scalarEval() {
+  return ScalarEval(ctx, [this](llvm::StringRef name) -> const ValueType * {
+    auto it = scope.find(name);
+    return it == scope.end() ? nullptr : &it->second.type;
+  });
+}
+
+/// if COND { ... } else { ... }: only the branch COND chooses is checked.
+void BodyChecker::checkIf(IfStmtAST &ifStmt) {
+  auto condition = scalarEval().evaluateAs(
+      *ifStmt.getCondition(), ConstScalar::Bool, "the condition of an 'if'");
+  if (failed(condition)) {
+    ok = false;
+    return;
+  }
+  ifStmt.taken = condition->boolValue ? IfStmtAST::Then : IfStmtAST::Else;
+  checkBody(ifStmt.getTaken());
+}
+
+/// assert COND, "message": the message is the error when COND is false.
+void BodyChecker::checkAssert(const AssertStmtAST &assert) {
+  auto condition =
+      scalarEval().evaluateAs(*assert.getCondition(), ConstScalar::Bool,
+                              "the condition of an 'assert'");
+  if (failed(condition))
+    ok = false;
+  else if (!condition->boolValue)
+    error(assert.loc()) << assert.getMessage();
+}
+
+void BodyChecker::declare(llvm::StringRef name, const Location &loc,
+                          ValueType type) {
+  auto [it, inserted] = scope.try_emplace(name, Symbol{loc, type});
+  if (inserted)
+    return;
+  auto diag = error(loc) << "redefinition of '" << name << "'";
+  attachNote(diag, ctx, it->second.loc, "previous definition is here");
+}
+
+/// Evaluates the sizes of a declared shape into `type.dims`.
+bool BodyChecker::resolveDims(TypeAST &type) {
   bool dimsOk = true;
-  for (auto [dim, loc] : llvm::zip(type.dims, type.dimLocs))
-    if (dim < 1) {
-      error(loc) << "dimension sizes must be positive, got " << dim;
+  llvm::SmallVector<int64_t, 4> dims;
+  for (const auto &dimExpr : type.dimExprs) {
+    auto dim =
+        scalarEval().evaluateAs(*dimExpr, ConstScalar::Int, "a dimension size");
+    if (failed(dim)) {
+      dimsOk = ok = false;
+      continue;
+    }
+    if (dim->intValue < 1) {
+      error(dimExpr->loc())
+          << "dimension sizes must be positive, got " << dim->intValue;
       dimsOk = false;
     }
+    dims.push_back(dim->intValue);
+  }
+  if (dimsOk)
+    type.dims = std::move(dims);
   return dimsOk;
 }
 
 /// input NAME: f32[N]   target NAME: class[C]
-void ModelChecker::checkDataDecl(DataDeclAST &decl) {
-  const TypeAST &type = decl.getType();
+void BodyChecker::checkDataDecl(DataDeclAST &decl) {
+  TypeAST &type = decl.getType();
   llvm::StringRef name = decl.getName();
   ValueType result;
-  const DataDeclAST *&previous = decl.isInput() ? input : target;
+  const DataDeclAST *&previous = decl.isInput() ? input : state.target;
   llvm::StringRef what = decl.isInput() ? "input" : "target";
   if (previous) {
     auto diag = error(decl.loc())
-                << "model '" << model.getName() << "' has more than one "
+                << "model '" << state.model.getName() << "' has more than one "
                 << what << "; only one is supported for now";
     attachNote(diag, ctx, previous->loc(),
                "previous " + what.str() + " is here");
   } else {
     previous = &decl;
   }
+  bool dimsOk = resolveDims(type);
   if (decl.isInput()) {
     if (type.elementType != "f32")
       error(type.loc) << "input '" << name << "' must have element type f32, "
                       << "got '" << type.elementType << "'";
-    else if (type.dims.size() != 1)
+    else if (dimsOk && type.dims.size() != 1)
       error(type.loc) << "input '" << name << "' must have a rank-1 "
                       << "per-sample shape for now, got "
                       << mlir::mbt::formatShape(type.dims);
-    else if (checkDims(type))
+    else if (dimsOk)
       result = ValueType::tensor(type.dims, /*batched=*/true);
-  } else {
+  } else if (dimsOk) {
     if (type.elementType != "class" || type.dims.size() != 1)
       error(type.loc) << "target '" << name << "' must have type class[C] "
                       << "(C classes), got " << type.elementType
                       << mlir::mbt::formatShape(type.dims);
-    else if (checkDims(type))
+    else
       result = ValueType::classes(type.dims.front());
   }
-  declare(decl, result);
+  declare(decl.getName(), decl.nameLoc(), result);
 }
 
-/// param NAME: f32[dims] = INIT
-void ModelChecker::checkParamDecl(ParamDeclAST &decl) {
-  ++numParams;
-  const TypeAST &type = decl.getType();
+/// param NAME: f32[dims] = INIT; inside a function the parameter is named
+/// by the path of the call (`fc1.w`).
+void BodyChecker::checkParamDecl(ParamDeclAST &decl) {
+  TypeAST &type = decl.getType();
   ValueType result;
+  std::string path = instance.path.empty()
+                         ? decl.getName().str()
+                         : instance.path + "." + decl.getName().str();
+  auto [it, inserted] = state.paramNames.try_emplace(path, decl.nameLoc());
+  if (!inserted) {
+    auto diag = error(decl.nameLoc())
+                << "two parameters of model '" << state.model.getName()
+                << "' are named '" << path << "'";
+    attachNote(diag, ctx, it->second, "the other is declared here");
+  } else {
+    state.params.push_back({path, &decl});
+  }
   if (type.elementType != "f32") {
     error(type.loc) << "parameter '" << decl.getName()
                     << "' must have element type f32, got '" << type.elementType
                     << "'";
-  } else if (checkDims(type)) {
+  } else if (resolveDims(type)) {
     result = ValueType::tensor(type.dims, /*batched=*/false);
     decl.resolvedInit = resolveInitializer(ctx, decl);
     ok &= decl.resolvedInit.has_value();
   }
-  declare(decl, result);
+  declare(decl.getName(), decl.nameLoc(), result);
 }
 
-/// NAME = EXPR, metric NAME = EXPR; `loss = EXPR` is the loss.
-void ModelChecker::checkAssignment(AssignStmtAST &assign) {
+/// NAME = EXPR, metric NAME = EXPR; `loss = EXPR` is a model's loss. A
+/// call of a function assigned whole names the call site.
+void BodyChecker::checkAssignment(AssignStmtAST &assign) {
+  namedCall = dyn_cast<CallExprAST>(assign.getValue());
+  namedCallName = assign.getName();
   ValueType type = checkExpr(*assign.getValue());
+  namedCall = nullptr;
   if (assign.isMetric() && assign.getName() == "loss")
     error(assign.nameLoc()) << "'loss' is reserved for the loss; give the "
                                "metric another name";
-  if (assign.isLoss() || assign.isMetric()) {
+  bool inModel = !instance.function;
+  if (inModel && (assign.isLoss() || assign.isMetric())) {
     if (assign.isLoss() && !loss)
       loss = &assign;
     std::string what = assign.isLoss()
@@ -236,14 +296,14 @@ void ModelChecker::checkAssignment(AssignStmtAST &assign) {
       error(assign.getValue()->loc())
           << what << " must be a scalar, got " << describeShape(type);
   }
-  declare(assign, type);
+  declare(assign.getName(), assign.nameLoc(), type);
 }
 
 //===----------------------------------------------------------------------===//
 // Expressions
 //===----------------------------------------------------------------------===//
 
-ValueType ModelChecker::checkExpr(ExprAST &expr) {
+ValueType BodyChecker::checkExpr(ExprAST &expr) {
   ValueType type;
   switch (expr.getKind()) {
   case ExprAST::Expr_Number:
@@ -282,31 +342,56 @@ ValueType ModelChecker::checkExpr(ExprAST &expr) {
   return type;
 }
 
-ValueType ModelChecker::checkVariable(const VariableExprAST &var) {
-  auto it = scope.find(var.getName());
+ValueType BodyChecker::checkVariable(const VariableExprAST &var) {
+  llvm::StringRef name = var.getName();
+  auto it = scope.find(name);
   if (it != scope.end())
     return it->second.type;
-  if (const StmtAST *later = allNames.lookup(var.getName())) {
-    auto diag = error(var.loc())
-                << "use of '" << var.getName() << "' before its definition";
-    attachNote(diag, ctx, later->nameLoc(), "defined here");
+  if (name == "true" || name == "false") {
+    error(var.loc()) << "'" << name << "' is a bool; it can only be used in "
+                     << "conditions and constant arguments";
+    return ValueType();
+  }
+  auto later = allNames.find(name);
+  if (later != allNames.end()) {
+    // Defined above but not in scope: in a branch of an `if` not taken.
+    const Location &def = later->second;
+    bool above = def.file == var.loc().file &&
+                 std::make_pair(def.line, def.col) <
+                     std::make_pair(var.loc().line, var.loc().col);
+    auto diag = error(var.loc());
+    if (above)
+      diag << "'" << name << "' is not defined here: its definition is in "
+           << "a branch of an 'if' that is not taken";
+    else
+      diag << "use of '" << name << "' before its definition";
+    attachNote(diag, ctx, def, "defined here");
     return ValueType();
   }
   error(var.loc()) << "use of undeclared name '" << var.getName() << "'";
   return ValueType();
 }
 
-bool ModelChecker::requireTensor(const ValueType &type, const Location &loc) {
+bool BodyChecker::requireTensor(const ValueType &type, const Location &loc) {
   if (type.kind != ValueType::Class)
     return true;
-  error(loc) << "the target '" << (target ? target->getName() : "")
+  error(loc) << "the target '" << (state.target ? state.target->getName() : "")
              << "' holds class indices; it can only be passed to "
                 "cross_entropy or accuracy";
   return false;
 }
 
-ValueType ModelChecker::checkCall(CallExprAST &call) {
+ValueType BodyChecker::checkCall(CallExprAST &call) {
   llvm::StringRef name = call.getCallee();
+  // A function of the spec binds and checks its arguments itself: constant
+  // arguments are not tensor expressions.
+  if (const FunctionAST *function = lookupFunction(state.spec, name))
+    return checkFunctionCall(call, *function);
+  if (name == "dim") {
+    error(call.loc()) << "'dim' is a constant; it can only be used in "
+                      << "shapes, constant arguments and conditions";
+    return ValueType();
+  }
   llvm::SmallVector<ValueType, 2> args;
   bool argsOk = true;
   for (const ArgumentAST &arg : call.getArgs()) {
@@ -316,13 +401,7 @@ ValueType ModelChecker::checkCall(CallExprAST &call) {
   const FunctionInfo *info = llvm::find_if(
       kFunctions, [&](const FunctionInfo &f) { return f.name == name; });
   if (info == std::end(kFunctions)) {
-    error(call.loc()) << "unknown function '" << name << "' (known: "
-                      << llvm::join(llvm::map_range(kFunctions,
-                                                    [](const FunctionInfo &f) {
-                                                      return f.name.str();
-                                                    }),
-                                    ", ")
-                      << ")";
+    error(call.loc()) << unknownFunctionMessage(name, state.spec);
     return ValueType();
   }
   for (const ArgumentAST &arg : call.getArgs())
@@ -350,8 +429,8 @@ ValueType ModelChecker::checkCall(CallExprAST &call) {
 
 /// A per-sample vector [K] (batched) or a vector/matrix (not batched) times
 /// a matrix [K, N] that does not depend on the input.
-ValueType ModelChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
-                                    const Location &loc) {
+ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
+                                   const Location &loc) {
   if (rhs.batched) {
     error(loc) << "matmul's right operand must not depend on the input, got "
                << describeShape(rhs);
@@ -385,9 +464,9 @@ ValueType ModelChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
 
 /// `+ - *` broadcast their per-sample shapes with NumPy's rule. The batch
 /// dimension stays in front, so a batched operand cannot gain dimensions.
-ValueType ModelChecker::checkElementwise(char op, const ValueType &lhs,
-                                         const ValueType &rhs,
-                                         const Location &loc) {
+ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
+                                        const ValueType &rhs,
+                                        const Location &loc) {
   size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
   auto padded = [&](const ValueType &t) {
     llvm::SmallVector<int64_t, 4> shape(rank - t.shape.size(), 1);
@@ -413,10 +492,10 @@ ValueType ModelChecker::checkElementwise(char op, const ValueType &lhs,
 
 /// cross_entropy(logits, target) and accuracy(logits, target): logits are a
 /// per-sample vector with one entry per class of the target.
-ValueType ModelChecker::checkClassification(llvm::StringRef name,
-                                            const ValueType &logits,
-                                            const ValueType &labels,
-                                            const CallExprAST &call) {
+ValueType BodyChecker::checkClassification(llvm::StringRef name,
+                                           const ValueType &logits,
+                                           const ValueType &labels,
+                                           const CallExprAST &call) {
   const ExprAST &logitsExpr = *call.getArgs()[0].value;
   if (!requireTensor(logits, logitsExpr.loc()))
     return ValueType();
@@ -438,34 +517,4 @@ ValueType ModelChecker::checkClassification(llvm::StringRef name,
     return ValueType();
   }
   return ValueType::tensor({}, /*batched=*/false);
-}
-
-//===----------------------------------------------------------------------===//
-// The spec
-//===----------------------------------------------------------------------===//
-
-LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
-  bool ok = true;
-  llvm::StringMap<const ModelAST *> modelNames;
-  for (const auto &model : module.getModels()) {
-    auto [it, inserted] = modelNames.try_emplace(model->getName(), model.get());
-    if (!inserted) {
-      auto diag = emitError(ctx, model->nameLoc())
-                  << "redefinition of model '" << model->getName() << "'";
-      attachNote(diag, ctx, it->second->nameLoc(),
-                 "previous definition is here");
-      ok = false;
-    }
-    ok &= succeeded(ModelChecker(ctx, *model).check());
-  }
-  auto sweeps = module.getSweeps();
-  for (size_t i = 1; i < sweeps.size(); ++i) {
-    auto diag = emitError(ctx, sweeps[i]->loc())
-                << "a spec can have only one sweep";
-    attachNote(diag, ctx, sweeps.front()->loc(), "previous sweep is here");
-    ok = false;
-  }
-  if (!sweeps.empty())
-    ok &= succeeded(checkSweep(ctx, *sweeps.front(), module.getModels()));
-  return mlir::success(ok);
 }

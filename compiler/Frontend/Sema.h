@@ -20,9 +20,43 @@
 
 namespace mbt {
 
+class ConstEvaluator;
+
 /// Checks `module`, annotating it in place (expression types, parameter
 /// initializers, the sweep's SweepConfig). Fails if any error was reported.
+/// Expands the sweep's model with the sweep's `modelArgs`, and every other
+/// model whose arguments all have defaults, with the defaults.
 mlir::LogicalResult checkModule(mlir::MLIRContext &ctx, ModuleAST &module);
+
+/// A model expanded for one set of argument values: its checked body and
+/// its trained parameters (named by path, in the order of the func's
+/// arguments).
+struct ModelExpansion {
+  std::unique_ptr<BodyInstance> instance;
+  std::vector<FlatParam> params;
+};
+
+/// Expands `model` (of a spec that checkModule is checking) with the values
+/// `args` for its arguments, the others taking their defaults, and checks
+/// the result: the sweep side's hook for `model = NAME(args)`. Reports
+/// unknown, repeated, missing and ill-typed arguments at the arguments'
+/// locations or at `useLoc`, and errors in the body as usual. Does not
+/// store the expansion in the model.
+mlir::FailureOr<ModelExpansion> expandModel(mlir::MLIRContext &ctx,
+                                            const ModelAST &model,
+                                            llvm::ArrayRef<ModelArgValue> args,
+                                            const Location &useLoc);
+
+/// Binds the arguments of the sweep's `model = NAME(args)` (`call`) to the
+/// arguments `model` declares, by position or keyword, and evaluates each
+/// with `eval` to one value (a number, or `true`/`false`), appending them to
+/// `args` (SweepConfig::modelArgs, with which checkModule expands the
+/// model). Reports what is wrong.
+mlir::LogicalResult evaluateModelArgs(mlir::MLIRContext &ctx,
+                                      const ModelAST &model,
+                                      const CallExprAST &call,
+                                      ConstEvaluator &eval,
+                                      std::vector<ModelArgValue> &args);
 
 /// Checks the settings of `sweep` against the spec's models and stores the
 /// evaluated settings in `sweep.config`.

@@ -49,7 +49,7 @@ private:
   void collectSettings();
   void checkGrid();
   void checkModels();
-  void checkModel();
+  void checkModel(ConstEvaluator &eval);
   void checkSeeds(ConstEvaluator &eval);
   void checkOptimizer(ConstEvaluator &eval);
   void checkData(ConstEvaluator &eval);
@@ -99,7 +99,7 @@ LogicalResult SweepChecker::check() {
     else
       eval.setDrawSeed(static_cast<uint64_t>(*value));
   }
-  checkModel();
+  checkModel(eval);
   checkSeeds(eval);
   checkOptimizer(eval);
   checkData(eval);
@@ -242,8 +242,10 @@ void SweepChecker::checkModels() {
   config.models = *n;
 }
 
-/// model = NAME; optional when the spec defines exactly one model.
-void SweepChecker::checkModel() {
+/// model = NAME or NAME(args); optional when the spec defines exactly one
+/// model. The arguments go to SweepConfig::modelArgs, with which Sema
+/// expands the model.
+void SweepChecker::checkModel(ConstEvaluator &eval) {
   std::vector<llvm::StringRef> names;
   for (const auto &model : models)
     names.push_back(model->getName());
@@ -259,20 +261,28 @@ void SweepChecker::checkModel() {
                          << models.size() << " models: " << join(names) << ")";
     return;
   }
+  const auto *call = dyn_cast<CallExprAST>(value);
   const auto *var = dyn_cast<VariableExprAST>(value);
-  if (!var) {
+  if (!var && !call) {
     error(value->loc()) << "model must name a model of the spec";
     return;
   }
-  if (!llvm::is_contained(names, var->getName())) {
-    auto diag = error(var->loc()) << "unknown model '" << var->getName() << "'";
+  llvm::StringRef name = call ? call->getCallee() : var->getName();
+  if (!llvm::is_contained(names, name)) {
+    auto diag = error(value->loc()) << "unknown model '" << name << "'";
     if (names.empty())
       diag << " (the spec defines no model)";
     else
       diag << " (known: " << join(names) << ")";
     return;
   }
-  config.model = var->getName().str();
+  config.model = name.str();
+  config.modelLoc = value->loc();
+  const auto &model = *llvm::find_if(
+      models, [&](const auto &m) { return m->getName() == name; });
+  if (call && failed(evaluateModelArgs(ctx, *model, *call, eval,
+                                       config.modelArgs)))
+    ok = false;
 }
 
 /// seed = LIST of `models` non-negative integers; default 0, 1, ..., N-1.

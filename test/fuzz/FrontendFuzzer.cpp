@@ -1,9 +1,10 @@
 //===- FrontendFuzzer.cpp - libFuzzer target over the whole frontend ------===//
 //
-// Runs the bytes as a `.mbt` spec through the lexer, the parser, Sema and
-// MLIRGen (which verifies the module it builds), then prints the module,
-// parses it back and prints it again. Built with ASan and UBSan by tools/dev/fuzz.sh, which also
-// runs it. Besides crashes, it aborts when the frontend breaks a contract:
+// Runs the bytes as a `.mbt` spec through the lexer, the parser (and the
+// imports), Sema and MLIRGen (which verifies the module it builds), then
+// prints the module, parses it back and prints it again. tools/dev/fuzz.sh
+// builds it with ASan and UBSan and runs it. Besides crashes, it aborts when
+// the frontend breaks a contract:
 //   - parseAndCheck fails without reporting an error, or reports an error and
 //     succeeds;
 //   - MLIRGen fails (or reports an error) on a spec that Sema accepted;
@@ -27,21 +28,28 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <string>
 
 namespace {
-/// The context every input shares: creating one per input would cost more
-/// than the frontend itself. Diagnostic handlers are scoped to one input,
-/// and the frontend keeps no other state in it.
+/// The context inputs share: a context per input would cost about 40% of
+/// the executions. Diagnostic handlers are scoped to one input, and the
+/// frontend keeps no other state in it than uniqued types and attributes;
+/// so that these do not add up over a run, the context is thrown away every
+/// kInputsPerContext inputs and after a big sweep (see kMaxSharedModels).
+std::unique_ptr<mlir::MLIRContext> sharedContext;
+constexpr unsigned kInputsPerContext = 1000;
+unsigned inputsInContext = 0;
+
 mlir::MLIRContext &getContext() {
-  static mlir::MLIRContext *ctx = [] {
+  if (!sharedContext) {
     mlir::DialectRegistry registry;
     registry.insert<mlir::mbt::MBTDialect, mlir::func::FuncDialect>();
-    auto *ctx =
-        new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
-    ctx->loadAllAvailableDialects();
-    return ctx;
-  }();
-  return *ctx;
+    sharedContext = std::make_unique<mlir::MLIRContext>(
+        registry, mlir::MLIRContext::Threading::DISABLED);
+    sharedContext->loadAllAvailableDialects();
+  }
+  return *sharedContext;
 }
 
 [[noreturn]] void fail(const char *what, llvm::StringRef input) {
@@ -50,22 +58,33 @@ mlir::MLIRContext &getContext() {
   std::abort();
 }
 
-/// Sweeps larger than this are checked but not printed and parsed back:
-/// printing a million per-model hyperparameters takes seconds, which the
-/// fuzzer would report as a hang although nothing is wrong.
-constexpr int64_t kMaxRoundTripModels = 4096;
-} // namespace
+/// Sweeps of more models than this are checked but not printed and parsed
+/// back: printing a million per-model hyperparameters takes seconds, which
+/// the fuzzer would report as a hang although nothing is wrong. Nor is their
+/// context kept: their per-model arrays, uniqued in it, would add up to
+/// gigabytes over a run.
+constexpr int64_t kMaxSharedModels = 4096;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext &ctx = getContext();
-  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
-
+/// Runs one input through the frontend; returns whether it built a sweep of
+/// more than kMaxSharedModels models.
+bool runFrontend(mlir::MLIRContext &ctx, llvm::StringRef input) {
+  // The input poses as a file of test/Frontend, so that it can import the
+  // files there (`import "Inputs/layers.mbt"`) as the lit tests do, and the
+  // standard library of the source tree (`import "nn"`).
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(input, "fuzz.mbt"), llvm::SMLoc());
-  // Render each diagnostic as mbtc would (caret and all), then throw it away;
-  // count the errors.
-  mlir::SourceMgrDiagnosticHandler render(sourceMgr, &ctx, llvm::nulls());
+      llvm::MemoryBuffer::getMemBufferCopy(input, MBT_FUZZ_INPUT_PATH),
+      llvm::SMLoc());
+  mbt::FrontendOptions options;
+  options.stdlibDir = MBT_FUZZ_STDLIB_DIR;
+  // Render each diagnostic as mbtc would (caret and all), then throw it away
+  // (or print it, with MBT_FUZZ_VERBOSE=1 to triage an input); count errors.
+  static const bool verbose = std::getenv("MBT_FUZZ_VERBOSE") != nullptr;
+  if (verbose)
+    std::fprintf(stderr, "mbt-frontend-fuzzer: an input of %zu bytes\n",
+                 input.size());
+  mlir::SourceMgrDiagnosticHandler render(
+      sourceMgr, &ctx, verbose ? llvm::errs() : llvm::nulls());
   unsigned errors = 0;
   mlir::ScopedDiagnosticHandler count(&ctx, [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
@@ -73,11 +92,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::failure(); // on to `render`
   });
 
-  std::unique_ptr<mbt::ModuleAST> ast = mbt::parseAndCheck(sourceMgr, ctx);
+  std::unique_ptr<mbt::ModuleAST> ast =
+      mbt::parseAndCheck(sourceMgr, ctx, options);
   if (!ast) {
     if (errors == 0)
       fail("parseAndCheck failed without reporting an error", input);
-    return 0;
+    return false;
   }
   if (errors != 0)
     fail("parseAndCheck reported an error but succeeded", input);
@@ -87,8 +107,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fail("MLIRGen failed on a spec that Sema accepted", input);
 
   const mbt::SweepAST *sweep = ast->getSweep();
-  if (sweep && sweep->config && sweep->config->models > kMaxRoundTripModels)
-    return 0;
+  if (sweep && sweep->config && sweep->config->models > kMaxSharedModels)
+    return true;
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
@@ -104,5 +124,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   againOs.flush();
   if (again != text)
     fail("the generated module prints differently after a round trip", input);
+  return false;
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
+  bool bigSweep = runFrontend(getContext(), input);
+  if (bigSweep || ++inputsInContext == kInputsPerContext) {
+    sharedContext.reset();
+    inputsInContext = 0;
+  }
   return 0;
 }

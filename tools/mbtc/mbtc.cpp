@@ -50,6 +50,12 @@ static cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check expected-* diagnostics written in the input"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> stdlibDir(
+    "stdlib-dir",
+    cl::desc("Directory of the standard library that `import \"NAME\"` "
+             "loads from (default: $MBT_STDLIB_PATH, the installed "
+             "share/mbt/stdlib, or the source tree's)"),
+    cl::value_desc("dir"), cl::cat(category));
 static cl::opt<bool> splitInput(
     "split-input-file",
     cl::desc("Treat each chunk between '# -----' lines as its own input"),
@@ -68,6 +74,9 @@ static cl::opt<std::string> dataDir("data-dir",
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false),
                            cl::cat(trainCategory));
 
+/// Where imports look; set in main from --stdlib-dir and the binary's path.
+static mbt::FrontendOptions frontendOptions;
+
 /// Parses one input into a module at the "mbt" stage (or prints the AST).
 static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
                                         MLIRContext &ctx, bool printAst,
@@ -76,7 +85,8 @@ static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
   if (name.ends_with(".mlir"))
     return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-  std::unique_ptr<mbt::ModuleAST> ast = mbt::parseAndCheck(sourceMgr, ctx);
+  std::unique_ptr<mbt::ModuleAST> ast =
+      mbt::parseAndCheck(sourceMgr, ctx, frontendOptions);
   if (!ast)
     return nullptr;
   if (printAst) {
@@ -202,6 +212,14 @@ int main(int argc, char **argv) {
       "  mbtc [options] spec.mbt            write the artifact (model.so)\n"
       "  mbtc --emit=STAGE spec.mbt         print a stage of the pipeline\n"
       "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n");
+
+  // An installed mbtc finds the standard library next to it.
+  std::string self =
+      llvm::sys::fs::getMainExecutable(argv[0], (void *)&frontendOptions);
+  SmallString<256> installed(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(installed, "share", "mbt", "stdlib");
+  frontendOptions.stdlibDir = mbt::findStdlibDir(stdlibDir, installed);
 
   DialectRegistry registry;
   mbt::registerAllDialects(registry);

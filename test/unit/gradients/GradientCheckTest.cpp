@@ -235,4 +235,19 @@ TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
                         std::string(MBT_TEST_INPUTS) + "/reduce_transpose.mlir"));
 }
 
+// Layers from functions, local and from the standard library: each call is
+// inlined with its own parameters, and the gradient of every one of them
+// (fc1.w, res.fc2.b, ...) matches finite differences.
+TEST(GradientCheck, LayersFromFunctionsAndImports) {
+  checkGradient(compileSpec(
+      "layers", "import \"nn\"\n"
+                "fn scaled(x, out: int, gain: float = 1.0) {\n"
+                "  param w: f32[dim(x), out] = zeros\n"
+                "  return gain * tanh(x @ w)\n"
+                "}\n" +
+                    spec("", "  fc1    = scaled(x, 5, gain = 0.5)\n"
+                             "  res    = residual(fc1, 3)\n"
+                             "  logits = mlp(res, 4, dim(y), depth = 2)\n")));
+}
+
 } // namespace

@@ -1,0 +1,266 @@
+//===- ASTExpr.h - expressions of the mbt language --------------*- C++ -*-===//
+//
+// The expression nodes of the AST and the types Sema gives them. As in the
+// Toy tutorial, nodes carry a kind and implement classof for LLVM RTTI.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_FRONTEND_ASTEXPR_H
+#define MBT_COMPILER_FRONTEND_ASTEXPR_H
+
+#include "compiler/Frontend/Lexer.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Casting.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mbt {
+
+//===----------------------------------------------------------------------===//
+// Types computed by Sema
+//===----------------------------------------------------------------------===//
+
+/// The type of a model expression, as seen for one sample: a float tensor
+/// with a per-sample shape, or the class index of the target. `batched`
+/// values depend on the input and gain a leading batch dimension in the IR;
+/// the others (parameters, constants, losses) do not.
+struct ValueType {
+  enum Kind { Invalid, Tensor, Class };
+  Kind kind = Invalid;
+  llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor
+  int64_t numClasses = 0;              // class count of a Class
+  bool batched = false;
+
+  static ValueType tensor(llvm::ArrayRef<int64_t> shape, bool batched) {
+    ValueType t;
+    t.kind = Tensor;
+    t.shape.assign(shape.begin(), shape.end());
+    t.batched = batched;
+    return t;
+  }
+  static ValueType classes(int64_t numClasses) {
+    ValueType t;
+    t.kind = Class;
+    t.numClasses = numClasses;
+    t.batched = true;
+    return t;
+  }
+  bool isValid() const { return kind != Invalid; }
+  bool isTensor() const { return kind == Tensor; }
+};
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+/// Base class of all expressions.
+class ExprAST {
+public:
+  enum ExprASTKind {
+    Expr_Number,
+    Expr_Var,
+    Expr_Unary,
+    Expr_Binary,
+    Expr_Call,
+    Expr_List,
+  };
+
+  ExprAST(ExprASTKind kind, Location location)
+      : kind(kind), location(std::move(location)) {}
+  virtual ~ExprAST() = default;
+
+  ExprASTKind getKind() const { return kind; }
+  const Location &loc() const { return location; }
+  /// The height of the expression tree (1 for a leaf); the parser bounds it
+  /// so that the recursive passes over the tree cannot run out of stack.
+  unsigned getDepth() const { return depth; }
+
+  /// Set by Sema on model expressions.
+  ValueType type;
+
+protected:
+  void setDepthAbove(const ExprAST *child) {
+    if (child && child->depth + 1 > depth)
+      depth = child->depth + 1;
+  }
+
+private:
+  unsigned depth = 1;
+  const ExprASTKind kind;
+  Location location;
+};
+
+using ExprASTList = std::vector<std::unique_ptr<ExprAST>>;
+
+/// A numeric literal, like `1e-4` or `16`.
+class NumberExprAST : public ExprAST {
+public:
+  NumberExprAST(Location loc, double value, bool isInteger, int64_t intValue)
+      : ExprAST(Expr_Number, std::move(loc)), value(value), integer(isInteger),
+        intValue(intValue) {}
+
+  double getValue() const { return value; }
+  bool isInteger() const { return integer; }
+  int64_t getIntValue() const { return intValue; }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Number; }
+
+private:
+  double value;
+  bool integer;
+  int64_t intValue;
+};
+
+/// A reference to a name, like `x` or `models`; also `true` and `false`.
+class VariableExprAST : public ExprAST {
+public:
+  VariableExprAST(Location loc, llvm::StringRef name)
+      : ExprAST(Expr_Var, std::move(loc)), name(name) {}
+
+  llvm::StringRef getName() const { return name; }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Var; }
+
+private:
+  std::string name;
+};
+
+/// A prefix operator: `-e`, or `not e` (op '!') in the condition of an `if`.
+class UnaryExprAST : public ExprAST {
+public:
+  UnaryExprAST(Location loc, char op, std::unique_ptr<ExprAST> operand)
+      : ExprAST(Expr_Unary, std::move(loc)), op(op),
+        operand(std::move(operand)) {
+    setDepthAbove(this->operand.get());
+  }
+
+  char getOp() const { return op; }
+  ExprAST *getOperand() const { return operand.get(); }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Unary; }
+
+private:
+  char op;
+  std::unique_ptr<ExprAST> operand;
+};
+
+/// A binary operator: `+`, `-`, `*` or `@` (matmul); in the condition of an
+/// `if` also a comparison or `and`/`or`, spelled by the BinaryOp codes below
+/// (one character each, so that `getOp()` stays a char). The location is the
+/// operator's.
+class BinaryExprAST : public ExprAST {
+public:
+  BinaryExprAST(Location loc, char op, std::unique_ptr<ExprAST> lhs,
+                std::unique_ptr<ExprAST> rhs)
+      : ExprAST(Expr_Binary, std::move(loc)), op(op), lhs(std::move(lhs)),
+        rhs(std::move(rhs)) {
+    setDepthAbove(this->lhs.get());
+    setDepthAbove(this->rhs.get());
+  }
+
+  char getOp() const { return op; }
+  ExprAST *getLHS() const { return lhs.get(); }
+  ExprAST *getRHS() const { return rhs.get(); }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Binary; }
+
+private:
+  char op;
+  std::unique_ptr<ExprAST> lhs, rhs;
+};
+
+/// One argument of a call: positional (empty name) or `name = value`.
+struct ArgumentAST {
+  std::string name;
+  Location nameLoc;
+  std::unique_ptr<ExprAST> value;
+};
+
+struct BodyInstance;
+
+/// A call, like `relu(h)`, `linear(x, 10)` or `adam(lr = 1e-3)`. The
+/// location is the callee's.
+class CallExprAST : public ExprAST {
+public:
+  CallExprAST(Location loc, llvm::StringRef callee,
+              std::vector<ArgumentAST> args);
+  ~CallExprAST() override;
+
+  llvm::StringRef getCallee() const { return callee; }
+  llvm::ArrayRef<ArgumentAST> getArgs() const { return args; }
+
+  /// Set by Sema on a call of a function of the spec (not a builtin): the
+  /// callee's body expanded for this call site, with its own parameters.
+  std::unique_ptr<BodyInstance> instance;
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Call; }
+
+private:
+  std::string callee;
+  std::vector<ArgumentAST> args;
+};
+
+/// A list literal, like `[0.1, 0.01]`. The location is the '['.
+class ListExprAST : public ExprAST {
+public:
+  ListExprAST(Location loc, ExprASTList elements)
+      : ExprAST(Expr_List, std::move(loc)), elements(std::move(elements)) {
+    for (const auto &element : this->elements)
+      setDepthAbove(element.get());
+  }
+
+  llvm::ArrayRef<std::unique_ptr<ExprAST>> getElements() const {
+    return elements;
+  }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_List; }
+
+private:
+  ExprASTList elements;
+};
+
+/// The one-character codes of the operators that only conditions use.
+namespace BinaryOp {
+constexpr char Lt = '<', Gt = '>', Le = 'l', Ge = 'g', Eq = 'e', Ne = 'n',
+               And = '&', Or = '|';
+} // namespace BinaryOp
+
+/// The spelling of a BinaryExprAST or UnaryExprAST operator code, for
+/// diagnostics and dumps: "+", "<=", "and", "not".
+llvm::StringRef spellOperator(char op, bool unary = false);
+
+//===----------------------------------------------------------------------===//
+// Constant scalars
+//===----------------------------------------------------------------------===//
+
+/// The value of a constant argument of a function or model (`out: int`,
+/// `rate: float`, `bias: bool`) or of a constant expression in a model.
+struct ConstScalar {
+  enum Kind { Int, Float, Bool };
+  Kind kind = Int;
+  int64_t intValue = 0;
+  double floatValue = 0; // for Int too: the integer as a double
+  bool boolValue = false;
+
+  static ConstScalar integer(int64_t v) {
+    return {Int, v, static_cast<double>(v), false};
+  }
+  static ConstScalar real(double v) { return {Float, 0, v, false}; }
+  static ConstScalar boolean(bool v) { return {Bool, 0, 0, v}; }
+  bool isNumber() const { return kind != Bool; }
+  /// "3", "0.5", "true": as a diagnostic or a dump shows it.
+  std::string str() const;
+};
+
+/// "int", "float" or "bool".
+llvm::StringRef kindName(ConstScalar::Kind kind);
+
+} // namespace mbt
+
+#endif // MBT_COMPILER_FRONTEND_ASTEXPR_H

@@ -1,0 +1,195 @@
+//===- SemaInternal.h - the pieces Sema's files share -----------*- C++ -*-===//
+//
+// Sema expands models and function calls into BodyInstances and checks them
+// with a BodyChecker, one per instance: Sema.cpp checks statements and
+// tensor expressions, SemaCall.cpp the calls of functions (argument binding,
+// expansion, the "in call to" notes), ScalarEval.cpp constant expressions,
+// SemaDecl.cpp the declarations before any expansion (arguments, names,
+// recursion) and the order of the whole check.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_FRONTEND_SEMAINTERNAL_H
+#define MBT_COMPILER_FRONTEND_SEMAINTERNAL_H
+
+#include "compiler/Frontend/AST.h"
+#include "compiler/Frontend/Diagnostics.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <string>
+
+namespace mbt::sema {
+
+/// Values substituted for constant arguments while a body is copied.
+using ConstBindings = llvm::StringMap<ConstScalar>;
+
+/// Copies `body`, replacing every use of a name in `bindings` with its value.
+StmtASTList cloneBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                      const ConstBindings &bindings);
+
+/// The number of statements and expressions in `body` (both branches of
+/// every `if`): what a copy of it costs.
+size_t countNodes(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
+
+/// Whether `name` is a builtin function of model expressions.
+bool isBuiltinFunction(llvm::StringRef name);
+
+/// "unknown function 'NAME' (known: ...)", listing the builtins and the
+/// functions of `spec`. Sema reports it before and during expansion, with
+/// the same text, so that the duplicate is dropped.
+std::string unknownFunctionMessage(llvm::StringRef name, const ModuleAST &spec);
+
+/// The function of `spec` named `name`, or null.
+const FunctionAST *lookupFunction(const ModuleAST &spec, llvm::StringRef name);
+
+/// Evaluates constant expressions inside models and functions: numbers,
+/// `true`/`false`, unary `-` and `not`, `+ - *`, comparisons, `and`/`or`,
+/// and `dim(t)`/`dim(t, axis)` (a per-sample size of a tensor in scope).
+class ScalarEval {
+public:
+  /// The type of a name in scope, or null.
+  using Lookup = std::function<const ValueType *(llvm::StringRef)>;
+
+  ScalarEval(mlir::MLIRContext &ctx, Lookup lookup)
+      : ctx(ctx), lookup(std::move(lookup)) {}
+
+  /// Evaluates `expr`; `what` names it in diagnostics ("a dimension size",
+  /// "argument 'out' of 'linear'").
+  mlir::FailureOr<ConstScalar> evaluate(const ExprAST &expr,
+                                        llvm::StringRef what);
+  /// Evaluates `expr` as a value of `kind` (an int is also a float).
+  mlir::FailureOr<ConstScalar>
+  evaluateAs(const ExprAST &expr, ConstScalar::Kind kind, llvm::StringRef what);
+
+private:
+  mlir::FailureOr<ConstScalar> eval(const ExprAST &expr);
+  mlir::FailureOr<ConstScalar> evalVariable(const VariableExprAST &var);
+  mlir::FailureOr<ConstScalar> evalUnary(const UnaryExprAST &unary);
+  mlir::FailureOr<ConstScalar> evalBinary(const BinaryExprAST &binary);
+  mlir::FailureOr<ConstScalar> evalDim(const CallExprAST &call);
+
+  mlir::MLIRContext &ctx;
+  Lookup lookup;
+  std::string what;
+};
+
+/// Converts `value` to an argument of `kind`, or reports at `loc` that
+/// `what` must be of that kind.
+mlir::FailureOr<ConstScalar> convertScalar(mlir::MLIRContext &ctx,
+                                           const ConstScalar &value,
+                                           ConstScalar::Kind kind,
+                                           const Location &loc,
+                                           llvm::StringRef what);
+
+/// What the checks of one model expansion share: the parameters found so
+/// far and the budget that bounds the expansion.
+struct ExpansionState {
+  const ModuleAST &spec;
+  const ModelAST &model;
+  std::vector<FlatParam> params;
+  llvm::StringMap<Location> paramNames;
+  /// Statements and expressions copied so far, against kMaxExpandedNodes.
+  size_t nodes = 0;
+  bool budgetReported = false;
+  /// Whether a call of a function failed (so it may have parameters that
+  /// were never declared).
+  bool callFailed = false;
+  /// The model's target, for diagnostics about class indices.
+  const DataDeclAST *target = nullptr;
+};
+
+/// The most statements and expressions a model may expand to, and the
+/// deepest chain of calls: bounds that keep Sema and MLIRGen fast on any
+/// input (without recursion, k functions that each call the next twice
+/// expand to 2^k calls).
+constexpr size_t kMaxExpandedNodes = 100000;
+constexpr unsigned kMaxCallDepth = 64;
+
+/// Checks one BodyInstance (a model's, or a function's at one call site):
+/// statements in order, each expression's type, the `if` branches taken,
+/// and the calls of functions, which it expands into nested instances.
+class BodyChecker {
+public:
+  BodyChecker(mlir::MLIRContext &ctx, ExpansionState &state,
+              BodyInstance &instance, unsigned depth)
+      : ctx(ctx), state(state), instance(instance), depth(depth) {}
+
+  /// Checks a model's body; then that it has an input, target, loss and
+  /// parameters.
+  mlir::LogicalResult checkModel();
+  /// Checks a function's body with its tensor arguments in scope; returns
+  /// the type of its `return` (invalid after an error).
+  ValueType checkFunction(
+      llvm::ArrayRef<std::pair<const ArgDeclAST *, ValueType>> tensorArgs);
+
+private:
+  /// A name in scope: where it is defined, and its type.
+  struct Symbol {
+    Location loc;
+    ValueType type;
+  };
+
+  void collectNames(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
+  void checkBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
+  void checkDataDecl(DataDeclAST &decl);
+  void checkParamDecl(ParamDeclAST &decl);
+  void checkAssignment(AssignStmtAST &assign);
+  void checkIf(IfStmtAST &ifStmt);
+  void checkAssert(const AssertStmtAST &assert);
+  bool resolveDims(TypeAST &type);
+  void declare(llvm::StringRef name, const Location &loc, ValueType type);
+  ScalarEval scalarEval();
+
+  ValueType checkExpr(ExprAST &expr);
+  ValueType checkVariable(const VariableExprAST &var);
+  ValueType checkCall(CallExprAST &call);
+  ValueType checkMatmul(const ValueType &lhs, const ValueType &rhs,
+                        const Location &loc);
+  ValueType checkElementwise(char op, const ValueType &lhs,
+                             const ValueType &rhs, const Location &loc);
+  ValueType checkClassification(llvm::StringRef name, const ValueType &logits,
+                                const ValueType &target, const CallExprAST &c);
+  /// Reports the use of the target where a float tensor is needed.
+  bool requireTensor(const ValueType &type, const Location &loc);
+
+  // SemaCall.cpp
+  ValueType checkFunctionCall(CallExprAST &call, const FunctionAST &function);
+  /// The name of a call site: the assignment's, or `NAME_k` for the k-th
+  /// unnamed call of NAME in this body; reports a name used twice.
+  std::optional<std::string> callSiteName(const CallExprAST &call);
+  bool reserveNodes(size_t count, const Location &loc);
+
+  mlir::InFlightDiagnostic error(const Location &loc) {
+    ok = false;
+    return emitError(ctx, loc);
+  }
+
+  mlir::MLIRContext &ctx;
+  ExpansionState &state;
+  BodyInstance &instance;
+  unsigned depth;
+  llvm::StringMap<Symbol> scope;
+  /// Every name the body defines (in either branch of an `if`), to tell
+  /// "defined later" or "defined in a branch not taken" from "undefined".
+  llvm::StringMap<Location> allNames;
+  /// The call sites named so far in this body, and the counters of the
+  /// unnamed ones by function.
+  llvm::StringMap<Location> callNames;
+  llvm::StringMap<unsigned> unnamedCalls;
+  /// The call that the assignment being checked names (`fc1 = linear(...)`).
+  const CallExprAST *namedCall = nullptr;
+  llvm::StringRef namedCallName;
+  const DataDeclAST *input = nullptr;
+  const AssignStmtAST *loss = nullptr;
+  /// The type of the function's `return`.
+  ValueType result;
+  bool ok = true;
+};
+
+} // namespace mbt::sema
+
+#endif // MBT_COMPILER_FRONTEND_SEMAINTERNAL_H

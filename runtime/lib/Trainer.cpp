@@ -193,37 +193,9 @@ void Trainer::runSteps(int64_t n) {
     trainNextBatch();
 }
 
-std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
-  checkData(data, manifest, artifact.path());
-  std::vector<double> sums(m * k, 0.0);
-  std::vector<int64_t> indices(batch);
-  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
-  for (int64_t start = 0; start < data.count; start += batch) {
-    int64_t b = std::min(batch, data.count - start);
-    for (int64_t j = 0; j < b; ++j)
-      indices[j] = start + j;
-    loadBatch(data, indices.data(), b);
-    auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
-    auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
-    auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
-    artifact.evalStep()(&params, &x, &y, &out);
-    checkKernels("eval_step");
-    for (int64_t i = 0; i < m * k; ++i)
-      sums[i] += static_cast<double>(outBuf[i]) * b;
-  }
-  std::vector<std::vector<double>> means(m, std::vector<double>(k));
-  for (int64_t model = 0; model < m; ++model)
-    for (int64_t col = 0; col < k; ++col)
-      means[model][col] =
-          data.count ? sums[model * k + col] / static_cast<double>(data.count)
-                     : std::numeric_limits<double>::quiet_NaN();
-  return means;
-}
-
-std::vector<std::vector<double>> Trainer::evaluateValidation() {
-  if (!routing.hasValidation())
-    return {};
-  int64_t n = routing.validationSize();
+template <typename LoadBatch>
+std::vector<std::vector<double>> Trainer::evaluateBatches(int64_t n,
+                                                          LoadBatch load) {
   std::vector<double> sums(m * k, 0.0);
   std::vector<int64_t> positions(batch);
   auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
@@ -231,10 +203,7 @@ std::vector<std::vector<double>> Trainer::evaluateValidation() {
     int64_t b = std::min(batch, n - start);
     for (int64_t j = 0; j < b; ++j)
       positions[j] = start + j;
-    loadRoutedBatch(trainData, positions.data(), b,
-                    [&](int64_t model, int64_t pos) {
-                      return routing.validationSample(model, pos);
-                    });
+    load(positions.data(), b);
     auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
     auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
     auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
@@ -246,8 +215,28 @@ std::vector<std::vector<double>> Trainer::evaluateValidation() {
   std::vector<std::vector<double>> means(m, std::vector<double>(k));
   for (int64_t model = 0; model < m; ++model)
     for (int64_t col = 0; col < k; ++col)
-      means[model][col] = sums[model * k + col] / static_cast<double>(n);
+      means[model][col] = n ? sums[model * k + col] / static_cast<double>(n)
+                            : std::numeric_limits<double>::quiet_NaN();
   return means;
+}
+
+std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
+  checkData(data, manifest, artifact.path());
+  return evaluateBatches(data.count, [&](const int64_t *indices, int64_t b) {
+    loadBatch(data, indices, b);
+  });
+}
+
+std::vector<std::vector<double>> Trainer::evaluateValidation() {
+  if (!routing.hasValidation())
+    return {};
+  return evaluateBatches(
+      routing.validationSize(), [&](const int64_t *positions, int64_t b) {
+        loadRoutedBatch(trainData, positions, b,
+                        [&](int64_t model, int64_t pos) {
+                          return routing.validationSample(model, pos);
+                        });
+      });
 }
 
 std::vector<std::vector<double>> Trainer::runningMeans() const {

@@ -95,6 +95,10 @@ private:
   void loadRoutedBatch(const Dataset &data, const int64_t *positions,
                        int64_t b, SampleOf sampleOf);
   void trainOnLoadedBatch(int64_t b);
+  /// Per-model means of every output over `n` samples, loaded `batch` at a
+  /// time by `load(positions, b)`: [M][K].
+  template <typename LoadBatch>
+  std::vector<std::vector<double>> evaluateBatches(int64_t n, LoadBatch load);
   /// Throws if a kernel reported a malformed call during the last step.
   void checkKernels(const char *stepName);
   /// Running means of the current epoch: [M][K].

@@ -35,6 +35,8 @@ llvm::StringRef mbt::spellOperator(char op, bool unary) {
     return "-";
   case '*':
     return "*";
+  case '/':
+    return "/";
   case '@':
     return "@";
   case BinaryOp::Lt:

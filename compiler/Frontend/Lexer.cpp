@@ -116,6 +116,7 @@ Token Lexer::getTok() {
   case '+':
   case '-':
   case '*':
+  case '/':
     return Token(c);
   default:
     break;

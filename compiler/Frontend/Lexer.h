@@ -44,6 +44,7 @@ enum Token : int {
   tok_plus = '+',
   tok_minus = '-',
   tok_star = '*',
+  tok_slash = '/',
   tok_lt = '<',
   tok_gt = '>',
 

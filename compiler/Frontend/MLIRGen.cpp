@@ -302,6 +302,8 @@ mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
     return builder.create<mlir::mbt::SubOp>(l, lhs, rhs);
   case '*':
     return builder.create<mlir::mbt::MulOp>(l, lhs, rhs);
+  case '/':
+    return builder.create<mlir::mbt::DivOp>(l, lhs, rhs);
   default:
     llvm_unreachable("unknown elementwise operator");
   }

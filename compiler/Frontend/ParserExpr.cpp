@@ -28,6 +28,7 @@ int Parser::getTokPrecedence() const {
   case tok_minus:
     return 20;
   case tok_star:
+  case tok_slash:
   case tok_at:
     return 40;
   default:
@@ -60,7 +61,7 @@ char Parser::getTokOperator() const {
 ///           | '<' | '>' | '<=' | '>=' | '==' | '!='
 ///                                 (precedence 10, conditions only)
 ///           | '+' | '-'           (precedence 20, left associative)
-///           | '*' | '@'           (precedence 40, left associative)
+///           | '*' | '/' | '@'     (precedence 40, left associative)
 std::unique_ptr<ExprAST> Parser::parseExpression() {
   auto lhs = parseUnary();
   if (!lhs)

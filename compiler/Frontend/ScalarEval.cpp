@@ -159,7 +159,7 @@ FailureOr<ConstScalar> ScalarEval::evalBinary(const BinaryExprAST &binary) {
     return failure();
   }
   bool ints = lhs->kind == ConstScalar::Int && rhs->kind == ConstScalar::Int;
-  if (op != '+' && op != '-' && op != '*') {
+  if (op != '+' && op != '-' && op != '*' && op != '/') {
     // A comparison: exact on integers.
     auto compare = [&](auto a, auto b) {
       switch (op) {
@@ -180,6 +180,19 @@ FailureOr<ConstScalar> ScalarEval::evalBinary(const BinaryExprAST &binary) {
     return ConstScalar::boolean(
         ints ? compare(lhs->intValue, rhs->intValue)
              : compare(lhs->floatValue, rhs->floatValue));
+  }
+  if (op == '/') {
+    // True division, as in Python: 1 / 2 is 0.5.
+    if (rhs->floatValue == 0) {
+      emitError(ctx, loc) << "division by zero";
+      return failure();
+    }
+    double quotient = lhs->floatValue / rhs->floatValue;
+    if (!std::isfinite(quotient)) {
+      emitError(ctx, loc) << "result of '/' is out of range";
+      return failure();
+    }
+    return ConstScalar::real(quotient);
   }
   if (ints) {
     int64_t result = 0;

@@ -142,6 +142,18 @@ ConstEvaluator::evaluateVariable(const VariableExprAST &var) {
 static FailureOr<ConstNumber> applyBinary(mlir::MLIRContext &ctx,
                                           const Location &loc, char op,
                                           ConstNumber a, ConstNumber b) {
+  if (op == '/') {
+    // True division, as in Python: 1 / 2 is 0.5.
+    if (b.value == 0) {
+      emitError(ctx, loc) << "division by zero";
+      return failure();
+    }
+    if (!std::isfinite(a.value / b.value)) {
+      emitError(ctx, loc) << "result of '/' is out of range";
+      return failure();
+    }
+    return ConstNumber::real(a.value / b.value);
+  }
   if (a.isInteger && b.isInteger) {
     int64_t result = 0;
     bool overflow =

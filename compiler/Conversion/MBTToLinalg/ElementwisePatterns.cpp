@@ -70,6 +70,11 @@ Value ElementwisePattern<MulOp>::body(OpBuilder &b, Location loc,
   return b.create<arith::MulFOp>(loc, a[0], a[1]);
 }
 template <>
+Value ElementwisePattern<DivOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<arith::DivFOp>(loc, a[0], a[1]);
+}
+template <>
 Value ElementwisePattern<NegOp>::body(OpBuilder &b, Location loc,
                                       ValueRange a) {
   return b.create<arith::NegFOp>(loc, a[0]);
@@ -223,7 +228,8 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
 
 void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwisePattern<AddOp>, ElementwisePattern<SubOp>,
-               ElementwisePattern<MulOp>, ElementwisePattern<NegOp>,
+               ElementwisePattern<MulOp>, ElementwisePattern<DivOp>,
+               ElementwisePattern<NegOp>,
                ElementwisePattern<ReluOp>, ElementwisePattern<TanhOp>,
                ElementwisePattern<ReluGradOp>, ElementwisePattern<TanhGradOp>,
                ElementwisePattern<SigmoidOp>, ElementwisePattern<SiluOp>,

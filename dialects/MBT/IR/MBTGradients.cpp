@@ -75,6 +75,17 @@ SmallVector<Value> MulOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
           unbroadcastTo(b, getLoc(), dr, getRhs())};
 }
 
+SmallVector<Value> DivOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return {Value(), Value()};
+  // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -(1/b) (a/b).
+  Value q = b.create<DivOp>(getLoc(), g, getRhs());
+  Value dr = b.create<NegOp>(getLoc(), b.create<MulOp>(getLoc(), q, getResult()));
+  return {unbroadcastTo(b, getLoc(), q, getLhs()),
+          unbroadcastTo(b, getLoc(), dr, getRhs())};
+}
+
 SmallVector<Value> NegOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value()};

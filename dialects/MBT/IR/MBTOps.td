@@ -129,6 +129,17 @@ def MBT_MulOp : MBT_BroadcastBinaryOp<"mul", [Commutative]> {
   }];
 }
 
+def MBT_DivOp : MBT_BroadcastBinaryOp<"div"> {
+  let summary = "Elementwise quotient with broadcasting";
+  let description = [{
+    `lhs / rhs` (IEEE division) with the broadcasting rule of `mbt.add`.
+
+    ```mlir
+    %q = mbt.div %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+}
+
 class MBT_UnaryOp<string mnemonic, list<Trait> traits = []> :
     MBT_PureOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
   let arguments = (ins MBT_F32Tensor:$input);

@@ -152,6 +152,13 @@ LogicalResult MulOp::inferReturnTypes(MLIRContext *ctx,
   return inferBroadcastBinary(ctx, loc, adaptor, "mul", results);
 }
 
+LogicalResult DivOp::inferReturnTypes(MLIRContext *ctx,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferBroadcastBinary(ctx, loc, adaptor, "div", results);
+}
+
 LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

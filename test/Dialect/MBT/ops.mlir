@@ -16,6 +16,8 @@ func.func @forward(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
   %s = mbt.sub %z, %b2 : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
   // CHECK: mbt.mul
   %m = mbt.mul %s, %z : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+  // CHECK: mbt.div %{{.*}}, %{{.*}} : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
+  %dv = mbt.div %m, %b2 : (tensor<?x128xf32>, tensor<1x128xf32>) -> tensor<?x128xf32>
   // CHECK: mbt.neg %{{.*}} : tensor<?x128xf32>
   %n = mbt.neg %m : tensor<?x128xf32>
   // CHECK: mbt.relu %{{.*}} : tensor<?x128xf32>

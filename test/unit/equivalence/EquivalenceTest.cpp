@@ -49,14 +49,14 @@ const char *const kTanhRelu = "  param  w1: f32[784, 32] = kaiming_uniform\n"
                               "  h      = tanh(x @ w1 + b1)\n"
                               "  logits = relu(h @ w2) + b2\n";
 
-/// A gated hidden layer through silu, sigmoid and gelu.
+/// A gated hidden layer through silu, sigmoid, gelu and a division.
 const char *const kGated = "  param  w1: f32[784, 32] = kaiming_uniform\n"
                            "  param  b1: f32[32] = zeros\n"
                            "  param  w3: f32[784, 32] = xavier_uniform\n"
                            "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
                            "  param  b2: f32[10] = zeros\n"
                            "  h      = silu(x @ w1 + b1) * sigmoid(x @ w3)\n"
-                           "  logits = gelu(h @ w2) + b2\n";
+                           "  logits = gelu(h @ w2) / 2 + b2\n";
 
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold.

@@ -181,6 +181,13 @@ TEST(GradientCheck, NumbersInExpressions) {
                       "  logits = 0.5 * (x @ w) - 2 * tanh(x @ w) + 1\n")));
 }
 
+TEST(GradientCheck, DivBroadcastAndElementwise) {
+  checkGradient(compileSpec(
+      "div", spec("  param w: f32[6, 4] = zeros\n"
+                  "  param s: f32[4] = ones\n",
+                  "  logits = (x @ w) / (s * s + 1) + 1 / (2 + tanh(x @ w))\n")));
+}
+
 TEST(GradientCheck, Neg) {
   checkGradient(compileSpec(
       "neg", spec("  param w: f32[6, 4] = zeros\n",

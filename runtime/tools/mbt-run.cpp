@@ -49,6 +49,21 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
       }
       return argv[++i];
     };
+    // The value of `flag` as a non-negative integer, into `out`.
+    auto nonNegative = [&](const char *flag, int64_t &out) {
+      const char *v = value(flag);
+      if (!v)
+        return false;
+      char *end = nullptr;
+      long long n = std::strtoll(v, &end, 10);
+      if (*v == '\0' || *end != '\0' || n < 0) {
+        std::cerr << "mbt-run: error: " << flag
+                  << " expects a non-negative integer, got '" << v << "'\n";
+        return false;
+      }
+      out = n;
+      return true;
+    };
     if (arg == "-h" || arg == "--help") {
       printUsage(std::cout);
       std::exit(0);
@@ -63,31 +78,11 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
         return false;
       args.dataDir = v;
     } else if (arg == "--epochs") {
-      const char *v = value("--epochs");
-      if (!v)
+      if (!nonNegative("--epochs", args.epochs))
         return false;
-      char *end = nullptr;
-      long long n = std::strtoll(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 0) {
-        std::cerr << "mbt-run: error: --epochs expects a non-negative "
-                     "integer, got '"
-                  << v << "'\n";
-        return false;
-      }
-      args.epochs = n;
     } else if (arg == "--bench-steps") {
-      const char *v = value("--bench-steps");
-      if (!v)
+      if (!nonNegative("--bench-steps", args.benchSteps))
         return false;
-      char *end = nullptr;
-      long long n = std::strtoll(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 0) {
-        std::cerr << "mbt-run: error: --bench-steps expects a non-negative "
-                     "integer, got '"
-                  << v << "'\n";
-        return false;
-      }
-      args.benchSteps = n;
     } else if (arg == "--quiet") {
       args.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {

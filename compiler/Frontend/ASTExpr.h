@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 
@@ -25,6 +26,28 @@ namespace mbt {
 //===----------------------------------------------------------------------===//
 // Types computed by Sema
 //===----------------------------------------------------------------------===//
+
+/// The value of a constant argument of a function or model (`out: int`,
+/// `rate: float`, `bias: bool`) or of a constant expression in a model.
+struct ConstScalar {
+  enum Kind { Int, Float, Bool };
+  Kind kind = Int;
+  int64_t intValue = 0;
+  double floatValue = 0; // for Int too: the integer as a double
+  bool boolValue = false;
+
+  static ConstScalar integer(int64_t v) {
+    return {Int, v, static_cast<double>(v), false};
+  }
+  static ConstScalar real(double v) { return {Float, 0, v, false}; }
+  static ConstScalar boolean(bool v) { return {Bool, 0, 0, v}; }
+  bool isNumber() const { return kind != Bool; }
+  /// "3", "0.5", "true": as a diagnostic or a dump shows it.
+  std::string str() const;
+};
+
+/// "int", "float" or "bool".
+llvm::StringRef kindName(ConstScalar::Kind kind);
 
 /// The type of a model expression, as seen for one sample: a float tensor
 /// with a per-sample shape, or the class index of the target. `batched`
@@ -199,6 +222,13 @@ public:
   /// callee's body expanded for this call site, with its own parameters.
   std::unique_ptr<BodyInstance> instance;
 
+  /// Set by Sema on a call of a builtin: its tensor arguments in the
+  /// builtin's order (however they were passed), and the values of its
+  /// constant options (`axis`, `k`, ...), defaults included. An `axis` is
+  /// stored normalized: non-negative and counted in the per-sample shape.
+  std::vector<const ExprAST *> builtinArgs;
+  llvm::StringMap<ConstScalar> builtinOptions;
+
   static bool classof(const ExprAST *c) { return c->getKind() == Expr_Call; }
 
 private:
@@ -234,32 +264,6 @@ constexpr char Lt = '<', Gt = '>', Le = 'l', Ge = 'g', Eq = 'e', Ne = 'n',
 /// The spelling of a BinaryExprAST or UnaryExprAST operator code, for
 /// diagnostics and dumps: "+", "<=", "and", "not".
 llvm::StringRef spellOperator(char op, bool unary = false);
-
-//===----------------------------------------------------------------------===//
-// Constant scalars
-//===----------------------------------------------------------------------===//
-
-/// The value of a constant argument of a function or model (`out: int`,
-/// `rate: float`, `bias: bool`) or of a constant expression in a model.
-struct ConstScalar {
-  enum Kind { Int, Float, Bool };
-  Kind kind = Int;
-  int64_t intValue = 0;
-  double floatValue = 0; // for Int too: the integer as a double
-  bool boolValue = false;
-
-  static ConstScalar integer(int64_t v) {
-    return {Int, v, static_cast<double>(v), false};
-  }
-  static ConstScalar real(double v) { return {Float, 0, v, false}; }
-  static ConstScalar boolean(bool v) { return {Bool, 0, 0, v}; }
-  bool isNumber() const { return kind != Bool; }
-  /// "3", "0.5", "true": as a diagnostic or a dump shows it.
-  std::string str() const;
-};
-
-/// "int", "float" or "bool".
-llvm::StringRef kindName(ConstScalar::Kind kind);
 
 } // namespace mbt
 

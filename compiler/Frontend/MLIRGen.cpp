@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/Frontend.h"
+#include "compiler/Frontend/MLIRGenBuiltins.h"
 
 #include "dialects/MBT/IR/MBTDialect.h"
 #include "dialects/MBT/IR/MBTOps.h"
@@ -239,25 +240,11 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
     return genFunctionCall(call);
   mlir::Location l = loc(call.loc());
   llvm::SmallVector<mlir::Value, 2> args;
-  for (const ArgumentAST &arg : call.getArgs())
-    args.push_back(genExpr(*arg.value));
-  llvm::StringRef callee = call.getCallee();
-  if (callee == "matmul")
+  for (const ExprAST *arg : call.builtinArgs)
+    args.push_back(genExpr(*arg));
+  if (call.getCallee() == "matmul")
     return genMatmul(args[0], args[1], l);
-  if (callee == "relu")
-    return builder.create<mlir::mbt::ReluOp>(l, args[0]);
-  if (callee == "tanh")
-    return builder.create<mlir::mbt::TanhOp>(l, args[0]);
-  if (callee == "sigmoid")
-    return builder.create<mlir::mbt::SigmoidOp>(l, args[0]);
-  if (callee == "silu")
-    return builder.create<mlir::mbt::SiluOp>(l, args[0]);
-  if (callee == "gelu")
-    return builder.create<mlir::mbt::GeluOp>(l, args[0]);
-  if (callee == "cross_entropy")
-    return builder.create<mlir::mbt::CrossEntropyOp>(l, args[0], args[1]);
-  assert(callee == "accuracy" && "unchecked call in MLIRGen");
-  return builder.create<mlir::mbt::AccuracyOp>(l, args[0], args[1]);
+  return genBuiltinCall(builder, l, call, args);
 }
 
 /// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector

@@ -5,7 +5,8 @@
 // per-sample type: values that depend on the input are batched (the IR adds
 // a leading batch dimension), parameters and constants are not, and the
 // target is a per-sample class index that only the loss and metric
-// functions accept. Calls of functions are checked in SemaCall.cpp.
+// functions accept. Calls of functions are checked in SemaCall.cpp, calls
+// of builtins in SemaBuiltins.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Sema.h"
@@ -51,40 +52,6 @@ std::string mbt::describeShape(const ValueType &type) {
     return "the target's class indices";
   return (type.batched ? "per-sample shape " : "shape ") +
          mlir::mbt::formatShape(type.shape);
-}
-
-namespace {
-/// The functions a model expression can call, with their arity.
-struct FunctionInfo {
-  llvm::StringLiteral name;
-  unsigned arity;
-};
-const FunctionInfo kFunctions[] = {{"matmul", 2},
-                                   {"relu", 1},
-                                   {"tanh", 1},
-                                   {"sigmoid", 1},
-                                   {"silu", 1},
-                                   {"gelu", 1},
-                                   {"cross_entropy", 2},
-                                   {"accuracy", 2}};
-
-} // namespace
-
-bool sema::isBuiltinFunction(llvm::StringRef name) {
-  return llvm::any_of(kFunctions,
-                      [&](const FunctionInfo &f) { return f.name == name; });
-}
-
-std::string sema::unknownFunctionMessage(llvm::StringRef name,
-                                         const ModuleAST &spec) {
-  std::vector<std::string> known;
-  for (const FunctionInfo &f : kFunctions)
-    known.push_back(f.name.str());
-  for (const auto &function : spec.getFunctions())
-    known.push_back(function->getName().str());
-  return ("unknown function '" + name + "' (known: " + llvm::join(known, ", ") +
-          ")")
-      .str();
 }
 
 LogicalResult BodyChecker::checkModel() {
@@ -377,7 +344,7 @@ bool BodyChecker::requireTensor(const ValueType &type, const Location &loc) {
     return true;
   error(loc) << "the target '" << (state.target ? state.target->getName() : "")
              << "' holds class indices; it can only be passed to "
-                "cross_entropy or accuracy";
+                "cross_entropy, accuracy or one_hot";
   return false;
 }
 
@@ -392,39 +359,7 @@ ValueType BodyChecker::checkCall(CallExprAST &call) {
                       << "shapes, constant arguments and conditions";
     return ValueType();
   }
-  llvm::SmallVector<ValueType, 2> args;
-  bool argsOk = true;
-  for (const ArgumentAST &arg : call.getArgs()) {
-    args.push_back(checkExpr(*arg.value));
-    argsOk &= args.back().isValid();
-  }
-  const FunctionInfo *info = llvm::find_if(
-      kFunctions, [&](const FunctionInfo &f) { return f.name == name; });
-  if (info == std::end(kFunctions)) {
-    error(call.loc()) << unknownFunctionMessage(name, state.spec);
-    return ValueType();
-  }
-  for (const ArgumentAST &arg : call.getArgs())
-    if (!arg.name.empty()) {
-      error(arg.nameLoc) << "'" << name << "' takes no keyword arguments";
-      return ValueType();
-    }
-  if (args.size() != info->arity) {
-    error(call.loc()) << "'" << name << "' takes " << info->arity
-                      << (info->arity == 1 ? " argument" : " arguments")
-                      << ", got " << args.size();
-    return ValueType();
-  }
-  if (!argsOk)
-    return ValueType();
-  if (name == "cross_entropy" || name == "accuracy")
-    return checkClassification(name, args[0], args[1], call);
-  for (auto [arg, type] : llvm::zip(call.getArgs(), args))
-    if (!requireTensor(type, arg.value->loc()))
-      return ValueType();
-  if (name == "matmul")
-    return checkMatmul(args[0], args[1], call.loc());
-  return args[0]; // elementwise activations keep the shape
+  return checkBuiltinCall(call);
 }
 
 /// A per-sample vector [K] (batched) or a vector/matrix (not batched) times
@@ -490,31 +425,3 @@ ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
   return ValueType::tensor(*shape, lhs.batched || rhs.batched);
 }
 
-/// cross_entropy(logits, target) and accuracy(logits, target): logits are a
-/// per-sample vector with one entry per class of the target.
-ValueType BodyChecker::checkClassification(llvm::StringRef name,
-                                           const ValueType &logits,
-                                           const ValueType &labels,
-                                           const CallExprAST &call) {
-  const ExprAST &logitsExpr = *call.getArgs()[0].value;
-  if (!requireTensor(logits, logitsExpr.loc()))
-    return ValueType();
-  if (!logits.batched || logits.shape.size() != 1) {
-    error(logitsExpr.loc())
-        << "the logits of '" << name << "' must be a per-sample vector [C] "
-        << "(computed from the input), got " << describeShape(logits);
-    return ValueType();
-  }
-  if (labels.kind != ValueType::Class) {
-    error(call.getArgs()[1].value->loc())
-        << "the second argument of '" << name << "' must be the target, got "
-        << describeShape(labels);
-    return ValueType();
-  }
-  if (logits.shape[0] != labels.numClasses) {
-    error(call.loc()) << "'" << name << "' logits have " << logits.shape[0]
-                      << " classes but the target has " << labels.numClasses;
-    return ValueType();
-  }
-  return ValueType::tensor({}, /*batched=*/false);
-}

@@ -151,8 +151,16 @@ private:
                         const Location &loc);
   ValueType checkElementwise(char op, const ValueType &lhs,
                              const ValueType &rhs, const Location &loc);
-  ValueType checkClassification(llvm::StringRef name, const ValueType &logits,
-                                const ValueType &target, const CallExprAST &c);
+  // SemaBuiltins.cpp
+  ValueType checkBuiltinCall(CallExprAST &call);
+  ValueType checkClassification(const CallExprAST &call,
+                                const ValueType &logits,
+                                const ValueType &target);
+  ValueType checkReduction(CallExprAST &call, const ValueType &x);
+  ValueType checkSoftmaxFamily(CallExprAST &call, const ValueType &x);
+  /// Resolves the call's `axis` option against `x` (negative counts from
+  /// the end) and stores it back normalized; false after an error.
+  bool resolveAxis(CallExprAST &call, const ValueType &x);
   /// Reports the use of the target where a float tensor is needed.
   bool requireTensor(const ValueType &type, const Location &loc);
 

@@ -178,7 +178,57 @@ Value ElementwisePattern<GeluGradOp>::body(OpBuilder &b, Location loc,
   return b.create<arith::MulFOp>(loc, a[1], d);
 }
 
+template <>
+Value ElementwisePattern<ExpOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<math::ExpOp>(loc, a[0]);
+}
+template <>
+Value ElementwisePattern<LogOp>::body(OpBuilder &b, Location loc,
+                                      ValueRange a) {
+  return b.create<math::LogOp>(loc, a[0]);
+}
+template <>
+Value ElementwisePattern<SoftplusOp>::body(OpBuilder &b, Location loc,
+                                           ValueRange a) {
+  // max(x, 0) + log1p(exp(-|x|)): no overflow for large x, exact tails.
+  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value negAbs = b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, a[0]));
+  Value tail = b.create<math::Log1pOp>(loc, b.create<math::ExpOp>(loc, negAbs));
+  return b.create<arith::AddFOp>(
+      loc, b.create<arith::MaximumFOp>(loc, a[0], zero), tail);
+}
+
 namespace {
+
+/// A generic that reads the input through the inverse permutation, so
+/// elementwise fusion can merge it with its producer or consumer.
+struct TransposePattern : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = op.getType();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    SmallVector<unsigned> inverse(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inverse[p] = static_cast<unsigned>(i);
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t p : perm)
+      sources.push_back({op.getInput(), p});
+    Value init = buildEmpty(rewriter, loc, type, sources);
+    SmallVector<AffineMap> maps{
+        AffineMap::getPermutationMap(inverse, rewriter.getContext()),
+        rewriter.getMultiDimIdentityMap(type.getRank())};
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init}, maps,
+        iterators(type.getRank()), [](OpBuilder &b, Location l, ValueRange a) {
+          b.create<linalg::YieldOp>(l, ValueRange{a[0]});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
 
 struct ConstantPattern : public OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -235,5 +285,7 @@ void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
                ElementwisePattern<SigmoidOp>, ElementwisePattern<SiluOp>,
                ElementwisePattern<GeluOp>, ElementwisePattern<SigmoidGradOp>,
                ElementwisePattern<SiluGradOp>, ElementwisePattern<GeluGradOp>,
-               ConstantPattern, ReshapePattern>(patterns.getContext());
+               ElementwisePattern<ExpOp>, ElementwisePattern<LogOp>,
+               ElementwisePattern<SoftplusOp>, ConstantPattern, ReshapePattern,
+               TransposePattern>(patterns.getContext());
 }

@@ -1,4 +1,4 @@
-//===- LossPatterns.cpp - cross-entropy and accuracy to linalg ------------===//
+//===- LossPatterns.cpp - cross-entropy, accuracy, one-hot to linalg -----===//
 //
 // Logits are [L..., B, C] and labels [L..., B]: the batch is dim r-2 and
 // the classes dim r-1 of the r loops. Row statistics (max, sum of exp) are
@@ -238,11 +238,56 @@ struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
   }
 };
 
+/// Top-k accuracy: the label's rank (classes with a larger logit, or an
+/// equal one at a lower index) below k. For k = 1 the arg-max path below
+/// gives the same answer and matches torch.argmax on NaNs too.
+static Value topKAccuracy(ClassReductions &r, int64_t k) {
+  Value picked = r.rowPicked();
+  OpBuilder &b = r.b;
+  Value zeros = buildFilled(b, r.loc, r.rowType(b.getI32Type()), r.rowSources(),
+                            b.getI32IntegerAttr(0));
+  Value rank =
+      b.create<linalg::GenericOp>(
+           r.loc, TypeRange{zeros.getType()},
+           ValueRange{r.logits, picked, r.labels}, ValueRange{zeros},
+           ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(),
+                               r.dropClass()},
+           iterators(r.rank, {r.rank - 1}),
+           [&](OpBuilder &nb, Location l, ValueRange a) {
+             Value c = r.classIndexAsI32(nb, l);
+             Value above = nb.create<arith::CmpFOp>(
+                 l, arith::CmpFPredicate::OGT, a[0], a[1]);
+             Value tie = nb.create<arith::AndIOp>(
+                 l,
+                 nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, a[0],
+                                          a[1]),
+                 nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, c,
+                                          a[2]));
+             Value before = nb.create<arith::OrIOp>(l, above, tie);
+             Value one = nb.create<arith::ExtUIOp>(l, nb.getI32Type(), before);
+             nb.create<linalg::YieldOp>(
+                 l, ValueRange{nb.create<arith::AddIOp>(l, a[3], one)});
+           })
+          .getResult(0);
+  return r.batchMean(ValueRange{rank}, [&](OpBuilder &nb, Location l,
+                                           ValueRange a) {
+    Value kValue = nb.create<arith::ConstantOp>(l, nb.getI32IntegerAttr(k));
+    Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0],
+                                         kValue);
+    return nb.create<arith::SelectOp>(l, hit, r.f32(nb, l, 1), r.f32(nb, l, 0))
+        .getResult();
+  });
+}
+
 struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AccuracyOp op,
                                 PatternRewriter &rewriter) const override {
     ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
+    if (op.getTopK() > 1) {
+      rewriter.replaceOp(op, topKAccuracy(r, op.getTopK()));
+      return success();
+    }
     Value argmax = r.rowArgMax();
     Value acc = r.batchMean(ValueRange{argmax, op.getLabels()},
                             [&](OpBuilder &b, Location l, ValueRange a) {
@@ -259,9 +304,42 @@ struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
   }
 };
 
+/// A generic over [L..., C] comparing the class index with each label.
+struct OneHotPattern : public OpRewritePattern<OneHotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OneHotOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = op.getType();
+    int64_t rank = type.getRank();
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      sources.push_back({op.getLabels(), d});
+    sources.push_back({Value(), 0}); // the class dim is static
+    Value init = buildEmpty(rewriter, loc, type, sources);
+    SmallVector<AffineMap> maps{
+        droppingMap(rewriter.getContext(), rank, {rank - 1}),
+        rewriter.getMultiDimIdentityMap(rank)};
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{op.getLabels()}, ValueRange{init},
+        maps, iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+          Value c = b.create<arith::IndexCastOp>(
+              l, b.getI32Type(), b.create<linalg::IndexOp>(l, rank - 1));
+          Value hit =
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, c, a[0]);
+          Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
+          Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, hit, one, zero)});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::mbt::populateLossPatterns(RewritePatternSet &patterns) {
-  patterns.add<CrossEntropyPattern, CrossEntropyGradPattern, AccuracyPattern>(
-      patterns.getContext());
+  patterns.add<CrossEntropyPattern, CrossEntropyGradPattern, AccuracyPattern,
+               OneHotPattern>(patterns.getContext());
 }

@@ -1,37 +1,127 @@
-//===- ReductionPatterns.cpp - sums and broadcasts to linalg.generic ------===//
+//===- ReductionPatterns.cpp - reductions and broadcasts to linalg ---------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::mbt;
 
-/// Sums `input` over `axes` into a tensor of the remaining dims.
-static Value buildSum(PatternRewriter &rewriter, Location loc, Value input,
-                      ArrayRef<int64_t> axes) {
-  auto inType = cast<RankedTensorType>(input.getType());
-  int64_t rank = inType.getRank();
-  SmallVector<int64_t> shape;
+using CombineFn = function_ref<Value(OpBuilder &, Location, Value, Value)>;
+
+/// The kept dims of `input` (those not in `axes`), as the (value, dim)
+/// sources of a reduced tensor's sizes.
+static SmallVector<std::pair<Value, int64_t>>
+keptSources(Value input, ArrayRef<int64_t> axes) {
   SmallVector<std::pair<Value, int64_t>> sources;
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   for (int64_t d = 0; d < rank; ++d)
-    if (!llvm::is_contained(axes, d)) {
-      shape.push_back(inType.getDimSize(d));
+    if (!llvm::is_contained(axes, d))
       sources.push_back({input, d});
-    }
-  auto outType = RankedTensorType::get(shape, inType.getElementType());
-  Value init = buildFilled(rewriter, loc, outType, sources,
-                           rewriter.getF32FloatAttr(0.0f));
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank),
+  return sources;
+}
+
+static RankedTensorType reducedType(Value input, ArrayRef<int64_t> axes) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(inType.getDimSize(d));
+  return RankedTensorType::get(shape, inType.getElementType());
+}
+
+/// Folds `input` over `axes` with `combine(accumulator, element)`, starting
+/// from `init`, into a tensor of the remaining dims.
+static Value buildReduction(OpBuilder &b, Location loc, Value input,
+                            ArrayRef<int64_t> axes, float init,
+                            CombineFn combine) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  RankedTensorType outType = reducedType(input, axes);
+  Value acc = buildFilled(b, loc, outType, keptSources(input, axes),
+                          b.getF32FloatAttr(init));
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
                               droppingMap(ctx, rank, axes)};
-  auto generic = rewriter.create<linalg::GenericOp>(
-      loc, TypeRange{outType}, ValueRange{input}, ValueRange{init}, maps,
-      iterators(rank, axes), [](OpBuilder &b, Location l, ValueRange args) {
-        b.create<linalg::YieldOp>(
-            l, ValueRange{b.create<arith::AddFOp>(l, args[1], args[0])});
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{outType}, ValueRange{input}, ValueRange{acc}, maps,
+      iterators(rank, axes), [&](OpBuilder &nb, Location l, ValueRange args) {
+        nb.create<linalg::YieldOp>(l,
+                                   ValueRange{combine(nb, l, args[1], args[0])});
       });
   return generic.getResult(0);
+}
+
+static Value buildSum(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> axes) {
+  return buildReduction(b, loc, input, axes, 0.0f,
+                        [](OpBuilder &nb, Location l, Value acc, Value x) {
+                          return nb.create<arith::AddFOp>(l, acc, x).getResult();
+                        });
+}
+
+/// The maximum, NaN-propagating like torch.amax.
+static Value buildMax(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> axes) {
+  return buildReduction(
+      b, loc, input, axes, -std::numeric_limits<float>::infinity(),
+      [](OpBuilder &nb, Location l, Value acc, Value x) {
+        return nb.create<arith::MaximumFOp>(l, acc, x).getResult();
+      });
+}
+
+/// One generic over the full shape of `input` whose other operands are
+/// reduced tensors (read through the dropping map of `axes`); `body` gets
+/// the input element, then one element of each reduced operand.
+static Value buildFullShapeGeneric(
+    OpBuilder &b, Location loc, Value input, ValueRange reduced,
+    ArrayRef<int64_t> axes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < rank; ++d)
+    sources.push_back({input, d});
+  Value init = buildEmpty(b, loc, type, sources);
+  SmallVector<Value> operands{input};
+  llvm::append_range(operands, reduced);
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  maps.append(reduced.size(), droppingMap(b.getContext(), rank, axes));
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, operands, ValueRange{init}, maps,
+          iterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, body(nb, l, args.drop_back()));
+          })
+      .getResult(0);
+}
+
+/// One elementwise generic over tensors of the same (reduced) shape.
+static Value buildSameShapeGeneric(
+    OpBuilder &b, Location loc, ValueRange operands,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(operands.front().getType());
+  int64_t rank = type.getRank();
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < rank; ++d)
+    sources.push_back({operands.front(), d});
+  Value init = buildEmpty(b, loc, type, sources);
+  SmallVector<AffineMap> maps(operands.size() + 1,
+                              b.getMultiDimIdentityMap(rank));
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, operands, ValueRange{init}, maps,
+          iterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, body(nb, l, args.drop_back()));
+          })
+      .getResult(0);
+}
+
+static Value f32Constant(OpBuilder &b, Location loc, float v) {
+  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
 }
 
 namespace {
@@ -87,9 +177,143 @@ struct BroadcastPattern : public OpRewritePattern<BroadcastOp> {
   }
 };
 
+struct ReduceMaxPattern : public OpRewritePattern<ReduceMaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceMaxOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, buildMax(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
+    return success();
+  }
+};
+
+/// n = the number of maxima per group; then grad / n at each maximum.
+struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReduceMaxGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput(), max = op.getMax();
+    ArrayRef<int64_t> axes = op.getAxes();
+    auto isMax = [](OpBuilder &b, Location l, Value v, Value m) {
+      return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, m)
+          .getResult();
+    };
+    // Ties counted with a reduction whose body compares against the max.
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    RankedTensorType countType = reducedType(x, axes);
+    Value zeros = buildFilled(rewriter, loc, countType, keptSources(x, axes),
+                              rewriter.getF32FloatAttr(0.0f));
+    AffineMap drop = droppingMap(rewriter.getContext(), rank, axes);
+    Value ties =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{countType}, ValueRange{x, max},
+                ValueRange{zeros},
+                ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), drop,
+                                    drop},
+                iterators(rank, axes),
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value one = b.create<arith::SelectOp>(
+                      l, isMax(b, l, a[0], a[1]), f32Constant(b, l, 1.0f),
+                      f32Constant(b, l, 0.0f));
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::AddFOp>(l, a[2], one)});
+                })
+            .getResult(0);
+    Value result = buildFullShapeGeneric(
+        rewriter, loc, x, ValueRange{max, op.getGrad(), ties}, axes,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value share = b.create<arith::DivFOp>(l, a[2], a[3]);
+          return b
+              .create<arith::SelectOp>(l, isMax(b, l, a[0], a[1]), share,
+                                       f32Constant(b, l, 0.0f))
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// m + log(sum(exp(x - m))), m the maximum; an infinite m is replaced by 0
+/// in the shift (as torch.logsumexp), so all -inf gives -inf, not NaN.
+struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogSumExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value max = buildMax(rewriter, loc, x, axes);
+    Value shift = buildSameShapeGeneric(
+        rewriter, loc, ValueRange{max},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value inf = f32Constant(b, l, std::numeric_limits<float>::infinity());
+          Value infinite = b.create<arith::CmpFOp>(
+              l, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, a[0]),
+              inf);
+          return b
+              .create<arith::SelectOp>(l, infinite, f32Constant(b, l, 0.0f),
+                                       a[0])
+              .getResult();
+        });
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    RankedTensorType outType = reducedType(x, axes);
+    Value zeros = buildFilled(rewriter, loc, outType, keptSources(x, axes),
+                              rewriter.getF32FloatAttr(0.0f));
+    AffineMap drop = droppingMap(rewriter.getContext(), rank, axes);
+    Value sumExp =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{outType}, ValueRange{x, shift}, ValueRange{zeros},
+                ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), drop,
+                                    drop},
+                iterators(rank, axes),
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  Value e = b.create<math::ExpOp>(
+                      l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::AddFOp>(l, a[2], e)});
+                })
+            .getResult(0);
+    Value result = buildSameShapeGeneric(
+        rewriter, loc, ValueRange{shift, sumExp},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return b
+              .create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]))
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The product of the reduced sizes, filled into the reduced shape.
+struct CountPattern : public OpRewritePattern<CountOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CountOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    Value count = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    for (int64_t axis : op.getAxes())
+      count = rewriter.create<arith::MulIOp>(
+          loc, count, rewriter.create<tensor::DimOp>(loc, x, axis));
+    Value asFloat = rewriter.create<arith::SIToFPOp>(
+        loc, rewriter.getF32Type(),
+        rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), count));
+    Value empty =
+        buildEmpty(rewriter, loc, op.getType(), keptSources(x, op.getAxes()));
+    rewriter.replaceOp(
+        op, rewriter.create<linalg::FillOp>(loc, asFloat, empty).getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::mbt::populateReductionPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReduceSumPattern, UnbroadcastPattern, BroadcastPattern>(
-      patterns.getContext());
+  patterns.add<ReduceSumPattern, UnbroadcastPattern, BroadcastPattern,
+               ReduceMaxPattern, ReduceMaxGradPattern, LogSumExpPattern,
+               CountPattern>(patterns.getContext());
 }

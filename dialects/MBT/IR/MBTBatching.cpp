@@ -60,3 +60,36 @@ Operation *BroadcastOp::buildBatched(OpBuilder &b, ValueRange operands,
   return b.create<BroadcastOp>(getLoc(), operands[0], operands[1],
                                shiftAxes(b, getDims()));
 }
+
+Operation *ReduceMaxOp::buildBatched(OpBuilder &b, ValueRange operands,
+                                     int64_t) {
+  return b.create<ReduceMaxOp>(getLoc(), operands[0],
+                               shiftAxes(b, getAxes()));
+}
+
+Operation *ReduceMaxGradOp::buildBatched(OpBuilder &b, ValueRange operands,
+                                         int64_t) {
+  return b.create<ReduceMaxGradOp>(getLoc(), operands[0].getType(),
+                                   operands[0], operands[1], operands[2],
+                                   shiftAxes(b, getAxes()));
+}
+
+Operation *LogSumExpOp::buildBatched(OpBuilder &b, ValueRange operands,
+                                     int64_t) {
+  return b.create<LogSumExpOp>(getLoc(), operands[0],
+                               shiftAxes(b, getAxes()));
+}
+
+Operation *CountOp::buildBatched(OpBuilder &b, ValueRange operands, int64_t) {
+  return b.create<CountOp>(getLoc(), operands[0], shiftAxes(b, getAxes()));
+}
+
+/// The model dimension stays in front: [0, p0 + 1, p1 + 1, ...].
+Operation *TransposeOp::buildBatched(OpBuilder &b, ValueRange operands,
+                                     int64_t) {
+  SmallVector<int64_t> perm{0};
+  for (int64_t p : getPermutation())
+    perm.push_back(p + 1);
+  return b.create<TransposeOp>(getLoc(), operands[0],
+                               b.getDenseI64ArrayAttr(perm));
+}

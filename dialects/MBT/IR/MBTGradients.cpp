@@ -113,6 +113,26 @@ SmallVector<Value> SigmoidOp::buildGradients(OpBuilder &b,
   return {b.create<SigmoidGradOp>(getLoc(), getResult(), resultGrads[0])};
 }
 
+SmallVector<Value> ExpOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<MulOp>(getLoc(), resultGrads[0], getResult())};
+}
+
+SmallVector<Value> LogOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<DivOp>(getLoc(), resultGrads[0], getInput())};
+}
+
+SmallVector<Value> SoftplusOp::buildGradients(OpBuilder &b,
+                                              ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  Value sigmoid = b.create<SigmoidOp>(getLoc(), getInput());
+  return {b.create<MulOp>(getLoc(), resultGrads[0], sigmoid)};
+}
+
 SmallVector<Value> SiluOp::buildGradients(OpBuilder &b,
                                           ValueRange resultGrads) {
   if (!resultGrads[0])
@@ -140,6 +160,53 @@ SmallVector<Value> ReduceSumOp::buildGradients(OpBuilder &b,
     return {Value()};
   return {b.create<BroadcastOp>(getLoc(), resultGrads[0], getInput(),
                                 getAxesAttr())};
+}
+
+SmallVector<Value> BroadcastOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value(), Value()};
+  return {b.create<ReduceSumOp>(getLoc(), resultGrads[0], getDimsAttr()),
+          Value()};
+}
+
+SmallVector<Value> ReduceMaxOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<ReduceMaxGradOp>(getLoc(), getInput().getType(), getInput(),
+                                    getResult(), resultGrads[0],
+                                    getAxesAttr())};
+}
+
+/// d lse / dx = exp(x - lse), the softmax over the reduced dimensions.
+SmallVector<Value> LogSumExpOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  Location loc = getLoc();
+  Value x = getInput();
+  Value lse = b.create<BroadcastOp>(loc, getResult(), x, getAxesAttr());
+  Value softmax = b.create<ExpOp>(loc, b.create<SubOp>(loc, x, lse));
+  Value g = b.create<BroadcastOp>(loc, resultGrads[0], x, getAxesAttr());
+  return {b.create<MulOp>(loc, g, softmax)};
+}
+
+/// A count depends on the input's shape, not its values.
+SmallVector<Value> CountOp::buildGradients(OpBuilder &, ValueRange) {
+  return {Value()};
+}
+
+SmallVector<Value> TransposeOp::buildGradients(OpBuilder &b,
+                                               ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = static_cast<int64_t>(i);
+  return {b.create<TransposeOp>(getLoc(), resultGrads[0],
+                                b.getDenseI64ArrayAttr(inverse))};
 }
 
 SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b,

@@ -197,6 +197,46 @@ def MBT_SiluOp : MBT_UnaryOp<"silu",
   }];
 }
 
+def MBT_ExpOp : MBT_UnaryOp<"exp",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Elementwise natural exponential";
+  let description = [{
+    The adjoint is `grad * exp(x)`, built from the op's own result.
+
+    ```mlir
+    %e = mbt.exp %z : tensor<?x10xf32>
+    ```
+  }];
+}
+
+def MBT_LogOp : MBT_UnaryOp<"log",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Elementwise natural logarithm";
+  let description = [{
+    IEEE semantics: `log(0) = -inf`, `log(x < 0) = nan`. The adjoint is
+    `grad / x`.
+
+    ```mlir
+    %l = mbt.log %p : tensor<?x10xf32>
+    ```
+  }];
+}
+
+def MBT_SoftplusOp : MBT_UnaryOp<"softplus",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Softplus, log(1 + exp(x)), computed without overflow";
+  let description = [{
+    Evaluated as `max(x, 0) + log1p(exp(-|x|))`, which is exact for large
+    `|x|` in both directions (PyTorch's `softplus` with beta 1 and its
+    `binary_cross_entropy_with_logits` use the same form). The adjoint is
+    `grad * sigmoid(x)`.
+
+    ```mlir
+    %s = mbt.softplus %z : tensor<?x10xf32>
+    ```
+  }];
+}
+
 def MBT_GeluOp : MBT_UnaryOp<"gelu",
     [DeclareOpInterfaceMethods<GradientOpInterface>]> {
   let summary = "Gaussian error linear unit, x * Phi(x), with erf";
@@ -295,6 +335,25 @@ def MBT_ReshapeOp : MBT_PureOp<"reshape", [
   let hasFolder = 1;
 }
 
+def MBT_TransposeOp : MBT_PureOpOwnBatching<"transpose", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Permute the dimensions of a tensor";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`; the
+    permutation lists every dimension once. The adjoint is the transpose
+    by the inverse permutation.
+
+    ```mlir
+    %wt = mbt.transpose %w {permutation = array<i64: 1, 0>}
+        : (tensor<784x128xf32>) -> tensor<128x784xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def MBT_UnbroadcastOp : MBT_PureOp<"unbroadcast"> {
   let summary = "Sum a tensor down to a shape it was broadcast from";
   let description = [{
@@ -314,12 +373,14 @@ def MBT_UnbroadcastOp : MBT_PureOp<"unbroadcast"> {
 }
 
 def MBT_BroadcastOp : MBT_PureOpOwnBatching<"broadcast", [
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
   let summary = "Broadcast a tensor along new dimensions";
   let description = [{
     The result has the shape of `like`; `dims` lists the result dimensions
     that `input` lacks, and `input` provides the others in order. `like`
-    supplies only the shape (and its dynamic sizes at run time).
+    supplies only the shape (and its dynamic sizes at run time), so it gets
+    no adjoint; the input's is the adjoint summed over `dims`.
 
     ```mlir
     %g = mbt.broadcast %s like %x {dims = array<i64: 0, 1>}
@@ -341,6 +402,86 @@ def MBT_ReduceSumOp : MBT_PureOpOwnBatching<"reduce_sum", [
   let description = [{
     ```mlir
     %s = mbt.reduce_sum %x {axes = array<i64: 0, 1>}
+        : (tensor<?x10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def MBT_ReduceMaxOp : MBT_PureOpOwnBatching<"reduce_max", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Maximum over the given dimensions, which are removed";
+  let description = [{
+    The adjoint goes to the elements equal to the maximum, shared evenly
+    among ties (as PyTorch's `amax`); see `mbt.reduce_max_grad`.
+
+    ```mlir
+    %m = mbt.reduce_max %x {axes = array<i64: 1>}
+        : (tensor<?x10xf32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def MBT_ReduceMaxGradOp : MBT_PureOpOwnBatching<"reduce_max_grad"> {
+  let summary = "Adjoint of reduce_max: grad shared among the maxima";
+  let description = [{
+    `input` is reduce_max's input, `max` its result and `grad` the adjoint
+    of that result (both of the reduced shape). Each element of the result
+    is `grad / n` where the input element equals its maximum (`n` such
+    elements in its reduction group), and 0 elsewhere.
+
+    ```mlir
+    %dx = mbt.reduce_max_grad %x, %m, %dm {axes = array<i64: 1>}
+        : (tensor<?x10xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x10xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, MBT_F32Tensor:$max,
+                       MBT_F32Tensor:$grad, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $max `,` $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_LogSumExpOp : MBT_PureOpOwnBatching<"logsumexp", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "log(sum(exp(x))) over the given dimensions, which are removed";
+  let description = [{
+    Computed with the maximum subtracted, so it neither overflows nor
+    underflows; the normalizer of softmax and log_softmax. The adjoint is
+    `grad * softmax(x)`, that is `grad * exp(x - result)` with both
+    broadcast back over the reduced dimensions.
+
+    ```mlir
+    %lse = mbt.logsumexp %z {axes = array<i64: 1>}
+        : (tensor<?x10xf32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def MBT_CountOp : MBT_PureOpOwnBatching<"count", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "The number of elements a reduction over the axes combines";
+  let description = [{
+    A tensor of the reduced shape (the input's with `axes` removed) filled
+    with the product of the sizes of `axes`, read at run time where they
+    are dynamic. A mean is `reduce_sum(x) / count(x)` over the same axes.
+    It depends on the input's shape only, so its adjoint is zero.
+
+    ```mlir
+    %n = mbt.count %x {axes = array<i64: 0, 1>}
         : (tensor<?x10xf32>) -> tensor<f32>
     ```
   }];
@@ -394,19 +535,45 @@ def MBT_CrossEntropyGradOp : MBT_PureOp<"cross_entropy_grad", [
   }];
 }
 
+def MBT_OneHotOp : MBT_PureOp<"one_hot", [
+    InferTypeOpAdaptor]> {
+  let summary = "Class indices as one-hot float vectors";
+  let description = [{
+    `labels` `[...]` with indices in `[0, num_classes)` become `[...,
+    num_classes]` with 1.0 at each label and 0.0 elsewhere (an index out of
+    range gives a row of zeros). Labels are data, so there is no gradient.
+
+    ```mlir
+    %t = mbt.one_hot %y {num_classes = 10 : i64}
+        : (tensor<?xi32>) -> tensor<?x10xf32>
+    ```
+  }];
+  let arguments = (ins MBT_I32Tensor:$labels,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_classes);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` functional-type(operands, results)";
+}
+
 def MBT_AccuracyOp : MBT_PureOp<"accuracy", [
     InferTypeOpAdaptor]> {
-  let summary = "Fraction of samples whose arg-max logit is the label";
+  let summary = "Fraction of samples whose label is among the top-k logits";
   let description = [{
-    Shapes as in `mbt.cross_entropy`. Ties go to the lowest class index, as
-    in `torch.argmax`. Not differentiable.
+    Shapes as in `mbt.cross_entropy`. A sample counts when fewer than
+    `top_k` classes rank before its label, where a class ranks before
+    another if its logit is larger, or equal with a lower index; with
+    `top_k = 1` (the default) that is the arg-max of `torch.argmax`. Not
+    differentiable.
 
     ```mlir
     %a = mbt.accuracy %logits, %y
         : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+    %a5 = mbt.accuracy %logits, %y {top_k = 5 : i64}
+        : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels);
+  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels,
+                       ConfinedAttr<DefaultValuedAttr<I64Attr, "1">,
+                                    [IntPositive]>:$top_k);
   let results = (outs MBT_F32Tensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)

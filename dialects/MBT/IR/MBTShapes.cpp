@@ -191,21 +191,117 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
+/// The shape of a reduction of `input` over `axes` (distinct, in range),
+/// which are removed; `name` is the op's mnemonic for diagnostics.
+static FailureOr<llvm::SmallVector<int64_t>>
+reducedShape(std::optional<Location> loc, Value input, ArrayRef<int64_t> axes,
+             StringRef name) {
+  auto type = cast<RankedTensorType>(input.getType());
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= type.getRank())
+      return emitShapeError(loc, name + " axis " + llvm::Twine(axis) +
+                                     " out of range for " +
+                                     formatShape(type.getShape()));
+    if (llvm::is_contained(axes.take_front(i), axis))
+      return emitShapeError(loc, name + " axis " + llvm::Twine(axis) +
+                                     " listed twice");
+  }
+  llvm::SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(type.getDimSize(d));
+  return shape;
+}
+
+/// inferReturnTypes of the reductions that share the rule above.
+template <typename Adaptor>
+static LogicalResult inferReduction(MLIRContext *ctx,
+                                    std::optional<Location> loc,
+                                    Adaptor adaptor, StringRef name,
+                                    SmallVectorImpl<Type> &results) {
+  auto shape = reducedShape(loc, adaptor.getInput(), adaptor.getAxes(), name);
+  if (failed(shape))
+    return failure();
+  results.push_back(f32Tensor(ctx, *shape));
+  return success();
+}
+
 LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  return inferReduction(ctx, loc, adaptor, "reduce_sum", results);
+}
+
+LogicalResult ReduceMaxOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferReduction(ctx, loc, adaptor, "reduce_max", results);
+}
+
+LogicalResult LogSumExpOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferReduction(ctx, loc, adaptor, "logsumexp", results);
+}
+
+LogicalResult CountOp::inferReturnTypes(MLIRContext *ctx,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  return inferReduction(ctx, loc, adaptor, "count", results);
+}
+
+LogicalResult ReduceMaxGradOp::verify() {
+  auto shape = reducedShape(getLoc(), getInput(), getAxes(), "reduce_max_grad");
+  if (failed(shape))
+    return failure();
+  for (Value v : {getMax(), getGrad()}) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getShape() != ArrayRef<int64_t>(*shape))
+      return emitOpError("max and grad must have the reduced shape ")
+             << formatShape(*shape) << ", got " << formatShape(type.getShape());
+  }
+  if (getResult().getType() != getInput().getType())
+    return emitOpError("result must have the input's type");
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != type.getRank())
+    return emitShapeError(loc, "transpose permutation of " +
+                                   llvm::Twine(perm.size()) +
+                                   " dimensions for " +
+                                   formatShape(type.getShape()));
   llvm::SmallVector<int64_t> shape;
-  ArrayRef<int64_t> axes = adaptor.getAxes();
-  for (int64_t axis : axes)
-    if (axis < 0 || axis >= input.getRank())
-      return emitShapeError(loc, "reduce_sum axis " + llvm::Twine(axis) +
-                                     " out of range for " +
-                                     formatShape(input.getShape()));
-  for (int64_t d = 0; d < input.getRank(); ++d)
-    if (!llvm::is_contained(axes, d))
-      shape.push_back(input.getDimSize(d));
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    if (p < 0 || p >= type.getRank() || llvm::is_contained(perm.take_front(i), p))
+      return emitShapeError(loc, "transpose permutation " + formatShape(perm) +
+                                     " is not a permutation of " +
+                                     llvm::Twine(type.getRank()) +
+                                     " dimensions");
+    shape.push_back(type.getDimSize(p));
+  }
+  results.push_back(f32Tensor(ctx, shape));
+  return success();
+}
+
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  if (static_cast<int64_t>(adaptor.getNumClasses()) <= 0)
+    return emitShapeError(loc, "one_hot needs a positive num_classes");
+  auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
+  llvm::SmallVector<int64_t> shape(labels.getShape());
+  shape.push_back(adaptor.getNumClasses());
   results.push_back(f32Tensor(ctx, shape));
   return success();
 }

@@ -59,12 +59,26 @@ struct AutodiffPass : public mlir::mbt::impl::MBTAutodiffBase<AutodiffPass> {
 
 } // namespace
 
+/// The values of `block` that depend on the `params` (activity analysis):
+/// only they need adjoints. Data-only work, such as the one-hot encoding of
+/// the labels, gets none and need not be differentiable.
+static DenseSet<Value> activeValues(Block &block, ValueRange params) {
+  DenseSet<Value> active(params.begin(), params.end());
+  for (Operation &op : block.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op.getResults().begin(), op.getResults().end());
+  return active;
+}
+
 /// Appends to `block` the reverse sweep of the ops before its terminator,
-/// seeded with 1 at `loss`. Fails (after an error) on an op that a gradient
-/// reaches but that cannot be differentiated.
+/// seeded with 1 at `loss`, through the values that depend on `params`.
+/// Fails (after an error) on an op that a gradient reaches but that cannot
+/// be differentiated.
 static LogicalResult buildReverseSweep(Block &block, Value loss,
-                                       OpBuilder &builder,
+                                       ValueRange params, OpBuilder &builder,
                                        AdjointMap &adjoints) {
+  DenseSet<Value> active = activeValues(block, params);
   Operation *terminator = block.getTerminator();
   builder.setInsertionPoint(terminator);
   auto lossType = cast<RankedTensorType>(loss.getType());
@@ -85,8 +99,10 @@ static LogicalResult buildReverseSweep(Block &block, Value loss,
       resultGrads.push_back(adjoints.lookup(r));
       any |= static_cast<bool>(resultGrads.back());
     }
-    // Constants (ops without operands) pass the gradient to nothing.
-    if (!any || op->getNumOperands() == 0)
+    // Ops whose operands do not depend on the parameters (constants, data)
+    // pass the gradient to nothing.
+    if (!any || llvm::none_of(op->getOperands(),
+                              [&](Value v) { return active.contains(v); }))
       continue;
     auto grad = dyn_cast<GradientOpInterface>(op);
     if (!grad)
@@ -94,7 +110,8 @@ static LogicalResult buildReverseSweep(Block &block, Value loss,
                              "it");
     SmallVector<Value> operandGrads = grad.buildGradients(builder, resultGrads);
     for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
-      adjoints.accumulate(op->getLoc(), operand, g);
+      if (active.contains(operand))
+        adjoints.accumulate(op->getLoc(), operand, g);
   }
   return success();
 }
@@ -189,7 +206,9 @@ void AutodiffPass::runOnOperation() {
 
   // Reverse sweep, then one update per parameter.
   AdjointMap adjoints(builder);
-  if (failed(buildReverseSweep(*entry, ret.getOperand(0), builder, adjoints)))
+  if (failed(buildReverseSweep(*entry, ret.getOperand(0),
+                               entry->getArguments().take_front(numParams),
+                               builder, adjoints)))
     return signalPassFailure();
   builder.setInsertionPoint(ret);
   Value hyper = entry->getArgument(numParams * (1 + numSlots));

@@ -92,3 +92,63 @@ mbt.sweep @sweep {model = @m, models = 2 : i64, optimizer = "sgd",
 func.func @bad_init(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "gaussian"}}) {
   return
 }
+
+// -----
+
+func.func @reduce_axis_range(%a: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{reduce_max axis 2 out of range for [2, 3]}}
+  %0 = mbt.reduce_max %a {axes = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis_twice(%a: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{logsumexp axis 1 listed twice}}
+  %0 = mbt.logsumexp %a {axes = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_grad_shape(%a: tensor<2x3xf32>, %m: tensor<3xf32>) {
+  // expected-error@+1 {{max and grad must have the reduced shape [2], got [3]}}
+  %0 = mbt.reduce_max_grad %a, %m, %m {axes = array<i64: 1>} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%a: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{transpose permutation of 3 dimensions for [2, 3]}}
+  %0 = mbt.transpose %a {permutation = array<i64: 0, 1, 2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_repeat(%a: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{transpose permutation [0, 0] is not a permutation of 2 dimensions}}
+  %0 = mbt.transpose %a {permutation = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_classes(%y: tensor<4xi32>) {
+  // expected-error@+1 {{attribute 'num_classes' failed to satisfy constraint}}
+  %0 = mbt.one_hot %y {num_classes = 0 : i64} : (tensor<4xi32>) -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+func.func @accuracy_top_k(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error@+1 {{attribute 'top_k' failed to satisfy constraint}}
+  %0 = mbt.accuracy %l, %y {top_k = 0 : i64} : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
+  return
+}

@@ -60,6 +60,32 @@ func.func @forward(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
   return %loss, %acc : tensor<f32>, tensor<f32>
 }
 
+// CHECK-LABEL: func.func @reductions_and_layout
+func.func @reductions_and_layout(%x: tensor<?x10xf32>, %w: tensor<4x3xf32>,
+                                 %y: tensor<?xi32>) {
+  // CHECK: mbt.exp %{{.*}} : tensor<?x10xf32>
+  %e = mbt.exp %x : tensor<?x10xf32>
+  // CHECK: mbt.log %{{.*}} : tensor<?x10xf32>
+  %l = mbt.log %e : tensor<?x10xf32>
+  // CHECK: mbt.softplus %{{.*}} : tensor<?x10xf32>
+  %s = mbt.softplus %l : tensor<?x10xf32>
+  // CHECK: mbt.transpose %{{.*}} {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %wt = mbt.transpose %w {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  // CHECK: mbt.reduce_max %{{.*}} {axes = array<i64: 1>} : (tensor<?x10xf32>) -> tensor<?xf32>
+  %m = mbt.reduce_max %s {axes = array<i64: 1>} : (tensor<?x10xf32>) -> tensor<?xf32>
+  // CHECK: mbt.reduce_max_grad %{{.*}}, %{{.*}}, %{{.*}} {axes = array<i64: 1>} : (tensor<?x10xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x10xf32>
+  %dm = mbt.reduce_max_grad %s, %m, %m {axes = array<i64: 1>} : (tensor<?x10xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x10xf32>
+  // CHECK: mbt.logsumexp %{{.*}} {axes = array<i64: 1>} : (tensor<?x10xf32>) -> tensor<?xf32>
+  %lse = mbt.logsumexp %x {axes = array<i64: 1>} : (tensor<?x10xf32>) -> tensor<?xf32>
+  // CHECK: mbt.count %{{.*}} {axes = array<i64: 0, 1>} : (tensor<?x10xf32>) -> tensor<f32>
+  %n = mbt.count %x {axes = array<i64: 0, 1>} : (tensor<?x10xf32>) -> tensor<f32>
+  // CHECK: mbt.one_hot %{{.*}} {num_classes = 10 : i64} : (tensor<?xi32>) -> tensor<?x10xf32>
+  %t = mbt.one_hot %y {num_classes = 10 : i64} : (tensor<?xi32>) -> tensor<?x10xf32>
+  // CHECK: mbt.accuracy %{{.*}}, %{{.*}} {top_k = 5 : i64}
+  %a5 = mbt.accuracy %x, %y {top_k = 5 : i64} : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  return
+}
+
 // CHECK-LABEL: func.func @updates
 func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>,
                    %v: tensor<4x3xf32>, %h: tensor<5xf64>, %t: tensor<f64>,

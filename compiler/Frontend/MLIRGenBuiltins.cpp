@@ -1,0 +1,147 @@
+//===- MLIRGenBuiltins.cpp - mbt ops for calls of builtins ----------------===//
+//
+// Most builtins are one mbt op. The others are compositions whose
+// gradients follow from their parts: mean is reduce_sum / count, softmax
+// exp(x - logsumexp(x)), log_softmax x - logsumexp(x), and label smoothing
+// mixes the cross-entropy with the mean over classes of -log_softmax, as
+// torch.nn.functional.cross_entropy does.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/MLIRGenBuiltins.h"
+
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mbt;
+using namespace mlir::mbt;
+
+namespace {
+
+class BuiltinGen {
+public:
+  BuiltinGen(mlir::OpBuilder &b, mlir::Location loc, const CallExprAST &call)
+      : b(b), loc(loc), call(call) {}
+
+  mlir::Value gen(llvm::ArrayRef<mlir::Value> args);
+
+private:
+  static int64_t rank(mlir::Value v) {
+    return llvm::cast<mlir::RankedTensorType>(v.getType()).getRank();
+  }
+  /// The IR axis of the call's `axis` option for its first argument.
+  int64_t irAxis() const {
+    int64_t axis = call.builtinOptions.find("axis")->second.intValue;
+    return axis + (call.builtinArgs[0]->type.batched ? 1 : 0);
+  }
+  /// The IR axes a reduction covers: the option's, or every axis.
+  llvm::SmallVector<int64_t> reductionAxes(mlir::Value x) const {
+    if (call.builtinOptions.count("axis"))
+      return {irAxis()};
+    llvm::SmallVector<int64_t> all;
+    for (int64_t d = 0; d < rank(x); ++d)
+      all.push_back(d);
+    return all;
+  }
+  mlir::DenseI64ArrayAttr axesAttr(llvm::ArrayRef<int64_t> axes) {
+    return b.getDenseI64ArrayAttr(axes);
+  }
+  mlir::Value scalar(float value) {
+    auto type = mlir::RankedTensorType::get({}, b.getF32Type());
+    return b.create<ConstantOp>(loc, type,
+                                mlir::DenseElementsAttr::get(type, value));
+  }
+  mlir::Value mean(mlir::Value x, llvm::ArrayRef<int64_t> axes) {
+    mlir::Value sum = b.create<ReduceSumOp>(loc, x, axesAttr(axes));
+    mlir::Value count = b.create<CountOp>(loc, x, axesAttr(axes));
+    return b.create<DivOp>(loc, sum, count);
+  }
+  /// x - logsumexp(x) over `axis`, broadcast back.
+  mlir::Value logSoftmax(mlir::Value x, int64_t axis) {
+    mlir::Value lse = b.create<LogSumExpOp>(loc, x, axesAttr({axis}));
+    mlir::Value wide = b.create<BroadcastOp>(loc, lse, x, axesAttr({axis}));
+    return b.create<SubOp>(loc, x, wide);
+  }
+  mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels);
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  const CallExprAST &call;
+};
+
+} // namespace
+
+/// (1 - e) * CE + e * mean over the batch of mean over classes of
+/// -log_softmax(logits), with e the label smoothing.
+mlir::Value BuiltinGen::crossEntropy(mlir::Value logits, mlir::Value labels) {
+  mlir::Value ce = b.create<CrossEntropyOp>(loc, logits, labels);
+  double smoothing =
+      call.builtinOptions.find("label_smoothing")->second.floatValue;
+  if (smoothing == 0.0)
+    return ce;
+  int64_t classAxis = rank(logits) - 1;
+  mlir::Value uniform =
+      b.create<NegOp>(loc, mean(logSoftmax(logits, classAxis), {classAxis}));
+  mlir::Value perBatch = mean(uniform, {0});
+  mlir::Value kept =
+      b.create<MulOp>(loc, scalar(static_cast<float>(1.0 - smoothing)), ce);
+  mlir::Value smoothed =
+      b.create<MulOp>(loc, scalar(static_cast<float>(smoothing)), perBatch);
+  return b.create<AddOp>(loc, kept, smoothed);
+}
+
+mlir::Value BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args) {
+  llvm::StringRef name = call.getCallee();
+  mlir::Value x = args[0];
+  if (name == "relu")
+    return b.create<ReluOp>(loc, x);
+  if (name == "tanh")
+    return b.create<TanhOp>(loc, x);
+  if (name == "sigmoid")
+    return b.create<SigmoidOp>(loc, x);
+  if (name == "silu")
+    return b.create<SiluOp>(loc, x);
+  if (name == "gelu")
+    return b.create<GeluOp>(loc, x);
+  if (name == "exp")
+    return b.create<ExpOp>(loc, x);
+  if (name == "log")
+    return b.create<LogOp>(loc, x);
+  if (name == "softplus")
+    return b.create<SoftplusOp>(loc, x);
+  if (name == "transpose") {
+    llvm::SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank(x); ++d)
+      perm.push_back(d);
+    std::swap(perm[perm.size() - 2], perm.back());
+    return b.create<TransposeOp>(loc, x, axesAttr(perm));
+  }
+  if (name == "sum")
+    return b.create<ReduceSumOp>(loc, x, axesAttr(reductionAxes(x)));
+  if (name == "mean")
+    return mean(x, reductionAxes(x));
+  if (name == "max")
+    return b.create<ReduceMaxOp>(loc, x, axesAttr(reductionAxes(x)));
+  if (name == "logsumexp")
+    return b.create<LogSumExpOp>(loc, x, axesAttr({irAxis()}));
+  if (name == "log_softmax")
+    return logSoftmax(x, irAxis());
+  if (name == "softmax")
+    return b.create<ExpOp>(loc, logSoftmax(x, irAxis()));
+  if (name == "one_hot")
+    return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses);
+  if (name == "cross_entropy")
+    return crossEntropy(args[0], args[1]);
+  assert(name == "accuracy" && "unchecked call in MLIRGen");
+  int64_t k = call.builtinOptions.find("k")->second.intValue;
+  auto op = b.create<AccuracyOp>(loc, args[0], args[1]);
+  if (k != 1)
+    op.setTopK(k);
+  return op;
+}
+
+mlir::Value mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
+                                const CallExprAST &call,
+                                llvm::ArrayRef<mlir::Value> args) {
+  return BuiltinGen(builder, loc, call).gen(args);
+}

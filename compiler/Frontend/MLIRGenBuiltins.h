@@ -1,0 +1,21 @@
+//===- MLIRGenBuiltins.h - mbt ops for calls of builtins --------*- C++ -*-===//
+#ifndef MBT_COMPILER_FRONTEND_MLIRGENBUILTINS_H
+#define MBT_COMPILER_FRONTEND_MLIRGENBUILTINS_H
+
+#include "compiler/Frontend/AST.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mbt {
+
+/// Generates a checked call of a builtin other than matmul: `args` are the
+/// values of its tensor arguments (CallExprAST::builtinArgs, in order).
+/// Values that depend on the input carry the batch dimension in front, so
+/// per-sample axes are shifted by one for them.
+mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
+                           const CallExprAST &call,
+                           llvm::ArrayRef<mlir::Value> args);
+
+} // namespace mbt
+
+#endif

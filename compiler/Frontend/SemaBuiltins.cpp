@@ -1,0 +1,281 @@
+//===- SemaBuiltins.cpp - the builtin functions of model expressions ------===//
+//
+// One table lists every builtin: its tensor arguments and its constant
+// options (`axis`, `k`, `label_smoothing`) with their kinds and defaults.
+// A call binds its arguments by position or keyword like a call of a spec
+// function, checks the tensor ones, evaluates the options, and applies the
+// builtin's shape rule. MLIRGen reads the bound arguments and the option
+// values from the call, so it never re-interprets the source.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/Sema.h"
+#include "compiler/Frontend/SemaInternal.h"
+#include "compiler/Frontend/SweepEval.h"
+
+#include "dialects/MBT/IR/MBTShapes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mbt;
+using namespace mbt::sema;
+
+namespace {
+
+/// A constant option of a builtin. Without a default it may be omitted
+/// (then it is absent from the call's options).
+struct BuiltinOption {
+  llvm::StringLiteral name;
+  ConstScalar::Kind kind;
+  std::optional<double> defaultValue;
+};
+
+/// A builtin function: its tensor arguments, then its options, both
+/// accepted by position or keyword.
+struct BuiltinInfo {
+  llvm::StringLiteral name;
+  llvm::ArrayRef<llvm::StringLiteral> tensors;
+  llvm::ArrayRef<BuiltinOption> options;
+};
+
+constexpr llvm::StringLiteral kX[] = {"x"};
+constexpr llvm::StringLiteral kMatmul[] = {"a", "b"};
+constexpr llvm::StringLiteral kTarget[] = {"target"};
+constexpr llvm::StringLiteral kClassification[] = {"logits", "target"};
+
+const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
+const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
+const BuiltinOption kSmoothing[] = {
+    {"label_smoothing", ConstScalar::Float, 0.0}};
+const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
+
+const BuiltinInfo kBuiltins[] = {
+    {"matmul", kMatmul, {}},
+    {"relu", kX, {}},
+    {"tanh", kX, {}},
+    {"sigmoid", kX, {}},
+    {"silu", kX, {}},
+    {"gelu", kX, {}},
+    {"exp", kX, {}},
+    {"log", kX, {}},
+    {"softplus", kX, {}},
+    {"transpose", kX, {}},
+    {"sum", kX, kOptionalAxis},
+    {"mean", kX, kOptionalAxis},
+    {"max", kX, kOptionalAxis},
+    {"logsumexp", kX, kLastAxis},
+    {"softmax", kX, kLastAxis},
+    {"log_softmax", kX, kLastAxis},
+    {"one_hot", kTarget, {}},
+    {"cross_entropy", kClassification, kSmoothing},
+    {"accuracy", kClassification, kTopK},
+};
+
+const BuiltinInfo *lookupBuiltin(llvm::StringRef name) {
+  for (const BuiltinInfo &info : kBuiltins)
+    if (info.name == name)
+      return &info;
+  return nullptr;
+}
+
+} // namespace
+
+bool sema::isBuiltinFunction(llvm::StringRef name) {
+  return lookupBuiltin(name) != nullptr;
+}
+
+std::string sema::unknownFunctionMessage(llvm::StringRef name,
+                                         const ModuleAST &spec) {
+  std::vector<std::string> known;
+  for (const BuiltinInfo &f : kBuiltins)
+    known.push_back(f.name.str());
+  for (const auto &function : spec.getFunctions())
+    known.push_back(function->getName().str());
+  return ("unknown function '" + name + "' (known: " + llvm::join(known, ", ") +
+          ")")
+      .str();
+}
+
+ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
+  llvm::StringRef name = call.getCallee();
+  const BuiltinInfo *info = lookupBuiltin(name);
+  if (!info) {
+    error(call.loc()) << unknownFunctionMessage(name, state.spec);
+    return ValueType();
+  }
+  std::vector<llvm::StringRef> params(info->tensors.begin(),
+                                      info->tensors.end());
+  for (const BuiltinOption &option : info->options)
+    params.push_back(option.name);
+  auto bound = bindArguments(ctx, call, params,
+                             ("'" + name + "'").str(), "argument");
+  if (mlir::failed(bound)) {
+    ok = false;
+    return ValueType();
+  }
+  // Tensor arguments: all required, checked in the caller's scope.
+  llvm::SmallVector<ValueType, 2> args;
+  bool argsOk = true;
+  call.builtinArgs.clear();
+  for (auto [i, tensorName] : llvm::enumerate(info->tensors)) {
+    const ExprAST *expr = (*bound)[i];
+    if (!expr) {
+      error(call.loc()) << "'" << name << "' is missing argument '"
+                        << tensorName << "'";
+      return ValueType();
+    }
+    call.builtinArgs.push_back(expr);
+    // The call owns the argument; find it to annotate it with its type.
+    for (const ArgumentAST &arg : call.getArgs())
+      if (arg.value.get() == expr)
+        args.push_back(checkExpr(*arg.value));
+    argsOk &= args.back().isValid();
+  }
+  // Options: constants, evaluated now.
+  call.builtinOptions.clear();
+  for (auto [i, option] : llvm::enumerate(info->options)) {
+    const ExprAST *expr = (*bound)[info->tensors.size() + i];
+    if (!expr) {
+      if (option.defaultValue)
+        call.builtinOptions[option.name] =
+            option.kind == ConstScalar::Int
+                ? ConstScalar::integer(static_cast<int64_t>(*option.defaultValue))
+                : ConstScalar::real(*option.defaultValue);
+      continue;
+    }
+    std::string what = ("option '" + option.name + "' of '" + name + "'").str();
+    auto value = scalarEval().evaluateAs(*expr, option.kind, what);
+    if (mlir::failed(value)) {
+      argsOk = false;
+      continue;
+    }
+    call.builtinOptions[option.name] = *value;
+  }
+  if (!argsOk)
+    return ValueType();
+
+  if (name == "cross_entropy" || name == "accuracy")
+    return checkClassification(call, args[0], args[1]);
+  if (name == "one_hot") {
+    if (args[0].kind != ValueType::Class) {
+      error(call.builtinArgs[0]->loc())
+          << "'one_hot' takes the target (class indices), got "
+          << describeShape(args[0]);
+      return ValueType();
+    }
+    return ValueType::tensor({args[0].numClasses}, /*batched=*/true);
+  }
+  for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
+    if (!requireTensor(type, expr->loc()))
+      return ValueType();
+  if (name == "matmul")
+    return checkMatmul(args[0], args[1], call.loc());
+  if (name == "sum" || name == "mean" || name == "max")
+    return checkReduction(call, args[0]);
+  if (name == "logsumexp" || name == "softmax" || name == "log_softmax")
+    return checkSoftmaxFamily(call, args[0]);
+  if (name == "transpose") {
+    const ValueType &x = args[0];
+    if (x.shape.size() < 2) {
+      error(call.loc()) << "'transpose' swaps the last two dimensions of a "
+                        << "matrix, got " << describeShape(x);
+      return ValueType();
+    }
+    ValueType result = x;
+    std::swap(result.shape[x.shape.size() - 2], result.shape.back());
+    return result;
+  }
+  return args[0]; // elementwise functions keep the shape
+}
+
+bool BodyChecker::resolveAxis(CallExprAST &call, const ValueType &x) {
+  auto it = call.builtinOptions.find("axis");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = it->second.intValue;
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    error(call.loc()) << "axis " << axis << " of '" << call.getCallee()
+                      << "' is out of range for " << describeShape(x)
+                      << (rank == 0 ? ", which has no axes"
+                                    : " (axes are -" + std::to_string(rank) +
+                                          " to " + std::to_string(rank - 1) +
+                                          ")");
+    return false;
+  }
+  it->second = ConstScalar::integer(normalized);
+  return true;
+}
+
+/// sum/mean/max(x): over every dimension, the batch's too, to a scalar;
+/// with `axis`, over that per-sample dimension only.
+ValueType BodyChecker::checkReduction(CallExprAST &call, const ValueType &x) {
+  if (!call.builtinOptions.count("axis"))
+    return ValueType::tensor({}, /*batched=*/false);
+  if (!resolveAxis(call, x))
+    return ValueType();
+  ValueType result = x;
+  result.shape.erase(result.shape.begin() +
+                     call.builtinOptions["axis"].intValue);
+  return result;
+}
+
+/// logsumexp removes its axis; softmax and log_softmax keep the shape.
+ValueType BodyChecker::checkSoftmaxFamily(CallExprAST &call,
+                                          const ValueType &x) {
+  if (!resolveAxis(call, x))
+    return ValueType();
+  if (call.getCallee() != "logsumexp")
+    return x;
+  ValueType result = x;
+  result.shape.erase(result.shape.begin() +
+                     call.builtinOptions["axis"].intValue);
+  return result;
+}
+
+/// cross_entropy(logits, target) and accuracy(logits, target): logits are a
+/// per-sample vector with one entry per class of the target.
+ValueType BodyChecker::checkClassification(const CallExprAST &call,
+                                           const ValueType &logits,
+                                           const ValueType &labels) {
+  llvm::StringRef name = call.getCallee();
+  const ExprAST &logitsExpr = *call.builtinArgs[0];
+  if (!requireTensor(logits, logitsExpr.loc()))
+    return ValueType();
+  if (!logits.batched || logits.shape.size() != 1) {
+    error(logitsExpr.loc())
+        << "the logits of '" << name << "' must be a per-sample vector [C] "
+        << "(computed from the input), got " << describeShape(logits);
+    return ValueType();
+  }
+  if (labels.kind != ValueType::Class) {
+    error(call.builtinArgs[1]->loc())
+        << "the second argument of '" << name << "' must be the target, got "
+        << describeShape(labels);
+    return ValueType();
+  }
+  int64_t classes = labels.numClasses;
+  if (logits.shape[0] != classes) {
+    error(call.loc()) << "'" << name << "' logits have " << logits.shape[0]
+                      << " classes but the target has " << classes;
+    return ValueType();
+  }
+  auto option = [&](llvm::StringRef key) {
+    return call.builtinOptions.find(key)->second;
+  };
+  if (name == "cross_entropy") {
+    double smoothing = option("label_smoothing").floatValue;
+    if (!(smoothing >= 0.0 && smoothing <= 1.0)) {
+      error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
+                        << "between 0 and 1, got "
+                        << option("label_smoothing").str();
+      return ValueType();
+    }
+  } else {
+    int64_t k = option("k").intValue;
+    if (k < 1 || k > classes) {
+      error(call.loc()) << "k of 'accuracy' must be between 1 and the "
+                        << "number of classes (" << classes << "), got " << k;
+      return ValueType();
+    }
+  }
+  return ValueType::tensor({}, /*batched=*/false);
+}

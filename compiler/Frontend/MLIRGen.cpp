@@ -3,7 +3,8 @@
 // One func.func per expanded model: its arguments are the parameters (in the
 // order Sema found them, calls of functions inlined, with `mbt.param` naming
 // each by its path and `mbt.init`), then the input (`mbt.input`, batch
-// dimension first) and the target (`mbt.target`, i32 class indices); it
+// dimension first) and the target (`mbt.target`, i32 class indices, with its
+// class count in `mbt.classes`); it
 // returns the loss and then the metrics (`mbt.outputs` names them). A call
 // of a function generates the callee's expanded body in place, in a scope
 // of its own. The sweep becomes one `mbt.sweep` op. Every op gets the
@@ -166,6 +167,9 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     symbols[decl->getName()] = arg;
     func.setArgAttr(numParams + i, decl == input ? "mbt.input" : "mbt.target",
                     builder.getStringAttr(decl->getName()));
+    if (decl == target)
+      func.setArgAttr(numParams + i, "mbt.classes",
+                      builder.getI64IntegerAttr(target->getType().dims.front()));
   }
 
   mlir::OpBuilder::InsertionGuard guard(builder);
@@ -271,17 +275,29 @@ mlir::Value MLIRGenImpl::expandRank(mlir::Value value, int64_t rank,
   return builder.create<mlir::mbt::ReshapeOp>(l, f32Tensor(shape), value);
 }
 
-/// The mbt elementwise ops need operands of equal rank: the lower-rank
-/// operand (never a batched one, Sema checks) gets leading size-1 dims.
+/// The mbt elementwise ops need operands of equal rank: a lower-rank
+/// operand gets size-1 dims in front of its per-sample dims (after the
+/// batch dimension of a batched one).
 mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
   mlir::Location l = loc(binary.loc());
-  mlir::Value lhs = genExpr(*binary.getLHS());
-  mlir::Value rhs = genExpr(*binary.getRHS());
   const ValueType &type = binary.type;
   int64_t rank =
       static_cast<int64_t>(type.shape.size()) + (type.batched ? 1 : 0);
-  lhs = expandRank(lhs, rank, l);
-  rhs = expandRank(rhs, rank, l);
+  auto operand = [&](const ExprAST &expr) -> mlir::Value {
+    mlir::Value v = genExpr(expr);
+    if (!expr.type.batched)
+      return expandRank(v, rank, l);
+    auto vType = cast<mlir::RankedTensorType>(v.getType());
+    if (vType.getRank() >= rank)
+      return v;
+    llvm::SmallVector<int64_t> shape{vType.getDimSize(0)};
+    shape.append(rank - vType.getRank(), 1);
+    shape.append(vType.getShape().begin() + 1, vType.getShape().end());
+    return builder.create<mlir::mbt::ReshapeOp>(l, f32Tensor(shape), v)
+        .getResult();
+  };
+  mlir::Value lhs = operand(*binary.getLHS());
+  mlir::Value rhs = operand(*binary.getRHS());
   switch (binary.getOp()) {
   case '+':
     return builder.create<mlir::mbt::AddOp>(l, lhs, rhs);

@@ -397,8 +397,9 @@ ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
   return ValueType::tensor(shape, lhs.batched);
 }
 
-/// `+ - *` broadcast their per-sample shapes with NumPy's rule. The batch
-/// dimension stays in front, so a batched operand cannot gain dimensions.
+/// `+ - * /` broadcast their per-sample shapes with NumPy's rule (shapes
+/// aligned at the right). The batch dimension stays in front: a batched
+/// operand of lower rank gains its unit dimensions after it.
 ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
                                         const ValueType &rhs,
                                         const Location &loc) {
@@ -415,13 +416,6 @@ ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
                << " and " << mlir::mbt::formatShape(rhs.shape);
     return ValueType();
   }
-  for (const ValueType *t : {&lhs, &rhs})
-    if (t->batched && t->shape.size() != rank) {
-      error(loc) << "'" << op << "' would broadcast a value of "
-                 << describeShape(*t) << " to rank " << rank
-                 << ", which is not supported yet";
-      return ValueType();
-    }
   return ValueType::tensor(*shape, lhs.batched || rhs.batched);
 }
 

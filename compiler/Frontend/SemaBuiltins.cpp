@@ -39,8 +39,8 @@ struct BuiltinInfo {
 
 constexpr llvm::StringLiteral kX[] = {"x"};
 constexpr llvm::StringLiteral kMatmul[] = {"a", "b"};
-constexpr llvm::StringLiteral kTarget[] = {"target"};
-constexpr llvm::StringLiteral kClassification[] = {"logits", "target"};
+constexpr llvm::StringLiteral kTarget[] = {"y"};
+constexpr llvm::StringLiteral kClassification[] = {"logits", "y"};
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};

@@ -240,8 +240,19 @@ struct ConstantPattern : public OpRewritePattern<ConstantOp> {
   }
 };
 
+/// The dims of `type` that are static 1s.
+static SmallVector<int64_t> unitDims(RankedTensorType type) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.getDimSize(d) == 1)
+      dims.push_back(d);
+  return dims;
+}
+
 /// Static reshapes go through the flat vector: collapse to 1-D, expand to
 /// the result (either step is skipped when the shape is already 1-D).
+/// Dynamic ones only move unit dims: collapse them away, then expand the
+/// result's in.
 struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op,
@@ -249,6 +260,20 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
     Location loc = op.getLoc();
     auto in = op.getInput().getType();
     auto out = op.getType();
+    if (!in.hasStaticShape() || !out.hasStaticShape()) {
+      SmallVector<int64_t> coreShape;
+      for (int64_t d : in.getShape())
+        if (d != 1)
+          coreShape.push_back(d);
+      auto core = RankedTensorType::get(coreShape, in.getElementType());
+      Value v = op.getInput();
+      if (core != in)
+        v = rewriter.create<tensor::CollapseShapeOp>(
+            loc, core, v, unitDimGroups(in, unitDims(in)));
+      rewriter.replaceOp(op, expandUnitDims(rewriter, loc, v, out,
+                                            unitDims(out)));
+      return success();
+    }
     auto all = [](int64_t rank) {
       ReassociationIndices group;
       for (int64_t d = 0; d < rank; ++d)

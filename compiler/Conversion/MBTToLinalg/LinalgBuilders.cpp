@@ -76,23 +76,29 @@ Value mlir::mbt::dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
   return b.create<arith::SIToFPOp>(loc, type, i64);
 }
 
-Value mlir::mbt::expandUnitDims(OpBuilder &b, Location loc, Value v,
-                                RankedTensorType type,
-                                ArrayRef<int64_t> insertedDims) {
-  if (insertedDims.empty())
-    return v;
-  // Each kept dim closes a group holding the unit dims before it; unit
-  // dims after the last kept dim join the last group.
+SmallVector<ReassociationIndices>
+mlir::mbt::unitDimGroups(RankedTensorType type, ArrayRef<int64_t> unitDims) {
+  // Each other dim closes a group holding the unit dims before it; unit
+  // dims after the last other dim join the last group.
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices current;
   for (int64_t d = 0; d < type.getRank(); ++d) {
     current.push_back(d);
-    if (!llvm::is_contained(insertedDims, d)) {
+    if (!llvm::is_contained(unitDims, d)) {
       groups.push_back(current);
       current.clear();
     }
   }
   if (!current.empty() && !groups.empty())
     llvm::append_range(groups.back(), current);
-  return b.create<tensor::ExpandShapeOp>(loc, type, v, groups);
+  return groups;
+}
+
+Value mlir::mbt::expandUnitDims(OpBuilder &b, Location loc, Value v,
+                                RankedTensorType type,
+                                ArrayRef<int64_t> insertedDims) {
+  if (insertedDims.empty())
+    return v;
+  return b.create<tensor::ExpandShapeOp>(loc, type, v,
+                                         unitDimGroups(type, insertedDims));
 }

@@ -41,6 +41,12 @@ SmallVector<utils::IteratorType> iterators(int64_t rank,
 Value dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
                  FloatType type);
 
+/// The reassociation between `type` and `type` without its `unitDims`
+/// (size-1 dims, not all of them): each unit dim joins the group of the
+/// next other dim, or of the last one.
+SmallVector<ReassociationIndices> unitDimGroups(RankedTensorType type,
+                                                ArrayRef<int64_t> unitDims);
+
 /// Reshapes `v` to `type` by inserting the unit dims `insertedDims` of
 /// `type` (the other dims of `type` are those of `v`, in order).
 Value expandUnitDims(OpBuilder &b, Location loc, Value v,

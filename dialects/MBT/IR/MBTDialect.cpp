@@ -64,5 +64,11 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError("mbt.init must be a dictionary");
     return verifyInitAttr(op, dict);
   }
+  if (name == "mbt.classes") {
+    auto classes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!classes || classes.getInt() < 1)
+      return op->emitOpError(name) << " must be a positive integer";
+    return success();
+  }
   return op->emitOpError("unknown mbt argument attribute '") << name << "'";
 }

@@ -9,13 +9,27 @@
 using namespace mlir;
 using namespace mlir::mbt;
 
+/// The dims of `shape` other than static 1s.
+static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = getInput().getType();
   auto out = getResult().getType();
-  if (!in.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError("needs static shapes, got ")
-           << formatShape(in.getShape()) << " -> "
-           << formatShape(out.getShape());
+  if (!in.hasStaticShape() || !out.hasStaticShape()) {
+    // Dynamic sizes (a batch) may only move past inserted or removed 1s.
+    if (nonUnitDims(in.getShape()) != nonUnitDims(out.getShape()))
+      return emitOpError("with dynamic sizes can only insert or remove "
+                         "unit dimensions, got ")
+             << formatShape(in.getShape()) << " -> "
+             << formatShape(out.getShape());
+    return success();
+  }
   if (in.getNumElements() != out.getNumElements())
     return emitOpError("cannot reshape ")
            << formatShape(in.getShape()) << " (" << in.getNumElements()

@@ -319,10 +319,12 @@ def MBT_GeluGradOp : MBT_ActivationGradOp<"gelu_grad"> {
 
 def MBT_ReshapeOp : MBT_PureOp<"reshape", [
     DeclareOpInterfaceMethods<GradientOpInterface>]> {
-  let summary = "Reshape a statically shaped tensor";
+  let summary = "Reshape a tensor";
   let description = [{
     Reinterprets the row-major elements of a static tensor under a new
-    static shape with the same element count.
+    static shape with the same element count. With dynamic sizes (a batch
+    dimension), it may only insert or remove dimensions of size 1, such as
+    `[?, 32] -> [?, 1, 32]`.
 
     ```mlir
     %b2 = mbt.reshape %b : (tensor<128xf32>) -> tensor<1x128xf32>

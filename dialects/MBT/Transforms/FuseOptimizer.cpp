@@ -326,12 +326,17 @@ void FuseOptimizerPass::runOnOperation() {
   if (auto target = model.getArgAttr(numParams + 1, "mbt.target"))
     module->setAttr("mbt.target", target);
   module->setAttr("mbt.model", model.getSymNameAttr());
-  // The class count, for the runtime's label checks.
-  model.walk([&](CrossEntropyOp op) {
-    auto logits = op.getLogits().getType();
-    module->setAttr("mbt.classes",
-                    b.getI64IntegerAttr(logits.getDimSize(logits.getRank() - 1)));
-  });
+  // The class count, for the runtime's label checks: the frontend records
+  // it on the target; hand-written modules give it by their cross-entropy.
+  if (auto classes = model.getArgAttrOfType<IntegerAttr>(numParams + 1,
+                                                         "mbt.classes"))
+    module->setAttr("mbt.classes", classes);
+  else
+    model.walk([&](CrossEntropyOp op) {
+      auto logits = op.getLogits().getType();
+      module->setAttr("mbt.classes", b.getI64IntegerAttr(logits.getDimSize(
+                                         logits.getRank() - 1)));
+    });
   // The per-model functions are now inlined into the entry points; the
   // sweep's model becomes the batched forward pass.
   trainStep.erase();

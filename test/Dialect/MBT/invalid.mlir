@@ -152,3 +152,10 @@ func.func @accuracy_top_k(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
   %0 = mbt.accuracy %l, %y {top_k = 0 : i64} : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'func.func' op mbt.classes must be a positive integer}}
+func.func @classes(%y: tensor<?xi32> {mbt.target = "y", mbt.classes = 0 : i64}) {
+  return
+}

@@ -40,23 +40,43 @@ std::string listOf(const std::vector<double> &values) {
   return os.str();
 }
 
-/// A small MLP spec with the given per-model learning rates and seeds.
+/// A model body, its loss and the imports it needs.
+struct Network {
+  const char *body;
+  const char *loss = "cross_entropy(logits, y)";
+  const char *imports = "";
+};
+
 /// The default network: tanh hidden layer, relu before the output bias.
-const char *const kTanhRelu = "  param  w1: f32[784, 32] = kaiming_uniform\n"
-                              "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
-                              "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-                              "  param  b2: f32[10] = zeros\n"
-                              "  h      = tanh(x @ w1 + b1)\n"
-                              "  logits = relu(h @ w2) + b2\n";
+const Network kTanhRelu{"  param  w1: f32[784, 32] = kaiming_uniform\n"
+                        "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
+                        "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                        "  param  b2: f32[10] = zeros\n"
+                        "  h      = tanh(x @ w1 + b1)\n"
+                        "  logits = relu(h @ w2) + b2\n"};
 
 /// A gated hidden layer through silu, sigmoid, gelu and a division.
-const char *const kGated = "  param  w1: f32[784, 32] = kaiming_uniform\n"
-                           "  param  b1: f32[32] = zeros\n"
-                           "  param  w3: f32[784, 32] = xavier_uniform\n"
-                           "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-                           "  param  b2: f32[10] = zeros\n"
-                           "  h      = silu(x @ w1 + b1) * sigmoid(x @ w3)\n"
-                           "  logits = gelu(h @ w2) / 2 + b2\n";
+const Network kGated{"  param  w1: f32[784, 32] = kaiming_uniform\n"
+                     "  param  b1: f32[32] = zeros\n"
+                     "  param  w3: f32[784, 32] = xavier_uniform\n"
+                     "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                     "  param  b2: f32[10] = zeros\n"
+                     "  h      = silu(x @ w1 + b1) * sigmoid(x @ w3)\n"
+                     "  logits = gelu(h @ w2) / 2 + b2\n"};
+
+/// The reductions, softmax family, transpose and the stdlib losses over
+/// one-hot targets, with a label-smoothed cross-entropy.
+const Network kReductions{
+    "  param  w1: f32[784, 32] = kaiming_uniform\n"
+    "  param  w2: f32[10, 32] = normal(0.0, 0.1)\n"
+    "  h      = softplus(x @ w1) - log(1 + exp(-max(x @ w1, axis = 0)))\n"
+    "  logits = h @ transpose(w2)\n"
+    "  t      = one_hot(y)\n",
+    "cross_entropy(logits, y, label_smoothing = 0.1)"
+    " + 0.5 * mse(softmax(logits), t) + 0.1 * bce_with_logits(logits, t)"
+    " + 0.01 * mean(logsumexp(logits)) - 0.01 * sum(mean(log_softmax(logits),"
+    " axis = 0)) / 32",
+    "import \"losses\"\n"};
 
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold.
@@ -67,14 +87,14 @@ struct Routing {
 
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
                  const std::vector<double> &seeds,
-                 const std::string &network = kTanhRelu,
+                 const Network &network = kTanhRelu,
                  const Routing &routing = {}) {
   std::ostringstream os;
-  os << "model mlp {\n"
+  os << network.imports
+     << "model mlp {\n"
         "  input  x: f32[784]\n"
         "  target y: class[10]\n"
-     << network <<
-        "  loss   = cross_entropy(logits, y)\n"
+     << network.body << "  loss   = " << network.loss << "\n"
         "  metric acc = accuracy(logits, y)\n"
         "}\n"
         "sweep {\n"
@@ -127,7 +147,7 @@ Routing routingAlone(const Routing &routing, int m) {
 /// `tag` names the case's files; `network` is the model's body.
 void checkBatchEqualsAlone(const std::string &tag, const std::string &optim,
                            const std::vector<double> &lrs,
-                           const std::string &network = kTanhRelu,
+                           const Network &network = kTanhRelu,
                            const Routing &routing = {}) {
   DataSplits data = loadDataSplits("fashion_mnist");
   std::vector<double> seeds;
@@ -163,6 +183,12 @@ TEST(Equivalence, GatedSiluSigmoidGeluBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("gated", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kGated);
+}
+
+TEST(Equivalence, ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("reductions", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kReductions);
 }
 
 // Each model holds out its own fold: model m alone with fold[m] trains on

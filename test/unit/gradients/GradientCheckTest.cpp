@@ -6,8 +6,11 @@
 // is compared with central differences of the compiled loss. Between them
 // the cases reach every op that has a GradientOpInterface: matmul (plain,
 // batched x parameter, parameter x parameter, each transpose), add, sub,
-// mul, neg, relu, tanh, sigmoid, silu, gelu, reshape, reduce_sum and
-// cross_entropy.
+// mul, div, neg, relu, tanh, sigmoid, silu, gelu, exp, log, softplus,
+// reshape, transpose, broadcast, reduce_sum, reduce_max, logsumexp, count
+// (a mean), cross_entropy (with label smoothing) and the compositions the
+// language builds from them (softmax, log_softmax, mse, bce_with_logits,
+// nll over one_hot targets).
 //
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Abi.h"
@@ -34,21 +37,29 @@ constexpr int64_t kBatch = 5;
 constexpr int64_t kFeatures = 6;
 constexpr int64_t kClasses = 4;
 
-/// A one-model spec over x: f32[6], y: class[4] with the given parameters
-/// and logits expression, trained by SGD at lr 1.
-std::string spec(const std::string &params, const std::string &body) {
-  return "model m {\n"
+/// A one-model spec over x: f32[6], y: class[4] with the given parameters,
+/// body and loss, trained by SGD at lr 1.
+std::string specWithLoss(const std::string &params, const std::string &body,
+                         const std::string &loss,
+                         const std::string &imports = "") {
+  return imports +
+         "model m {\n"
          "  input  x: f32[6]\n"
          "  target y: class[4]\n" +
-         params + body +
-         "  loss   = cross_entropy(logits, y)\n"
-         "  metric acc = accuracy(logits, y)\n"
+         params + body + "  loss   = " + loss +
+         "\n"
          "}\n"
          "sweep {\n"
          "  models = 1\n"
          "  optim  = sgd(lr = 1.0)\n"
          "  data   = fashion_mnist(batch = 5)\n"
          "}\n";
+}
+
+/// The same with the logits' cross-entropy as the loss, and accuracy.
+std::string spec(const std::string &params, const std::string &body) {
+  return specWithLoss(params, body + "  metric acc = accuracy(logits, y)\n",
+                      "cross_entropy(logits, y)");
 }
 
 /// The loss and gradient of one compiled model on a fixed random batch.
@@ -255,6 +266,68 @@ TEST(GradientCheck, LayersFromFunctionsAndImports) {
                     spec("", "  fc1    = scaled(x, 5, gain = 0.5)\n"
                              "  res    = residual(fc1, 3)\n"
                              "  logits = mlp(res, 4, dim(y), depth = 2)\n")));
+}
+
+TEST(GradientCheck, ExpLogSoftplus) {
+  checkGradient(compileSpec(
+      "exp_log_softplus",
+      spec("  param w: f32[6, 4] = zeros\n"
+           "  param v: f32[6, 4] = zeros\n",
+           "  logits = exp(0.5 * (x @ w)) - log(softplus(x @ v) + 1)\n")));
+}
+
+TEST(GradientCheck, Transpose) {
+  checkGradient(compileSpec(
+      "transpose", spec("  param w: f32[4, 6] = zeros\n"
+                        "  param a: f32[4, 4] = zeros\n",
+                        "  logits = (x @ transpose(w)) @ transpose(a)\n")));
+}
+
+TEST(GradientCheck, SoftmaxAndLogSoftmax) {
+  checkGradient(compileSpec(
+      "softmax", specWithLoss("  param w: f32[6, 4] = zeros\n"
+                              "  param v: f32[6, 4] = zeros\n",
+                              "  p = softmax(x @ w)\n"
+                              "  q = log_softmax(x @ v, axis = 0)\n",
+                              "sum(p * one_hot(y)) + 0.3 * mean(q * p)")));
+}
+
+TEST(GradientCheck, SumMeanMaxOverAxes) {
+  checkGradient(compileSpec(
+      "reductions",
+      specWithLoss("  param w: f32[6, 4] = zeros\n"
+                   "  param v: f32[6, 4] = zeros\n",
+                   "  h = tanh(x @ w)\n",
+                   "mean(max(h, axis = -1)) + sum(mean(h * (x @ v), axis = 0))"
+                   " - 0.5 * max(x @ v) + 0.1 * sum(h)")));
+}
+
+TEST(GradientCheck, LogSumExp) {
+  checkGradient(compileSpec(
+      "logsumexp", specWithLoss("  param w: f32[6, 4] = zeros\n",
+                                "  z = x @ w\n",
+                                "mean(logsumexp(z)) - mean(z * one_hot(y))")));
+}
+
+TEST(GradientCheck, CrossEntropyWithLabelSmoothing) {
+  checkGradient(compileSpec(
+      "label_smoothing",
+      specWithLoss("  param w: f32[6, 4] = zeros\n"
+                   "  param b: f32[4] = zeros\n",
+                   "  logits = x @ w + b\n",
+                   "cross_entropy(logits, y, label_smoothing = 0.2)")));
+}
+
+// The stdlib losses over one-hot targets: mse, bce_with_logits and nll.
+TEST(GradientCheck, StdlibLosses) {
+  checkGradient(compileSpec(
+      "stdlib_losses",
+      specWithLoss("  param w: f32[6, 4] = zeros\n"
+                   "  param v: f32[6, 4] = zeros\n",
+                   "  t = one_hot(y)\n",
+                   "mse(sigmoid(x @ w), t) + bce_with_logits(x @ v, t)"
+                   " + nll(log_softmax(x @ w), y)",
+                   "import \"losses\"\n")));
 }
 
 } // namespace

@@ -1,0 +1,433 @@
+//===- BuiltinsReferenceTest.cpp - the builtins vs LibTorch, value and grad ===//
+//
+// The language's builtins (exp, log, softplus, transpose, sum/mean/max over
+// everything or one axis, logsumexp, softmax, log_softmax, one_hot,
+// cross_entropy with label_smoothing, top-k accuracy) and the stdlib
+// functions built from them (losses: mse, bce_with_logits, nll; metrics:
+// top5, error_rate) computed by a compiled artifact, against the same
+// expressions written with LibTorch's own functions (F::cross_entropy with
+// label_smoothing, F::mse_loss, F::binary_cross_entropy_with_logits,
+// F::nll_loss, torch::logsumexp, torch::amax, ...) in float64.
+//
+// Each case compiles a one-model spec with mbtc and evaluates it on one
+// random batch (parameters N(0, 0.5²), x in [0, 1), random classes):
+//  - forward: the eval step's loss and metrics are within 1e-5 relative of
+//    torch's (the artifact computes in float32, torch here in float64, so
+//    this is float32 rounding, not two implementations agreeing on a bug);
+//  - gradient: with SGD at lr 1 and no momentum a train step moves the
+//    parameters by exactly minus the gradient (as in GradientCheckTest), and
+//    that is within 1e-4 (max|a-b| / max|b| per parameter tensor) of torch
+//    autograd's gradient of the same loss. Finite differences
+//    (test/unit/gradients) check that the gradient is the compiled loss's;
+//    this checks that the loss is torch's, so a builtin with a consistent
+//    but wrong definition (a smoothing mixed the other way round, a mean
+//    over the wrong axis) fails here.
+// Metrics carry no gradient and are checked forward only. Each case prints
+// its measured relative differences.
+//
+//===----------------------------------------------------------------------===//
+#include "mbt/runtime/Abi.h"
+#include "mbt/runtime/Artifact.h"
+
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/types.h>
+
+#include "CompileWithMbtc.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace mbt::runtime;
+namespace F = torch::nn::functional;
+
+namespace {
+
+using mbt::test::compileSpec;
+
+constexpr int64_t kFeatures = 6;
+constexpr double kForwardTolerance = 1e-5;
+constexpr double kGradientTolerance = 1e-4;
+
+/// A one-model spec over x: f32[6] and y: class[classes], trained by SGD at
+/// lr 1, with `body` holding its params, values, loss and metrics.
+std::string spec(int64_t classes, int64_t batch, const std::string &body) {
+  return "import \"losses\"\n"
+         "import \"metrics\"\n"
+         "model m {\n"
+         "  input  x: f32[6]\n"
+         "  target y: class[" + std::to_string(classes) + "]\n" + body +
+         "}\n"
+         "sweep {\n"
+         "  models = 1\n"
+         "  optim  = sgd(lr = 1.0)\n"
+         "  data   = fashion_mnist(batch = " + std::to_string(batch) + ")\n"
+         "}\n";
+}
+
+/// The batch and parameters in torch (float64), for a case's reference.
+struct Inputs {
+  torch::Tensor x, y, oneHot; // [B, F], [B] int64, [B, C] float64
+  std::vector<std::pair<std::string, torch::Tensor>> params;
+
+  const torch::Tensor &operator[](const std::string &name) const {
+    for (const auto &[key, value] : params)
+      if (key == name)
+        return value;
+    throw std::runtime_error("no parameter " + name);
+  }
+};
+
+/// The loss, then the metrics in declaration order, each named as the
+/// manifest names its outputs.
+using Outputs = std::vector<std::pair<std::string, torch::Tensor>>;
+using Reference = std::function<Outputs(const Inputs &)>;
+
+/// max |a - b| / max |b|.
+double relativeDifference(const std::vector<double> &a,
+                          const std::vector<double> &b) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::fabs(a[i] - b[i]));
+    scale = std::max(scale, std::fabs(b[i]));
+  }
+  return diff == 0 ? 0 : diff / scale;
+}
+
+std::vector<double> toVector(const torch::Tensor &t) {
+  torch::Tensor c = t.detach().to(torch::kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(),
+                             c.data_ptr<double>() + c.numel());
+}
+
+/// Top-k accuracy by ranks: a sample is a hit when fewer than k classes
+/// come before its label, a class coming before when its logit is larger,
+/// or equal with a lower index (the tie rule of `accuracy`).
+torch::Tensor topK(const torch::Tensor &logits, const torch::Tensor &y,
+                   int64_t k) {
+  torch::Tensor label = logits.gather(1, y.unsqueeze(1)); // [B, 1]
+  torch::Tensor index = torch::arange(logits.size(1)).unsqueeze(0);
+  torch::Tensor before =
+      (logits > label) | ((logits == label) & (index < y.unsqueeze(1)));
+  return (before.sum(1) < k).to(torch::kFloat64).mean();
+}
+
+/// Compiles `body` into a spec, runs its eval and SGD train step on one
+/// random batch, and compares both with `reference`.
+void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
+                       const std::string &body, const Reference &reference) {
+  Artifact artifact =
+      Artifact::load(compileSpec(name, spec(classes, batch, body)));
+  const Manifest &manifest = artifact.manifest();
+  int64_t p = manifest.paramCount;
+  ASSERT_GT(p, 0);
+
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 0.5f);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<float> params(p), x(batch * kFeatures);
+  std::vector<int32_t> y(batch);
+  for (float &v : params)
+    v = normal(rng);
+  for (float &v : x)
+    v = unit(rng);
+  for (int32_t &v : y)
+    v = static_cast<int32_t>(rng() % classes);
+
+  // Forward: the eval step's loss and metrics.
+  int64_t k = manifest.numOutputs();
+  std::vector<float> out(k);
+  auto pm = makeDenseMemRef<float, 2>(params.data(), {1, p});
+  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, batch, kFeatures});
+  auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, batch});
+  auto om = makeDenseMemRef<float, 2>(out.data(), {1, k});
+  artifact.evalStep()(&pm, &xm, &ym, &om);
+
+  // Gradient: params - (params after one SGD step at lr 1).
+  std::vector<float> updated(params), state(p, 0.0f), trainOut(k);
+  std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
+  auto um = makeDenseMemRef<float, 2>(updated.data(), {1, p});
+  auto sm = makeDenseMemRef<float, 3>(state.data(), {1, 1, p});
+  auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
+  auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
+  auto tom = makeDenseMemRef<float, 2>(trainOut.data(), {1, k});
+  artifact.trainStep()(&um, &sm, &hm, &tm, &xm, &ym, &tom);
+
+  // The same batch and parameters in torch, parameters from the manifest's
+  // layout (offset, row-major shape).
+  Inputs in;
+  in.x = torch::from_blob(x.data(), {batch, kFeatures}, torch::kFloat32)
+             .to(torch::kFloat64);
+  in.y = torch::from_blob(y.data(), {batch}, torch::kInt32).to(torch::kInt64);
+  in.oneHot = torch::one_hot(in.y, classes).to(torch::kFloat64);
+  for (const ParamSpec &param : manifest.params)
+    in.params.emplace_back(
+        param.name, torch::from_blob(params.data() + param.offset,
+                                     {param.size}, torch::kFloat32)
+                        .to(torch::kFloat64)
+                        .reshape(param.shape)
+                        .set_requires_grad(true));
+  Outputs expected = reference(in);
+  ASSERT_EQ(expected.size(), size_t(k));
+
+  std::printf("[ %s ] forward, relative |mbt - torch| / |torch|:\n",
+              name.c_str());
+  for (int64_t i = 0; i < k; ++i) {
+    EXPECT_EQ(manifest.outputs[i], expected[i].first);
+    double want = expected[i].second.item<double>();
+    double diff = std::fabs(double(out[i]) - want);
+    double relative = diff == 0 ? 0 : diff / std::fabs(want);
+    std::printf("    %-8s mbt %.9g  torch %.9g  rel %.3g\n",
+                manifest.outputs[i].c_str(), out[i], want, relative);
+    EXPECT_LE(relative, kForwardTolerance)
+        << name << ": " << manifest.outputs[i] << " is " << out[i]
+        << ", torch says " << want;
+  }
+  // The train step reports the same loss.
+  EXPECT_NEAR(trainOut[0], out[0], 1e-6 * std::fabs(out[0]) + 1e-7);
+
+  expected[0].second.backward();
+  std::printf("[ %s ] gradient, max|mbt - torch| / max|torch|:\n",
+              name.c_str());
+  for (size_t t = 0; t < manifest.params.size(); ++t) {
+    const ParamSpec &param = manifest.params[t];
+    std::vector<double> mbt(param.size);
+    for (int64_t i = 0; i < param.size; ++i)
+      mbt[i] = double(params[param.offset + i]) -
+               double(updated[param.offset + i]);
+    const torch::Tensor &grad = in.params[t].second.grad();
+    ASSERT_TRUE(grad.defined()) << param.name << " has no torch gradient";
+    std::vector<double> want = toVector(grad);
+    double scale = 0, mbtScale = 0;
+    for (int64_t i = 0; i < param.size; ++i) {
+      scale = std::max(scale, std::fabs(want[i]));
+      mbtScale = std::max(mbtScale, std::fabs(mbt[i]));
+    }
+    double relative = relativeDifference(mbt, want);
+    std::printf("    %-8s max|grad| %.3g  rel %.3g\n", param.name.c_str(),
+                scale, relative);
+    // Not vacuous: the loss depends on every parameter.
+    EXPECT_GT(scale, 1e-6) << param.name;
+    EXPECT_GT(mbtScale, 1e-6) << param.name;
+    EXPECT_LE(relative, kGradientTolerance) << name << ": " << param.name;
+  }
+}
+
+const char *kLinear4 = "  param w: f32[6, 4] = zeros\n"
+                       "  param b: f32[4] = zeros\n"
+                       "  z = x @ w + b\n";
+
+torch::Tensor linear(const Inputs &in) {
+  return in.x.matmul(in["w"]) + in["b"];
+}
+
+// softmax and one_hot; sum and mean over everything, the batch included.
+TEST(BuiltinsVsLibTorch, SoftmaxOneHotSumMean) {
+  checkAgainstTorch("softmax_one_hot", 4, 5,
+                    std::string(kLinear4) +
+                        "  loss = -sum(softmax(z) * one_hot(y))\n"
+                        "  metric total = sum(z)\n"
+                        "  metric avg = mean(z)\n",
+                    [](const Inputs &in) -> Outputs {
+                      torch::Tensor z = linear(in);
+                      return {{"loss", -(torch::softmax(z, -1) * in.oneHot).sum()},
+                              {"total", z.sum()},
+                              {"avg", z.mean()}};
+                    });
+}
+
+// log_softmax through the stdlib's nll (sum over axis -1, mean), which
+// must equal F::nll_loss and the builtin cross-entropy.
+TEST(BuiltinsVsLibTorch, LogSoftmaxNll) {
+  checkAgainstTorch("log_softmax_nll", 4, 5,
+                    std::string(kLinear4) +
+                        "  loss = nll(log_softmax(z, axis = -1), y)\n"
+                        "  metric ce = cross_entropy(z, y)\n",
+                    [](const Inputs &in) -> Outputs {
+                      torch::Tensor z = linear(in);
+                      return {{"loss", F::nll_loss(torch::log_softmax(z, -1), in.y)},
+                              {"ce", F::cross_entropy(z, in.y)}};
+                    });
+}
+
+// max over one per-sample axis and over everything (the batch included).
+TEST(BuiltinsVsLibTorch, MaxOverAxisAndAll) {
+  checkAgainstTorch("max", 4, 5,
+                    std::string(kLinear4) +
+                        "  loss = mean(max(tanh(z), axis = -1)) + 0.5 * max(z)\n"
+                        "  metric rowmax = mean(max(z, axis = 0))\n",
+                    [](const Inputs &in) -> Outputs {
+                      torch::Tensor z = linear(in);
+                      return {{"loss", torch::amax(torch::tanh(z), {-1}).mean() +
+                                           0.5 * z.max()},
+                              {"rowmax", torch::amax(z, {1}).mean()}};
+                    });
+}
+
+TEST(BuiltinsVsLibTorch, CrossEntropyLabelSmoothing) {
+  auto smoothed = [](double e) {
+    return F::CrossEntropyFuncOptions().label_smoothing(e);
+  };
+  checkAgainstTorch(
+      "label_smoothing", 4, 5,
+      std::string(kLinear4) +
+          "  loss = cross_entropy(z, y, label_smoothing = 0.2)\n"
+          "  metric ls01 = cross_entropy(z, y, label_smoothing = 0.1)\n"
+          "  metric ls1 = cross_entropy(z, y, label_smoothing = 1.0)\n",
+      [&](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", F::cross_entropy(z, in.y, smoothed(0.2))},
+                {"ls01", F::cross_entropy(z, in.y, smoothed(0.1))},
+                {"ls1", F::cross_entropy(z, in.y, smoothed(1.0))}};
+      });
+}
+
+TEST(BuiltinsVsLibTorch, LogSumExpExpLogSoftplus) {
+  checkAgainstTorch(
+      "elementwise", 4, 5,
+      std::string(kLinear4) +
+          "  loss = mean(logsumexp(z)) + mean(exp(0.1 * z)) + "
+          "mean(log(softplus(z)))\n"
+          "  metric lse0 = mean(logsumexp(z, axis = 0))\n"
+          "  metric sp = mean(softplus(20 * z))\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", torch::logsumexp(z, {-1}).mean() +
+                             torch::exp(0.1 * z).mean() +
+                             torch::log(F::softplus(z)).mean()},
+                {"lse0", torch::logsumexp(z, {1}).mean()},
+                {"sp", F::softplus(20 * z).mean()}};
+      });
+}
+
+// transpose of a parameter, into a matmul and elementwise with another;
+// sum and mean over a per-sample axis.
+TEST(BuiltinsVsLibTorch, TransposeAndAxisSums) {
+  checkAgainstTorch(
+      "transpose", 4, 5,
+      "  param w: f32[6, 4] = zeros\n"
+      "  param v: f32[4, 6] = zeros\n"
+      "  z = x @ w + x @ transpose(v)\n"
+      "  loss = mean(sum(z * z, axis = 0)) + mean(mean(z, axis = -1)) + "
+      "sum(w * transpose(v))\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor vt = in["v"].t();
+        torch::Tensor z = in.x.matmul(in["w"]) + in.x.matmul(vt);
+        return {{"loss", (z * z).sum(-1).mean() + z.mean(-1).mean() +
+                             (in["w"] * vt).sum()}};
+      });
+}
+
+// Reductions and the softmax family along either axis of unbatched
+// (parameter) matrices, where the axis is not shifted by a batch dim.
+TEST(BuiltinsVsLibTorch, ParameterAxisReductions) {
+  checkAgainstTorch(
+      "param_axes", 4, 5,
+      "  param w: f32[6, 4] = zeros\n"
+      "  param u: f32[4, 3] = zeros\n"
+      "  z = x @ softmax(w, axis = 0) + mean(transpose(u), axis = 0) + "
+      "max(u, axis = -1) + logsumexp(w, axis = 0) + "
+      "sum(log_softmax(u, axis = 0), axis = 1)\n"
+      "  loss = cross_entropy(z, y)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor w = in["w"], u = in["u"];
+        torch::Tensor z = in.x.matmul(torch::softmax(w, 0)) + u.t().mean(0) +
+                          torch::amax(u, {-1}) + torch::logsumexp(w, {0}) +
+                          torch::log_softmax(u, 0).sum(1);
+        return {{"loss", F::cross_entropy(z, in.y)}};
+      });
+}
+
+TEST(BuiltinsVsLibTorch, MseOfSoftmax) {
+  checkAgainstTorch("mse", 4, 5,
+                    std::string(kLinear4) +
+                        "  loss = mse(softmax(z), one_hot(y))\n",
+                    [](const Inputs &in) -> Outputs {
+                      torch::Tensor z = linear(in);
+                      return {{"loss", F::mse_loss(torch::softmax(z, -1),
+                                                   in.oneHot)}};
+                    });
+}
+
+// bce_with_logits, also at logits large enough (x60) that exp overflows
+// float32 unless softplus is computed stably, and with soft targets.
+TEST(BuiltinsVsLibTorch, BceWithLogits) {
+  checkAgainstTorch(
+      "bce", 4, 5,
+      std::string(kLinear4) +
+          "  loss = bce_with_logits(z, one_hot(y))\n"
+          "  metric big = bce_with_logits(60 * z, one_hot(y))\n"
+          "  metric soft = bce_with_logits(z, sigmoid(2 * z))\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", F::binary_cross_entropy_with_logits(z, in.oneHot)},
+                {"big", F::binary_cross_entropy_with_logits(60 * z, in.oneHot)},
+                {"soft", F::binary_cross_entropy_with_logits(
+                             z, torch::sigmoid(2 * z).detach())}};
+      });
+}
+
+// Top-k accuracy for k = 1, 3 and 4 of 4 classes (all hits), and on
+// all-equal logits, where the tie rule makes a hit exactly when y < k.
+// A batch of 64 makes a wrong rank visible.
+TEST(BuiltinsVsLibTorch, TopKAccuracy) {
+  checkAgainstTorch(
+      "top_k", 4, 64,
+      std::string(kLinear4) +
+          "  loss = cross_entropy(z, y)\n"
+          "  metric top1 = accuracy(z, y)\n"
+          "  metric top3 = accuracy(z, y, k = 3)\n"
+          "  metric top4 = accuracy(z, y, k = 4)\n"
+          "  metric tied1 = accuracy(0 * z, y)\n"
+          "  metric tied3 = accuracy(0 * z, y, k = 3)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in).detach();
+        torch::Tensor zero = torch::zeros_like(z);
+        // Independently of the rank formula: top-1 is arg-max, top-4 is 1.
+        EXPECT_NEAR(topK(z, in.y, 1).item<double>(),
+                    (z.argmax(1) == in.y).to(torch::kFloat64).mean().item<double>(),
+                    1e-12);
+        EXPECT_EQ(topK(z, in.y, 4).item<double>(), 1.0);
+        return {{"loss", F::cross_entropy(linear(in), in.y)},
+                {"top1", topK(z, in.y, 1)},
+                {"top3", topK(z, in.y, 3)},
+                {"top4", topK(z, in.y, 4)},
+                {"tied1", (in.y < 1).to(torch::kFloat64).mean()},
+                {"tied3", (in.y < 3).to(torch::kFloat64).mean()}};
+      });
+}
+
+// The stdlib's top5 and error_rate over 8 classes.
+TEST(BuiltinsVsLibTorch, Top5AndErrorRate) {
+  checkAgainstTorch(
+      "top5", 8, 64,
+      "  param w: f32[6, 8] = zeros\n"
+      "  param b: f32[8] = zeros\n"
+      "  z = x @ w + b\n"
+      "  loss = cross_entropy(z, y)\n"
+      "  metric top5 = top5(z, y)\n"
+      "  metric top3 = accuracy(z, y, k = 3)\n"
+      "  metric err = error_rate(z, y)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in).detach();
+        // torch::topk's indices: the same top-5 hits unless logits tie.
+        torch::Tensor top = std::get<1>(torch::topk(z, 5, 1));
+        torch::Tensor viaTopk =
+            (top == in.y.unsqueeze(1)).any(1).to(torch::kFloat64).mean();
+        EXPECT_EQ(topK(z, in.y, 5).item<double>(), viaTopk.item<double>());
+        return {{"loss", F::cross_entropy(linear(in), in.y)},
+                {"top5", viaTopk},
+                {"top3", topK(z, in.y, 3)},
+                {"err", 1 - topK(z, in.y, 1)}};
+      });
+}
+
+} // namespace

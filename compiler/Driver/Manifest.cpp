@@ -68,6 +68,17 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
   }
   for (int64_t s : sweep.getSeeds())
     seeds.push_back(s);
+  json::Array argNames, argRows;
+  if (auto names = sweep.getModelArgNames())
+    for (Attribute n : *names)
+      argNames.push_back(cast<StringAttr>(n).getValue().str());
+  for (int64_t m = 0; m < sweep.getModels(); ++m) {
+    json::Array row;
+    if (auto args = sweep.getModelArgs())
+      for (Attribute values : *args)
+        row.push_back(cast<DenseF64ArrayAttr>(values)[m]);
+    argRows.push_back(std::move(row));
+  }
   for (Attribute o : outputs)
     outputNames.push_back(cast<StringAttr>(o).getValue().str());
 
@@ -111,6 +122,8 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
                                  {"hyper", std::move(hyperNames)}}},
       {"hyper_values", std::move(hyperValues)},
       {"seeds", std::move(seeds)},
+      {"model_args", json::Object{{"names", std::move(argNames)},
+                                  {"values", std::move(argRows)}}},
       {"outputs", std::move(outputNames)},
       {"data", std::move(data)},
       {"epochs", sweep.getEpochs()}};

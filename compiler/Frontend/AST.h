@@ -279,6 +279,9 @@ struct BodyInstance {
   std::string path;
   /// The constant arguments and their values, in declaration order.
   std::vector<std::pair<std::string, ConstScalar>> constArgs;
+  /// A model's arguments that differ between the models of the sweep, with
+  /// one value per model: in the body they are scalar tensors.
+  std::vector<std::pair<std::string, std::vector<double>>> perModelArgs;
   /// The tensor arguments: the caller's expressions, in declaration order.
   std::vector<std::pair<std::string, const ExprAST *>> tensorArgs;
   StmtASTList body;
@@ -341,11 +344,14 @@ struct SweepSettingAST {
 };
 
 /// A value the sweep gives a model argument: `hidden = 64` in
-/// `model = mlp(hidden = 64)`.
+/// `model = mlp(hidden = 64)`, or one value per model, `gain = [0.5, 1.0]`
+/// (a list or a grid axis whose values differ).
 struct ModelArgValue {
   std::string name;
   Location loc;
   ConstScalar value;
+  /// One value per model when they differ (then `value` is unused).
+  std::vector<ConstScalar> perModel;
 };
 
 /// The evaluated sweep: one value per model for every per-model setting.

@@ -59,6 +59,9 @@ struct ValueType {
   llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor
   int64_t numClasses = 0;              // class count of a Class
   bool batched = false;
+  /// A model argument that differs between the models of the sweep: a
+  /// scalar tensor, never a constant.
+  bool perModel = false;
 
   static ValueType tensor(llvm::ArrayRef<int64_t> shape, bool batched) {
     ValueType t;

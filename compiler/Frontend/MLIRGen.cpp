@@ -43,7 +43,7 @@ private:
   /// Generates the statements of a body (the `if` branches taken).
   void genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
   mlir::Value genFunctionCall(const CallExprAST &call);
-  void genSweep(const SweepAST &sweep);
+  void genSweep(const SweepAST &sweep, const ModuleAST &moduleAST);
   mlir::Value genExpr(const ExprAST &expr);
   mlir::Value genCall(const CallExprAST &call);
   mlir::Value genMatmul(mlir::Value lhs, mlir::Value rhs, mlir::Location loc);
@@ -81,7 +81,7 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
     if (model->instance && !genModel(*model))
       return nullptr;
   if (const SweepAST *sweep = moduleAST.getSweep())
-    genSweep(*sweep);
+    genSweep(*sweep, moduleAST);
   if (mlir::failed(mlir::verify(*module))) {
     module->emitError("internal error: the generated module does not verify");
     return nullptr;
@@ -174,6 +174,12 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
 
   mlir::OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(entry);
+  for (const auto &[name, values] : model.instance->perModelArgs) {
+    const ArgDeclAST *decl = llvm::find_if(
+        model.getArgs(), [&](const ArgDeclAST &a) { return a.name == name; });
+    symbols[name] = builder.create<mlir::mbt::ModelConstantOp>(
+        loc(decl->loc), f32Tensor({}), builder.getDenseF64ArrayAttr(values));
+  }
   genBody(model.instance->body);
   llvm::SmallVector<mlir::Value> results{symbols.lookup(loss->getName())};
   for (const AssignStmtAST *metric : metrics)
@@ -312,7 +318,8 @@ mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
   }
 }
 
-void MLIRGenImpl::genSweep(const SweepAST &sweep) {
+void MLIRGenImpl::genSweep(const SweepAST &sweep,
+                           const ModuleAST &moduleAST) {
   assert(sweep.config && "generating an unchecked sweep");
   const SweepConfig &config = *sweep.config;
   llvm::SmallVector<mlir::Attribute> names, hyper;
@@ -320,6 +327,27 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep) {
        llvm::zip(config.hyperNames, config.hyper)) {
     names.push_back(builder.getStringAttr(name));
     hyper.push_back(builder.getDenseF64ArrayAttr(values));
+  }
+  // The swept model's arguments, per model, in declaration order.
+  llvm::SmallVector<mlir::Attribute> argNames, argValues;
+  const ModelAST *model = nullptr;
+  for (const auto &m : moduleAST.getModels())
+    if (m->getName() == config.model)
+      model = m.get();
+  if (model && model->instance) {
+    for (const ArgDeclAST &decl : model->getArgs()) {
+      std::vector<double> values;
+      for (const auto &[name, value] : model->instance->constArgs)
+        if (name == decl.name && value.isNumber())
+          values.assign(config.models, value.floatValue);
+      for (const auto &[name, perModel] : model->instance->perModelArgs)
+        if (name == decl.name)
+          values = perModel;
+      if (values.empty())
+        continue; // a bool: it selects code, not a number to report
+      argNames.push_back(builder.getStringAttr(decl.name));
+      argValues.push_back(builder.getDenseF64ArrayAttr(values));
+    }
   }
   builder.create<mlir::mbt::SweepOp>(
       loc(sweep.loc()), builder.getStringAttr("sweep"),
@@ -334,7 +362,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep) {
       builder.getStringAttr(config.routing),
       builder.getI64IntegerAttr(config.folds),
       config.routing == "kfold" ? builder.getDenseI64ArrayAttr(config.fold)
-                                : mlir::DenseI64ArrayAttr());
+                                : mlir::DenseI64ArrayAttr(),
+      argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argNames),
+      argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argValues));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

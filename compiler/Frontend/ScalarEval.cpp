@@ -88,10 +88,14 @@ FailureOr<ConstScalar> ScalarEval::evalVariable(const VariableExprAST &var) {
     emitError(ctx, var.loc()) << "use of undeclared name '" << name << "'";
     return failure();
   }
-  emitError(ctx, var.loc())
-      << what << " must be a constant, but '" << name << "' "
-      << (type->kind == ValueType::Class ? "holds class indices"
-                                         : "is a tensor");
+  auto diag = emitError(ctx, var.loc()) << what << " must be a constant, but '"
+                                        << name << "' ";
+  if (type->perModel)
+    diag << "differs between the models of the sweep (only tensor "
+            "expressions can use such a model argument)";
+  else
+    diag << (type->kind == ValueType::Class ? "holds class indices"
+                                            : "is a tensor");
   return failure();
 }
 

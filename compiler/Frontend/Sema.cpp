@@ -56,6 +56,14 @@ std::string mbt::describeShape(const ValueType &type) {
 
 LogicalResult BodyChecker::checkModel() {
   const ModelAST &model = state.model;
+  // Arguments that differ between models are scalar tensors of the body.
+  for (const auto &[name, values] : instance.perModelArgs) {
+    ValueType type = ValueType::tensor({}, /*batched=*/false);
+    type.perModel = true;
+    const ArgDeclAST *decl = llvm::find_if(
+        model.getArgs(), [&](const ArgDeclAST &a) { return a.name == name; });
+    declare(name, decl->loc, type);
+  }
   collectNames(instance.body);
   checkBody(instance.body);
   llvm::StringRef name = model.getName();
@@ -125,6 +133,22 @@ void BodyChecker::checkIf(IfStmtAST &ifStmt) {
       *ifStmt.getCondition(), ConstScalar::Bool, "the condition of an 'if'");
   if (failed(condition)) {
     ok = false;
+    // The names either branch defines exist, with unknown types: their
+    // uses are not reported again.
+    std::function<void(llvm::ArrayRef<std::unique_ptr<StmtAST>>)> poison =
+        [&](llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+          for (const auto &stmt : body) {
+            if (auto *nested = dyn_cast<IfStmtAST>(stmt.get())) {
+              poison(nested->getThen());
+              poison(nested->getElse());
+            } else if (!stmt->getName().empty()) {
+              scope.try_emplace(stmt->getName(),
+                                Symbol{stmt->nameLoc(), ValueType()});
+            }
+          }
+        };
+    poison(ifStmt.getThen());
+    poison(ifStmt.getElse());
     return;
   }
   ifStmt.taken = condition->boolValue ? IfStmtAST::Then : IfStmtAST::Else;

@@ -212,15 +212,41 @@ mlir::LogicalResult mbt::evaluateModelArgs(mlir::MLIRContext &ctx,
     if (var && (var->getName() == "true" || var->getName() == "false")) {
       arg.value = ConstScalar::boolean(var->getName() == "true");
     } else {
-      auto value = eval.evaluateNumber(
-          *expr,
-          ("argument '" + name + "' of model '" + model.getName() + "'").str());
+      std::string what =
+          ("argument '" + name + "' of model '" + model.getName() + "'").str();
+      auto value = eval.evaluate(*expr);
       if (failed(value)) {
         ok = false;
         continue;
       }
-      arg.value = value->isInteger ? ConstScalar::integer(value->intValue)
-                                   : ConstScalar::real(value->value);
+      auto scalar = [](const ConstNumber &n) {
+        return n.isInteger ? ConstScalar::integer(n.intValue)
+                           : ConstScalar::real(n.value);
+      };
+      const std::vector<ConstNumber> &elements = value->elements;
+      if (value->isList) {
+        // One value per model (a list or a grid axis).
+        std::optional<int64_t> models = eval.modelCount();
+        if (!models) {
+          ok = false; // the model count has been reported
+          continue;
+        }
+        if (static_cast<int64_t>(elements.size()) != *models) {
+          emitError(ctx, expr->loc()) << what << " has " << elements.size()
+                                      << " values for " << *models
+                                      << " models";
+          ok = false;
+          continue;
+        }
+        bool same = llvm::all_of(elements, [&](const ConstNumber &n) {
+          return n.value == elements.front().value &&
+                 n.isInteger == elements.front().isInteger;
+        });
+        if (!same)
+          for (const ConstNumber &n : elements)
+            arg.perModel.push_back(scalar(n));
+      }
+      arg.value = scalar(elements.front());
     }
     args.push_back(std::move(arg));
   }
@@ -238,6 +264,7 @@ FailureOr<ModelExpansion> mbt::expandModel(mlir::MLIRContext &ctx,
   auto argNames = llvm::map_range(
       model.getArgs(), [](const ArgDeclAST &arg) { return arg.name; });
   ConstBindings bindings;
+  llvm::StringMap<std::vector<double>> perModel;
   llvm::StringSet<> given;
   auto instance = std::make_unique<BodyInstance>();
   bool ok = true;
@@ -260,8 +287,24 @@ FailureOr<ModelExpansion> mbt::expandModel(mlir::MLIRContext &ctx,
       ok = false;
       continue;
     }
-    auto value = convertScalar(ctx, arg.value, scalarKind(decl->kind), arg.loc,
-                               "argument '" + arg.name + "' of " + owner);
+    std::string what = "argument '" + arg.name + "' of " + owner;
+    if (!arg.perModel.empty()) {
+      // Differs between models: a scalar tensor of the body, not a constant.
+      std::vector<double> values;
+      for (const ConstScalar &v : arg.perModel) {
+        auto converted =
+            convertScalar(ctx, v, scalarKind(decl->kind), arg.loc, what);
+        if (failed(converted)) {
+          ok = false;
+          break;
+        }
+        values.push_back(converted->floatValue);
+      }
+      perModel[arg.name] = std::move(values);
+      continue;
+    }
+    auto value =
+        convertScalar(ctx, arg.value, scalarKind(decl->kind), arg.loc, what);
     if (failed(value)) {
       ok = false;
       continue;
@@ -272,6 +315,11 @@ FailureOr<ModelExpansion> mbt::expandModel(mlir::MLIRContext &ctx,
     auto it = bindings.find(decl.name);
     if (it != bindings.end()) {
       instance->constArgs.emplace_back(decl.name, it->second);
+      continue;
+    }
+    auto varying = perModel.find(decl.name);
+    if (varying != perModel.end()) {
+      instance->perModelArgs.emplace_back(decl.name, varying->second);
       continue;
     }
     if (given.contains(decl.name))

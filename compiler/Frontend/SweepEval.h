@@ -71,6 +71,9 @@ public:
   mlir::FailureOr<std::vector<double>> evaluatePerModel(const ExprAST &expr,
                                                         llvm::StringRef what);
 
+  /// The number of models of the sweep, when it is known.
+  std::optional<int64_t> modelCount() const { return models; }
+
   /// Binds `name` (a grid axis) to `value` in the expressions evaluated
   /// after.
   void define(llvm::StringRef name, ConstValue value) {

@@ -229,6 +229,34 @@ void parseParams(const Reader &r, const json &root, Manifest &m) {
                               std::to_string(nextOffset));
 }
 
+/// A table of one row per model and `width` numbers per row (one per name
+/// of `namesPath`).
+std::vector<std::vector<double>> perModelTable(const Reader &r,
+                                               const json &field,
+                                               const std::string &path,
+                                               int64_t models, size_t width,
+                                               const std::string &namesPath) {
+  const json &rows = r.array(field, path);
+  if (static_cast<int64_t>(rows.size()) != models)
+    r.fail(path, "has " + std::to_string(rows.size()) +
+                     " rows, expected one per model (" +
+                     std::to_string(models) + ")");
+  std::vector<std::vector<double>> table;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string rowPath = Reader::index(path, i);
+    const json &row = r.array(rows[i], rowPath);
+    if (row.size() != width)
+      r.fail(rowPath, "has " + std::to_string(row.size()) +
+                          " values, expected " + std::to_string(width) +
+                          " (one per " + namesPath + " name)");
+    std::vector<double> values;
+    for (size_t j = 0; j < row.size(); ++j)
+      values.push_back(r.number(row[j], Reader::index(rowPath, j)));
+    table.push_back(std::move(values));
+  }
+  return table;
+}
+
 void parseOptimizer(const Reader &r, const json &root, Manifest &m) {
   const json &opt = r.field(root, "optimizer", "");
   m.optimizerRule =
@@ -236,23 +264,23 @@ void parseOptimizer(const Reader &r, const json &root, Manifest &m) {
   m.slots = r.strings(r.field(opt, "slots", "optimizer"), "optimizer.slots");
   m.hyperNames =
       r.strings(r.field(opt, "hyper", "optimizer"), "optimizer.hyper");
-  const json &rows = r.array(r.field(root, "hyper_values", ""), "hyper_values");
-  if (static_cast<int64_t>(rows.size()) != m.models)
-    r.fail("hyper_values", "has " + std::to_string(rows.size()) +
-                               " rows, expected one per model (" +
-                               std::to_string(m.models) + ")");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::string path = Reader::index("hyper_values", i);
-    const json &row = r.array(rows[i], path);
-    if (row.size() != m.hyperNames.size())
-      r.fail(path, "has " + std::to_string(row.size()) + " values, expected " +
-                       std::to_string(m.hyperNames.size()) +
-                       " (one per optimizer.hyper name)");
-    std::vector<double> values;
-    for (size_t j = 0; j < row.size(); ++j)
-      values.push_back(r.number(row[j], Reader::index(path, j)));
-    m.hyperValues.push_back(std::move(values));
-  }
+  m.hyperValues =
+      perModelTable(r, r.field(root, "hyper_values", ""), "hyper_values",
+                    m.models, m.hyperNames.size(), "optimizer.hyper");
+}
+
+/// "model_args": {"names": [...], "values": [one row per model]}, optional:
+/// the model's arguments as the sweep set them.
+void parseModelArgs(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("model_args"))
+    return;
+  const json &args = root["model_args"];
+  m.modelArgNames =
+      r.strings(r.field(args, "names", "model_args"), "model_args.names");
+  m.modelArgValues =
+      perModelTable(r, r.field(args, "values", "model_args"),
+                    "model_args.values", m.models, m.modelArgNames.size(),
+                    "model_args.names");
 }
 
 } // namespace
@@ -302,6 +330,7 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
     r.fail("target.classes", "must be at least 1");
 
   parseOptimizer(r, root, m);
+  parseModelArgs(r, root, m);
 
   const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
   if (static_cast<int64_t>(seeds.size()) != m.models)

@@ -30,13 +30,28 @@ Leaderboard Trainer::buildLeaderboard(
     const std::vector<std::vector<double>> &testMeans,
     const std::vector<std::vector<double>> &validationMeans) const {
   Leaderboard board;
-  board.hyperNames = manifest.hyperNames;
+  // The model's arguments that differ between models come first: they
+  // tell the models apart as much as the optimizer's hyperparameters.
+  std::vector<size_t> varyingArgs;
+  for (size_t a = 0; a < manifest.modelArgNames.size(); ++a)
+    for (int64_t model = 1; model < m; ++model)
+      if (manifest.modelArgValues[model][a] != manifest.modelArgValues[0][a]) {
+        varyingArgs.push_back(a);
+        break;
+      }
+  for (size_t a : varyingArgs)
+    board.hyperNames.push_back(manifest.modelArgNames[a]);
+  board.hyperNames.insert(board.hyperNames.end(), manifest.hyperNames.begin(),
+                          manifest.hyperNames.end());
   board.outputs = manifest.outputs;
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
     row.model = model;
     row.seed = manifest.seeds[model];
-    row.hyper = manifest.hyperValues[model];
+    for (size_t a : varyingArgs)
+      row.hyper.push_back(manifest.modelArgValues[model][a]);
+    row.hyper.insert(row.hyper.end(), manifest.hyperValues[model].begin(),
+                     manifest.hyperValues[model].end());
     row.train = trainMeans[model];
     row.test = testMeans[model];
     if (!validationMeans.empty())

@@ -42,6 +42,19 @@ Operation *ConstantOp::buildBatched(OpBuilder &b, ValueRange, int64_t n) {
                                   type, splat.getSplatValue<Attribute>()));
 }
 
+/// Model i's value at index i of the model dimension.
+Operation *ModelConstantOp::buildBatched(OpBuilder &b, ValueRange, int64_t n) {
+  ArrayRef<double> values = getValues();
+  if (static_cast<int64_t>(values.size()) != n) {
+    emitOpError("has ") << values.size() << " values for " << n << " models";
+    return nullptr;
+  }
+  SmallVector<float> asFloat(values.begin(), values.end());
+  auto type = RankedTensorType::get({n}, b.getF32Type());
+  return b.create<ConstantOp>(getLoc(), type,
+                              DenseElementsAttr::get(type, ArrayRef(asFloat)));
+}
+
 static DenseI64ArrayAttr shiftAxes(OpBuilder &b, ArrayRef<int64_t> axes) {
   SmallVector<int64_t> shifted;
   for (int64_t a : axes)

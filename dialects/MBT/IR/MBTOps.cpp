@@ -174,6 +174,18 @@ LogicalResult SweepOp::verify() {
              << cast<StringAttr>(name).getValue() << "' has "
              << cast<DenseF64ArrayAttr>(values).size() << " values for "
              << models << " models";
+  if (getModelArgNames().has_value() != getModelArgs().has_value() ||
+      (getModelArgNames() &&
+       getModelArgNames()->size() != getModelArgs()->size()))
+    return emitOpError("needs one model_args array per model_arg_names name");
+  if (auto args = getModelArgs())
+    for (auto [name, values] : llvm::zip(*getModelArgNames(), *args))
+      if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) !=
+          models)
+        return emitOpError("model argument '")
+               << cast<StringAttr>(name).getValue() << "' has "
+               << cast<DenseF64ArrayAttr>(values).size() << " values for "
+               << models << " models";
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
            << getSeeds().size() << " seeds for " << models << " models";
@@ -210,3 +222,9 @@ LogicalResult SweepOp::verify() {
 
 #define GET_OP_CLASSES
 #include "dialects/MBT/IR/MBTOps.cpp.inc"
+
+LogicalResult ModelConstantOp::verify() {
+  if (getValues().empty())
+    return emitOpError("needs at least one value");
+  return success();
+}

@@ -49,6 +49,24 @@ def MBT_ConstantOp : MBT_PureOpOwnBatching<"constant", [ConstantLike,
   let hasFolder = 1;
 }
 
+def MBT_ModelConstantOp : MBT_PureOpOwnBatching<"model_constant"> {
+  let summary = "A scalar that differs between the models of a sweep";
+  let description = [{
+    Model `i` of the sweep sees `values[i]` (a model argument the sweep
+    sets per model, such as a gain or a loss weight). Batching turns it
+    into the constant `[values[0], ..., values[M-1]]` along the model
+    dimension, so it needs exactly one value per model.
+
+    ```mlir
+    %gain = mbt.model_constant {values = array<f64: 0.5, 1.0, 2.0>} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins DenseF64ArrayAttr:$values);
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
@@ -668,6 +686,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     each model sees: `shared` (all, the default), `kfold` (model m holds
     out fold `fold[m]` of `folds` and is validated on it) or `bootstrap` (a
     resample with replacement keyed by the model's seed).
+    `model_arg_names` and `model_args` record the model's arguments with
+    one value per model, for the reports.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
@@ -688,7 +708,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
                        I64Attr:$shuffle_seed,
                        DefaultValuedAttr<StrAttr, "\"shared\"">:$routing,
                        DefaultValuedAttr<I64Attr, "0">:$folds,
-                       OptionalAttr<DenseI64ArrayAttr>:$fold);
+                       OptionalAttr<DenseI64ArrayAttr>:$fold,
+                       OptionalAttr<StrArrayAttr>:$model_arg_names,
+                       OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
+                                    "per-model values">>:$model_args);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -159,3 +159,11 @@ func.func @accuracy_top_k(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
 func.func @classes(%y: tensor<?xi32> {mbt.target = "y", mbt.classes = 0 : i64}) {
   return
 }
+
+// -----
+
+func.func @model_constant_empty() {
+  // expected-error@+1 {{'mbt.model_constant' op needs at least one value}}
+  %0 = mbt.model_constant {values = array<f64>} : tensor<f32>
+  return
+}

@@ -78,11 +78,18 @@ const Network kReductions{
     " axis = 0)) / 32",
     "import \"losses\"\n"};
 
+/// A network whose output scale `gain` is a model argument.
+const Network kGain{"  param  w1: f32[784, 32] = kaiming_uniform\n"
+                    "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                    "  logits = gain * (tanh(x @ w1) @ w2) + (1 - gain)\n"};
+
 /// Which data each model sees: extra arguments of fashion_mnist (such as
-/// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold.
+/// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;
+/// and the values of the model argument `gain`, when the network has one.
 struct Routing {
   std::string dataArgs;
   std::vector<double> folds;
+  std::vector<double> gains;
 };
 
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
@@ -90,8 +97,8 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
                  const Network &network = kTanhRelu,
                  const Routing &routing = {}) {
   std::ostringstream os;
-  os << network.imports
-     << "model mlp {\n"
+  os << network.imports << "model mlp"
+     << (routing.gains.empty() ? "" : "(gain: float = 1.0)") << " {\n"
         "  input  x: f32[784]\n"
         "  target y: class[10]\n"
      << network.body << "  loss   = " << network.loss << "\n"
@@ -99,7 +106,9 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
         "}\n"
         "sweep {\n"
         "  models = " << lrs.size() << "\n"
-        "  model  = mlp\n"
+        "  model  = mlp"
+     << (routing.gains.empty() ? "" : "(gain = " + listOf(routing.gains) + ")")
+     << "\n"
         "  seed   = " << listOf(seeds) << "\n"
         "  optim  = " << optim << "(lr = " << listOf(lrs) << ")\n"
         "  data   = fashion_mnist(batch = 32" << routing.dataArgs << ")\n"
@@ -138,9 +147,11 @@ double relativeDifference(const std::vector<float> &a,
 
 /// Model m's routing when it trains alone: its own fold, if any.
 Routing routingAlone(const Routing &routing, int m) {
-  Routing one{routing.dataArgs, {}};
+  Routing one{routing.dataArgs, {}, {}};
   if (!routing.folds.empty())
     one.folds = {routing.folds[m]};
+  if (!routing.gains.empty())
+    one.gains = {routing.gains[m]};
   return one;
 }
 
@@ -189,6 +200,16 @@ TEST(Equivalence, ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("reductions", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kReductions);
+}
+
+// A model argument that differs per model (one compiled model, the value a
+// constant along the model dimension) against each model compiled alone
+// with its value as a plain constant.
+TEST(Equivalence, PerModelArgumentBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("gain", "adam",
+                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
+                        kGain,
+                        {"", {}, {0.25, 0.5, 1.0, 2.0, 0.25, 0.5, 1.0, 2.0}});
 }
 
 // Each model holds out its own fold: model m alone with fold[m] trains on

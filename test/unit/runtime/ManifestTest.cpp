@@ -169,6 +169,26 @@ TEST(ManifestTest, RejectsHyperRowWithWrongLength) {
               AllOf(HasSubstr("hyper_values[1]"), HasSubstr("expected 5")));
 }
 
+TEST(ManifestTest, ParsesOptionalModelArguments) {
+  json m = goodManifest();
+  EXPECT_TRUE(parseManifest(m.dump(), "model.so").modelArgNames.empty());
+  m["model_args"] = json::parse(
+      R"({"names": ["gain", "hidden"], "values": [[0.5, 64], [2.0, 64]]})");
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.modelArgNames,
+            (std::vector<std::string>{"gain", "hidden"}));
+  ASSERT_EQ(parsed.modelArgValues.size(), 2u);
+  EXPECT_EQ(parsed.modelArgValues[1], (std::vector<double>{2.0, 64}));
+}
+
+TEST(ManifestTest, RejectsModelArgumentRowWithWrongLength) {
+  json m = goodManifest();
+  m["model_args"] =
+      json::parse(R"({"names": ["gain"], "values": [[0.5], [2.0, 1.0]]})");
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("model_args.values[1]"),
+                                 HasSubstr("expected 1")));
+}
+
 TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
   json m = goodManifest();
   m["seeds"].push_back(3);

@@ -73,6 +73,9 @@ struct Manifest {
   std::vector<std::string> slots;               // S = slots.size()
   std::vector<std::string> hyperNames;          // H = hyperNames.size()
   std::vector<std::vector<double>> hyperValues; // M rows of H
+  /// The model's arguments as the sweep set them (optional): M rows.
+  std::vector<std::string> modelArgNames;
+  std::vector<std::vector<double>> modelArgValues;
   std::vector<uint64_t> seeds;                  // one per model
   std::vector<std::string> outputs;             // K; outputs[0] is the loss
   DataSpec data;

@@ -231,6 +231,9 @@ public:
   /// stored normalized: non-negative and counted in the per-sample shape.
   std::vector<const ExprAST *> builtinArgs;
   llvm::StringMap<ConstScalar> builtinOptions;
+  /// Options given as scalar tensor expressions (those a builtin accepts
+  /// so, such as a per-model `label_smoothing`), in place of a value.
+  llvm::StringMap<const ExprAST *> builtinTensorOptions;
 
   static bool classof(const ExprAST *c) { return c->getKind() == Expr_Call; }
 

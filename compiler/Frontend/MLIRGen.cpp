@@ -254,7 +254,10 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
     args.push_back(genExpr(*arg));
   if (call.getCallee() == "matmul")
     return genMatmul(args[0], args[1], l);
-  return genBuiltinCall(builder, l, call, args);
+  llvm::StringMap<mlir::Value> tensorOptions;
+  for (const auto &option : call.builtinTensorOptions)
+    tensorOptions[option.getKey()] = genExpr(*option.getValue());
+  return genBuiltinCall(builder, l, call, args, tensorOptions);
 }
 
 /// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector

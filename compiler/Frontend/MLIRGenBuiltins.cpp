@@ -23,7 +23,9 @@ public:
   BuiltinGen(mlir::OpBuilder &b, mlir::Location loc, const CallExprAST &call)
       : b(b), loc(loc), call(call) {}
 
-  mlir::Value gen(llvm::ArrayRef<mlir::Value> args);
+  /// `tensorOptions` holds the values of the call's tensor options.
+  mlir::Value gen(llvm::ArrayRef<mlir::Value> args,
+                  const llvm::StringMap<mlir::Value> &tensorOptions);
 
 private:
   static int64_t rank(mlir::Value v) {
@@ -62,7 +64,8 @@ private:
     mlir::Value wide = b.create<BroadcastOp>(loc, lse, x, axesAttr({axis}));
     return b.create<SubOp>(loc, x, wide);
   }
-  mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels);
+  mlir::Value crossEntropy(mlir::Value logits, mlir::Value labels,
+                           mlir::Value smoothingValue);
 
   mlir::OpBuilder &b;
   mlir::Location loc;
@@ -72,25 +75,38 @@ private:
 } // namespace
 
 /// (1 - e) * CE + e * mean over the batch of mean over classes of
-/// -log_softmax(logits), with e the label smoothing.
-mlir::Value BuiltinGen::crossEntropy(mlir::Value logits, mlir::Value labels) {
+/// -log_softmax(logits), with e the label smoothing: a number, or a scalar
+/// tensor (`smoothingValue`, e.g. a per-model argument).
+mlir::Value BuiltinGen::crossEntropy(mlir::Value logits, mlir::Value labels,
+                                     mlir::Value smoothingValue) {
   mlir::Value ce = b.create<CrossEntropyOp>(loc, logits, labels);
+  // Sema stored either the number (the default included) or the tensor.
   double smoothing =
-      call.builtinOptions.find("label_smoothing")->second.floatValue;
-  if (smoothing == 0.0)
+      smoothingValue
+          ? 0.0
+          : call.builtinOptions.find("label_smoothing")->second.floatValue;
+  if (!smoothingValue && smoothing == 0.0)
     return ce;
   int64_t classAxis = rank(logits) - 1;
   mlir::Value uniform =
       b.create<NegOp>(loc, mean(logSoftmax(logits, classAxis), {classAxis}));
   mlir::Value perBatch = mean(uniform, {0});
-  mlir::Value kept =
-      b.create<MulOp>(loc, scalar(static_cast<float>(1.0 - smoothing)), ce);
-  mlir::Value smoothed =
-      b.create<MulOp>(loc, scalar(static_cast<float>(smoothing)), perBatch);
+  mlir::Value keep, weight;
+  if (smoothingValue) {
+    weight = smoothingValue;
+    keep = b.create<SubOp>(loc, scalar(1.0f), smoothingValue);
+  } else {
+    weight = scalar(static_cast<float>(smoothing));
+    keep = scalar(static_cast<float>(1.0 - smoothing));
+  }
+  mlir::Value kept = b.create<MulOp>(loc, keep, ce);
+  mlir::Value smoothed = b.create<MulOp>(loc, weight, perBatch);
   return b.create<AddOp>(loc, kept, smoothed);
 }
 
-mlir::Value BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args) {
+mlir::Value
+BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
+                const llvm::StringMap<mlir::Value> &tensorOptions) {
   llvm::StringRef name = call.getCallee();
   mlir::Value x = args[0];
   if (name == "relu")
@@ -131,7 +147,8 @@ mlir::Value BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args) {
   if (name == "one_hot")
     return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses);
   if (name == "cross_entropy")
-    return crossEntropy(args[0], args[1]);
+    return crossEntropy(args[0], args[1],
+                        tensorOptions.lookup("label_smoothing"));
   assert(name == "accuracy" && "unchecked call in MLIRGen");
   int64_t k = call.builtinOptions.find("k")->second.intValue;
   auto op = b.create<AccuracyOp>(loc, args[0], args[1]);
@@ -140,8 +157,9 @@ mlir::Value BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args) {
   return op;
 }
 
-mlir::Value mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
-                                const CallExprAST &call,
-                                llvm::ArrayRef<mlir::Value> args) {
-  return BuiltinGen(builder, loc, call).gen(args);
+mlir::Value
+mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
+                    const CallExprAST &call, llvm::ArrayRef<mlir::Value> args,
+                    const llvm::StringMap<mlir::Value> &tensorOptions) {
+  return BuiltinGen(builder, loc, call).gen(args, tensorOptions);
 }

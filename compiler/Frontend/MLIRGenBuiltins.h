@@ -6,15 +6,19 @@
 
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/StringMap.h"
+
 namespace mbt {
 
 /// Generates a checked call of a builtin other than matmul: `args` are the
-/// values of its tensor arguments (CallExprAST::builtinArgs, in order).
+/// values of its tensor arguments (CallExprAST::builtinArgs, in order),
+/// `tensorOptions` those of its options given as tensors.
 /// Values that depend on the input carry the batch dimension in front, so
 /// per-sample axes are shifted by one for them.
 mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
                            const CallExprAST &call,
-                           llvm::ArrayRef<mlir::Value> args);
+                           llvm::ArrayRef<mlir::Value> args,
+                           const llvm::StringMap<mlir::Value> &tensorOptions);
 
 } // namespace mbt
 

@@ -22,12 +22,40 @@ using namespace mbt::sema;
 namespace {
 
 /// A constant option of a builtin. Without a default it may be omitted
-/// (then it is absent from the call's options).
+/// (then it is absent from the call's options). An option that
+/// `acceptsTensor` may instead be a scalar tensor expression that does not
+/// depend on the input, such as a model argument that differs per model.
 struct BuiltinOption {
   llvm::StringLiteral name;
   ConstScalar::Kind kind;
   std::optional<double> defaultValue;
+  bool acceptsTensor = false;
 };
+
+/// Whether `expr` uses a name of the body (a tensor): after expansion,
+/// constants are numbers, so any other name is one.
+bool usesTensors(const ExprAST &expr) {
+  switch (expr.getKind()) {
+  case ExprAST::Expr_Var: {
+    llvm::StringRef name = llvm::cast<VariableExprAST>(expr).getName();
+    return name != "true" && name != "false";
+  }
+  case ExprAST::Expr_Unary:
+    return usesTensors(*llvm::cast<UnaryExprAST>(expr).getOperand());
+  case ExprAST::Expr_Binary: {
+    const auto &binary = llvm::cast<BinaryExprAST>(expr);
+    return usesTensors(*binary.getLHS()) || usesTensors(*binary.getRHS());
+  }
+  case ExprAST::Expr_Call: {
+    const auto &call = llvm::cast<CallExprAST>(expr);
+    if (call.getCallee() == "dim")
+      return false;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
 
 /// A builtin function: its tensor arguments, then its options, both
 /// accepted by position or keyword.
@@ -45,7 +73,7 @@ constexpr llvm::StringLiteral kClassification[] = {"logits", "y"};
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
 const BuiltinOption kSmoothing[] = {
-    {"label_smoothing", ConstScalar::Float, 0.0}};
+    {"label_smoothing", ConstScalar::Float, 0.0, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
 
 const BuiltinInfo kBuiltins[] = {
@@ -130,10 +158,31 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
         args.push_back(checkExpr(*arg.value));
     argsOk &= args.back().isValid();
   }
-  // Options: constants, evaluated now.
+  // Options: constants, evaluated now, or scalar tensors where allowed.
   call.builtinOptions.clear();
+  call.builtinTensorOptions.clear();
   for (auto [i, option] : llvm::enumerate(info->options)) {
     const ExprAST *expr = (*bound)[info->tensors.size() + i];
+    if (expr && option.acceptsTensor && usesTensors(*expr)) {
+      ValueType type;
+      for (const ArgumentAST &arg : call.getArgs())
+        if (arg.value.get() == expr)
+          type = checkExpr(*arg.value);
+      if (!type.isValid()) {
+        argsOk = false;
+      } else if (!requireTensor(type, expr->loc())) {
+        argsOk = false;
+      } else if (type.batched || !type.shape.empty()) {
+        error(expr->loc()) << "option '" << option.name << "' of '" << name
+                           << "' must be a number or a scalar that does not "
+                              "depend on the input, got "
+                           << describeShape(type);
+        argsOk = false;
+      } else {
+        call.builtinTensorOptions[option.name] = expr;
+      }
+      continue;
+    }
     if (!expr) {
       if (option.defaultValue)
         call.builtinOptions[option.name] =
@@ -262,14 +311,25 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
     return call.builtinOptions.find(key)->second;
   };
   if (name == "cross_entropy") {
-    double smoothing = option("label_smoothing").floatValue;
-    if (!(smoothing >= 0.0 && smoothing <= 1.0)) {
-      error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
-                        << "between 0 and 1, got "
-                        << option("label_smoothing").str();
-      return ValueType();
+    // A per-model argument's values are known here; other tensors are not.
+    std::vector<double> smoothing;
+    auto it = call.builtinTensorOptions.find("label_smoothing");
+    if (it == call.builtinTensorOptions.end()) {
+      smoothing.push_back(option("label_smoothing").floatValue);
+    } else {
+      if (const auto *var = llvm::dyn_cast<VariableExprAST>(it->second))
+        for (const auto &[argName, values] : instance.perModelArgs)
+          if (argName == var->getName())
+            smoothing = values;
     }
-  } else {
+    for (double value : smoothing)
+      if (!(value >= 0.0 && value <= 1.0)) {
+        error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
+                          << "between 0 and 1, got "
+                          << ConstScalar::real(value).str();
+        return ValueType();
+      }
+  } else if (name == "accuracy") {
     int64_t k = option("k").intValue;
     if (k < 1 || k > classes) {
       error(call.loc()) << "k of 'accuracy' must be between 1 and the "

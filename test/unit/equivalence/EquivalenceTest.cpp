@@ -78,10 +78,12 @@ const Network kReductions{
     " axis = 0)) / 32",
     "import \"losses\"\n"};
 
-/// A network whose output scale `gain` is a model argument.
+/// A network whose output scale and label smoothing come from the model
+/// argument `gain`.
 const Network kGain{"  param  w1: f32[784, 32] = kaiming_uniform\n"
                     "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-                    "  logits = gain * (tanh(x @ w1) @ w2) + (1 - gain)\n"};
+                    "  logits = gain * (tanh(x @ w1) @ w2) + (1 - gain)\n",
+                    "cross_entropy(logits, y, label_smoothing = gain / 4)"};
 
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;

@@ -84,6 +84,12 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
 
   auto xType = cast<RankedTensorType>(train.getArgumentTypes()[4]);
   int64_t features = xType.getDimSize(2);
+  json::Array inputShape;
+  if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>("mbt.input_shape"))
+    for (int64_t d : shape.asArrayRef())
+      inputShape.push_back(d);
+  else
+    inputShape.push_back(features);
   auto inputName = module->getAttrOfType<StringAttr>("mbt.input");
   auto targetName = module->getAttrOfType<StringAttr>("mbt.target");
   auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
@@ -112,7 +118,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"param_count", paramCount},
       {"input", json::Object{{"name", inputName ? inputName.getValue().str()
                                                 : "x"},
-                             {"shape", json::Array{features}},
+                             {"shape", std::move(inputShape)},
                              {"features", features}}},
       {"target", json::Object{{"name", targetName ? targetName.getValue().str()
                                                   : "y"},

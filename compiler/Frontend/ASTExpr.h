@@ -234,6 +234,8 @@ public:
   /// Options given as scalar tensor expressions (those a builtin accepts
   /// so, such as a per-model `label_smoothing`), in place of a value.
   llvm::StringMap<const ExprAST *> builtinTensorOptions;
+  /// The per-sample result shape of `reshape` and `flatten`.
+  llvm::SmallVector<int64_t, 4> builtinShape;
 
   static bool classof(const ExprAST *c) { return c->getKind() == Expr_Call; }
 

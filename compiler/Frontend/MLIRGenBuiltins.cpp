@@ -132,6 +132,16 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     std::swap(perm[perm.size() - 2], perm.back());
     return b.create<TransposeOp>(loc, x, axesAttr(perm));
   }
+  if (name == "flatten" || name == "reshape") {
+    // The batch dimension, if any, stays in front.
+    llvm::SmallVector<int64_t> shape;
+    if (call.builtinArgs[0]->type.batched)
+      shape.push_back(
+          llvm::cast<mlir::RankedTensorType>(x.getType()).getDimSize(0));
+    shape.append(call.builtinShape.begin(), call.builtinShape.end());
+    return b.create<ReshapeOp>(
+        loc, mlir::RankedTensorType::get(shape, b.getF32Type()), x);
+  }
   if (name == "sum")
     return b.create<ReduceSumOp>(loc, x, axesAttr(reductionAxes(x)));
   if (name == "mean")

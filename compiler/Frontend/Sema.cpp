@@ -219,10 +219,9 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
     if (type.elementType != "f32")
       error(type.loc) << "input '" << name << "' must have element type f32, "
                       << "got '" << type.elementType << "'";
-    else if (dimsOk && type.dims.size() != 1)
-      error(type.loc) << "input '" << name << "' must have a rank-1 "
-                      << "per-sample shape for now, got "
-                      << mlir::mbt::formatShape(type.dims);
+    else if (dimsOk && type.dims.empty())
+      error(type.loc) << "input '" << name << "' must have at least one "
+                      << "dimension, such as f32[784] or f32[28, 28]";
     else if (dimsOk)
       result = ValueType::tensor(type.dims, /*batched=*/true);
   } else if (dimsOk) {
@@ -405,7 +404,10 @@ ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
     error(loc) << "matmul's left operand must be "
                << (lhs.batched ? "a per-sample vector [K]"
                                : "a vector [K] or a matrix [M, K]")
-               << ", got " << describeShape(lhs);
+               << ", got " << describeShape(lhs)
+               << (lhs.batched && lhs.shape.size() > 1
+                       ? " (flatten it first: flatten(x) @ w)"
+                       : "");
     return ValueType();
   }
   int64_t k = lhs.shape.back();

@@ -30,6 +30,8 @@ struct BuiltinOption {
   ConstScalar::Kind kind;
   std::optional<double> defaultValue;
   bool acceptsTensor = false;
+  /// A list of integers (a shape) rather than one number; required.
+  bool isShape = false;
 };
 
 /// Whether `expr` uses a name of the body (a tensor): after expansion,
@@ -75,6 +77,8 @@ const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
 const BuiltinOption kSmoothing[] = {
     {"label_smoothing", ConstScalar::Float, 0.0, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
+const BuiltinOption kShape[] = {{"shape", ConstScalar::Int, {},
+                                 /*acceptsTensor=*/false, /*isShape=*/true}};
 
 const BuiltinInfo kBuiltins[] = {
     {"matmul", kMatmul, {}},
@@ -87,6 +91,8 @@ const BuiltinInfo kBuiltins[] = {
     {"log", kX, {}},
     {"softplus", kX, {}},
     {"transpose", kX, {}},
+    {"flatten", kX, {}},
+    {"reshape", kX, kShape},
     {"sum", kX, kOptionalAxis},
     {"mean", kX, kOptionalAxis},
     {"max", kX, kOptionalAxis},
@@ -183,6 +189,15 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
       }
       continue;
     }
+    if (option.isShape) {
+      if (!expr) {
+        error(call.loc()) << "'" << name << "' is missing argument '"
+                          << option.name << "'";
+        return ValueType();
+      }
+      argsOk &= evaluateShape(call, *expr);
+      continue;
+    }
     if (!expr) {
       if (option.defaultValue)
         call.builtinOptions[option.name] =
@@ -222,6 +237,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkReduction(call, args[0]);
   if (name == "logsumexp" || name == "softmax" || name == "log_softmax")
     return checkSoftmaxFamily(call, args[0]);
+  if (name == "flatten" || name == "reshape")
+    return checkReshape(call, args[0]);
   if (name == "transpose") {
     const ValueType &x = args[0];
     if (x.shape.size() < 2) {
@@ -338,4 +355,69 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
     }
   }
   return ValueType::tensor({}, /*batched=*/false);
+}
+
+/// reshape's shape: a list of integer constants, at most one -1.
+bool BodyChecker::evaluateShape(CallExprAST &call, const ExprAST &expr) {
+  const auto *list = llvm::dyn_cast<ListExprAST>(&expr);
+  if (!list) {
+    error(expr.loc()) << "the shape of 'reshape' must be a list of sizes, "
+                         "such as [7, 112]";
+    return false;
+  }
+  call.builtinShape.clear();
+  bool ok = true;
+  for (const auto &element : list->getElements()) {
+    auto size = scalarEval().evaluateAs(*element, ConstScalar::Int,
+                                        "a size of 'reshape'");
+    if (mlir::failed(size)) {
+      ok = false;
+      continue;
+    }
+    if (size->intValue < 1 && size->intValue != -1) {
+      error(element->loc()) << "a size of 'reshape' must be positive or -1, "
+                            << "got " << size->intValue;
+      ok = false;
+      continue;
+    }
+    call.builtinShape.push_back(size->intValue);
+  }
+  if (ok && llvm::count(call.builtinShape, -1) > 1) {
+    error(expr.loc()) << "the shape of 'reshape' may have one -1, got "
+                      << mlir::mbt::formatShape(call.builtinShape);
+    ok = false;
+  }
+  return ok;
+}
+
+/// flatten(x) is x with its (per-sample) dims folded into one;
+/// reshape(x, shape) x with the shape given, -1 standing for the rest.
+ValueType BodyChecker::checkReshape(CallExprAST &call, const ValueType &x) {
+  int64_t count = 1;
+  for (int64_t d : x.shape)
+    count *= d;
+  if (call.getCallee() == "flatten") {
+    call.builtinShape = {count};
+    return ValueType::tensor({count}, x.batched);
+  }
+  llvm::SmallVector<int64_t, 4> shape(call.builtinShape.begin(),
+                                      call.builtinShape.end());
+  int64_t known = 1;
+  for (int64_t d : shape)
+    if (d != -1)
+      known *= d;
+  auto *inferred = llvm::find(shape, -1);
+  if (inferred != shape.end() && known > 0 && count % known == 0)
+    *inferred = count / known;
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  if (inferred != shape.end() ? count % known != 0 : total != count) {
+    error(call.loc()) << "cannot reshape " << describeShape(x) << " ("
+                      << count << " elements) to "
+                      << mlir::mbt::formatShape(call.builtinShape);
+    return ValueType();
+  }
+  call.builtinShape.assign(shape.begin(), shape.end());
+  return ValueType::tensor(shape, x.batched);
 }

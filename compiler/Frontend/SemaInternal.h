@@ -158,6 +158,8 @@ private:
                                 const ValueType &target);
   ValueType checkReduction(CallExprAST &call, const ValueType &x);
   ValueType checkSoftmaxFamily(CallExprAST &call, const ValueType &x);
+  ValueType checkReshape(CallExprAST &call, const ValueType &x);
+  bool evaluateShape(CallExprAST &call, const ExprAST &expr);
   /// Resolves the call's `axis` option against `x` (negative counts from
   /// the end) and stores it back normalized; false after an error.
   bool resolveAxis(CallExprAST &call, const ValueType &x);

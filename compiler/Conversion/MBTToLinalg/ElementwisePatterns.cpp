@@ -249,6 +249,53 @@ static SmallVector<int64_t> unitDims(RankedTensorType type) {
   return dims;
 }
 
+static bool sameNonUnitDims(RankedTensorType a, RankedTensorType b) {
+  auto nonUnit = [](RankedTensorType t) {
+    SmallVector<int64_t> dims;
+    for (int64_t d : t.getShape())
+      if (d != 1)
+        dims.push_back(d);
+    return dims;
+  };
+  return nonUnit(a) == nonUnit(b);
+}
+
+/// [prefix..., static suffix] -> [prefix..., other static suffix], the
+/// prefix ending at the last dynamic dim (the verifier's second rule):
+/// collapse the input's suffix to one dim, expand it to the result's.
+static Value regroupStaticSuffix(PatternRewriter &rewriter, Location loc,
+                                 Value input, RankedTensorType out) {
+  auto in = cast<RankedTensorType>(input.getType());
+  int64_t p = 0;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (in.isDynamicDim(d))
+      p = d + 1;
+  auto groups = [&](int64_t rank) {
+    SmallVector<ReassociationIndices> g;
+    for (int64_t d = 0; d < p; ++d)
+      g.push_back({d});
+    ReassociationIndices tail;
+    for (int64_t d = p; d < rank; ++d)
+      tail.push_back(d);
+    g.push_back(tail);
+    return g;
+  };
+  int64_t size = 1;
+  for (int64_t d = p; d < in.getRank(); ++d)
+    size *= in.getDimSize(d);
+  SmallVector<int64_t> flatShape(in.getShape().take_front(p));
+  flatShape.push_back(size);
+  auto flatType = RankedTensorType::get(flatShape, in.getElementType());
+  Value v = input;
+  if (in.getRank() - p != 1)
+    v = rewriter.create<tensor::CollapseShapeOp>(loc, flatType, v,
+                                                 groups(in.getRank()));
+  if (out.getRank() - p != 1)
+    v = rewriter.create<tensor::ExpandShapeOp>(loc, out, v,
+                                               groups(out.getRank()));
+  return v;
+}
+
 /// Static reshapes go through the flat vector: collapse to 1-D, expand to
 /// the result (either step is skipped when the shape is already 1-D).
 /// Dynamic ones only move unit dims: collapse them away, then expand the
@@ -260,7 +307,13 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
     Location loc = op.getLoc();
     auto in = op.getInput().getType();
     auto out = op.getType();
-    if (!in.hasStaticShape() || !out.hasStaticShape()) {
+    bool dynamic = !in.hasStaticShape() || !out.hasStaticShape();
+    if (dynamic && !sameNonUnitDims(in, out)) {
+      rewriter.replaceOp(op, regroupStaticSuffix(rewriter, loc, op.getInput(),
+                                                 out));
+      return success();
+    }
+    if (dynamic) {
       SmallVector<int64_t> coreShape;
       for (int64_t d : in.getShape())
         if (d != 1)

@@ -18,14 +18,38 @@ static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
   return dims;
 }
 
+bool mlir::mbt::reshapeKeepsDynamicPrefix(ArrayRef<int64_t> in,
+                                          ArrayRef<int64_t> out) {
+  auto staticFrom = [](ArrayRef<int64_t> shape) {
+    size_t p = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (ShapedType::isDynamic(shape[d]))
+        p = d + 1;
+    return p;
+  };
+  size_t p = staticFrom(in), q = staticFrom(out);
+  if (p != q || in.take_front(p) != out.take_front(q))
+    return false;
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  };
+  return product(in.drop_front(p)) == product(out.drop_front(q));
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = getInput().getType();
   auto out = getResult().getType();
   if (!in.hasStaticShape() || !out.hasStaticShape()) {
-    // Dynamic sizes (a batch) may only move past inserted or removed 1s.
-    if (nonUnitDims(in.getShape()) != nonUnitDims(out.getShape()))
+    // Dynamic sizes (a batch) stay where they are: the reshape may move
+    // unit dims past them, or regroup the static dims after the last one.
+    if (nonUnitDims(in.getShape()) != nonUnitDims(out.getShape()) &&
+        !reshapeKeepsDynamicPrefix(in.getShape(), out.getShape()))
       return emitOpError("with dynamic sizes can only insert or remove "
-                         "unit dimensions, got ")
+                         "unit dimensions or regroup the static dimensions "
+                         "after the last dynamic one, got ")
              << formatShape(in.getShape()) << " -> "
              << formatShape(out.getShape());
     return success();

@@ -134,7 +134,18 @@ static func::FuncOp buildEntryPoint(
   int64_t numParams = static_cast<int64_t>(slots.size());
   int64_t paramCount = slots.empty() ? 0 : slots.back().offset + slots.back().size;
   unsigned numSourceArgs = source.getNumArguments();
-  Type xType = source.getArgumentTypes()[numSourceArgs - 2];
+  // The ABI passes x as [M, B, F] (docs/abi.md); a model whose input has
+  // a per-sample shape of higher rank reshapes it to [M, B, d0, d1, ...].
+  auto modelXType = cast<RankedTensorType>(source.getArgumentTypes()[numSourceArgs - 2]);
+  RankedTensorType xType = modelXType;
+  if (modelXType.getRank() > 3) {
+    int64_t features = 1;
+    for (int64_t d : modelXType.getShape().drop_front(2))
+      features *= d;
+    xType = RankedTensorType::get({modelXType.getDimSize(0),
+                                   modelXType.getDimSize(1), features},
+                                  modelXType.getElementType());
+  }
   Type yType = source.getArgumentTypes()[numSourceArgs - 1];
   auto ret = cast<func::ReturnOp>(source.getBody().front().getTerminator());
   unsigned numOutputs = ret.getNumOperands();
@@ -169,7 +180,10 @@ static func::FuncOp buildEntryPoint(
                 layout.extract(loc, entry->getArgument(0), slots[p]));
   mapExtra(mapping, entry);
   unsigned nargs = entry->getNumArguments();
-  mapping.map(source.getArgument(numSourceArgs - 2), entry->getArgument(nargs - 3));
+  Value x = entry->getArgument(nargs - 3);
+  if (xType != modelXType)
+    x = b.create<ReshapeOp>(loc, modelXType, x);
+  mapping.map(source.getArgument(numSourceArgs - 2), x);
   mapping.map(source.getArgument(numSourceArgs - 1), entry->getArgument(nargs - 2));
   for (Operation &op : source.getBody().front().without_terminator())
     b.clone(op, mapping);
@@ -323,6 +337,10 @@ void FuseOptimizerPass::runOnOperation() {
     module->setAttr("mbt.outputs", outputs);
   if (auto input = model.getArgAttr(numParams, "mbt.input"))
     module->setAttr("mbt.input", input);
+  // The input's per-sample shape, for the manifest.
+  auto modelX = cast<RankedTensorType>(model.getArgumentTypes()[numParams]);
+  module->setAttr("mbt.input_shape",
+                  b.getDenseI64ArrayAttr(modelX.getShape().drop_front(2)));
   if (auto target = model.getArgAttr(numParams + 1, "mbt.target"))
     module->setAttr("mbt.target", target);
   module->setAttr("mbt.model", model.getSymNameAttr());

@@ -167,3 +167,11 @@ func.func @model_constant_empty() {
   %0 = mbt.model_constant {values = array<f64>} : tensor<f32>
   return
 }
+
+// -----
+
+func.func @reshape_dynamic(%a: tensor<?x6xf32>) {
+  // expected-error@+1 {{with dynamic sizes can only insert or remove unit dimensions or regroup the static dimensions after the last dynamic one, got [?, 6] -> [2, ?, 3]}}
+  %0 = mbt.reshape %a : (tensor<?x6xf32>) -> tensor<2x?x3xf32>
+  return
+}

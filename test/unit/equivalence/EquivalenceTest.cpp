@@ -45,6 +45,7 @@ struct Network {
   const char *body;
   const char *loss = "cross_entropy(logits, y)";
   const char *imports = "";
+  const char *input = "f32[784]";
 };
 
 /// The default network: tanh hidden layer, relu before the output bias.
@@ -78,6 +79,19 @@ const Network kReductions{
     " axis = 0)) / 32",
     "import \"losses\"\n"};
 
+/// The image as a 28x28 matrix: row and column means beside the flat
+/// pixels, and a reshape to 7 strips of 4 rows.
+const Network kImage{
+    "  param  w1: f32[784, 32] = kaiming_uniform\n"
+    "  param  wr: f32[28, 32] = kaiming_uniform\n"
+    "  param  ws: f32[112, 32] = kaiming_uniform\n"
+    "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+    "  strips = reshape(x, [7, -1])\n"
+    "  h      = tanh(flatten(x) @ w1 + mean(x, axis = 0) @ wr"
+    " + max(strips, axis = 0) @ ws)\n"
+    "  logits = h @ w2\n",
+    "cross_entropy(logits, y)", "", "f32[28, 28]"};
+
 /// A network whose output scale and label smoothing come from the model
 /// argument `gain`.
 const Network kGain{"  param  w1: f32[784, 32] = kaiming_uniform\n"
@@ -101,7 +115,7 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
   std::ostringstream os;
   os << network.imports << "model mlp"
      << (routing.gains.empty() ? "" : "(gain: float = 1.0)") << " {\n"
-        "  input  x: f32[784]\n"
+        "  input  x: " << network.input << "\n"
         "  target y: class[10]\n"
      << network.body << "  loss   = " << network.loss << "\n"
         "  metric acc = accuracy(logits, y)\n"
@@ -202,6 +216,11 @@ TEST(Equivalence, ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("reductions", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kReductions);
+}
+
+TEST(Equivalence, MatrixInputBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("image", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03}, kImage);
 }
 
 // A model argument that differs per model (one compiled model, the value a

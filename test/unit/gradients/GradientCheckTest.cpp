@@ -318,6 +318,29 @@ TEST(GradientCheck, CrossEntropyWithLabelSmoothing) {
                    "cross_entropy(logits, y, label_smoothing = 0.2)")));
 }
 
+// A matrix input (the ABI's flat x reshaped to [B, 2, 3]), flatten,
+// reshape with an inferred size, and reductions over its axes.
+TEST(GradientCheck, MatrixInputFlattenReshape) {
+  checkGradient(compileSpec(
+      "matrix_input",
+      "model m {\n"
+      "  input  x: f32[2, 3]\n"
+      "  target y: class[4]\n"
+      "  param  w: f32[6, 4] = zeros\n"
+      "  param  v: f32[3, 4] = zeros\n"
+      "  param  u: f32[3, 2] = zeros\n"
+      "  cols   = sum(x, axis = 0)\n"
+      "  g      = reshape(flatten(x) * flatten(reshape(u, [2, -1])), [3, 2])\n"
+      "  logits = flatten(x) @ w + cols @ v + mean(g, axis = -1) @ v\n"
+      "  loss   = cross_entropy(logits, y)\n"
+      "}\n"
+      "sweep {\n"
+      "  models = 1\n"
+      "  optim  = sgd(lr = 1.0)\n"
+      "  data   = fashion_mnist(batch = 5)\n"
+      "}\n"));
+}
+
 // The stdlib losses over one-hot targets: mse, bce_with_logits and nll.
 TEST(GradientCheck, StdlibLosses) {
   checkGradient(compileSpec(

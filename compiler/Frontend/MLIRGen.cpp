@@ -174,11 +174,12 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
 
   mlir::OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(entry);
-  for (const auto &[name, values] : model.instance->perModelArgs) {
+  for (const auto &arg : model.instance->perModelArgs) {
+    const std::string &name = arg.first;
     const ArgDeclAST *decl = llvm::find_if(
         model.getArgs(), [&](const ArgDeclAST &a) { return a.name == name; });
     symbols[name] = builder.create<mlir::mbt::ModelConstantOp>(
-        loc(decl->loc), f32Tensor({}), builder.getDenseF64ArrayAttr(values));
+        loc(decl->loc), f32Tensor({}), builder.getDenseF64ArrayAttr(arg.second));
   }
   genBody(model.instance->body);
   llvm::SmallVector<mlir::Value> results{symbols.lookup(loss->getName())};

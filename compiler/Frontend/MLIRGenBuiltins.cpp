@@ -132,6 +132,14 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     std::swap(perm[perm.size() - 2], perm.back());
     return b.create<TransposeOp>(loc, x, axesAttr(perm));
   }
+  if (name == "concat")
+    return b.create<ConcatOp>(loc, args[0], args[1], irAxis());
+  if (name == "slice") {
+    auto option = [&](llvm::StringRef key) {
+      return call.builtinOptions.find(key)->second.intValue;
+    };
+    return b.create<SliceOp>(loc, x, irAxis(), option("start"), option("end"));
+  }
   if (name == "flatten" || name == "reshape") {
     // The batch dimension, if any, stays in front.
     llvm::SmallVector<int64_t> shape;

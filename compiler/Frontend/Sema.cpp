@@ -57,7 +57,8 @@ std::string mbt::describeShape(const ValueType &type) {
 LogicalResult BodyChecker::checkModel() {
   const ModelAST &model = state.model;
   // Arguments that differ between models are scalar tensors of the body.
-  for (const auto &[name, values] : instance.perModelArgs) {
+  for (const auto &arg : instance.perModelArgs) {
+    const std::string &name = arg.first;
     ValueType type = ValueType::tensor({}, /*batched=*/false);
     type.perModel = true;
     const ArgDeclAST *decl = llvm::find_if(

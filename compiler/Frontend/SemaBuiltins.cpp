@@ -32,6 +32,8 @@ struct BuiltinOption {
   bool acceptsTensor = false;
   /// A list of integers (a shape) rather than one number; required.
   bool isShape = false;
+  /// Must be given (there is no sensible default).
+  bool required = false;
 };
 
 /// Whether `expr` uses a name of the body (a tensor): after expansion,
@@ -77,6 +79,11 @@ const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
 const BuiltinOption kSmoothing[] = {
     {"label_smoothing", ConstScalar::Float, 0.0, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
+const BuiltinOption kSlice[] = {
+    {"start", ConstScalar::Int, {}, false, false, /*required=*/true},
+    {"end", ConstScalar::Int, {}, false, false, /*required=*/true},
+    {"axis", ConstScalar::Int, -1.0}};
+constexpr llvm::StringLiteral kConcat[] = {"a", "b"};
 const BuiltinOption kShape[] = {{"shape", ConstScalar::Int, {},
                                  /*acceptsTensor=*/false, /*isShape=*/true}};
 
@@ -92,6 +99,8 @@ const BuiltinInfo kBuiltins[] = {
     {"softplus", kX, {}},
     {"transpose", kX, {}},
     {"flatten", kX, {}},
+    {"concat", kConcat, kLastAxis},
+    {"slice", kX, kSlice},
     {"reshape", kX, kShape},
     {"sum", kX, kOptionalAxis},
     {"mean", kX, kOptionalAxis},
@@ -198,6 +207,11 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
       argsOk &= evaluateShape(call, *expr);
       continue;
     }
+    if (!expr && option.required) {
+      error(call.loc()) << "'" << name << "' is missing argument '"
+                        << option.name << "'";
+      return ValueType();
+    }
     if (!expr) {
       if (option.defaultValue)
         call.builtinOptions[option.name] =
@@ -237,6 +251,10 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkReduction(call, args[0]);
   if (name == "logsumexp" || name == "softmax" || name == "log_softmax")
     return checkSoftmaxFamily(call, args[0]);
+  if (name == "concat")
+    return checkConcat(call, args[0], args[1]);
+  if (name == "slice")
+    return checkSlice(call, args[0]);
   if (name == "flatten" || name == "reshape")
     return checkReshape(call, args[0]);
   if (name == "transpose") {
@@ -420,4 +438,60 @@ ValueType BodyChecker::checkReshape(CallExprAST &call, const ValueType &x) {
   }
   call.builtinShape.assign(shape.begin(), shape.end());
   return ValueType::tensor(shape, x.batched);
+}
+
+/// concat(a, b, axis = -1): equal shapes but along the axis, and both
+/// batched or neither (the batch is not a dimension one can join along).
+ValueType BodyChecker::checkConcat(CallExprAST &call, const ValueType &a,
+                                   const ValueType &b) {
+  if (a.batched != b.batched) {
+    error(call.loc()) << "'concat' joins two values that both depend on the "
+                      << "input or neither, got " << describeShape(a)
+                      << " and " << describeShape(b);
+    return ValueType();
+  }
+  if (a.shape.size() != b.shape.size()) {
+    error(call.loc()) << "'concat' needs operands of equal rank, got "
+                      << describeShape(a) << " and " << describeShape(b);
+    return ValueType();
+  }
+  if (!resolveAxis(call, a))
+    return ValueType();
+  int64_t axis = call.builtinOptions["axis"].intValue;
+  ValueType result = a;
+  for (size_t d = 0; d < a.shape.size(); ++d) {
+    if (static_cast<int64_t>(d) == axis)
+      result.shape[d] = a.shape[d] + b.shape[d];
+    else if (a.shape[d] != b.shape[d]) {
+      error(call.loc()) << "'concat' operands " << describeShape(a) << " and "
+                        << describeShape(b) << " differ in dimension " << d
+                        << ", not only along axis " << axis;
+      return ValueType();
+    }
+  }
+  return result;
+}
+
+/// slice(x, start, end, axis = -1): indices [start, end) of the axis;
+/// negative bounds count from its end, as in Python.
+ValueType BodyChecker::checkSlice(CallExprAST &call, const ValueType &x) {
+  if (!resolveAxis(call, x))
+    return ValueType();
+  int64_t axis = call.builtinOptions["axis"].intValue;
+  int64_t size = x.shape[axis];
+  int64_t start = call.builtinOptions["start"].intValue;
+  int64_t end = call.builtinOptions["end"].intValue;
+  int64_t s = start < 0 ? start + size : start;
+  int64_t e = end < 0 ? end + size : end;
+  if (s < 0 || e > size || s >= e) {
+    error(call.loc()) << "slice [" << start << ", " << end << ") of axis "
+                      << axis << " is empty or out of range for "
+                      << describeShape(x) << " (size " << size << ")";
+    return ValueType();
+  }
+  call.builtinOptions["start"] = ConstScalar::integer(s);
+  call.builtinOptions["end"] = ConstScalar::integer(e);
+  ValueType result = x;
+  result.shape[axis] = e - s;
+  return result;
 }

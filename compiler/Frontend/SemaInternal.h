@@ -159,6 +159,9 @@ private:
   ValueType checkReduction(CallExprAST &call, const ValueType &x);
   ValueType checkSoftmaxFamily(CallExprAST &call, const ValueType &x);
   ValueType checkReshape(CallExprAST &call, const ValueType &x);
+  ValueType checkConcat(CallExprAST &call, const ValueType &a,
+                        const ValueType &b);
+  ValueType checkSlice(CallExprAST &call, const ValueType &x);
   bool evaluateShape(CallExprAST &call, const ExprAST &expr);
   /// Resolves the call's `axis` option against `x` (negative counts from
   /// the end) and stores it back normalized; false after an error.

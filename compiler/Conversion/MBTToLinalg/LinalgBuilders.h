@@ -57,6 +57,7 @@ void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateMatmulPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
+void populateSlicePatterns(RewritePatternSet &patterns);
 void populateOptimizerPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::mbt

@@ -23,6 +23,7 @@ struct LowerToLinalgPass
     populateMatmulPatterns(patterns);
     populateReductionPatterns(patterns);
     populateLossPatterns(patterns);
+    populateSlicePatterns(patterns);
     populateOptimizerPatterns(patterns);
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingOps;

@@ -106,3 +106,18 @@ Operation *TransposeOp::buildBatched(OpBuilder &b, ValueRange operands,
   return b.create<TransposeOp>(getLoc(), operands[0],
                                b.getDenseI64ArrayAttr(perm));
 }
+
+Operation *ConcatOp::buildBatched(OpBuilder &b, ValueRange operands, int64_t) {
+  return b.create<ConcatOp>(getLoc(), operands[0], operands[1], getAxis() + 1);
+}
+
+Operation *SliceOp::buildBatched(OpBuilder &b, ValueRange operands, int64_t) {
+  return b.create<SliceOp>(getLoc(), operands[0], getAxis() + 1, getStart(),
+                           getEnd());
+}
+
+Operation *SliceGradOp::buildBatched(OpBuilder &b, ValueRange operands,
+                                     int64_t) {
+  return b.create<SliceGradOp>(getLoc(), operands[1].getType(), operands[0],
+                               operands[1], getAxis() + 1, getStart());
+}

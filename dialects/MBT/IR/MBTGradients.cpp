@@ -217,3 +217,24 @@ SmallVector<Value> CrossEntropyOp::buildGradients(OpBuilder &b,
                                           resultGrads[0]);
   return {dl, Value()};
 }
+
+/// The adjoint of each operand is its slice of the result's adjoint.
+SmallVector<Value> ConcatOp::buildGradients(OpBuilder &b,
+                                            ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value(), Value()};
+  int64_t axis = getAxis();
+  int64_t n = getLhs().getType().getDimSize(axis);
+  int64_t total = getType().getDimSize(axis);
+  Value g = resultGrads[0];
+  return {b.create<SliceOp>(getLoc(), g, axis, 0, n),
+          b.create<SliceOp>(getLoc(), g, axis, n, total)};
+}
+
+SmallVector<Value> SliceOp::buildGradients(OpBuilder &b,
+                                           ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  return {b.create<SliceGradOp>(getLoc(), getInput().getType(), resultGrads[0],
+                                getInput(), getAxis(), getStart())};
+}

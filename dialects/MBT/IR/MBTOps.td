@@ -374,6 +374,67 @@ def MBT_TransposeOp : MBT_PureOpOwnBatching<"transpose", [
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def MBT_ConcatOp : MBT_PureOpOwnBatching<"concat", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Join two tensors along a dimension";
+  let description = [{
+    `lhs` and `rhs` have the same rank and the same sizes except along
+    `axis`, where the result has the sum of theirs. The adjoints are the
+    two slices of the result's adjoint.
+
+    ```mlir
+    %c = mbt.concat %a, %b {axis = 1 : i64}
+        : (tensor<?x3xf32>, tensor<?x5xf32>) -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs, I64Attr:$axis);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def MBT_SliceOp : MBT_PureOpOwnBatching<"slice", [
+    InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "The elements [start, end) along a dimension";
+  let description = [{
+    Keeps indices `start` to `end - 1` of dimension `axis` (static, within
+    its size); the other dimensions are unchanged. The adjoint is the
+    result's adjoint placed back into zeros (`mbt.slice_grad`).
+
+    ```mlir
+    %s = mbt.slice %x {axis = 1 : i64, start = 2 : i64, end = 5 : i64}
+        : (tensor<?x8xf32>) -> tensor<?x3xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$input, I64Attr:$axis, I64Attr:$start,
+                       I64Attr:$end);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def MBT_SliceGradOp : MBT_PureOpOwnBatching<"slice_grad"> {
+  let summary = "Adjoint of slice: the slice's adjoint inside zeros";
+  let description = [{
+    A tensor of the shape of `like` (the slice's input), zero except at
+    indices `[start, start + size)` of `axis`, which hold `grad`.
+
+    ```mlir
+    %dx = mbt.slice_grad %ds like %x {axis = 1 : i64, start = 2 : i64}
+        : (tensor<?x3xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$grad, MBT_F32Tensor:$like, I64Attr:$axis,
+                       I64Attr:$start);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = [{
+    $grad `like` $like attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def MBT_UnbroadcastOp : MBT_PureOp<"unbroadcast"> {
   let summary = "Sum a tensor down to a shape it was broadcast from";
   let description = [{

@@ -367,3 +367,82 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
   results.push_back(adaptor.getLogits().getType());
   return success();
 }
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  auto mismatch = [&] {
+    return emitShapeError(loc, "concat operands " + formatShape(lhs.getShape()) +
+                                   " and " + formatShape(rhs.getShape()) +
+                                   " differ outside axis " + llvm::Twine(axis));
+  };
+  if (lhs.getRank() != rhs.getRank())
+    return mismatch();
+  if (axis < 0 || axis >= lhs.getRank() || lhs.isDynamicDim(axis) ||
+      rhs.isDynamicDim(axis))
+    return emitShapeError(loc, "concat axis " + llvm::Twine(axis) +
+                                   " is not a static dimension of " +
+                                   formatShape(lhs.getShape()) + " and " +
+                                   formatShape(rhs.getShape()));
+  llvm::SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < lhs.getRank(); ++d) {
+    int64_t a = lhs.getDimSize(d), b = rhs.getDimSize(d);
+    if (d == axis) {
+      shape.push_back(ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
+                          ? ShapedType::kDynamic
+                          : a + b);
+    } else if (!sameSize(a, b)) {
+      return mismatch();
+    } else {
+      shape.push_back(ShapedType::isDynamic(a) ? b : a);
+    }
+  }
+  results.push_back(f32Tensor(ctx, shape));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *ctx,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  int64_t start = static_cast<int64_t>(adaptor.getStart());
+  int64_t end = static_cast<int64_t>(adaptor.getEnd());
+  if (axis < 0 || axis >= input.getRank() || input.isDynamicDim(axis))
+    return emitShapeError(loc, "slice axis " + llvm::Twine(axis) +
+                                   " is not a static dimension of " +
+                                   formatShape(input.getShape()));
+  if (start < 0 || start >= end || end > input.getDimSize(axis))
+    return emitShapeError(loc, "slice [" + llvm::Twine(start) + ", " +
+                                   llvm::Twine(end) + ") out of range for size " +
+                                   llvm::Twine(input.getDimSize(axis)));
+  llvm::SmallVector<int64_t> shape(input.getShape());
+  shape[axis] = end - start;
+  results.push_back(f32Tensor(ctx, shape));
+  return success();
+}
+
+LogicalResult SliceGradOp::verify() {
+  auto grad = getGrad().getType();
+  auto like = getLike().getType();
+  int64_t axis = getAxis(), start = getStart();
+  if (grad.getRank() != like.getRank() || axis < 0 || axis >= like.getRank() ||
+      like.isDynamicDim(axis) || grad.isDynamicDim(axis) || start < 0 ||
+      start + grad.getDimSize(axis) > like.getDimSize(axis))
+    return emitOpError("grad ")
+           << formatShape(grad.getShape()) << " at " << start << " of axis "
+           << axis << " does not fit " << formatShape(like.getShape());
+  for (int64_t d = 0; d < like.getRank(); ++d)
+    if (d != axis && !sameSize(grad.getDimSize(d), like.getDimSize(d)))
+      return emitOpError("grad ")
+             << formatShape(grad.getShape()) << " differs from "
+             << formatShape(like.getShape()) << " outside axis " << axis;
+  if (getResult().getType() != like)
+    return emitOpError("result must have the type of 'like'");
+  return success();
+}

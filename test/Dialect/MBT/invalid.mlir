@@ -175,3 +175,38 @@ func.func @reshape_dynamic(%a: tensor<?x6xf32>) {
   %0 = mbt.reshape %a : (tensor<?x6xf32>) -> tensor<2x?x3xf32>
   return
 }
+
+// -----
+
+func.func @concat_shapes(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{concat operands [2, 3] and [4, 5] differ outside axis 1}}
+  %0 = mbt.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dynamic_axis(%a: tensor<?x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{concat axis 0 is not a static dimension of [?, 3] and [?, 3]}}
+  %0 = mbt.concat %a, %a {axis = 0 : i64} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_range(%a: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{slice [2, 4) out of range for size 3}}
+  %0 = mbt.slice %a {axis = 1 : i64, start = 2 : i64, end = 4 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_grad_fit(%g: tensor<2x2xf32>, %x: tensor<2x3xf32>) {
+  // expected-error@+1 {{grad [2, 2] at 2 of axis 1 does not fit [2, 3]}}
+  %0 = mbt.slice_grad %g like %x {axis = 1 : i64, start = 2 : i64} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}

@@ -83,6 +83,12 @@ func.func @reductions_and_layout(%x: tensor<?x10xf32>, %w: tensor<4x3xf32>,
   %t = mbt.one_hot %y {num_classes = 10 : i64} : (tensor<?xi32>) -> tensor<?x10xf32>
   // CHECK: mbt.reshape %{{.*}} : (tensor<?x10xf32>) -> tensor<?x2x5xf32>
   %r = mbt.reshape %x : (tensor<?x10xf32>) -> tensor<?x2x5xf32>
+  // CHECK: mbt.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<?x20xf32>
+  %c = mbt.concat %x, %x {axis = 1 : i64} : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<?x20xf32>
+  // CHECK: mbt.slice %{{.*}} {axis = 1 : i64, end = 5 : i64, start = 2 : i64} : (tensor<?x20xf32>) -> tensor<?x3xf32>
+  %sl = mbt.slice %c {axis = 1 : i64, start = 2 : i64, end = 5 : i64} : (tensor<?x20xf32>) -> tensor<?x3xf32>
+  // CHECK: mbt.slice_grad %{{.*}} like %{{.*}} {axis = 1 : i64, start = 2 : i64} : (tensor<?x3xf32>, tensor<?x20xf32>) -> tensor<?x20xf32>
+  %sg = mbt.slice_grad %sl like %c {axis = 1 : i64, start = 2 : i64} : (tensor<?x3xf32>, tensor<?x20xf32>) -> tensor<?x20xf32>
   // CHECK: mbt.model_constant {values = array<f64: 5.000000e-01, 2.000000e+00>} : tensor<f32>
   %g = mbt.model_constant {values = array<f64: 0.5, 2.0>} : tensor<f32>
   // CHECK: mbt.accuracy %{{.*}}, %{{.*}} {top_k = 5 : i64}

@@ -80,14 +80,17 @@ const Network kReductions{
     "import \"losses\"\n"};
 
 /// The image as a 28x28 matrix: row and column means beside the flat
-/// pixels, and a reshape to 7 strips of 4 rows.
+/// pixels, a reshape to 7 strips of 4 rows, and the top and bottom halves
+/// sliced and joined again.
 const Network kImage{
     "  param  w1: f32[784, 32] = kaiming_uniform\n"
-    "  param  wr: f32[28, 32] = kaiming_uniform\n"
+    "  param  wr: f32[56, 32] = kaiming_uniform\n"
     "  param  ws: f32[112, 32] = kaiming_uniform\n"
     "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
     "  strips = reshape(x, [7, -1])\n"
-    "  h      = tanh(flatten(x) @ w1 + mean(x, axis = 0) @ wr"
+    "  halves = concat(mean(slice(x, 0, 14, axis = 0), axis = 0),"
+    " mean(slice(x, -14, 28, axis = 0), axis = 0))\n"
+    "  h      = tanh(flatten(x) @ w1 + halves @ wr"
     " + max(strips, axis = 0) @ ws)\n"
     "  logits = h @ w2\n",
     "cross_entropy(logits, y)", "", "f32[28, 28]"};

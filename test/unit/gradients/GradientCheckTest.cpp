@@ -341,6 +341,20 @@ TEST(GradientCheck, MatrixInputFlattenReshape) {
       "}\n"));
 }
 
+// concat of batched values and of parameters, slices with negative bounds
+// and along a matrix's first axis.
+TEST(GradientCheck, ConcatAndSlice) {
+  checkGradient(compileSpec(
+      "concat_slice",
+      specWithLoss("  param w: f32[6, 3] = zeros\n"
+                   "  param v: f32[4, 1] = zeros\n"
+                   "  param u: f32[5, 4] = zeros\n",
+                   "  h = concat(tanh(x @ w), slice(x, 1, -1) @ v)\n"
+                   "  p = concat(u, transpose(v), axis = 0)\n"
+                   "  logits = h @ slice(p, 1, 5, axis = 0) + slice(x, 0, 4)\n",
+                   "cross_entropy(logits, y)")));
+}
+
 // The stdlib losses over one-hot targets: mse, bce_with_logits and nll.
 TEST(GradientCheck, StdlibLosses) {
   checkGradient(compileSpec(

@@ -125,6 +125,8 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     return b.create<LogOp>(loc, x);
   if (name == "softplus")
     return b.create<SoftplusOp>(loc, x);
+  if (name == "sqrt")
+    return b.create<SqrtOp>(loc, x);
   if (name == "transpose") {
     llvm::SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank(x); ++d)

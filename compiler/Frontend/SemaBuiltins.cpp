@@ -97,6 +97,7 @@ const BuiltinInfo kBuiltins[] = {
     {"exp", kX, {}},
     {"log", kX, {}},
     {"softplus", kX, {}},
+    {"sqrt", kX, {}},
     {"transpose", kX, {}},
     {"flatten", kX, {}},
     {"concat", kConcat, kLastAxis},

@@ -189,6 +189,11 @@ Value ElementwisePattern<LogOp>::body(OpBuilder &b, Location loc,
   return b.create<math::LogOp>(loc, a[0]);
 }
 template <>
+Value ElementwisePattern<SqrtOp>::body(OpBuilder &b, Location loc,
+                                       ValueRange a) {
+  return b.create<math::SqrtOp>(loc, a[0]);
+}
+template <>
 Value ElementwisePattern<SoftplusOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // max(x, 0) + log1p(exp(-|x|)): no overflow for large x, exact tails.
@@ -364,6 +369,7 @@ void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
                ElementwisePattern<GeluOp>, ElementwisePattern<SigmoidGradOp>,
                ElementwisePattern<SiluGradOp>, ElementwisePattern<GeluGradOp>,
                ElementwisePattern<ExpOp>, ElementwisePattern<LogOp>,
-               ElementwisePattern<SoftplusOp>, ConstantPattern, ReshapePattern,
+               ElementwisePattern<SoftplusOp>, ElementwisePattern<SqrtOp>,
+               ConstantPattern, ReshapePattern,
                TransposePattern>(patterns.getContext());
 }

@@ -125,6 +125,20 @@ SmallVector<Value> LogOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
   return {b.create<DivOp>(getLoc(), resultGrads[0], getInput())};
 }
 
+/// grad * 0.5 / sqrt(x), with 0.5 a splat of the result's rank.
+SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  if (!resultGrads[0])
+    return {Value()};
+  auto type = getType();
+  auto halfType = RankedTensorType::get(
+      SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
+  Value half = b.create<ConstantOp>(
+      getLoc(), halfType, DenseElementsAttr::get(halfType, 0.5f));
+  Value scaled = b.create<MulOp>(getLoc(), resultGrads[0], half);
+  return {b.create<DivOp>(getLoc(), scaled, getResult())};
+}
+
 SmallVector<Value> SoftplusOp::buildGradients(OpBuilder &b,
                                               ValueRange resultGrads) {
   if (!resultGrads[0])

@@ -255,6 +255,19 @@ def MBT_SoftplusOp : MBT_UnaryOp<"softplus",
   }];
 }
 
+def MBT_SqrtOp : MBT_UnaryOp<"sqrt",
+    [DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Elementwise square root";
+  let description = [{
+    IEEE semantics (`sqrt(x < 0) = nan`). The adjoint is
+    `grad * 0.5 / sqrt(x)`, built from the op's own result.
+
+    ```mlir
+    %s = mbt.sqrt %v : tensor<?x1xf32>
+    ```
+  }];
+}
+
 def MBT_GeluOp : MBT_UnaryOp<"gelu",
     [DeclareOpInterfaceMethods<GradientOpInterface>]> {
   let summary = "Gaussian error linear unit, x * Phi(x), with erf";

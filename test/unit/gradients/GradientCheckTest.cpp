@@ -355,6 +355,17 @@ TEST(GradientCheck, ConcatAndSlice) {
                    "cross_entropy(logits, y)")));
 }
 
+// sqrt, and the stdlib's layer_norm, rms_norm and prenorm_residual.
+TEST(GradientCheck, SqrtAndNormalizationLayers) {
+  checkGradient(compileSpec(
+      "norms",
+      "import \"nn\"\n" +
+          spec("  param w: f32[6, 8] = normal(0.0, 0.5)\n",
+               "  h = layer_norm(x @ w)\n"
+               "  r = prenorm_residual(rms_norm(h), 5)\n"
+               "  logits = linear(r + sqrt(h * h + 1), 4)\n")));
+}
+
 // The stdlib losses over one-hot targets: mse, bce_with_logits and nll.
 TEST(GradientCheck, StdlibLosses) {
   checkGradient(compileSpec(

@@ -62,6 +62,7 @@ constexpr double kGradientTolerance = 1e-4;
 std::string spec(int64_t classes, int64_t batch, const std::string &body) {
   return "import \"losses\"\n"
          "import \"metrics\"\n"
+         "import \"nn\"\n"
          "model m {\n"
          "  input  x: f32[6]\n"
          "  target y: class[" + std::to_string(classes) + "]\n" + body +
@@ -427,6 +428,28 @@ TEST(BuiltinsVsLibTorch, Top5AndErrorRate) {
                 {"top5", viaTopk},
                 {"top3", topK(z, in.y, 3)},
                 {"err", 1 - topK(z, in.y, 1)}};
+      });
+}
+
+// The stdlib's normalization layers (mean over an axis, a batched value
+// broadcast against a wider one, sqrt) against torch::layer_norm and RMS
+// normalization written out in torch.
+TEST(BuiltinsVsLibTorch, LayerNormAndRmsNorm) {
+  checkAgainstTorch(
+      "norms", 4, 5,
+      "  param w: f32[6, 8] = zeros\n"
+      "  param v: f32[8, 4] = zeros\n"
+      "  h = layer_norm(x @ w)\n"
+      "  r = rms_norm(tanh(h))\n"
+      "  loss = cross_entropy(r @ v, y)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor h = torch::layer_norm(in.x.matmul(in["w"]), {8},
+                                            in["h.g"], in["h.b"], 1e-5);
+        torch::Tensor t = torch::tanh(h);
+        torch::Tensor r =
+            t / torch::sqrt((t * t).mean(-1, /*keepdim=*/true) + 1e-6) *
+            in["r.g"];
+        return {{"loss", F::cross_entropy(r.matmul(in["v"]), in.y)}};
       });
 }
 

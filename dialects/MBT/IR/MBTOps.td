@@ -94,6 +94,8 @@ def MBT_MatmulOp : MBT_PureOp<"matmul", [
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  // An operand transposed in its last two dims becomes a flag.
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -385,6 +387,8 @@ def MBT_TransposeOp : MBT_PureOpOwnBatching<"transpose", [
   let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs MBT_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  // The transpose of a matmul is a matmul (operands swapped).
+  let hasCanonicalizer = 1;
 }
 
 def MBT_ConcatOp : MBT_PureOpOwnBatching<"concat", [

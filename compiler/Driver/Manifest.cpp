@@ -68,6 +68,15 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
   }
   for (int64_t s : sweep.getSeeds())
     seeds.push_back(s);
+  // Each model's gradient-norm bound (null without clipping): the
+  // artifact applies it; the runtime reports it.
+  json::Value clipNorm = nullptr;
+  if (auto clip = sweep.getClipNorm()) {
+    json::Array values;
+    for (double v : *clip)
+      values.push_back(v);
+    clipNorm = std::move(values);
+  }
   json::Array argNames, argRows;
   if (auto names = sweep.getModelArgNames())
     for (Attribute n : *names)
@@ -130,6 +139,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"seeds", std::move(seeds)},
       {"model_args", json::Object{{"names", std::move(argNames)},
                                   {"values", std::move(argRows)}}},
+      {"clip_norm", std::move(clipNorm)},
       {"outputs", std::move(outputNames)},
       {"data", std::move(data)},
       {"epochs", sweep.getEpochs()}};

@@ -377,6 +377,8 @@ struct SweepConfig {
   /// kfold: the number of folds and each model's held-out fold.
   int64_t folds = 0;
   std::vector<int64_t> fold;
+  /// Each model's gradient-norm bound; empty without clipping.
+  std::vector<double> clipNorm;
 };
 
 /// `sweep { ... }`.

@@ -368,7 +368,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       config.routing == "kfold" ? builder.getDenseI64ArrayAttr(config.fold)
                                 : mlir::DenseI64ArrayAttr(),
       argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argNames),
-      argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argValues));
+      argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argValues),
+      config.clipNorm.empty() ? mlir::DenseF64ArrayAttr()
+                              : builder.getDenseF64ArrayAttr(config.clipNorm));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

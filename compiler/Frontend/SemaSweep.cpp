@@ -26,7 +26,8 @@ namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "optim",  "data",  "epochs",
-                                      "grid",   "draw_seed", "fold"};
+                                      "grid",   "draw_seed", "fold",
+                                      "clip"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
@@ -55,6 +56,7 @@ private:
   void checkData(ConstEvaluator &eval);
   void checkFolds(ConstEvaluator &eval);
   void checkEpochs(ConstEvaluator &eval);
+  void checkClip(ConstEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
   const ExprAST *lookup(llvm::StringRef key) const {
@@ -105,6 +107,7 @@ LogicalResult SweepChecker::check() {
   checkData(eval);
   checkFolds(eval);
   checkEpochs(eval);
+  checkClip(eval);
   if (!ok)
     return failure();
   sweep.config = std::move(config);
@@ -507,6 +510,27 @@ void SweepChecker::checkEpochs(ConstEvaluator &eval) {
     error(value->loc()) << "epochs must be a positive integer, got " << *n;
   else
     config.epochs = *n;
+}
+
+/// clip = MAX_NORM: each model's gradient is scaled so its global norm
+/// (over all its parameters) is at most MAX_NORM, a positive number or one
+/// per model; default no clipping.
+void SweepChecker::checkClip(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("clip");
+  if (!value)
+    return;
+  auto values = eval.evaluatePerModel(*value, "clip");
+  if (failed(values)) {
+    ok = false;
+    return;
+  }
+  for (double v : *values)
+    if (!(v > 0)) {
+      error(value->loc()) << "clip must be a positive gradient norm, got "
+                          << formatNumber(v);
+      return;
+    }
+  config.clipNorm = std::move(*values);
 }
 
 LogicalResult

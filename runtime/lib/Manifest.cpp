@@ -269,6 +269,20 @@ void parseOptimizer(const Reader &r, const json &root, Manifest &m) {
                     m.models, m.hyperNames.size(), "optimizer.hyper");
 }
 
+/// "clip_norm": [one per model] or null, optional: each model's
+/// gradient-norm bound, applied inside the artifact.
+void parseClipNorm(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("clip_norm") || root["clip_norm"].is_null())
+    return;
+  const json &values = r.array(root["clip_norm"], "clip_norm");
+  if (static_cast<int64_t>(values.size()) != m.models)
+    r.fail("clip_norm", "has " + std::to_string(values.size()) +
+                            " entries, expected one per model (" +
+                            std::to_string(m.models) + ")");
+  for (size_t i = 0; i < values.size(); ++i)
+    m.clipNorm.push_back(r.number(values[i], Reader::index("clip_norm", i)));
+}
+
 /// "model_args": {"names": [...], "values": [one row per model]}, optional:
 /// the model's arguments as the sweep set them.
 void parseModelArgs(const Reader &r, const json &root, Manifest &m) {
@@ -331,6 +345,7 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
 
   parseOptimizer(r, root, m);
   parseModelArgs(r, root, m);
+  parseClipNorm(r, root, m);
 
   const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
   if (static_cast<int64_t>(seeds.size()) != m.models)

@@ -43,6 +43,8 @@ Leaderboard Trainer::buildLeaderboard(
     board.hyperNames.push_back(manifest.modelArgNames[a]);
   board.hyperNames.insert(board.hyperNames.end(), manifest.hyperNames.begin(),
                           manifest.hyperNames.end());
+  if (!manifest.clipNorm.empty())
+    board.hyperNames.push_back("clip");
   board.outputs = manifest.outputs;
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
@@ -52,6 +54,8 @@ Leaderboard Trainer::buildLeaderboard(
       row.hyper.push_back(manifest.modelArgValues[model][a]);
     row.hyper.insert(row.hyper.end(), manifest.hyperValues[model].begin(),
                      manifest.hyperValues[model].end());
+    if (!manifest.clipNorm.empty())
+      row.hyper.push_back(manifest.clipNorm[model]);
     row.train = trainMeans[model];
     row.test = testMeans[model];
     if (!validationMeans.empty())

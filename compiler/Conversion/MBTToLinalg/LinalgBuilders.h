@@ -58,6 +58,7 @@ void populateMatmulPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateSlicePatterns(RewritePatternSet &patterns);
+void populateClipPatterns(RewritePatternSet &patterns);
 void populateOptimizerPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::mbt

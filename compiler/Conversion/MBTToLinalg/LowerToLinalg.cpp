@@ -24,6 +24,7 @@ struct LowerToLinalgPass
     populateReductionPatterns(patterns);
     populateLossPatterns(patterns);
     populateSlicePatterns(patterns);
+    populateClipPatterns(patterns);
     populateOptimizerPatterns(patterns);
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingOps;

@@ -210,6 +210,14 @@ LogicalResult SweepOp::verify() {
                << cast<StringAttr>(name).getValue() << "' has "
                << cast<DenseF64ArrayAttr>(values).size() << " values for "
                << models << " models";
+  if (auto clip = getClipNorm()) {
+    if (static_cast<int64_t>(clip->size()) != models)
+      return emitOpError("clip_norm has ")
+             << clip->size() << " values for " << models << " models";
+    for (double v : *clip)
+      if (!(v > 0))
+        return emitOpError("clip_norm must be positive, got ") << v;
+  }
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
            << getSeeds().size() << " seeds for " << models << " models";
@@ -250,5 +258,16 @@ LogicalResult SweepOp::verify() {
 LogicalResult ModelConstantOp::verify() {
   if (getValues().empty())
     return emitOpError("needs at least one value");
+  return success();
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  auto grads = getGrads().getType();
+  auto maxNorm = getMaxNorm().getType();
+  if (grads.getRank() != 2 || maxNorm.getRank() != 1 ||
+      grads.getDimSize(0) != maxNorm.getDimSize(0))
+    return emitOpError("needs grads [M, P] and max_norm [M], got ")
+           << formatShape(grads.getShape()) << " and "
+           << formatShape(maxNorm.getShape());
   return success();
 }

@@ -718,6 +718,27 @@ def MBT_UpdateOp : MBT_PureOp<"update"> {
   ];
 }
 
+def MBT_ClipGradNormOp : MBT_Op<"clip_grad_norm", [Pure,
+    AllTypesMatch<["grads", "result"]>]> {
+  let summary = "Scale each model's gradient to a global norm of at most max_norm";
+  let description = [{
+    `grads` is `[M, P]` (row `m`: every parameter gradient of model `m`)
+    and `max_norm` is `[M]`. Row `m` is multiplied by
+    `min(1, max_norm[m] / (||grads[m]|| + 1e-6))`, the 2-norm taken over
+    the whole row: `torch.nn.utils.clip_grad_norm_` applied to each model
+    on its own, in float32 as PyTorch computes it. `mbt-fuse-optimizer`
+    puts it before the fused update when the sweep sets `clip`.
+
+    ```mlir
+    %g = mbt.clip_grad_norm %grads, %max : tensor<16x101770xf32>, tensor<16xf64>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$grads, MBT_F64Tensor:$max_norm);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$grads `,` $max_norm attr-dict `:` type($grads) `,` type($max_norm)";
+  let hasVerifier = 1;
+}
+
 def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
     AllTypesMatch<["params", "grads", "new_params"]>,
     AllTypesMatch<["state", "new_state"]>]> {
@@ -765,7 +786,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     out fold `fold[m]` of `folds` and is validated on it) or `bootstrap` (a
     resample with replacement keyed by the model's seed).
     `model_arg_names` and `model_args` record the model's arguments with
-    one value per model, for the reports.
+    one value per model, for the reports. `clip_norm`, when present, bounds
+    each model's global gradient norm (see `mbt.clip_grad_norm`).
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
@@ -789,7 +811,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
                        OptionalAttr<DenseI64ArrayAttr>:$fold,
                        OptionalAttr<StrArrayAttr>:$model_arg_names,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
-                                    "per-model values">>:$model_args);
+                                    "per-model values">>:$model_args,
+                       OptionalAttr<DenseF64ArrayAttr>:$clip_norm);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -302,6 +302,13 @@ void FuseOptimizerPass::runOnOperation() {
                                        slots[p].size);
           updates.push_back(update);
         }
+        // Per-model clipping of the gradient's global norm, if asked for.
+        if (auto clip = sweep.getClipNorm()) {
+          auto normType = RankedTensorType::get({numModels}, b.getF64Type());
+          Value maxNorm = b.create<ConstantOp>(
+              loc, normType, DenseElementsAttr::get(normType, *clip));
+          grads = b.create<ClipGradNormOp>(loc, grads, maxNorm);
+        }
         auto fused = b.create<FusedUpdateOp>(
             loc, rule->name, entry->getArgument(0), grads,
             entry->getArgument(1), entry->getArgument(2),

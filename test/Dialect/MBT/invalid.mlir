@@ -210,3 +210,20 @@ func.func @slice_grad_fit(%g: tensor<2x2xf32>, %x: tensor<2x3xf32>) {
   %0 = mbt.slice_grad %g like %x {axis = 1 : i64, start = 2 : i64} : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @clip_shapes(%g: tensor<2x12xf32>, %m: tensor<3xf64>) {
+  // expected-error@+1 {{needs grads [M, P] and max_norm [M], got [2, 12] and [3]}}
+  %0 = mbt.clip_grad_norm %g, %m : tensor<2x12xf32>, tensor<3xf64>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{clip_norm must be positive, got -1}}
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = "sgd",
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, clip_norm = array<f64: -1.0>}

@@ -105,6 +105,8 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
   %p1, %m1, %v1 = mbt.update "adam" %p, %g state(%m, %v) hyper(%h) step(%t)
       : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf64>, tensor<f64>)
       -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
+  // CHECK: mbt.clip_grad_norm %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2xf64>
+  %clipped = mbt.clip_grad_norm %flat, %ts : tensor<2x12xf32>, tensor<2xf64>
   // CHECK: mbt.fused_update "adam" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
   %np, %ns = mbt.fused_update "adam" %flat, %flat, %state, %hs, %ts
       : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>

@@ -109,6 +109,8 @@ struct Routing {
   std::string dataArgs;
   std::vector<double> folds;
   std::vector<double> gains;
+  /// Each model's gradient-clipping bound (`clip`), if any.
+  std::vector<double> clips;
 };
 
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
@@ -132,6 +134,7 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
         "  optim  = " << optim << "(lr = " << listOf(lrs) << ")\n"
         "  data   = fashion_mnist(batch = 32" << routing.dataArgs << ")\n"
      << (routing.folds.empty() ? "" : "  fold   = " + listOf(routing.folds) + "\n")
+     << (routing.clips.empty() ? "" : "  clip   = " + listOf(routing.clips) + "\n")
      << "  epochs = 1\n"
         "}\n";
   return os.str();
@@ -166,7 +169,9 @@ double relativeDifference(const std::vector<float> &a,
 
 /// Model m's routing when it trains alone: its own fold, if any.
 Routing routingAlone(const Routing &routing, int m) {
-  Routing one{routing.dataArgs, {}, {}};
+  Routing one{routing.dataArgs, {}, {}, {}};
+  if (!routing.clips.empty())
+    one.clips = {routing.clips[m]};
   if (!routing.folds.empty())
     one.folds = {routing.folds[m]};
   if (!routing.gains.empty())
@@ -234,6 +239,14 @@ TEST(Equivalence, PerModelArgumentBatchOfEightEqualsEachModelAlone) {
                         {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
                         kGain,
                         {"", {}, {0.25, 0.5, 1.0, 2.0, 0.25, 0.5, 1.0, 2.0}});
+}
+
+// Each model clips its own gradient's global norm at its own bound; the
+// bounds straddle the gradient norms, so some models clip and some do not.
+TEST(Equivalence, PerModelGradientClippingBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("clip", "sgd",
+                        {0.05, 0.05, 0.05, 0.05, 0.2, 0.2, 0.2, 0.2}, kTanhRelu,
+                        {"", {}, {}, {0.05, 0.2, 1.0, 100.0, 0.05, 0.2, 1.0, 100.0}});
 }
 
 // Each model holds out its own fold: model m alone with fold[m] trains on

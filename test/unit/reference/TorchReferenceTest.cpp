@@ -55,6 +55,7 @@
 #include "mbt/runtime/Trainer.h"
 
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 #include <torch/types.h>
@@ -83,7 +84,8 @@ constexpr int64_t kSteps = 100;
 
 /// A one-model spec: the equivalence test's MLP (784-32-10, tanh hidden
 /// layer) with `logits` as its output expression.
-std::string spec(const std::string &logits, const std::string &optim) {
+std::string spec(const std::string &logits, const std::string &optim,
+                 const std::string &extraSweep = "") {
   std::ostringstream os;
   // clang-format off
   os << "model mlp {\n"
@@ -105,7 +107,7 @@ std::string spec(const std::string &logits, const std::string &optim) {
         "  optim  = " << optim << "\n"
         "  data   = fashion_mnist(batch = 32)\n"
         "  epochs = 1\n"
-        "}\n";
+     << extraSweep << "}\n";
   // clang-format on
   return os.str();
 }
@@ -183,6 +185,11 @@ public:
     torch::Tensor logits = (reluHead ? torch::relu(z) : z) + param("b2");
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
     loss.backward();
+    if (!manifest.clipNorm.empty()) {
+      double norm =
+          torch::nn::utils::clip_grad_norm_(params, manifest.clipNorm[0]);
+      clippedSteps += norm > manifest.clipNorm[0];
+    }
     optimizer->step();
     return loss.item<double>();
   }
@@ -193,6 +200,9 @@ public:
     const double *p = t.data_ptr<double>();
     return std::vector<double>(p, p + t.numel());
   }
+
+  /// Steps whose gradient norm exceeded the clipping bound.
+  int clippedSteps = 0;
 
 private:
   const Manifest &manifest;
@@ -229,12 +239,14 @@ struct Result {
   std::vector<double> mbtVsTorch64;     // float32 rounding in mbt
   std::vector<double> moved;            // final vs initial (not vacuous)
   double worstLossDiff = 0;             // max over steps |loss_mbt - loss_t32|
+  int clippedSteps = 0;                 // steps torch float32 clipped
 };
 
 Result trainBoth(const std::string &name, const std::string &logits,
-                 const std::string &optim, bool reluHead) {
+                 const std::string &optim, bool reluHead,
+                 const std::string &extraSweep = "") {
   static DataSplits data = loadDataSplits("fashion_mnist");
-  std::string path = compileSpec(name, spec(logits, optim));
+  std::string path = compileSpec(name, spec(logits, optim, extraSweep));
   Artifact artifact = Artifact::load(path);
   const Manifest &manifest = artifact.manifest();
   EXPECT_EQ(manifest.models, 1);
@@ -296,6 +308,7 @@ Result trainBoth(const std::string &name, const std::string &logits,
                 << c << "    " << lossMbt - loss32 << "\n"
                 << std::defaultfloat;
   }
+  result.clippedSteps = ref32.clippedSteps;
   std::cout << "[ " << name << " ] after " << kSteps << " steps (largest "
             << "train-loss difference over the steps: " << result.worstLossDiff
             << "):\n";
@@ -312,9 +325,14 @@ Result trainBoth(const std::string &name, const std::string &logits,
 /// The check: within 1e-5 of torch::optim in float32, and of the
 /// float64 trajectory too.
 void checkMatchesTorch(const std::string &name, const std::string &logits,
-                       const std::string &optim, bool reluHead) {
-  Result r = trainBoth(name, logits, optim, reluHead);
+                       const std::string &optim, bool reluHead,
+                       const std::string &extraSweep = "") {
+  Result r = trainBoth(name, logits, optim, reluHead, extraSweep);
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
+  // With clipping on, it acted on most steps: the case tests it.
+  if (!extraSweep.empty())
+    EXPECT_GT(r.clippedSteps, kSteps / 2);
+  std::cout << "[ " << name << " ] steps clipped: " << r.clippedSteps << "\n";
   for (size_t k = 0; k < r.names.size(); ++k) {
     EXPECT_LE(r.mbtVsTorch32[k], 1e-5) << r.names[k];
     EXPECT_LE(r.mbtVsTorch64[k], 1e-5) << r.names[k];
@@ -351,6 +369,19 @@ TEST(EquivalenceWithLibTorch, SgdLoneModelMatchesTorchOptim) {
 // Adam (torch's defaults but lr); a linear output layer.
 TEST(EquivalenceWithLibTorch, AdamLoneModelMatchesTorchOptim) {
   checkMatchesTorch("adam_linear", "h @ w2 + b2", "adam(lr = [0.001])", false);
+}
+
+// Gradient clipping by global norm (torch::nn::utils::clip_grad_norm_
+// before each step), at bounds that clip most steps.
+TEST(EquivalenceWithLibTorch, SgdWithGradientClippingMatchesTorch) {
+  checkMatchesTorch("sgd_clip", "relu(h @ w2) + b2",
+                    "sgd(lr = [0.05], momentum = 0.9)", true,
+                    "  clip   = 0.25\n");
+}
+
+TEST(EquivalenceWithLibTorch, AdamWithGradientClippingMatchesTorch) {
+  checkMatchesTorch("adam_clip", "h @ w2 + b2", "adam(lr = [0.001])", false,
+                    "  clip   = 0.1\n");
 }
 
 // The other two pairings, where float32 rounding alone exceeds 1e-5.

@@ -189,6 +189,18 @@ TEST(ManifestTest, RejectsModelArgumentRowWithWrongLength) {
                                  HasSubstr("expected 1")));
 }
 
+TEST(ManifestTest, ParsesOptionalClipNorm) {
+  json m = goodManifest();
+  m["clip_norm"] = nullptr;
+  EXPECT_TRUE(parseManifest(m.dump(), "model.so").clipNorm.empty());
+  m["clip_norm"] = json::parse("[1.0, 0.5]");
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").clipNorm,
+            (std::vector<double>{1.0, 0.5}));
+  m["clip_norm"] = json::parse("[1.0]");
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("clip_norm"), HasSubstr("one per model (2)")));
+}
+
 TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
   json m = goodManifest();
   m["seeds"].push_back(3);

@@ -76,6 +76,8 @@ struct Manifest {
   /// The model's arguments as the sweep set them (optional): M rows.
   std::vector<std::string> modelArgNames;
   std::vector<std::vector<double>> modelArgValues;
+  /// Each model's gradient-norm bound; empty without clipping.
+  std::vector<double> clipNorm;
   std::vector<uint64_t> seeds;                  // one per model
   std::vector<std::string> outputs;             // K; outputs[0] is the loss
   DataSpec data;

@@ -1,0 +1,90 @@
+//===- ClipPatterns.cpp - per-model gradient clipping to linalg -----------===//
+//
+// mbt.clip_grad_norm is a segmented reduction over the flat gradient
+// buffer: one sum of squares per model row, then one scaling loop. Both
+// run in float32, as torch.nn.utils.clip_grad_norm_ does.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipGradNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value grads = op.getGrads();
+    auto type = op.getType();
+    int64_t models = type.getDimSize(0);
+    MLIRContext *ctx = rewriter.getContext();
+    auto f32 = rewriter.getF32Type();
+    auto rowType = RankedTensorType::get({models}, f32);
+    AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
+    AffineMap row = droppingMap(ctx, 2, {1});
+    AffineMap id1 = rewriter.getMultiDimIdentityMap(1);
+
+    // Sum of squares of each model's row.
+    Value zeros = buildFilled(rewriter, loc, rowType, {{grads, 0}},
+                              rewriter.getF32FloatAttr(0.0f));
+    Value sumSquares =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{rowType}, ValueRange{grads}, ValueRange{zeros},
+                ArrayRef<AffineMap>{id2, row}, iterators(2, {1}),
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  Value sq = b.create<arith::MulFOp>(l, a[0], a[0]);
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::AddFOp>(l, a[1], sq)});
+                })
+            .getResult(0);
+
+    // coef = min(1, max_norm / (norm + 1e-6)), per model.
+    Value empty = buildEmpty(rewriter, loc, rowType, {{grads, 0}});
+    Value coef =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{rowType}, ValueRange{sumSquares, op.getMaxNorm()},
+                ValueRange{empty}, ArrayRef<AffineMap>{id1, id1, id1},
+                iterators(1), [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value norm = b.create<math::SqrtOp>(l, a[0]);
+                  Value eps =
+                      b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1e-6f));
+                  Value one =
+                      b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
+                  Value maxNorm = b.create<arith::TruncFOp>(l, f32, a[1]);
+                  Value c = b.create<arith::DivFOp>(
+                      l, maxNorm, b.create<arith::AddFOp>(l, norm, eps));
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::MinimumFOp>(l, c, one)});
+                })
+            .getResult(0);
+
+    // grads * coef, row by row.
+    Value out = buildEmpty(rewriter, loc, type, {{grads, 0}, {grads, 1}});
+    rewriter.replaceOp(
+        op, rewriter
+                .create<linalg::GenericOp>(
+                    loc, TypeRange{type}, ValueRange{grads, coef},
+                    ValueRange{out}, ArrayRef<AffineMap>{id2, row, id2},
+                    iterators(2), [](OpBuilder &b, Location l, ValueRange a) {
+                      b.create<linalg::YieldOp>(
+                          l, ValueRange{b.create<arith::MulFOp>(l, a[0], a[1])});
+                    })
+                .getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mbt::populateClipPatterns(RewritePatternSet &patterns) {
+  patterns.add<ClipGradNormPattern>(patterns.getContext());
+}

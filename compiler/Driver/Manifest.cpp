@@ -3,6 +3,7 @@
 
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/OptimizerRules.h"
+#include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "mbt/runtime/Abi.h"
 
@@ -77,6 +78,28 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       values.push_back(v);
     clipNorm = std::move(values);
   }
+  // The learning-rate schedule (null without one): name, parameter names
+  // and one row of values per model. The artifact applies it.
+  json::Value schedule = nullptr;
+  if (auto name = sweep.getSchedule()) {
+    const mlir::mbt::ScheduleRule *scheduleRule =
+        mlir::mbt::lookupScheduleRule(*name);
+    json::Array names, rows;
+    for (const mlir::mbt::ScheduleParam &param : scheduleRule->params)
+      names.push_back(param.name.str());
+    // (A local, not `*sweep.getScheduleParams()` in the loop header: the
+    // optional is a temporary that dies before the loop runs.)
+    ArrayAttr table = sweep.getScheduleParamsAttr();
+    for (int64_t m = 0; m < sweep.getModels(); ++m) {
+      json::Array row;
+      for (Attribute values : table)
+        row.push_back(cast<DenseF64ArrayAttr>(values)[m]);
+      rows.push_back(std::move(row));
+    }
+    schedule = json::Object{{"name", name->str()},
+                            {"params", std::move(names)},
+                            {"values", std::move(rows)}};
+  }
   json::Array argNames, argRows;
   if (auto names = sweep.getModelArgNames())
     for (Attribute n : *names)
@@ -140,6 +163,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"model_args", json::Object{{"names", std::move(argNames)},
                                   {"values", std::move(argRows)}}},
       {"clip_norm", std::move(clipNorm)},
+      {"schedule", std::move(schedule)},
       {"outputs", std::move(outputNames)},
       {"data", std::move(data)},
       {"epochs", sweep.getEpochs()}};

@@ -379,6 +379,10 @@ struct SweepConfig {
   std::vector<int64_t> fold;
   /// Each model's gradient-norm bound; empty without clipping.
   std::vector<double> clipNorm;
+  /// The learning-rate schedule (empty: none) and, per parameter of it in
+  /// the rule's order (ScheduleRules.h), one value per model.
+  std::string schedule;
+  std::vector<std::vector<double>> scheduleParams;
 };
 
 /// `sweep { ... }`.

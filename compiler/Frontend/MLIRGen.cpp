@@ -332,6 +332,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
     names.push_back(builder.getStringAttr(name));
     hyper.push_back(builder.getDenseF64ArrayAttr(values));
   }
+  llvm::SmallVector<mlir::Attribute> scheduleParams;
+  for (const std::vector<double> &values : config.scheduleParams)
+    scheduleParams.push_back(builder.getDenseF64ArrayAttr(values));
   // The swept model's arguments, per model, in declaration order.
   llvm::SmallVector<mlir::Attribute> argNames, argValues;
   const ModelAST *model = nullptr;
@@ -370,7 +373,11 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argNames),
       argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argValues),
       config.clipNorm.empty() ? mlir::DenseF64ArrayAttr()
-                              : builder.getDenseF64ArrayAttr(config.clipNorm));
+                              : builder.getDenseF64ArrayAttr(config.clipNorm),
+      config.schedule.empty() ? mlir::StringAttr()
+                              : builder.getStringAttr(config.schedule),
+      config.schedule.empty() ? mlir::ArrayAttr()
+                              : builder.getArrayAttr(scheduleParams));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -10,6 +10,7 @@
 #include "compiler/Frontend/SweepEval.h"
 
 #include "dialects/MBT/IR/OptimizerRules.h"
+#include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include <cmath>
@@ -27,7 +28,7 @@ namespace {
 const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "optim",  "data",  "epochs",
                                       "grid",   "draw_seed", "fold",
-                                      "clip"};
+                                      "clip",   "schedule"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
@@ -57,6 +58,7 @@ private:
   void checkFolds(ConstEvaluator &eval);
   void checkEpochs(ConstEvaluator &eval);
   void checkClip(ConstEvaluator &eval);
+  void checkSchedule(ConstEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
   const ExprAST *lookup(llvm::StringRef key) const {
@@ -108,6 +110,7 @@ LogicalResult SweepChecker::check() {
   checkFolds(eval);
   checkEpochs(eval);
   checkClip(eval);
+  checkSchedule(eval);
   if (!ok)
     return failure();
   sweep.config = std::move(config);
@@ -531,6 +534,107 @@ void SweepChecker::checkClip(ConstEvaluator &eval) {
       return;
     }
   config.clipNorm = std::move(*values);
+}
+
+/// schedule = RULE(args): a learning-rate schedule of ScheduleRules.h,
+/// each parameter a number or one per model; default none (constant).
+void SweepChecker::checkSchedule(ConstEvaluator &eval) {
+  const ExprAST *value = lookup("schedule");
+  if (!value)
+    return;
+  const auto *call = dyn_cast<CallExprAST>(value);
+  std::optional<llvm::StringRef> callee = calleeName(value);
+  const mlir::mbt::ScheduleRule *rule =
+      callee ? mlir::mbt::lookupScheduleRule(*callee) : nullptr;
+  if (!rule) {
+    std::vector<llvm::StringRef> known;
+    for (const auto &r : mlir::mbt::allScheduleRules())
+      known.push_back(r.name);
+    auto diag = error(value->loc());
+    if (callee)
+      diag << "unknown schedule '" << *callee << "'";
+    else
+      diag << "schedule must be a schedule such as cosine(total = 1000)";
+    diag << " (known: " << join(known) << ")";
+    return;
+  }
+  std::vector<llvm::StringRef> params;
+  for (const auto &param : rule->params)
+    params.push_back(param.name);
+  llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
+  if (call) {
+    auto args = bindArguments(ctx, *call, params,
+                              ("schedule '" + rule->name + "'").str(),
+                              "parameter");
+    if (failed(args)) {
+      ok = false;
+      return;
+    }
+    bound = *args;
+  }
+  std::vector<std::vector<double>> table;
+  bool valid = true;
+  for (auto [param, arg] : llvm::zip(rule->params, bound)) {
+    std::string what = ("parameter '" + param.name + "' of schedule '" +
+                         rule->name + "'")
+                            .str();
+    if (!arg && !param.defaultValue) {
+      error(value->loc()) << "schedule '" << rule->name << "' needs "
+                          << "parameter '" << param.name << "'";
+      valid = false;
+      continue;
+    }
+    std::vector<double> values(config.models,
+                               param.defaultValue.value_or(0.0));
+    if (arg) {
+      auto perModel = eval.evaluatePerModel(*arg, what);
+      if (failed(perModel)) {
+        ok = false;
+        valid = false;
+        continue;
+      }
+      values = std::move(*perModel);
+      for (double v : values) {
+        bool bad = param.isSteps ? (v < 1 || v != std::floor(v)) : v < 0;
+        if (bad) {
+          error(arg->loc()) << what << " must be "
+                            << (param.isSteps ? "a positive whole number of "
+                                                "steps"
+                                              : "non-negative")
+                            << ", got " << formatNumber(v);
+          valid = false;
+          break;
+        }
+      }
+    }
+    table.push_back(std::move(values));
+  }
+  if (!valid)
+    return;
+  // Rules whose formulas need more than non-negative parameters.
+  for (int64_t m = 0; m < config.models; ++m) {
+    auto at = [&](size_t j) { return table[j][m]; };
+    std::string problem;
+    if ((rule->name == "step" && at(1) <= 0) ||
+        (rule->name == "exponential" && at(0) <= 0))
+      problem = "gamma must be positive";
+    else if ((rule->name == "cosine" || rule->name == "linear") &&
+             (at(1) > at(0) || at(2) > 1))
+      problem = "warmup must not exceed total, and the final factor must be "
+                "at most 1";
+    else if (rule->name == "one_cycle" &&
+             (at(1) * at(0) - 1 <= 0 || at(1) >= 1 || at(2) <= 0 ||
+              at(3) <= 0))
+      problem = "pct_start * total must exceed 1 step, pct_start be below "
+                "1, and the div factors be positive";
+    if (!problem.empty()) {
+      error(value->loc()) << "schedule '" << rule->name << "' for model " << m
+                          << ": " << problem;
+      return;
+    }
+  }
+  config.schedule = rule->name.str();
+  config.scheduleParams = std::move(table);
 }
 
 LogicalResult

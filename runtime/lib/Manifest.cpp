@@ -283,6 +283,22 @@ void parseClipNorm(const Reader &r, const json &root, Manifest &m) {
     m.clipNorm.push_back(r.number(values[i], Reader::index("clip_norm", i)));
 }
 
+/// "schedule": {"name", "params": [...], "values": [one row per model]}
+/// or null, optional: the learning-rate schedule the artifact applies.
+void parseSchedule(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("schedule") || root["schedule"].is_null())
+    return;
+  const json &schedule = root["schedule"];
+  m.scheduleName =
+      r.string(r.field(schedule, "name", "schedule"), "schedule.name");
+  m.scheduleParamNames =
+      r.strings(r.field(schedule, "params", "schedule"), "schedule.params");
+  m.scheduleValues = perModelTable(r, r.field(schedule, "values", "schedule"),
+                                   "schedule.values", m.models,
+                                   m.scheduleParamNames.size(),
+                                   "schedule.params");
+}
+
 /// "model_args": {"names": [...], "values": [one row per model]}, optional:
 /// the model's arguments as the sweep set them.
 void parseModelArgs(const Reader &r, const json &root, Manifest &m) {
@@ -346,6 +362,7 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
   parseOptimizer(r, root, m);
   parseModelArgs(r, root, m);
   parseClipNorm(r, root, m);
+  parseSchedule(r, root, m);
 
   const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
   if (static_cast<int64_t>(seeds.size()) != m.models)

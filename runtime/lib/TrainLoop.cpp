@@ -32,19 +32,30 @@ Leaderboard Trainer::buildLeaderboard(
   Leaderboard board;
   // The model's arguments that differ between models come first: they
   // tell the models apart as much as the optimizer's hyperparameters.
-  std::vector<size_t> varyingArgs;
-  for (size_t a = 0; a < manifest.modelArgNames.size(); ++a)
-    for (int64_t model = 1; model < m; ++model)
-      if (manifest.modelArgValues[model][a] != manifest.modelArgValues[0][a]) {
-        varyingArgs.push_back(a);
-        break;
-      }
+  // Schedule parameters that differ come after those.
+  auto varying = [&](const std::vector<std::vector<double>> &table,
+                     size_t width) {
+    std::vector<size_t> columns;
+    for (size_t a = 0; a < width; ++a)
+      for (int64_t model = 1; model < m; ++model)
+        if (table[model][a] != table[0][a]) {
+          columns.push_back(a);
+          break;
+        }
+    return columns;
+  };
+  std::vector<size_t> varyingArgs =
+      varying(manifest.modelArgValues, manifest.modelArgNames.size());
+  std::vector<size_t> varyingSchedule =
+      varying(manifest.scheduleValues, manifest.scheduleParamNames.size());
   for (size_t a : varyingArgs)
     board.hyperNames.push_back(manifest.modelArgNames[a]);
   board.hyperNames.insert(board.hyperNames.end(), manifest.hyperNames.begin(),
                           manifest.hyperNames.end());
   if (!manifest.clipNorm.empty())
     board.hyperNames.push_back("clip");
+  for (size_t a : varyingSchedule)
+    board.hyperNames.push_back(manifest.scheduleParamNames[a]);
   board.outputs = manifest.outputs;
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
@@ -56,6 +67,8 @@ Leaderboard Trainer::buildLeaderboard(
                      manifest.hyperValues[model].end());
     if (!manifest.clipNorm.empty())
       row.hyper.push_back(manifest.clipNorm[model]);
+    for (size_t a : varyingSchedule)
+      row.hyper.push_back(manifest.scheduleValues[model][a]);
     row.train = trainMeans[model];
     row.test = testMeans[model];
     if (!validationMeans.empty())

@@ -59,6 +59,7 @@ void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateSlicePatterns(RewritePatternSet &patterns);
 void populateClipPatterns(RewritePatternSet &patterns);
+void populateSchedulePatterns(RewritePatternSet &patterns);
 void populateOptimizerPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::mbt

@@ -25,6 +25,7 @@ struct LowerToLinalgPass
     populateLossPatterns(patterns);
     populateSlicePatterns(patterns);
     populateClipPatterns(patterns);
+    populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns);
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingOps;

@@ -2,6 +2,7 @@
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 #include "dialects/MBT/IR/OptimizerRules.h"
+#include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -218,6 +219,21 @@ LogicalResult SweepOp::verify() {
       if (!(v > 0))
         return emitOpError("clip_norm must be positive, got ") << v;
   }
+  if (auto schedule = getSchedule()) {
+    const ScheduleRule *rule = lookupScheduleRule(*schedule);
+    if (!rule)
+      return emitOpError("unknown schedule '") << *schedule << "'";
+    auto params = getScheduleParams();
+    if (!params || params->size() != rule->params.size())
+      return emitOpError("schedule '")
+             << *schedule << "' needs " << rule->params.size()
+             << " parameter arrays";
+    for (Attribute values : *params)
+      if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) !=
+          models)
+        return emitOpError("a parameter of schedule '")
+               << *schedule << "' does not have one value per model";
+  }
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
            << getSeeds().size() << " seeds for " << models << " models";
@@ -269,5 +285,24 @@ LogicalResult ClipGradNormOp::verify() {
     return emitOpError("needs grads [M, P] and max_norm [M], got ")
            << formatShape(grads.getShape()) << " and "
            << formatShape(maxNorm.getShape());
+  return success();
+}
+
+LogicalResult LRScheduleOp::verify() {
+  const ScheduleRule *rule = lookupScheduleRule(getRule());
+  if (!rule)
+    return emitOpError("unknown schedule '") << getRule() << "'";
+  auto hyper = getHyper().getType();
+  auto step = getStep().getType();
+  auto params = getParams().getType();
+  int64_t k = static_cast<int64_t>(rule->params.size());
+  if (hyper.getRank() != 2 || step.getRank() != 1 || params.getRank() != 2 ||
+      step.getDimSize(0) != hyper.getDimSize(0) ||
+      params.getDimSize(0) != hyper.getDimSize(0) || params.getDimSize(1) != k)
+    return emitOpError("needs hyper [M, H], step [M] and params [M, ")
+           << k << "] for schedule '" << getRule() << "', got "
+           << formatShape(hyper.getShape()) << ", "
+           << formatShape(step.getShape()) << " and "
+           << formatShape(params.getShape());
   return success();
 }

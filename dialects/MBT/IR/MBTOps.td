@@ -739,6 +739,34 @@ def MBT_ClipGradNormOp : MBT_Op<"clip_grad_norm", [Pure,
   let hasVerifier = 1;
 }
 
+def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
+    AllTypesMatch<["hyper", "result"]>]> {
+  let summary = "Each model's hyperparameters with its scheduled learning rate";
+  let description = [{
+    `hyper` is `[M, H]` with the learning rate in column 0, `step` is `[M]`
+    (1-based optimizer steps) and `params` is `[M, K]`, model `m`'s
+    parameters of the schedule `rule` (ScheduleRules.h: `constant`, `step`,
+    `exponential`, `cosine`, `linear`, `one_cycle`). The result is `hyper`
+    with column 0 multiplied by the schedule's factor at step `step - 1`,
+    in double, as PyTorch's schedulers set a parameter group's lr.
+    `mbt-fuse-optimizer` puts it before the fused update when the sweep
+    sets `schedule`.
+
+    ```mlir
+    %h = mbt.lr_schedule "cosine" %hyper, %step, %params
+        : tensor<16x5xf64>, tensor<16xf64>, tensor<16x3xf64>
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F64Tensor:$hyper,
+                       MBT_F64Tensor:$step, MBT_F64Tensor:$params);
+  let results = (outs MBT_F64Tensor:$result);
+  let assemblyFormat = [{
+    $rule $hyper `,` $step `,` $params attr-dict `:` type($hyper) `,`
+    type($step) `,` type($params)
+  }];
+  let hasVerifier = 1;
+}
+
 def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
     AllTypesMatch<["params", "grads", "new_params"]>,
     AllTypesMatch<["state", "new_state"]>]> {
@@ -788,6 +816,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     `model_arg_names` and `model_args` record the model's arguments with
     one value per model, for the reports. `clip_norm`, when present, bounds
     each model's global gradient norm (see `mbt.clip_grad_norm`).
+    `schedule` names a learning-rate schedule and `schedule_params` gives
+    one array of per-model values per parameter of it (see
+    `mbt.lr_schedule`).
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
@@ -812,7 +843,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
                        OptionalAttr<StrArrayAttr>:$model_arg_names,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$model_args,
-                       OptionalAttr<DenseF64ArrayAttr>:$clip_norm);
+                       OptionalAttr<DenseF64ArrayAttr>:$clip_norm,
+                       OptionalAttr<StrAttr>:$schedule,
+                       OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
+                                    "per-model values">>:$schedule_params);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

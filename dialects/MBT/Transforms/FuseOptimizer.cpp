@@ -309,10 +309,25 @@ void FuseOptimizerPass::runOnOperation() {
               loc, normType, DenseElementsAttr::get(normType, *clip));
           grads = b.create<ClipGradNormOp>(loc, grads, maxNorm);
         }
+        // The scheduled learning rate, if the sweep has a schedule.
+        Value hyper = entry->getArgument(2);
+        if (auto schedule = sweep.getSchedule()) {
+          ArrayAttr params = *sweep.getScheduleParams();
+          int64_t k = static_cast<int64_t>(params.size());
+          SmallVector<double> table; // [M, K], row-major
+          for (int64_t m = 0; m < numModels; ++m)
+            for (Attribute values : params)
+              table.push_back(cast<DenseF64ArrayAttr>(values)[m]);
+          auto tableType =
+              RankedTensorType::get({numModels, k}, b.getF64Type());
+          Value table_ = b.create<ConstantOp>(
+              loc, tableType, DenseElementsAttr::get(tableType, ArrayRef(table)));
+          hyper = b.create<LRScheduleOp>(loc, hyper.getType(), *schedule,
+                                         hyper, entry->getArgument(3), table_);
+        }
         auto fused = b.create<FusedUpdateOp>(
             loc, rule->name, entry->getArgument(0), grads,
-            entry->getArgument(1), entry->getArgument(2),
-            entry->getArgument(3));
+            entry->getArgument(1), hyper, entry->getArgument(3));
         // The per-parameter updates are now dead (their results were only
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)

@@ -227,3 +227,29 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = "sgd",
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
     seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, clip_norm = array<f64: -1.0>}
+
+// -----
+
+func.func @schedule_params(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2xf64>) {
+  // expected-error@+1 {{needs hyper [M, H], step [M] and params [M, 3] for schedule 'cosine', got [2, 5], [2] and [2, 2]}}
+  %0 = mbt.lr_schedule "cosine" %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
+  return
+}
+
+// -----
+
+func.func @schedule_rule(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2xf64>) {
+  // expected-error@+1 {{unknown schedule 'warm_restarts'}}
+  %0 = mbt.lr_schedule "warm_restarts" %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{schedule 'step' needs 2 parameter arrays}}
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = "sgd",
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, schedule = "step",
+    schedule_params = [array<f64: 10.0>]}

@@ -111,6 +111,8 @@ struct Routing {
   std::vector<double> gains;
   /// Each model's gradient-clipping bound (`clip`), if any.
   std::vector<double> clips;
+  /// Each model's warmup of a cosine learning-rate schedule, if any.
+  std::vector<double> warmups;
 };
 
 std::string spec(const std::string &optim, const std::vector<double> &lrs,
@@ -135,6 +137,10 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
         "  data   = fashion_mnist(batch = 32" << routing.dataArgs << ")\n"
      << (routing.folds.empty() ? "" : "  fold   = " + listOf(routing.folds) + "\n")
      << (routing.clips.empty() ? "" : "  clip   = " + listOf(routing.clips) + "\n")
+     << (routing.warmups.empty()
+             ? ""
+             : "  schedule = cosine(total = 120, warmup = " +
+                   listOf(routing.warmups) + ", min_factor = 0.1)\n")
      << "  epochs = 1\n"
         "}\n";
   return os.str();
@@ -169,7 +175,9 @@ double relativeDifference(const std::vector<float> &a,
 
 /// Model m's routing when it trains alone: its own fold, if any.
 Routing routingAlone(const Routing &routing, int m) {
-  Routing one{routing.dataArgs, {}, {}, {}};
+  Routing one{routing.dataArgs, {}, {}, {}, {}};
+  if (!routing.warmups.empty())
+    one.warmups = {routing.warmups[m]};
   if (!routing.clips.empty())
     one.clips = {routing.clips[m]};
   if (!routing.folds.empty())
@@ -247,6 +255,14 @@ TEST(Equivalence, PerModelGradientClippingBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("clip", "sgd",
                         {0.05, 0.05, 0.05, 0.05, 0.2, 0.2, 0.2, 0.2}, kTanhRelu,
                         {"", {}, {}, {0.05, 0.2, 1.0, 100.0, 0.05, 0.2, 1.0, 100.0}});
+}
+
+// Each model's learning rate follows a cosine schedule with its own warmup.
+TEST(Equivalence, PerModelScheduleBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("schedule", "adam",
+                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
+                        kTanhRelu,
+                        {"", {}, {}, {}, {0, 10, 30, 60, 0, 10, 30, 60}});
 }
 
 // Each model holds out its own fold: model m alone with fold[m] trains on

@@ -201,6 +201,20 @@ TEST(ManifestTest, ParsesOptionalClipNorm) {
               AllOf(HasSubstr("clip_norm"), HasSubstr("one per model (2)")));
 }
 
+TEST(ManifestTest, ParsesOptionalSchedule) {
+  json m = goodManifest();
+  m["schedule"] = nullptr;
+  EXPECT_TRUE(parseManifest(m.dump(), "model.so").scheduleName.empty());
+  m["schedule"] = json::parse(R"({"name": "step",
+      "params": ["step_size", "gamma"], "values": [[30, 0.5], [10, 0.1]]})");
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.scheduleName, "step");
+  EXPECT_EQ(parsed.scheduleValues[1], (std::vector<double>{10, 0.1}));
+  m["schedule"]["values"].erase(1);
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("schedule.values"),
+                                 HasSubstr("one per model (2)")));
+}
+
 TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
   json m = goodManifest();
   m["seeds"].push_back(3);

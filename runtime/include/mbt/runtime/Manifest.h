@@ -78,6 +78,11 @@ struct Manifest {
   std::vector<std::vector<double>> modelArgValues;
   /// Each model's gradient-norm bound; empty without clipping.
   std::vector<double> clipNorm;
+  /// The learning-rate schedule ("" without one), its parameter names and
+  /// M rows of their values.
+  std::string scheduleName;
+  std::vector<std::string> scheduleParamNames;
+  std::vector<std::vector<double>> scheduleValues;
   std::vector<uint64_t> seeds;                  // one per model
   std::vector<std::string> outputs;             // K; outputs[0] is the loss
   DataSpec data;

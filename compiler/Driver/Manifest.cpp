@@ -53,6 +53,8 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
         {"offset", cast<IntegerAttr>(entry.get("offset")).getInt()},
         {"size", size},
         {"init", initToJson(entry.getAs<DictionaryAttr>("init"))}});
+    if (auto decay = entry.getAs<BoolAttr>("decay"))
+      params.back().getAsObject()->try_emplace("decay", decay.getValue());
     paramCount += size;
   }
 

@@ -144,6 +144,9 @@ std::unique_ptr<ExprAST> Cloner::clone(const ExprAST &expr) {
     return std::make_unique<CallExprAST>(call.loc(), call.getCallee(),
                                          std::move(args));
   }
+  case ExprAST::Expr_String:
+    return std::make_unique<StringExprAST>(
+        expr.loc(), cast<StringExprAST>(expr).getValue());
   case ExprAST::Expr_List: {
     ExprASTList elements;
     for (const auto &element : cast<ListExprAST>(expr).getElements())

@@ -383,6 +383,9 @@ struct SweepConfig {
   /// the rule's order (ScheduleRules.h), one value per model.
   std::string schedule;
   std::vector<std::vector<double>> scheduleParams;
+  /// Glob patterns of parameter names that get no weight decay, with the
+  /// location of each (to report one that matches no parameter).
+  std::vector<std::pair<std::string, Location>> noDecay;
 };
 
 /// `sweep { ... }`.

@@ -253,6 +253,9 @@ void ASTDumper::dump(const ExprAST &expr) {
       })
       .Case([&](const ListExprAST *list) {
         os << "List [" << list->getElements().size() << "]";
+      })
+      .Case([&](const StringExprAST *string) {
+        os << "String \"" << string->getValue() << "\"";
       });
   if (expr.type.isValid())
     os << " : " << formatValueType(expr.type);
@@ -318,6 +321,9 @@ void ASTDumper::printExpr(const ExprAST &expr) {
             list->getElements(), os,
             [&](const auto &element) { printExpr(*element); });
         os << "]";
+      })
+      .Case([&](const StringExprAST *string) {
+        os << "\"" << string->getValue() << "\"";
       });
 }
 

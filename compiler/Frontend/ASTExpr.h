@@ -95,6 +95,7 @@ public:
     Expr_Binary,
     Expr_Call,
     Expr_List,
+    Expr_String,
   };
 
   ExprAST(ExprASTKind kind, Location location)
@@ -242,6 +243,21 @@ public:
 private:
   std::string callee;
   std::vector<ArgumentAST> args;
+};
+
+/// A string literal, like `"*.b"`: only sweep settings that name things
+/// (such as `no_decay`) take them.
+class StringExprAST : public ExprAST {
+public:
+  StringExprAST(Location loc, llvm::StringRef value)
+      : ExprAST(Expr_String, std::move(loc)), value(value) {}
+
+  llvm::StringRef getValue() const { return value; }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_String; }
+
+private:
+  std::string value;
 };
 
 /// A list literal, like `[0.1, 0.01]`. The location is the '['.

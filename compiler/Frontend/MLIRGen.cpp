@@ -241,6 +241,7 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
   case ExprAST::Expr_Call:
     return genCall(cast<CallExprAST>(expr));
   case ExprAST::Expr_List:
+  case ExprAST::Expr_String:
     break;
   }
   llvm_unreachable("unchecked expression in MLIRGen");
@@ -332,6 +333,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
     names.push_back(builder.getStringAttr(name));
     hyper.push_back(builder.getDenseF64ArrayAttr(values));
   }
+  llvm::SmallVector<mlir::Attribute> noDecay;
+  for (const auto &pattern : config.noDecay)
+    noDecay.push_back(builder.getStringAttr(pattern.first));
   llvm::SmallVector<mlir::Attribute> scheduleParams;
   for (const std::vector<double> &values : config.scheduleParams)
     scheduleParams.push_back(builder.getDenseF64ArrayAttr(values));
@@ -377,7 +381,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       config.schedule.empty() ? mlir::StringAttr()
                               : builder.getStringAttr(config.schedule),
       config.schedule.empty() ? mlir::ArrayAttr()
-                              : builder.getArrayAttr(scheduleParams));
+                              : builder.getArrayAttr(scheduleParams),
+      noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -189,6 +189,12 @@ std::unique_ptr<ExprAST> Parser::parsePrimary() {
     return parseParenExpr();
   case tok_lbracket:
     return parseListExpr();
+  case tok_string: {
+    auto result = std::make_unique<StringExprAST>(lexer.getLastLocation(),
+                                                  lexer.getSpelling());
+    lexer.consume(tok_string);
+    return result;
+  }
   default:
     reportUnexpected("an expression");
     return nullptr;

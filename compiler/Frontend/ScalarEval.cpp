@@ -75,6 +75,9 @@ FailureOr<ConstScalar> ScalarEval::eval(const ExprAST &expr) {
   case ExprAST::Expr_List:
     emitError(ctx, expr.loc()) << what << " must be a number, got a list";
     return failure();
+  case ExprAST::Expr_String:
+    emitError(ctx, expr.loc()) << what << " must be a number, got a string";
+    return failure();
   }
   llvm_unreachable("unknown expression kind");
 }

@@ -18,6 +18,9 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/GlobPattern.h"
+
 #include <functional>
 
 #include <set>
@@ -27,6 +30,33 @@ using namespace mbt::sema;
 using llvm::dyn_cast;
 using mlir::failed;
 using mlir::LogicalResult;
+
+/// Every no_decay pattern of the sweep must match a parameter of its model:
+/// a typo would otherwise silently decay everything.
+static bool checkNoDecayPatterns(mlir::MLIRContext &ctx,
+                                 const SweepConfig &config,
+                                 llvm::ArrayRef<FlatParam> params) {
+  bool ok = true;
+  for (const auto &[text, loc] : config.noDecay) {
+    auto pattern = llvm::GlobPattern::create(text);
+    if (!pattern) {
+      llvm::consumeError(pattern.takeError());
+      continue; // reported by the sweep's check
+    }
+    if (llvm::any_of(params, [&](const FlatParam &p) {
+          return pattern->match(p.name);
+        }))
+      continue;
+    std::vector<std::string> names;
+    for (const FlatParam &p : params)
+      names.push_back(p.name);
+    emitError(ctx, loc) << "no_decay pattern '" << text
+                        << "' matches no parameter of model '" << config.model
+                        << "' (parameters: " << llvm::join(names, ", ") << ")";
+    ok = false;
+  }
+  return ok;
+}
 
 namespace {
 /// While alive, drops an error whose location and text equal those of an
@@ -412,6 +442,8 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     }
     model->instance = std::move(expansion->instance);
     model->params = std::move(expansion->params);
+    if (isSwept)
+      ok &= checkNoDecayPatterns(ctx, *config, model->params);
   }
   return mlir::success(ok);
 }

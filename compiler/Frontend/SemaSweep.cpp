@@ -13,6 +13,7 @@
 #include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/GlobPattern.h"
 #include <cmath>
 #include <optional>
 #include "llvm/ADT/StringMap.h"
@@ -28,7 +29,7 @@ namespace {
 const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "optim",  "data",  "epochs",
                                       "grid",   "draw_seed", "fold",
-                                      "clip",   "schedule"};
+                                      "clip",   "schedule", "no_decay"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
@@ -59,6 +60,7 @@ private:
   void checkEpochs(ConstEvaluator &eval);
   void checkClip(ConstEvaluator &eval);
   void checkSchedule(ConstEvaluator &eval);
+  void checkNoDecay();
 
   /// The value of setting `key`, or null when it is absent.
   const ExprAST *lookup(llvm::StringRef key) const {
@@ -111,6 +113,7 @@ LogicalResult SweepChecker::check() {
   checkEpochs(eval);
   checkClip(eval);
   checkSchedule(eval);
+  checkNoDecay();
   if (!ok)
     return failure();
   sweep.config = std::move(config);
@@ -635,6 +638,36 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
   }
   config.schedule = rule->name.str();
   config.scheduleParams = std::move(table);
+}
+
+/// no_decay = "PATTERN" or ["PATTERN", ...]: parameters whose names match a
+/// glob pattern (`*` any text, `?` one character, `[...]` a set) get no
+/// weight decay. Sema checks each against the model's parameters.
+void SweepChecker::checkNoDecay() {
+  const ExprAST *value = lookup("no_decay");
+  if (!value)
+    return;
+  llvm::SmallVector<const ExprAST *> items;
+  if (const auto *list = dyn_cast<ListExprAST>(value))
+    for (const auto &element : list->getElements())
+      items.push_back(element.get());
+  else
+    items.push_back(value);
+  for (const ExprAST *item : items) {
+    const auto *string = dyn_cast<StringExprAST>(item);
+    if (!string) {
+      error(item->loc()) << "no_decay must list parameter name patterns in "
+                            "quotes, such as [\"*.b\", \"norm.*\"]";
+      return;
+    }
+    if (auto pattern = llvm::GlobPattern::create(string->getValue());
+        !pattern) {
+      error(item->loc()) << "invalid pattern '" << string->getValue()
+                         << "': " << llvm::toString(pattern.takeError());
+      return;
+    }
+    config.noDecay.emplace_back(string->getValue().str(), item->loc());
+  }
 }
 
 LogicalResult

@@ -104,6 +104,9 @@ FailureOr<ConstValue> ConstEvaluator::evaluate(const ExprAST &expr) {
       return failure();
     return list;
   }
+  case ExprAST::Expr_String:
+    emitError(ctx, expr.loc()) << "expected a number, got a string";
+    return failure();
   }
   llvm_unreachable("unknown expression kind");
 }

@@ -220,6 +220,11 @@ void parseParams(const Reader &r, const json &root, Manifest &m) {
     nextOffset += p.size;
     p.init =
         parseInit(r, r.field(entry, "init", path), path + ".init", p.shape);
+    if (entry.contains("decay")) {
+      if (!entry["decay"].is_boolean())
+        r.fail(path + ".decay", "must be true or false");
+      p.decay = entry["decay"].get<bool>();
+    }
     m.params.push_back(std::move(p));
   }
   m.paramCount = r.nonNegative(r.field(root, "param_count", ""), "param_count");

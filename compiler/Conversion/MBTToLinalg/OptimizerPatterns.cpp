@@ -29,6 +29,8 @@ using BodyFn = function_ref<SmallVector<Value>(OpBuilder &, Location,
 
 struct RuleLowering {
   unsigned numScalars;
+  /// Which of the scalars is the weight decay (a decay mask scales it).
+  unsigned weightDecayScalar;
   PrologueFn prologue;
   BodyFn body;
 };
@@ -96,8 +98,8 @@ SmallVector<Value> sgdBody(OpBuilder &b, Location l, ValueRange a) {
 }
 
 const RuleLowering *lookupLowering(StringRef rule) {
-  static const RuleLowering adam{8, adamPrologue, adamBody};
-  static const RuleLowering sgd{3, sgdPrologue, sgdBody};
+  static const RuleLowering adam{8, 5, adamPrologue, adamBody};
+  static const RuleLowering sgd{3, 2, sgdPrologue, sgdBody};
   if (rule == "adam")
     return &adam;
   if (rule == "sgd")
@@ -158,18 +160,32 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
           SmallVector<OpFoldResult>{idx(1), idx(1), idx(1)}));
     SmallVector<Value> ins{op.getGrads()};
     llvm::append_range(ins, prologue.getResults());
+    Value mask = op.getDecayMask();
+    if (mask)
+      ins.push_back(mask);
     SmallVector<Value> outs{op.getParams()};
     llvm::append_range(outs, slots);
     AffineMap id = rewriter.getMultiDimIdentityMap(2);
     AffineMap perModel = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    AffineMap perColumn = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
     SmallVector<AffineMap> maps{id};
     maps.append(rule->numScalars, perModel);
+    if (mask)
+      maps.push_back(perColumn);
     maps.append(outs.size(), id);
     SmallVector<Type> types(outs.size(), flatType);
+    unsigned numScalars = rule->numScalars;
+    unsigned wd = 1 + rule->weightDecayScalar;
     auto update = rewriter.create<linalg::GenericOp>(
         loc, types, ins, outs, maps, iterators(2),
         [&](OpBuilder &b, Location l, ValueRange a) {
-          b.create<linalg::YieldOp>(l, rule->body(b, l, a));
+          // The rule sees (grad, scalars..., outs...); a masked column's
+          // weight decay is wd * mask.
+          SmallVector<Value> args(a.begin(), a.begin() + 1 + numScalars);
+          if (mask)
+            args[wd] = b.create<arith::MulFOp>(l, args[wd], a[1 + numScalars]);
+          args.append(a.begin() + 1 + numScalars + (mask ? 1 : 0), a.end());
+          b.create<linalg::YieldOp>(l, rule->body(b, l, args));
         });
 
     Value state = op.getState();

@@ -142,9 +142,10 @@ LogicalResult UpdateOp::verify() {
 
 void FusedUpdateOp::build(OpBuilder &builder, OperationState &state,
                           StringRef rule, Value params, Value grads,
-                          Value slots, Value hyper, Value step) {
+                          Value slots, Value hyper, Value step,
+                          Value decayMask) {
   build(builder, state, params.getType(), slots.getType(), rule, params, grads,
-        slots, hyper, step);
+        slots, hyper, step, decayMask);
 }
 
 LogicalResult FusedUpdateOp::verify() {
@@ -161,6 +162,13 @@ LogicalResult FusedUpdateOp::verify() {
     return emitOpError("state must be [S, ")
            << params.getDimSize(0) << ", " << params.getDimSize(1)
            << "], got " << formatShape(state.getShape());
+  if (Value mask = getDecayMask()) {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    if (maskType.getRank() != 1 || maskType.getDimSize(0) != params.getDimSize(1))
+      return emitOpError("decay_mask must be [")
+             << params.getDimSize(1) << "], got "
+             << formatShape(maskType.getShape());
+  }
   auto step = getStep().getType();
   if (step.getRank() != 1 || step.getDimSize(0) != params.getDimSize(0))
     return emitOpError("step must be [")

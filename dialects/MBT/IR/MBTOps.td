@@ -776,7 +776,9 @@ def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
     `m`. `state` is `[S, M, P]`, `hyper` is `[M, H]` (row `m` holds model
     `m`'s hyperparameters) and `step` is `[M]`. The rule is the one of
     `mbt.update`, applied to every element with its own model's
-    hyperparameters, in one loop nest.
+    hyperparameters, in one loop nest. An optional `decay_mask` `[P]`
+    (1 or 0 per column) multiplies the weight decay, so parameters such as
+    biases can be left undecayed.
 
     ```mlir
     %p, %s = mbt.fused_update "adam" %params, %grads, %state, %hyper, %step
@@ -785,17 +787,20 @@ def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
     ```
   }];
   let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$params, MBT_F32Tensor:$grads,
-                       MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step);
+                       MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
+                       Optional<MBT_F32Tensor>:$decay_mask);
   let results = (outs MBT_F32Tensor:$new_params, MBT_F32Tensor:$new_state);
   let assemblyFormat = [{
-    $rule $params `,` $grads `,` $state `,` $hyper `,` $step attr-dict `:`
+    $rule $params `,` $grads `,` $state `,` $hyper `,` $step
+    (`decay_mask` `(` $decay_mask^ `:` type($decay_mask) `)`)? attr-dict `:`
     type($params) `,` type($state) `,` type($hyper) `,` type($step)
   }];
   let hasVerifier = 1;
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$params,
                    "::mlir::Value":$grads, "::mlir::Value":$state,
-                   "::mlir::Value":$hyper, "::mlir::Value":$step)>
+                   "::mlir::Value":$hyper, "::mlir::Value":$step,
+                   CArg<"::mlir::Value", "{}">:$decayMask)>
   ];
 }
 
@@ -818,7 +823,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     each model's global gradient norm (see `mbt.clip_grad_norm`).
     `schedule` names a learning-rate schedule and `schedule_params` gives
     one array of per-model values per parameter of it (see
-    `mbt.lr_schedule`).
+    `mbt.lr_schedule`). `no_decay` lists glob patterns of parameter names
+    that get no weight decay.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
@@ -846,7 +852,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
                        OptionalAttr<DenseF64ArrayAttr>:$clip_norm,
                        OptionalAttr<StrAttr>:$schedule,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
-                                    "per-model values">>:$schedule_params);
+                                    "per-model values">>:$schedule_params,
+                       OptionalAttr<StrArrayAttr>:$no_decay);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

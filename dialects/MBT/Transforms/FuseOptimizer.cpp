@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/Support/GlobPattern.h"
+
 namespace mlir::mbt {
 #define GEN_PASS_DEF_MBTFUSEOPTIMIZER
 #include "dialects/MBT/Transforms/Passes.h.inc"
@@ -257,6 +259,17 @@ void FuseOptimizerPass::runOnOperation() {
   }
   int64_t numParams = static_cast<int64_t>(slots.size());
   int64_t paramCount = offset;
+  // Which parameters the sweep's no_decay patterns exclude from weight decay.
+  SmallVector<bool> noDecay(slots.size(), false);
+  if (auto patterns = sweep.getNoDecay())
+    for (auto [slot, excluded] : llvm::zip(slots, noDecay))
+      for (Attribute p : *patterns) {
+        auto glob = llvm::GlobPattern::create(cast<StringAttr>(p).getValue());
+        if (!glob)
+          llvm::consumeError(glob.takeError()); // Sema reported it
+        else if (glob->match(slot.name.getValue()))
+          excluded = true;
+      }
   int64_t numSlots = static_cast<int64_t>(rule->slots.size());
   if (model.getNumArguments() != numParams + 2) {
     model.emitError("the model must take exactly one input and one target "
@@ -325,9 +338,21 @@ void FuseOptimizerPass::runOnOperation() {
           hyper = b.create<LRScheduleOp>(loc, hyper.getType(), *schedule,
                                          hyper, entry->getArgument(3), table_);
         }
+        // Parameters excluded from weight decay get a 0 in the mask.
+        Value decayMask;
+        if (sweep.getNoDecay()) {
+          SmallVector<float> mask(paramCount, 1.0f);
+          for (auto [slot, excluded] : llvm::zip(slots, noDecay))
+            if (excluded)
+              std::fill(mask.begin() + slot.offset,
+                        mask.begin() + slot.offset + slot.size, 0.0f);
+          auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
+          decayMask = b.create<ConstantOp>(
+              loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
+        }
         auto fused = b.create<FusedUpdateOp>(
             loc, rule->name, entry->getArgument(0), grads,
-            entry->getArgument(1), hyper, entry->getArgument(3));
+            entry->getArgument(1), hyper, entry->getArgument(3), decayMask);
         // The per-parameter updates are now dead (their results were only
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)
@@ -352,6 +377,9 @@ void FuseOptimizerPass::runOnOperation() {
         b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
     if (slot.init)
       fields.push_back(b.getNamedAttr("init", slot.init));
+    if (sweep.getNoDecay())
+      fields.push_back(b.getNamedAttr(
+          "decay", b.getBoolAttr(!noDecay[&slot - slots.data()])));
     layoutAttrs.push_back(b.getDictionaryAttr(fields));
   }
   module->setAttr("mbt.layout", b.getArrayAttr(layoutAttrs));

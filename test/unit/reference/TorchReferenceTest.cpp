@@ -140,18 +140,35 @@ public:
                            .clone()
                            .set_requires_grad(true));
     }
+    // Parameters the sweep's no_decay excludes go in a second param group
+    // with weight_decay 0, as one writes it in PyTorch.
+    std::vector<torch::Tensor> decayed, undecayed;
+    for (size_t k = 0; k < params.size(); ++k)
+      (manifest.params[k].decay ? decayed : undecayed).push_back(params[k]);
+    auto groups = [&](const auto &options) {
+      using Options = std::decay_t<decltype(options)>;
+      std::vector<torch::optim::OptimizerParamGroup> result;
+      result.emplace_back(decayed, std::make_unique<Options>(options));
+      if (!undecayed.empty()) {
+        Options none = options;
+        none.weight_decay(0.0);
+        result.emplace_back(undecayed, std::make_unique<Options>(none));
+      }
+      return result;
+    };
     if (manifest.optimizerRule == "sgd") {
-      optimizer = std::make_unique<torch::optim::SGD>(
-          params, torch::optim::SGDOptions(hyper(manifest, "lr"))
-                      .momentum(hyper(manifest, "momentum"))
-                      .weight_decay(hyper(manifest, "weight_decay")));
+      auto options = torch::optim::SGDOptions(hyper(manifest, "lr"))
+                         .momentum(hyper(manifest, "momentum"))
+                         .weight_decay(hyper(manifest, "weight_decay"));
+      optimizer = std::make_unique<torch::optim::SGD>(groups(options), options);
     } else if (manifest.optimizerRule == "adam") {
-      optimizer = std::make_unique<torch::optim::Adam>(
-          params,
+      auto options =
           torch::optim::AdamOptions(hyper(manifest, "lr"))
               .betas({hyper(manifest, "beta1"), hyper(manifest, "beta2")})
               .eps(hyper(manifest, "eps"))
-              .weight_decay(hyper(manifest, "weight_decay")));
+              .weight_decay(hyper(manifest, "weight_decay"));
+      optimizer =
+          std::make_unique<torch::optim::Adam>(groups(options), options);
     } else {
       ADD_FAILURE() << "no torch::optim for rule " << manifest.optimizerRule;
     }
@@ -189,9 +206,11 @@ public:
     // The learning rate the schedule gives this step, from the formulas
     // below (written from PyTorch's and transformers' definitions).
     if (!manifest.scheduleName.empty())
-      optimizer->param_groups()[0].options().set_lr(
-          baseLr * referenceFactor(manifest.scheduleName,
-                                   manifest.scheduleValues[0], stepsTaken));
+      for (auto &group : optimizer->param_groups())
+        group.options().set_lr(baseLr *
+                               referenceFactor(manifest.scheduleName,
+                                               manifest.scheduleValues[0],
+                                               stepsTaken));
     if (!manifest.clipNorm.empty()) {
       double norm =
           torch::nn::utils::clip_grad_norm_(params, manifest.clipNorm[0]);
@@ -466,6 +485,20 @@ TEST(EquivalenceWithLibTorch, SgdWithExponentialScheduleMatchesTorch) {
 TEST(EquivalenceWithLibTorch, AdamWithOneCycleMatchesTorch) {
   checkMatchesTorch("adam_one_cycle", "h @ w2 + b2", "adam(lr = [0.003])",
                     false, "  schedule = one_cycle(total = 100)\n");
+}
+
+// Weight decay on the weights only: no_decay puts the biases in a param
+// group of their own without decay.
+TEST(EquivalenceWithLibTorch, SgdWeightDecayExcludingBiasesMatchesTorch) {
+  checkMatchesTorch("sgd_no_decay", "relu(h @ w2) + b2",
+                    "sgd(lr = [0.05], momentum = 0.9, weight_decay = 0.05)",
+                    true, "  no_decay = [\"b?\"]\n");
+}
+
+TEST(EquivalenceWithLibTorch, AdamWeightDecayExcludingBiasesMatchesTorch) {
+  checkMatchesTorch("adam_no_decay", "h @ w2 + b2",
+                    "adam(lr = [0.001], weight_decay = 0.1)", false,
+                    "  no_decay = \"b*\"\n");
 }
 
 // The other two pairings, where float32 rounding alone exceeds 1e-5.

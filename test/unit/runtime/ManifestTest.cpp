@@ -215,6 +215,15 @@ TEST(ManifestTest, ParsesOptionalSchedule) {
                                  HasSubstr("one per model (2)")));
 }
 
+TEST(ManifestTest, ParsesOptionalDecayFlags) {
+  json m = goodManifest();
+  EXPECT_TRUE(parseManifest(m.dump(), "model.so").params[1].decay);
+  m["params"][1]["decay"] = false;
+  EXPECT_FALSE(parseManifest(m.dump(), "model.so").params[1].decay);
+  m["params"][1]["decay"] = 0;
+  EXPECT_THAT(errorFor(m), HasSubstr("params[1].decay"));
+}
+
 TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
   json m = goodManifest();
   m["seeds"].push_back(3);

@@ -44,6 +44,9 @@ struct ParamSpec {
   int64_t offset = 0;
   int64_t size = 0;
   InitSpec init;
+  /// Whether the optimizer's weight decay applies to it (the sweep's
+  /// no_decay patterns exclude parameters; optional, default true).
+  bool decay = true;
 };
 
 /// Which data set to feed and how.

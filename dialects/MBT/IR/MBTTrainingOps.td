@@ -1,0 +1,197 @@
+//===- MBTTrainingOps.td - optimizer and sweep ops ---------*- tablegen -*-===//
+//
+// The ops of the optimizer step (per-parameter updates, gradient clipping,
+// learning-rate schedules, the fused update) and the sweep. Included by
+// MBTOps.td, which defines the classes they use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_TRAINING_OPS_TD
+#define MBT_TRAINING_OPS_TD
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def MBT_UpdateOp : MBT_PureOp<"update"> {
+  let summary = "One optimizer step for one parameter";
+  let description = [{
+    Applies the update rule `rule` (`sgd` or `adam`) to `param` given its
+    gradient, its state slots (SGD: momentum buffer; Adam: first and second
+    moments), the hyperparameter vector `hyper` (last dimension: SGD
+    `[lr, momentum, weight_decay]`, Adam `[lr, beta1, beta2, eps,
+    weight_decay]`, in f64 so that per-model scalars are computed as
+    PyTorch computes them, in double) and the 1-based step number. Results are the new
+    parameter and the new state slots. `mbt-autodiff` emits one per
+    parameter; `mbt-fuse-optimizer` replaces them all with one
+    `mbt.fused_update`.
+
+    ```mlir
+    %w1, %m1, %v1 = mbt.update "adam" %w, %gw state(%m, %v) hyper(%h) step(%t)
+        : (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>,
+           tensor<784x128xf32>, tensor<5xf64>, tensor<f64>)
+        -> (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$param, MBT_F32Tensor:$grad,
+                       Variadic<MBT_F32Tensor>:$state, MBT_F64Tensor:$hyper,
+                       MBT_F64Tensor:$step);
+  let results = (outs MBT_F32Tensor:$new_param, Variadic<MBT_F32Tensor>:$new_state);
+  let assemblyFormat = [{
+    $rule $param `,` $grad `state` `(` $state `)` `hyper` `(` $hyper `)`
+    `step` `(` $step `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$param,
+                   "::mlir::Value":$grad, "::mlir::ValueRange":$state,
+                   "::mlir::Value":$hyper, "::mlir::Value":$step)>
+  ];
+}
+
+def MBT_ClipGradNormOp : MBT_Op<"clip_grad_norm", [Pure,
+    AllTypesMatch<["grads", "result"]>]> {
+  let summary = "Scale each model's gradient to a global norm of at most max_norm";
+  let description = [{
+    `grads` is `[M, P]` (row `m`: every parameter gradient of model `m`)
+    and `max_norm` is `[M]`. Row `m` is multiplied by
+    `min(1, max_norm[m] / (||grads[m]|| + 1e-6))`, the 2-norm taken over
+    the whole row: `torch.nn.utils.clip_grad_norm_` applied to each model
+    on its own, in float32 as PyTorch computes it. `mbt-fuse-optimizer`
+    puts it before the fused update when the sweep sets `clip`.
+
+    ```mlir
+    %g = mbt.clip_grad_norm %grads, %max : tensor<16x101770xf32>, tensor<16xf64>
+    ```
+  }];
+  let arguments = (ins MBT_F32Tensor:$grads, MBT_F64Tensor:$max_norm);
+  let results = (outs MBT_F32Tensor:$result);
+  let assemblyFormat = "$grads `,` $max_norm attr-dict `:` type($grads) `,` type($max_norm)";
+  let hasVerifier = 1;
+}
+
+def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
+    AllTypesMatch<["hyper", "result"]>]> {
+  let summary = "Each model's hyperparameters with its scheduled learning rate";
+  let description = [{
+    `hyper` is `[M, H]` with the learning rate in column 0, `step` is `[M]`
+    (1-based optimizer steps) and `params` is `[M, K]`, model `m`'s
+    parameters of the schedule `rule` (ScheduleRules.h: `constant`, `step`,
+    `exponential`, `cosine`, `linear`, `one_cycle`). The result is `hyper`
+    with column 0 multiplied by the schedule's factor at step `step - 1`,
+    in double, as PyTorch's schedulers set a parameter group's lr.
+    `mbt-fuse-optimizer` puts it before the fused update when the sweep
+    sets `schedule`.
+
+    ```mlir
+    %h = mbt.lr_schedule "cosine" %hyper, %step, %params
+        : tensor<16x5xf64>, tensor<16xf64>, tensor<16x3xf64>
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F64Tensor:$hyper,
+                       MBT_F64Tensor:$step, MBT_F64Tensor:$params);
+  let results = (outs MBT_F64Tensor:$result);
+  let assemblyFormat = [{
+    $rule $hyper `,` $step `,` $params attr-dict `:` type($hyper) `,`
+    type($step) `,` type($params)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
+    AllTypesMatch<["params", "grads", "new_params"]>,
+    AllTypesMatch<["state", "new_state"]>]> {
+  let summary = "One optimizer step for every parameter of every model";
+  let description = [{
+    `params` and `grads` are `[M, P]`: row `m` holds every parameter of model
+    `m`. `state` is `[S, M, P]`, `hyper` is `[M, H]` (row `m` holds model
+    `m`'s hyperparameters) and `step` is `[M]`. The rule is the one of
+    `mbt.update`, applied to every element with its own model's
+    hyperparameters, in one loop nest. An optional `decay_mask` `[P]`
+    (1 or 0 per column) multiplies the weight decay, so parameters such as
+    biases can be left undecayed.
+
+    ```mlir
+    %p, %s = mbt.fused_update "adam" %params, %grads, %state, %hyper, %step
+        : tensor<16x101770xf32>, tensor<2x16x101770xf32>, tensor<16x5xf64>,
+          tensor<16xf64>
+    ```
+  }];
+  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$params, MBT_F32Tensor:$grads,
+                       MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
+                       Optional<MBT_F32Tensor>:$decay_mask);
+  let results = (outs MBT_F32Tensor:$new_params, MBT_F32Tensor:$new_state);
+  let assemblyFormat = [{
+    $rule $params `,` $grads `,` $state `,` $hyper `,` $step
+    (`decay_mask` `(` $decay_mask^ `:` type($decay_mask) `)`)? attr-dict `:`
+    type($params) `,` type($state) `,` type($hyper) `,` type($step)
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$params,
+                   "::mlir::Value":$grads, "::mlir::Value":$state,
+                   "::mlir::Value":$hyper, "::mlir::Value":$step,
+                   CArg<"::mlir::Value", "{}">:$decayMask)>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// The sweep
+//===----------------------------------------------------------------------===//
+
+def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
+  let summary = "The model batch: which model, how many, with what settings";
+  let description = [{
+    Names the model function and gives the number of models, every model's
+    seed and optimizer hyperparameters (one array of `models` values per
+    hyperparameter, in the order the rule expects), the data set, the batch
+    size and the number of epochs. `routing` says which training samples
+    each model sees: `shared` (all, the default), `kfold` (model m holds
+    out fold `fold[m]` of `folds` and is validated on it) or `bootstrap` (a
+    resample with replacement keyed by the model's seed).
+    `model_arg_names` and `model_args` record the model's arguments with
+    one value per model, for the reports. `clip_norm`, when present, bounds
+    each model's global gradient norm (see `mbt.clip_grad_norm`).
+    `schedule` names a learning-rate schedule and `schedule_params` gives
+    one array of per-model values per parameter of it (see
+    `mbt.lr_schedule`). `no_decay` lists glob patterns of parameter names
+    that get no weight decay.
+
+    ```mlir
+    mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
+        hyper_names = ["lr", "momentum", "weight_decay"],
+        hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>,
+                 array<f64: 0.0, 0.0>],
+        seeds = array<i64: 0, 1>, data = "fashion_mnist",
+        batch_size = 128 : i64, epochs = 1 : i64, shuffle_seed = 0 : i64}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
+                       I64Attr:$models, StrAttr:$optimizer,
+                       StrArrayAttr:$hyper_names,
+                       TypedArrayAttrBase<DenseF64ArrayAttr,
+                                          "per-model values">:$hyper,
+                       DenseI64ArrayAttr:$seeds, StrAttr:$data,
+                       I64Attr:$batch_size, I64Attr:$epochs,
+                       I64Attr:$shuffle_seed,
+                       DefaultValuedAttr<StrAttr, "\"shared\"">:$routing,
+                       DefaultValuedAttr<I64Attr, "0">:$folds,
+                       OptionalAttr<DenseI64ArrayAttr>:$fold,
+                       OptionalAttr<StrArrayAttr>:$model_arg_names,
+                       OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
+                                    "per-model values">>:$model_args,
+                       OptionalAttr<DenseF64ArrayAttr>:$clip_norm,
+                       OptionalAttr<StrAttr>:$schedule,
+                       OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
+                                    "per-model values">>:$schedule_params,
+                       OptionalAttr<StrArrayAttr>:$no_decay);
+  let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The values of hyperparameter `name` for every model, or an empty
+    /// array when the sweep has no such hyperparameter.
+    ::llvm::ArrayRef<double> getHyperValues(::llvm::StringRef name);
+  }];
+}
+
+#endif // MBT_TRAINING_OPS_TD

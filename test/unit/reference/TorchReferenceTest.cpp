@@ -81,6 +81,9 @@ namespace {
 using mbt::test::compileSpec;
 
 constexpr int64_t kSteps = 100;
+/// Issue 4's cases (clipping, schedules, weight-decay exclusion) run twice
+/// as long: the schedules change the learning rate over the whole run.
+constexpr int64_t kLongSteps = 200;
 
 /// A one-model spec: the equivalence test's MLP (784-32-10, tanh hidden
 /// layer) with `logits` as its output expression.
@@ -316,7 +319,7 @@ struct Result {
 
 Result trainBoth(const std::string &name, const std::string &logits,
                  const std::string &optim, bool reluHead,
-                 const std::string &extraSweep = "") {
+                 const std::string &extraSweep = "", int64_t steps = kSteps) {
   static DataSplits data = loadDataSplits("fashion_mnist");
   std::string path = compileSpec(name, spec(logits, optim, extraSweep));
   Artifact artifact = Artifact::load(path);
@@ -336,7 +339,7 @@ Result trainBoth(const std::string &name, const std::string &logits,
   int64_t batch = manifest.data.batch;
   std::vector<int64_t> order =
       epochPermutation(data.train.count, manifest.data.shuffleSeed, 0);
-  if (int64_t(order.size()) < kSteps * batch)
+  if (int64_t(order.size()) < steps * batch)
     throw std::runtime_error("training set too small for the test");
 
   Result result;
@@ -347,7 +350,7 @@ Result trainBoth(const std::string &name, const std::string &logits,
             << "difference (max|a-b|/max|b|) after each step:\n"
             << "    step   mbt-vs-t32   t32-vs-t64   mbt-vs-t64    "
                "loss(mbt)-loss(t32)\n";
-  for (int64_t s = 1; s <= kSteps; ++s) {
+  for (int64_t s = 1; s <= steps; ++s) {
     const int64_t *indices = order.data() + (s - 1) * batch;
     trainer.runSteps(1);
     double loss32 = ref32.step(data.train, indices, batch);
@@ -364,7 +367,7 @@ Result trainBoth(const std::string &name, const std::string &logits,
       a = std::max(a, relativeDifference(mbt, t32));
       b = std::max(b, relativeDifference(t32, t64));
       c = std::max(c, relativeDifference(mbt, t64));
-      if (s == kSteps) {
+      if (s == steps) {
         result.mbtVsTorch32.push_back(relativeDifference(mbt, t32));
         result.torch32VsTorch64.push_back(relativeDifference(t32, t64));
         result.mbtVsTorch64.push_back(relativeDifference(mbt, t64));
@@ -381,7 +384,7 @@ Result trainBoth(const std::string &name, const std::string &logits,
                 << std::defaultfloat;
   }
   result.clippedSteps = ref32.clippedSteps;
-  std::cout << "[ " << name << " ] after " << kSteps << " steps (largest "
+  std::cout << "[ " << name << " ] after " << steps << " steps (largest "
             << "train-loss difference over the steps: " << result.worstLossDiff
             << "):\n";
   for (size_t k = 0; k < numParams; ++k)
@@ -398,13 +401,16 @@ Result trainBoth(const std::string &name, const std::string &logits,
 /// float64 trajectory too.
 void checkMatchesTorch(const std::string &name, const std::string &logits,
                        const std::string &optim, bool reluHead,
-                       const std::string &extraSweep = "") {
-  Result r = trainBoth(name, logits, optim, reluHead, extraSweep);
+                       const std::string &extraSweep = "",
+                       int64_t steps = kSteps) {
+  Result r = trainBoth(name, logits, optim, reluHead, extraSweep, steps);
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
   // With clipping on, it acted on most steps: the case tests it.
-  if (extraSweep.find("clip") != std::string::npos)
-    EXPECT_GT(r.clippedSteps, kSteps / 2);
-  std::cout << "[ " << name << " ] steps clipped: " << r.clippedSteps << "\n";
+  if (extraSweep.find("clip") != std::string::npos) {
+    EXPECT_GT(r.clippedSteps, steps / 2);
+    std::cout << "[ " << name << " ] steps clipped: " << r.clippedSteps
+              << "\n";
+  }
   for (size_t k = 0; k < r.names.size(); ++k) {
     EXPECT_LE(r.mbtVsTorch32[k], 1e-5) << r.names[k];
     EXPECT_LE(r.mbtVsTorch64[k], 1e-5) << r.names[k];
@@ -448,12 +454,14 @@ TEST(EquivalenceWithLibTorch, AdamLoneModelMatchesTorchOptim) {
 TEST(EquivalenceWithLibTorch, SgdWithGradientClippingMatchesTorch) {
   checkMatchesTorch("sgd_clip", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  clip   = 0.25\n");
+                    "  clip   = 0.25\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWithGradientClippingMatchesTorch) {
   checkMatchesTorch("adam_clip", "h @ w2 + b2", "adam(lr = [0.001])", false,
-                    "  clip   = 0.1\n");
+                    "  clip   = 0.1\n",
+                    kLongSteps);
 }
 
 // Learning-rate schedules (issue 4): the lr each gives, set on the torch
@@ -461,30 +469,35 @@ TEST(EquivalenceWithLibTorch, AdamWithGradientClippingMatchesTorch) {
 TEST(EquivalenceWithLibTorch, SgdWithStepScheduleMatchesTorch) {
   checkMatchesTorch("sgd_step", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  schedule = step(step_size = 30, gamma = 0.5)\n");
+                    "  schedule = step(step_size = 30, gamma = 0.5)\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, SgdWithCosineWarmupMatchesTorch) {
   checkMatchesTorch("sgd_cosine", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  schedule = cosine(total = 80, warmup = 10, "
-                    "min_factor = 0.1)\n");
+                    "  schedule = cosine(total = 160, warmup = 10, "
+                    "min_factor = 0.1)\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWithLinearWarmupMatchesTorch) {
   checkMatchesTorch("adam_linear_sched", "h @ w2 + b2", "adam(lr = [0.001])",
-                    false, "  schedule = linear(total = 120, warmup = 20)\n");
+                    false, "  schedule = linear(total = 200, warmup = 20)\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, SgdWithExponentialScheduleMatchesTorch) {
   checkMatchesTorch("sgd_exp", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  schedule = exponential(gamma = 0.98)\n");
+                    "  schedule = exponential(gamma = 0.98)\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWithOneCycleMatchesTorch) {
   checkMatchesTorch("adam_one_cycle", "h @ w2 + b2", "adam(lr = [0.003])",
-                    false, "  schedule = one_cycle(total = 100)\n");
+                    false, "  schedule = one_cycle(total = 200)\n",
+                    kLongSteps);
 }
 
 // Weight decay on the weights only: no_decay puts the biases in a param
@@ -492,13 +505,15 @@ TEST(EquivalenceWithLibTorch, AdamWithOneCycleMatchesTorch) {
 TEST(EquivalenceWithLibTorch, SgdWeightDecayExcludingBiasesMatchesTorch) {
   checkMatchesTorch("sgd_no_decay", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9, weight_decay = 0.05)",
-                    true, "  no_decay = [\"b?\"]\n");
+                    true, "  no_decay = [\"b?\"]\n",
+                    kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWeightDecayExcludingBiasesMatchesTorch) {
   checkMatchesTorch("adam_no_decay", "h @ w2 + b2",
                     "adam(lr = [0.001], weight_decay = 0.1)", false,
-                    "  no_decay = \"b*\"\n");
+                    "  no_decay = \"b*\"\n",
+                    kLongSteps);
 }
 
 // The other two pairings, where float32 rounding alone exceeds 1e-5.

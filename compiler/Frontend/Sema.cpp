@@ -93,15 +93,25 @@ ValueType BodyChecker::checkFunction(
   return ok ? result : ValueType();
 }
 
-void BodyChecker::collectNames(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+/// Calls `fn` on every statement of `body` that defines a name, in both
+/// branches of every `if`.
+static void
+forEachDefinition(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                  llvm::function_ref<void(const StmtAST &)> fn) {
   for (const auto &stmt : body) {
     if (auto *ifStmt = dyn_cast<IfStmtAST>(stmt.get())) {
-      collectNames(ifStmt->getThen());
-      collectNames(ifStmt->getElse());
+      forEachDefinition(ifStmt->getThen(), fn);
+      forEachDefinition(ifStmt->getElse(), fn);
     } else if (!stmt->getName().empty()) {
-      allNames.try_emplace(stmt->getName(), stmt->nameLoc());
+      fn(*stmt);
     }
   }
+}
+
+void BodyChecker::collectNames(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  forEachDefinition(body, [&](const StmtAST &stmt) {
+    allNames.try_emplace(stmt.getName(), stmt.nameLoc());
+  });
 }
 
 void BodyChecker::checkBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
@@ -136,20 +146,11 @@ void BodyChecker::checkIf(IfStmtAST &ifStmt) {
     ok = false;
     // The names either branch defines exist, with unknown types: their
     // uses are not reported again.
-    std::function<void(llvm::ArrayRef<std::unique_ptr<StmtAST>>)> poison =
-        [&](llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
-          for (const auto &stmt : body) {
-            if (auto *nested = dyn_cast<IfStmtAST>(stmt.get())) {
-              poison(nested->getThen());
-              poison(nested->getElse());
-            } else if (!stmt->getName().empty()) {
-              scope.try_emplace(stmt->getName(),
-                                Symbol{stmt->nameLoc(), ValueType()});
-            }
-          }
-        };
-    poison(ifStmt.getThen());
-    poison(ifStmt.getElse());
+    auto poison = [&](const StmtAST &stmt) {
+      scope.try_emplace(stmt.getName(), Symbol{stmt.nameLoc(), ValueType()});
+    };
+    forEachDefinition(ifStmt.getThen(), poison);
+    forEachDefinition(ifStmt.getElse(), poison);
     return;
   }
   ifStmt.taken = condition->boolValue ? IfStmtAST::Then : IfStmtAST::Else;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 #include "dialects/MBT/IR/MBTOps.h"
+#include "dialects/MBT/IR/MBTShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -254,17 +255,6 @@ static SmallVector<int64_t> unitDims(RankedTensorType type) {
   return dims;
 }
 
-static bool sameNonUnitDims(RankedTensorType a, RankedTensorType b) {
-  auto nonUnit = [](RankedTensorType t) {
-    SmallVector<int64_t> dims;
-    for (int64_t d : t.getShape())
-      if (d != 1)
-        dims.push_back(d);
-    return dims;
-  };
-  return nonUnit(a) == nonUnit(b);
-}
-
 /// [prefix..., static suffix] -> [prefix..., other static suffix], the
 /// prefix ending at the last dynamic dim (the verifier's second rule):
 /// collapse the input's suffix to one dim, expand it to the result's.
@@ -313,17 +303,14 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
     auto in = op.getInput().getType();
     auto out = op.getType();
     bool dynamic = !in.hasStaticShape() || !out.hasStaticShape();
-    if (dynamic && !sameNonUnitDims(in, out)) {
+    if (dynamic && nonUnitDims(in.getShape()) != nonUnitDims(out.getShape())) {
       rewriter.replaceOp(op, regroupStaticSuffix(rewriter, loc, op.getInput(),
                                                  out));
       return success();
     }
     if (dynamic) {
-      SmallVector<int64_t> coreShape;
-      for (int64_t d : in.getShape())
-        if (d != 1)
-          coreShape.push_back(d);
-      auto core = RankedTensorType::get(coreShape, in.getElementType());
+      auto core = RankedTensorType::get(nonUnitDims(in.getShape()),
+                                        in.getElementType());
       Value v = op.getInput();
       if (core != in)
         v = rewriter.create<tensor::CollapseShapeOp>(

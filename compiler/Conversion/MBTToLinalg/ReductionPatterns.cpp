@@ -10,7 +10,9 @@
 using namespace mlir;
 using namespace mlir::mbt;
 
-using CombineFn = function_ref<Value(OpBuilder &, Location, Value, Value)>;
+/// combine(accumulator, element, elements of the reduced operands).
+using CombineFn =
+    function_ref<Value(OpBuilder &, Location, Value, Value, ValueRange)>;
 
 /// The kept dims of `input` (those not in `axes`), as the (value, dim)
 /// sources of a reduced tensor's sizes.
@@ -33,41 +35,46 @@ static RankedTensorType reducedType(Value input, ArrayRef<int64_t> axes) {
   return RankedTensorType::get(shape, inType.getElementType());
 }
 
-/// Folds `input` over `axes` with `combine(accumulator, element)`, starting
-/// from `init`, into a tensor of the remaining dims.
+/// Folds `input` over `axes` with `combine`, starting from `init`, into a
+/// tensor of the remaining dims. `reduced` are tensors of that reduced
+/// shape (such as a row maximum) whose elements `combine` also sees.
 static Value buildReduction(OpBuilder &b, Location loc, Value input,
-                            ArrayRef<int64_t> axes, float init,
-                            CombineFn combine) {
+                            ValueRange reduced, ArrayRef<int64_t> axes,
+                            float init, CombineFn combine) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   RankedTensorType outType = reducedType(input, axes);
   Value acc = buildFilled(b, loc, outType, keptSources(input, axes),
                           b.getF32FloatAttr(init));
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
-                              droppingMap(ctx, rank, axes)};
+  AffineMap drop = droppingMap(b.getContext(), rank, axes);
+  SmallVector<Value> ins{input};
+  llvm::append_range(ins, reduced);
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  maps.append(reduced.size() + 1, drop);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{outType}, ValueRange{input}, ValueRange{acc}, maps,
-      iterators(rank, axes), [&](OpBuilder &nb, Location l, ValueRange args) {
-        nb.create<linalg::YieldOp>(l,
-                                   ValueRange{combine(nb, l, args[1], args[0])});
+      loc, TypeRange{outType}, ins, ValueRange{acc}, maps, iterators(rank, axes),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value result = combine(nb, l, args.back(), args[0],
+                               args.drop_front().drop_back());
+        nb.create<linalg::YieldOp>(l, ValueRange{result});
       });
   return generic.getResult(0);
 }
 
 static Value buildSum(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> axes) {
-  return buildReduction(b, loc, input, axes, 0.0f,
-                        [](OpBuilder &nb, Location l, Value acc, Value x) {
-                          return nb.create<arith::AddFOp>(l, acc, x).getResult();
-                        });
+  return buildReduction(
+      b, loc, input, {}, axes, 0.0f,
+      [](OpBuilder &nb, Location l, Value acc, Value x, ValueRange) {
+        return nb.create<arith::AddFOp>(l, acc, x).getResult();
+      });
 }
 
 /// The maximum, NaN-propagating like torch.amax.
 static Value buildMax(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> axes) {
   return buildReduction(
-      b, loc, input, axes, -std::numeric_limits<float>::infinity(),
-      [](OpBuilder &nb, Location l, Value acc, Value x) {
+      b, loc, input, {}, axes, -std::numeric_limits<float>::infinity(),
+      [](OpBuilder &nb, Location l, Value acc, Value x, ValueRange) {
         return nb.create<arith::MaximumFOp>(l, acc, x).getResult();
       });
 }
@@ -200,27 +207,14 @@ struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
           .getResult();
     };
     // Ties counted with a reduction whose body compares against the max.
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-    RankedTensorType countType = reducedType(x, axes);
-    Value zeros = buildFilled(rewriter, loc, countType, keptSources(x, axes),
-                              rewriter.getF32FloatAttr(0.0f));
-    AffineMap drop = droppingMap(rewriter.getContext(), rank, axes);
-    Value ties =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{countType}, ValueRange{x, max},
-                ValueRange{zeros},
-                ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), drop,
-                                    drop},
-                iterators(rank, axes),
-                [&](OpBuilder &b, Location l, ValueRange a) {
-                  Value one = b.create<arith::SelectOp>(
-                      l, isMax(b, l, a[0], a[1]), f32Constant(b, l, 1.0f),
-                      f32Constant(b, l, 0.0f));
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{b.create<arith::AddFOp>(l, a[2], one)});
-                })
-            .getResult(0);
+    Value ties = buildReduction(
+        rewriter, loc, x, ValueRange{max}, axes, 0.0f,
+        [&](OpBuilder &b, Location l, Value acc, Value v, ValueRange m) {
+          Value one = b.create<arith::SelectOp>(l, isMax(b, l, v, m[0]),
+                                                f32Constant(b, l, 1.0f),
+                                                f32Constant(b, l, 0.0f));
+          return b.create<arith::AddFOp>(l, acc, one).getResult();
+        });
     Value result = buildFullShapeGeneric(
         rewriter, loc, x, ValueRange{max, op.getGrad(), ties}, axes,
         [&](OpBuilder &b, Location l, ValueRange a) {
@@ -257,25 +251,13 @@ struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
                                        a[0])
               .getResult();
         });
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-    RankedTensorType outType = reducedType(x, axes);
-    Value zeros = buildFilled(rewriter, loc, outType, keptSources(x, axes),
-                              rewriter.getF32FloatAttr(0.0f));
-    AffineMap drop = droppingMap(rewriter.getContext(), rank, axes);
-    Value sumExp =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, TypeRange{outType}, ValueRange{x, shift}, ValueRange{zeros},
-                ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), drop,
-                                    drop},
-                iterators(rank, axes),
-                [](OpBuilder &b, Location l, ValueRange a) {
-                  Value e = b.create<math::ExpOp>(
-                      l, b.create<arith::SubFOp>(l, a[0], a[1]));
-                  b.create<linalg::YieldOp>(
-                      l, ValueRange{b.create<arith::AddFOp>(l, a[2], e)});
-                })
-            .getResult(0);
+    Value sumExp = buildReduction(
+        rewriter, loc, x, ValueRange{shift}, axes, 0.0f,
+        [](OpBuilder &b, Location l, Value acc, Value v, ValueRange s) {
+          Value e =
+              b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, v, s[0]));
+          return b.create<arith::AddFOp>(l, acc, e).getResult();
+        });
     Value result = buildSameShapeGeneric(
         rewriter, loc, ValueRange{shift, sumExp},
         [](OpBuilder &b, Location l, ValueRange a) {

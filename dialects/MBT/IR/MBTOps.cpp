@@ -10,8 +10,7 @@
 using namespace mlir;
 using namespace mlir::mbt;
 
-/// The dims of `shape` other than static 1s.
-static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+llvm::SmallVector<int64_t> mlir::mbt::nonUnitDims(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> dims;
   for (int64_t d : shape)
     if (d != 1)

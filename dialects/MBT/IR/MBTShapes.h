@@ -21,6 +21,9 @@ std::optional<llvm::SmallVector<int64_t>>
 matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs,
             bool transposeLhs, bool transposeRhs, std::string &error);
 
+/// The dims of `shape` other than static 1s.
+llvm::SmallVector<int64_t> nonUnitDims(llvm::ArrayRef<int64_t> shape);
+
 /// Whether `in` and `out` have the same dims up to the last dynamic one
 /// (of either) and as many elements after it: a reshape that regroups
 /// only static dims behind a dynamic batch, such as [?, 784] <-> [?, 28, 28].

@@ -33,11 +33,13 @@ def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
 }
 
 def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
-  let summary = "Erase mbt.sweep and the mbt.* module attributes";
+  let summary = "Erase mbt.sweep, mbt.optimizer and the mbt.* module attributes";
   let description = [{
     The sweep and the parameter layout are compile-time facts that the
-    driver writes into the artifact's manifest; nothing after the linalg
-    stage reads them, and LLVM translation has no meaning for them.
+    driver writes into the artifact's manifest, and the update rules
+    (mbt.optimizer) have been copied into the fused update's loops by
+    mbt-lower-to-linalg; nothing after the linalg stage reads them, and
+    LLVM translation has no meaning for them.
   }];
 }
 

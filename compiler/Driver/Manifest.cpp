@@ -2,7 +2,6 @@
 #include "compiler/Driver/Manifest.h"
 
 #include "dialects/MBT/IR/MBTOps.h"
-#include "dialects/MBT/IR/OptimizerRules.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "mbt/runtime/Abi.h"
@@ -37,7 +36,9 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
     return module.emitError("the module is not at the fused stage (no "
                             "mbt.sweep, mbt.layout or @mbt_train_step)");
   mlir::mbt::SweepOp sweep = *sweeps.begin();
-  const mlir::mbt::OptimizerRule *rule = mlir::mbt::lookupOptimizerRule(sweep.getOptimizer());
+  auto rule = module.lookupSymbol<mlir::mbt::OptimizerOp>(sweep.getOptimizerAttr());
+  if (!rule)
+    return sweep.emitError("the sweep's optimizer is not in the module");
 
   json::Array params;
   int64_t paramCount = 0;
@@ -59,14 +60,14 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
   }
 
   json::Array slots, hyperNames, hyperValues, seeds, outputNames;
-  for (StringLiteral s : rule->slots)
-    slots.push_back(s.str());
-  for (const mlir::mbt::OptimizerHyper &h : rule->hyper)
-    hyperNames.push_back(h.name.str());
+  for (Attribute s : rule.getSlots())
+    slots.push_back(cast<StringAttr>(s).getValue().str());
+  for (Attribute h : rule.getHyper())
+    hyperNames.push_back(cast<StringAttr>(h).getValue().str());
   for (int64_t m = 0; m < sweep.getModels(); ++m) {
     json::Array row;
-    for (const mlir::mbt::OptimizerHyper &h : rule->hyper)
-      row.push_back(sweep.getHyperValues(h.name)[m]);
+    for (Attribute h : rule.getHyper())
+      row.push_back(sweep.getHyperValues(cast<StringAttr>(h).getValue())[m]);
     hyperValues.push_back(std::move(row));
   }
   for (int64_t s : sweep.getSeeds())
@@ -144,6 +145,18 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
     data["fold"] = std::move(folds);
   }
 
+  json::Object optimizer{{"rule", rule.getSymName().str()},
+                         {"slots", std::move(slots)},
+                         {"hyper", std::move(hyperNames)}};
+  // The flags (bool arguments) that chose the rule's code.
+  if (auto flags = rule.getFlags()) {
+    json::Object values;
+    for (NamedAttribute flag : *flags)
+      values[flag.getName().getValue()] =
+          cast<BoolAttr>(flag.getValue()).getValue();
+    optimizer["flags"] = std::move(values);
+  }
+
   json::Object manifest{
       {"abi_version", ::mbt::runtime::kAbiVersion},
       {"model", modelName ? modelName.getValue().str() : "model"},
@@ -157,9 +170,7 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"target", json::Object{{"name", targetName ? targetName.getValue().str()
                                                   : "y"},
                               {"classes", classes ? classes.getInt() : 0}}},
-      {"optimizer", json::Object{{"rule", rule->name.str()},
-                                 {"slots", std::move(slots)},
-                                 {"hyper", std::move(hyperNames)}}},
+      {"optimizer", std::move(optimizer)},
       {"hyper_values", std::move(hyperValues)},
       {"seeds", std::move(seeds)},
       {"model_args", json::Object{{"names", std::move(argNames)},

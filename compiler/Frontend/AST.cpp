@@ -216,6 +216,9 @@ std::unique_ptr<StmtAST> Cloner::clone(const StmtAST &stmt) {
     return std::make_unique<AssertStmtAST>(
         assert.loc(), clone(*assert.getCondition()), assert.getMessage().str());
   }
+  case StmtAST::Stmt_State:
+    return std::make_unique<StateDeclAST>(stmt.loc(), stmt.getName(),
+                                          stmt.nameLoc());
   }
   llvm_unreachable("unknown statement kind");
 }

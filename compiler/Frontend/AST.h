@@ -62,7 +62,8 @@ public:
     Stmt_Assign,
     Stmt_Return,
     Stmt_If,
-    Stmt_Assert
+    Stmt_Assert,
+    Stmt_State
   };
 
   StmtAST(StmtASTKind kind, Location location, llvm::StringRef name,
@@ -218,6 +219,15 @@ private:
   std::string message;
 };
 
+/// `state NAME` in an optimizer: one value per parameter element, 0 before
+/// the first step.
+class StateDeclAST : public StmtAST {
+public:
+  StateDeclAST(Location loc, llvm::StringRef name, Location nameLoc)
+      : StmtAST(Stmt_State, std::move(loc), name, std::move(nameLoc)) {}
+  static bool classof(const StmtAST *s) { return s->getKind() == Stmt_State; }
+};
+
 //===----------------------------------------------------------------------===//
 // Functions, models and their expansion
 //===----------------------------------------------------------------------===//
@@ -332,6 +342,35 @@ private:
   StmtASTList body;
 };
 
+/// `optim NAME(args) { body }`: an update rule. Numeric arguments are
+/// hyperparameters (one value per model); `bool` arguments are flags that
+/// choose code with `if` and must agree between the models.
+class OptimizerAST {
+public:
+  OptimizerAST(Location loc, llvm::StringRef name, Location nameLoc,
+               std::vector<ArgDeclAST> args, StmtASTList body)
+      : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
+        args(std::move(args)), body(std::move(body)) {}
+
+  const Location &loc() const { return location; }
+  llvm::StringRef getName() const { return name; }
+  const Location &nameLoc() const { return nameLocation; }
+  llvm::ArrayRef<ArgDeclAST> getArgs() const { return args; }
+  std::vector<ArgDeclAST> &getArgs() { return args; }
+  llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
+
+  /// Set by Sema: whether the declaration checks (its arguments, and its
+  /// body with the flags' defaults).
+  bool checked = false;
+
+private:
+  Location location;
+  std::string name;
+  Location nameLocation;
+  std::vector<ArgDeclAST> args;
+  StmtASTList body;
+};
+
 //===----------------------------------------------------------------------===//
 // Sweep
 //===----------------------------------------------------------------------===//
@@ -364,7 +403,10 @@ struct SweepConfig {
   Location modelLoc;
   int64_t models = 0;
   std::string optimizer;
-  /// In the order of the optimizer rule (OptimizerRules.h).
+  /// The optimizer's flags (its `bool` arguments), in declaration order.
+  std::vector<std::pair<std::string, bool>> optimizerFlags;
+  /// The optimizer's hyperparameters (its numeric arguments), in
+  /// declaration order, and one value per model for each.
   std::vector<std::string> hyperNames;
   std::vector<std::vector<double>> hyper;
   std::vector<int64_t> seeds;
@@ -418,9 +460,11 @@ public:
   ModuleAST(std::vector<ImportAST> imports,
             std::vector<std::unique_ptr<FunctionAST>> functions,
             std::vector<std::unique_ptr<ModelAST>> models,
+            std::vector<std::unique_ptr<OptimizerAST>> optimizers,
             std::vector<std::unique_ptr<SweepAST>> sweeps)
       : imports(std::move(imports)), functions(std::move(functions)),
-        models(std::move(models)), sweeps(std::move(sweeps)) {}
+        models(std::move(models)), optimizers(std::move(optimizers)),
+        sweeps(std::move(sweeps)) {}
 
   /// The imports of the main file (those of imported files are resolved
   /// when they are merged).
@@ -429,13 +473,24 @@ public:
     return functions;
   }
   llvm::ArrayRef<std::unique_ptr<ModelAST>> getModels() const { return models; }
+  llvm::ArrayRef<std::unique_ptr<OptimizerAST>> getOptimizers() const {
+    return optimizers;
+  }
   llvm::ArrayRef<std::unique_ptr<SweepAST>> getSweeps() const { return sweeps; }
+  /// The optimizer named `name`, or null.
+  const OptimizerAST *lookupOptimizer(llvm::StringRef name) const {
+    for (const auto &optimizer : optimizers)
+      if (optimizer->getName() == name)
+        return optimizer.get();
+    return nullptr;
+  }
   /// The sweep, or null when the spec has none.
   SweepAST *getSweep() const {
     return sweeps.empty() ? nullptr : sweeps.front().get();
   }
 
-  /// Moves the functions and models of an imported file into this spec,
+  /// Moves the functions, models and optimizers of an imported file into
+  /// this spec,
   /// before the ones already there: a definition that clashes with an
   /// imported one is the redefinition.
   void merge(ModuleAST &&imported) {
@@ -445,14 +500,19 @@ public:
     models.insert(models.begin(),
                   std::make_move_iterator(imported.models.begin()),
                   std::make_move_iterator(imported.models.end()));
+    optimizers.insert(optimizers.begin(),
+                      std::make_move_iterator(imported.optimizers.begin()),
+                      std::make_move_iterator(imported.optimizers.end()));
     imported.functions.clear();
     imported.models.clear();
+    imported.optimizers.clear();
   }
 
 private:
   std::vector<ImportAST> imports;
   std::vector<std::unique_ptr<FunctionAST>> functions;
   std::vector<std::unique_ptr<ModelAST>> models;
+  std::vector<std::unique_ptr<OptimizerAST>> optimizers;
   std::vector<std::unique_ptr<SweepAST>> sweeps;
 };
 

@@ -372,6 +372,8 @@ void ASTDumper::dump(const SweepConfig &config) {
     indent() << "  " << name << " = ";
     printList(values);
   }
+  for (const auto &[name, value] : config.optimizerFlags)
+    indent() << "  " << name << " = " << (value ? "true" : "false") << "\n";
   indent() << "data = " << config.data << "(batch = " << config.batchSize
            << ", shuffle_seed = " << config.shuffleSeed << ")\n";
   indent() << "epochs = " << config.epochs << "\n";

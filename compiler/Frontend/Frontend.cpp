@@ -4,8 +4,9 @@
 // `import "PATH.mbt"` loads a file relative to the importing one. Each file
 // is loaded once (a second import of it is a no-op), goes into the SourceMgr
 // under the path it was found at (so its diagnostics show its own lines) and
-// contributes its functions and models; a file that imports itself, directly
-// or not, is an error that shows the chain.
+// contributes its functions, models and optimizers; a file that imports
+// itself, directly or not, is an error that shows the chain. A spec with a
+// sweep also imports "optim", the standard optimizers.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Frontend.h"
@@ -96,11 +97,21 @@ static std::string realPath(llvm::StringRef path) {
   return std::string(real.str());
 }
 
+/// The standard library module of the optimizers, which every spec with a
+/// sweep imports.
+static constexpr llvm::StringLiteral kOptimizerModule = "optim";
+
 bool ImportLoader::load(ModuleAST &main, llvm::StringRef mainPath) {
   std::string real = realPath(mainPath);
   loaded.insert(real);
   chain.push_back({real, llvm::sys::path::filename(mainPath).str(), {}});
-  loadImports(main, main.getImports(), mainPath);
+  std::vector<ImportAST> imports(main.getImports().begin(),
+                                 main.getImports().end());
+  // A spec with a sweep always has the standard optimizers (after its own
+  // imports, so that importing "optim" explicitly is the same).
+  if (SweepAST *sweep = main.getSweep())
+    imports.push_back({sweep->loc(), kOptimizerModule.str()});
+  loadImports(main, imports, mainPath);
   return ok;
 }
 
@@ -217,14 +228,15 @@ std::unique_ptr<ModuleAST> mbt::parseAndCheck(llvm::SourceMgr &sourceMgr,
   std::unique_ptr<ModuleAST> module = parser.parseModule();
   if (!module)
     return nullptr;
-  if (!module->getImports().empty()) {
+  if (!module->getImports().empty() || module->getSweep()) {
     std::string stdlibDir =
         options.stdlibDir.empty() ? findStdlibDir("") : options.stdlibDir;
     if (!ImportLoader(sourceMgr, ctx, std::move(stdlibDir))
              .load(*module, sourcePath(mainPath)))
       return nullptr;
   }
-  if (module->getModels().empty() && module->getSweeps().empty()) {
+  if (module->getModels().empty() && module->getSweeps().empty() &&
+      module->getOptimizers().empty()) {
     emitError(ctx, Location{lexer.getFile(), 1, 1})
         << "the spec defines no model";
     return nullptr;

@@ -64,6 +64,7 @@ Token Lexer::getTok() {
         .Case("true", tok_true)
         .Case("false", tok_false)
         .Case("assert", tok_assert)
+        .Case("optim", tok_optim)
         .Default(tok_identifier);
   }
 

@@ -70,6 +70,7 @@ enum Token : int {
   tok_true = -34,
   tok_false = -35,
   tok_assert = -36,
+  tok_optim = -37,
 
   // Primary.
   tok_identifier = -20,

@@ -7,13 +7,15 @@
 // class count in `mbt.classes`); it
 // returns the loss and then the metrics (`mbt.outputs` names them). A call
 // of a function generates the callee's expanded body in place, in a scope
-// of its own. The sweep becomes one `mbt.sweep` op. Every op gets the
+// of its own. The sweep's optimizer becomes an `mbt.optimizer`
+// (MLIRGenOptim.cpp) and the sweep one `mbt.sweep` op. Every op gets the
 // FileLineColLoc of the expression it comes from.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/Frontend.h"
 #include "compiler/Frontend/MLIRGenBuiltins.h"
+#include "compiler/Frontend/MLIRGenOptim.h"
 
 #include "dialects/MBT/IR/MBTDialect.h"
 #include "dialects/MBT/IR/MBTOps.h"
@@ -80,8 +82,14 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
   for (const auto &model : moduleAST.getModels())
     if (model->instance && !genModel(*model))
       return nullptr;
-  if (const SweepAST *sweep = moduleAST.getSweep())
+  if (const SweepAST *sweep = moduleAST.getSweep()) {
+    // The sweep's optimizer, the only one the module needs.
+    if (sweep->config)
+      if (const OptimizerAST *optimizer =
+              moduleAST.lookupOptimizer(sweep->config->optimizer))
+        genOptimizer(builder, *optimizer, *sweep->config);
     genSweep(*sweep, moduleAST);
+  }
   if (mlir::failed(mlir::verify(*module))) {
     module->emitError("internal error: the generated module does not verify");
     return nullptr;
@@ -364,7 +372,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       loc(sweep.loc()), builder.getStringAttr("sweep"),
       mlir::FlatSymbolRefAttr::get(&ctx, config.model),
       builder.getI64IntegerAttr(config.models),
-      builder.getStringAttr(config.optimizer), builder.getArrayAttr(names),
+      mlir::FlatSymbolRefAttr::get(&ctx, config.optimizer),
+      builder.getArrayAttr(names),
       builder.getArrayAttr(hyper), builder.getDenseI64ArrayAttr(config.seeds),
       builder.getStringAttr(config.data),
       builder.getI64IntegerAttr(config.batchSize),
@@ -387,6 +396,7 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,
                                                const ModuleAST &module) {
-  ctx.loadDialect<mlir::mbt::MBTDialect, mlir::func::FuncDialect>();
+  ctx.loadDialect<mlir::mbt::MBTDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
   return MLIRGenImpl(ctx).gen(module);
 }

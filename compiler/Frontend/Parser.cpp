@@ -8,12 +8,14 @@ using namespace mbt;
 // Top level
 //===----------------------------------------------------------------------===//
 
-/// spec ::= { NEWLINE } { (import | function | model | sweep) { NEWLINE } } EOF
+/// spec ::= { NEWLINE } { (import | function | model | optim | sweep)
+///          { NEWLINE } } EOF
 std::unique_ptr<ModuleAST> Parser::parseModule() {
   lexer.getNextToken(); // prime the lexer
   std::vector<ImportAST> imports;
   std::vector<std::unique_ptr<FunctionAST>> functions;
   std::vector<std::unique_ptr<ModelAST>> models;
+  std::vector<std::unique_ptr<OptimizerAST>> optimizers;
   std::vector<std::unique_ptr<SweepAST>> sweeps;
   while (true) {
     while (lexer.getCurToken() == tok_newline)
@@ -35,19 +37,25 @@ std::unique_ptr<ModuleAST> Parser::parseModule() {
         models.push_back(std::move(model));
       continue;
     }
+    if (lexer.getCurToken() == tok_optim) {
+      if (auto optimizer = parseOptimizer())
+        optimizers.push_back(std::move(optimizer));
+      continue;
+    }
     if (lexer.getCurToken() == tok_sweep) {
       if (auto sweep = parseSweep())
         sweeps.push_back(std::move(sweep));
       continue;
     }
-    reportUnexpected("'import', 'fn', 'model' or 'sweep'");
+    reportUnexpected("'import', 'fn', 'model', 'optim' or 'sweep'");
     lexer.getNextToken();
     skipToTopLevel();
   }
   if (hadError)
     return nullptr;
   return std::make_unique<ModuleAST>(std::move(imports), std::move(functions),
-                                     std::move(models), std::move(sweeps));
+                                     std::move(models), std::move(optimizers),
+                                     std::move(sweeps));
 }
 
 /// model ::= 'model' IDENT [ '(' argDecls ')' ] block
@@ -202,10 +210,10 @@ std::unique_ptr<SweepAST> Parser::parseSweep() {
   return std::make_unique<SweepAST>(std::move(loc), std::move(settings));
 }
 
-/// sweepSetting ::= (IDENT | 'model') '=' expr
+/// sweepSetting ::= (IDENT | 'model' | 'optim') '=' expr
 bool Parser::parseSweepSetting(SweepSettingAST &setting) {
   Token tok = lexer.getCurToken();
-  if (tok != tok_identifier && tok != tok_model) {
+  if (tok != tok_identifier && tok != tok_model && tok != tok_optim) {
     reportUnexpected("a sweep setting (NAME = VALUE)");
     return false;
   }
@@ -273,6 +281,7 @@ std::string Parser::describeCurToken() const {
   case tok_true:
   case tok_false:
   case tok_assert:
+  case tok_optim:
     return "keyword '" + lexer.getSpelling().str() + "'";
   case tok_le:
   case tok_ge:

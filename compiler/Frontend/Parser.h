@@ -29,12 +29,13 @@ public:
 
 private:
   /// What a block of statements belongs to: statements allowed differ.
-  enum class BodyKind { Model, Function };
+  enum class BodyKind { Model, Function, Optimizer };
 
   bool parseImport(std::vector<ImportAST> &imports);
   std::unique_ptr<FunctionAST> parseFunction();
   bool parseArgDecls(std::vector<ArgDeclAST> &args);
   std::unique_ptr<ModelAST> parseModel();
+  std::unique_ptr<OptimizerAST> parseOptimizer();
   /// Parses `{ { stmt stmtEnd } }` (the '{' is the current token) into
   /// `body`; `what` names the block in "expected '}' at the end of ...".
   /// Returns false when the block is not closed.
@@ -79,13 +80,13 @@ private:
   /// Skips to the end of the current statement (a newline, a '}' or the
   /// end of the file), without consuming it.
   void skipToStatementEnd();
-  /// Skips to the next `import`, `fn`, `model` or `sweep` keyword outside
+  /// Skips to the next `import`, `fn`, `model`, `optim` or `sweep` keyword outside
   /// braces.
   void skipToTopLevel();
   /// Whether `tok` starts a top-level declaration.
   static bool isTopLevelKeyword(Token tok) {
     return tok == tok_import || tok == tok_fn || tok == tok_model ||
-           tok == tok_sweep;
+           tok == tok_optim || tok == tok_sweep;
   }
 
   /// Binding strength of the current token as a binary operator, or -1.
@@ -114,6 +115,8 @@ private:
   /// Whether the parser is inside the condition of an `if`, the only place
   /// where comparisons, `and`, `or` and `not` are allowed.
   bool inCondition = false;
+  /// Whether an optimizer body is being parsed (`param` is then a value).
+  bool inOptimizer = false;
 };
 
 } // namespace mbt

@@ -64,6 +64,41 @@ std::unique_ptr<FunctionAST> Parser::parseFunction() {
                                        std::move(args), std::move(body));
 }
 
+/// optim ::= 'optim' IDENT '(' [ argDecls ] ')' block
+///   (the block holds `state NAME`, `NAME = expr`, `if` and `assert`;
+///   comparisons and logic may appear in any expression)
+std::unique_ptr<OptimizerAST> Parser::parseOptimizer() {
+  Location loc = lexer.getLastLocation();
+  lexer.consume(tok_optim);
+  std::string name;
+  Location nameLoc;
+  std::vector<ArgDeclAST> args;
+  bool headerOk = expectIdentifier("optimizer name", name, nameLoc);
+  if (headerOk && lexer.getCurToken() != tok_lparen) {
+    reportUnexpected("'(' and the hyperparameters after the optimizer name");
+    headerOk = false;
+  }
+  headerOk = headerOk && parseArgDecls(args);
+  if (headerOk && lexer.getCurToken() != tok_lbrace) {
+    reportUnexpected("'{' after the optimizer's hyperparameters");
+    headerOk = false;
+  }
+  if (!headerOk) {
+    skipToTopLevel();
+    return nullptr;
+  }
+  StmtASTList body;
+  bool outer = inCondition;
+  inCondition = inOptimizer = true;
+  bool closed = parseBlock(BodyKind::Optimizer, "optimizer '" + name + "'", body);
+  inCondition = outer;
+  inOptimizer = false;
+  if (!closed)
+    return nullptr;
+  return std::make_unique<OptimizerAST>(std::move(loc), name, std::move(nameLoc),
+                                        std::move(args), std::move(body));
+}
+
 /// argDecls ::= '(' [ argDecl { ',' argDecl } [','] ] ')'
 /// argDecl  ::= IDENT [ ':' IDENT ] [ '=' expr ]
 ///   (`x`: a tensor; `n: int`, `p: float`, `b: bool`: constants)
@@ -129,6 +164,7 @@ bool Parser::parseBlock(BodyKind kind, llvm::StringRef what,
 ///        | ifStmt | assertStmt | IDENT '=' expr
 std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
   bool inModel = kind == BodyKind::Model;
+  bool inOptimizer = kind == BodyKind::Optimizer;
   auto onlyIn = [&](llvm::StringRef what, llvm::StringRef where) {
     emitError(ctx, lexer.getLastLocation())
         << what << " only belong in a " << where;
@@ -136,6 +172,32 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
     return nullptr;
   };
   switch (lexer.getCurToken()) {
+  case tok_identifier:
+    // `state NAME` declares a state slot of an optimizer (`state` is a
+    // keyword only there, so models may still name a value `state`).
+    if (inOptimizer && lexer.getId() == "state") {
+      Location loc = lexer.getLastLocation();
+      lexer.consume(tok_identifier);
+      if (lexer.getCurToken() == tok_identifier) {
+        std::string name = lexer.getId().str();
+        Location nameLoc = lexer.getLastLocation();
+        lexer.consume(tok_identifier);
+        return std::make_unique<StateDeclAST>(std::move(loc), name,
+                                              std::move(nameLoc));
+      }
+      if (lexer.getCurToken() != tok_equal) {
+        reportUnexpected("a state slot name after 'state'");
+        return nullptr;
+      }
+      // `state = ...`: an assignment to a value named state.
+      lexer.consume(tok_equal);
+      auto value = parseExpression();
+      if (!value)
+        return nullptr;
+      return std::make_unique<AssignStmtAST>(loc, "state", loc,
+                                             std::move(value), false);
+    }
+    return parseAssignment(/*metric=*/false);
   case tok_input:
   case tok_target:
     if (!inModel)
@@ -146,10 +208,27 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
       return onlyIn("metrics", "model");
     return parseAssignment(/*metric=*/true);
   case tok_return:
-    if (inModel)
+    if (kind != BodyKind::Function)
       return onlyIn("'return' statements", "function");
     return parseReturn();
   case tok_param:
+    if (inOptimizer) {
+      // `param = ...` updates the parameter; `param NAME: ...` declares one.
+      Location loc = lexer.getLastLocation();
+      lexer.consume(tok_param);
+      if (lexer.getCurToken() != tok_equal) {
+        emitError(ctx, loc) << "an optimizer declares no parameters; "
+                               "'param = EXPR' sets the updated parameter";
+        hadError = true;
+        return nullptr;
+      }
+      lexer.consume(tok_equal);
+      auto value = parseExpression();
+      if (!value)
+        return nullptr;
+      return std::make_unique<AssignStmtAST>(loc, "param", loc,
+                                             std::move(value), false);
+    }
     return parseParamDecl();
   case tok_if:
     return parseIf(kind);
@@ -160,13 +239,14 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
         << "'else' must follow the '}' of its 'if' on the same line";
     hadError = true;
     return nullptr;
-  case tok_identifier:
-    return parseAssignment(/*metric=*/false);
   default:
     reportUnexpected(inModel ? "a model statement (input, target, param, "
                                "metric, if or NAME = EXPR)"
-                             : "a function statement (param, if, assert, "
-                               "return or NAME = EXPR)");
+                     : inOptimizer
+                         ? "an optimizer statement (state, if, assert or "
+                           "NAME = EXPR)"
+                         : "a function statement (param, if, assert, "
+                           "return or NAME = EXPR)");
     return nullptr;
   }
 }

@@ -170,6 +170,16 @@ std::unique_ptr<ExprAST> Parser::parsePrimary() {
   switch (lexer.getCurToken()) {
   case tok_number:
     return parseNumberExpr();
+  case tok_param: {
+    // In an optimizer, `param` is the parameter element being updated.
+    if (!inOptimizer) {
+      reportUnexpected("an expression");
+      return nullptr;
+    }
+    Location loc = lexer.getLastLocation();
+    lexer.consume(tok_param);
+    return std::make_unique<VariableExprAST>(std::move(loc), "param");
+  }
   case tok_true:
   case tok_false: {
     // Names that Sema knows; the sweep's evaluator reports them as unknown.

@@ -58,11 +58,13 @@ mlir::LogicalResult evaluateModelArgs(mlir::MLIRContext &ctx,
                                       ConstEvaluator &eval,
                                       std::vector<ModelArgValue> &args);
 
-/// Checks the settings of `sweep` against the spec's models and stores the
+/// Checks the settings of `sweep` against the spec's models and optimizers
+/// and stores the
 /// evaluated settings in `sweep.config`.
 mlir::LogicalResult
 checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
-           llvm::ArrayRef<std::unique_ptr<ModelAST>> models);
+           llvm::ArrayRef<std::unique_ptr<ModelAST>> models,
+           llvm::ArrayRef<std::unique_ptr<OptimizerAST>> optimizers);
 
 /// Resolves the initializer of `decl` (known kind, arguments bound and in
 /// range, a matrix for the fan-based ones); reports and returns std::nullopt

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/SemaInternal.h"
+#include "compiler/Frontend/SemaOptim.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -389,6 +390,7 @@ void DeclChecker::checkRecursion() {
 LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
   DuplicateFilter duplicates(ctx);
   bool ok = DeclChecker(ctx, module).check();
+  ok &= checkOptimizers(ctx, module);
   llvm::StringMap<const ModelAST *> modelNames;
   for (const auto &model : module.getModels()) {
     auto [it, inserted] = modelNames.try_emplace(model->getName(), model.get());
@@ -410,7 +412,8 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
   const SweepConfig *config = nullptr;
   Location sweepModelLoc;
   if (!sweeps.empty()) {
-    ok &= succeeded(checkSweep(ctx, *sweeps.front(), module.getModels()));
+    ok &= succeeded(checkSweep(ctx, *sweeps.front(), module.getModels(),
+                               module.getOptimizers()));
     if (sweeps.front()->config) {
       config = &*sweeps.front()->config;
       sweepModelLoc =

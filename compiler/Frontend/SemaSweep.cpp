@@ -1,15 +1,15 @@
 //===- SemaSweep.cpp - checks of the sweep block --------------------------===//
 //
 // Resolves the sweep's model, evaluates the grid, `models`, the seeds, the
-// optimizer and its per-model hyperparameters (defaults from
-// OptimizerRules.h), the data set and the epochs into a SweepConfig.
+// optimizer and its per-model hyperparameters (SemaOptim.cpp binds them to
+// an `optim` of the spec), the data set and the epochs into a SweepConfig.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/Sema.h"
+#include "compiler/Frontend/SemaOptim.h"
 #include "compiler/Frontend/SweepEval.h"
 
-#include "dialects/MBT/IR/OptimizerRules.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -43,8 +43,9 @@ std::string join(llvm::ArrayRef<llvm::StringRef> names) {
 class SweepChecker {
 public:
   SweepChecker(mlir::MLIRContext &ctx, SweepAST &sweep,
-               llvm::ArrayRef<std::unique_ptr<ModelAST>> models)
-      : ctx(ctx), sweep(sweep), models(models) {}
+               llvm::ArrayRef<std::unique_ptr<ModelAST>> models,
+               llvm::ArrayRef<std::unique_ptr<OptimizerAST>> optimizers)
+      : ctx(ctx), sweep(sweep), models(models), optimizers(optimizers) {}
 
   LogicalResult check();
 
@@ -76,6 +77,7 @@ private:
   mlir::MLIRContext &ctx;
   SweepAST &sweep;
   llvm::ArrayRef<std::unique_ptr<ModelAST>> models;
+  llvm::ArrayRef<std::unique_ptr<OptimizerAST>> optimizers;
   llvm::StringMap<const SweepSettingAST *> settings;
   SweepConfig config;
   /// The number of models, once `models` has been checked successfully.
@@ -114,6 +116,19 @@ LogicalResult SweepChecker::check() {
   checkClip(eval);
   checkSchedule(eval);
   checkNoDecay();
+  // A schedule scales `lr`, and no_decay zeroes `weight_decay`: the
+  // optimizer must have them.
+  if (ok && !config.optimizer.empty()) {
+    auto requires_ = [&](llvm::StringRef setting, llvm::StringRef hyper) {
+      if (const SweepSettingAST *s = settings.lookup(setting))
+        if (!llvm::is_contained(config.hyperNames, hyper))
+          error(s->loc) << "'" << setting << "' needs an optimizer with a '"
+                        << hyper << "' hyperparameter, and '"
+                        << config.optimizer << "' has none";
+    };
+    requires_("schedule", "lr");
+    requires_("no_decay", "weight_decay");
+  }
   if (!ok)
     return failure();
   sweep.config = std::move(config);
@@ -335,8 +350,9 @@ static std::optional<llvm::StringRef> calleeName(const ExprAST *value) {
   return std::nullopt;
 }
 
-/// optim = RULE | RULE(args), where each argument is a number or a list of
-/// `models` numbers; absent hyperparameters take the rule's defaults.
+/// optim = NAME | NAME(args): an optimizer of the spec (stdlib/optim.mbt's
+/// are always there); each hyperparameter a number or one per model, each
+/// flag true or false; absent ones take their defaults.
 void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
   const ExprAST *value = lookup("optim");
   if (!value) {
@@ -352,53 +368,20 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
     return;
   }
   llvm::StringRef name = *callee;
-  const mlir::mbt::OptimizerRule *rule = mlir::mbt::lookupOptimizerRule(name);
-  if (!rule) {
+  const OptimizerAST *optimizer = nullptr;
+  for (const auto &o : optimizers)
+    if (o->getName() == name && !optimizer)
+      optimizer = o.get(); // the first; a redefinition has been reported
+  if (!optimizer) {
     std::vector<llvm::StringRef> known;
-    for (const auto &r : mlir::mbt::allOptimizerRules())
-      known.push_back(r.name);
+    for (const auto &o : optimizers)
+      known.push_back(o->getName());
     error(value->loc()) << "unknown optimizer '" << name
                         << "' (known: " << join(known) << ")";
     return;
   }
-  std::vector<llvm::StringRef> params;
-  for (const auto &hyper : rule->hyper)
-    params.push_back(hyper.name);
-  llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
-  if (call) {
-    auto args =
-        bindArguments(ctx, *call, params, ("optimizer '" + name + "'").str(),
-                      "hyperparameter");
-    if (failed(args)) {
-      ok = false;
-      return;
-    }
-    bound = *args;
-  }
-  config.optimizer = name.str();
-  for (auto [hyper, arg] : llvm::zip(rule->hyper, bound)) {
-    std::string what = ("hyperparameter '" + hyper.name + "'").str();
-    std::vector<double> values(config.models, hyper.defaultValue);
-    if (arg) {
-      auto perModel = eval.evaluatePerModel(*arg, what);
-      if (failed(perModel)) {
-        ok = false;
-        continue;
-      }
-      values = std::move(*perModel);
-      bool isBeta = hyper.name == "beta1" || hyper.name == "beta2";
-      for (double v : values) {
-        if (v < 0 || (isBeta && v >= 1)) {
-          error(arg->loc())
-              << what << " must be " << (isBeta ? "in [0, 1)" : "non-negative")
-              << ", got " << formatNumber(v);
-          break;
-        }
-      }
-    }
-    config.hyperNames.push_back(hyper.name.str());
-    config.hyper.push_back(std::move(values));
-  }
+  if (!bindOptimizer(ctx, *optimizer, call, value->loc(), eval, config))
+    ok = false;
 }
 
 /// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S)
@@ -672,6 +655,7 @@ void SweepChecker::checkNoDecay() {
 
 LogicalResult
 mbt::checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
-                llvm::ArrayRef<std::unique_ptr<ModelAST>> models) {
-  return SweepChecker(ctx, sweep, models).check();
+                llvm::ArrayRef<std::unique_ptr<ModelAST>> models,
+                llvm::ArrayRef<std::unique_ptr<OptimizerAST>> optimizers) {
+  return SweepChecker(ctx, sweep, models, optimizers).check();
 }

@@ -2,7 +2,6 @@
 #include "compiler/Frontend/SweepEval.h"
 #include "compiler/Frontend/Diagnostics.h"
 
-#include "dialects/MBT/IR/OptimizerRules.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"

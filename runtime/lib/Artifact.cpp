@@ -67,6 +67,9 @@ Artifact Artifact::load(const std::string &path) {
   artifact.trainFn =
       lookup<TrainStepFn>(artifact.handle, path, kTrainStepSymbol);
   artifact.evalFn = lookup<EvalStepFn>(artifact.handle, path, kEvalStepSymbol);
+  // Optional: artifacts of older compilers lack it.
+  artifact.optimizerFn = reinterpret_cast<OptimizerStepFn>(
+      dlsym(artifact.handle, kOptimizerStepSymbol));
 
   int64_t abi = version();
   if (abi != kAbiVersion)
@@ -93,6 +96,7 @@ Artifact &Artifact::operator=(Artifact &&other) noexcept {
     handle = std::exchange(other.handle, nullptr);
     trainFn = std::exchange(other.trainFn, nullptr);
     evalFn = std::exchange(other.evalFn, nullptr);
+    optimizerFn = std::exchange(other.optimizerFn, nullptr);
     rawManifest = std::move(other.rawManifest);
     parsedManifest = std::move(other.parsedManifest);
   }

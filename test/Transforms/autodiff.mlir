@@ -18,6 +18,6 @@
 // CHECK: mbt.relu_grad
 // The bias gradient sums over the broadcast batch dimension:
 // CHECK: mbt.unbroadcast %{{.*}} : (tensor<?x3xf32>) -> tensor<1x3xf32>
-// CHECK-COUNT-3: mbt.update "adam"
+// CHECK-COUNT-3: mbt.update @adam
 // CHECK-NOT: mbt.update
 // CHECK: return

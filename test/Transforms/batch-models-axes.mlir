@@ -25,6 +25,6 @@
 // CHECK: mbt.reduce_max_grad %{{.*}}, %{{.*}}, %{{.*}} {axes = array<i64: 2>} : (tensor<4x?x3xf32>, tensor<4x?xf32>, tensor<4x?xf32>) -> tensor<4x?x3xf32>
 // CHECK: %[[GW:.*]] = mbt.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<4x?x4xf32>, tensor<4x?x3xf32>) -> tensor<4x4x3xf32>
 // CHECK: %[[GWT:.*]] = mbt.transpose %[[GW]] {permutation = array<i64: 0, 2, 1>} : (tensor<4x4x3xf32>) -> tensor<4x3x4xf32>
-// CHECK: mbt.update "sgd" %{{.*}}, %[[GWT]]
+// CHECK: mbt.update @sgd %{{.*}}, %[[GWT]]
 // CHECK-NOT: one_hot
 // CHECK: return

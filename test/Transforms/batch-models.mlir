@@ -17,6 +17,6 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: tensor<4x5xf64> {mbt.hyper = "adam"}, %{{.*}}: tensor<4xf64> {mbt.step = "step"}
 // CHECK: mbt.constant dense<1.000000e+00> : tensor<4xf32>
-// CHECK: mbt.update "adam" {{.*}} : (tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x5xf64>, tensor<4xf64>)
+// CHECK: mbt.update @adam {{.*}} : (tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x4x3xf32>, tensor<4x5xf64>, tensor<4xf64>)
 
 // SEVEN: func.func @mlp(%{{.*}}: tensor<7x4x3xf32>

@@ -2,7 +2,7 @@
 // RUN: mbt-opt --mbt-autodiff --mbt-batch-models --mbt-fuse-optimizer %S/Inputs/mlp.mlir | FileCheck %s
 
 // Before: one update per parameter.
-// BEFORE-COUNT-3: mbt.update "adam"
+// BEFORE-COUNT-3: mbt.update @adam
 // BEFORE-NOT: mbt.fused_update
 
 // After: every parameter of every model in one [4, 21] buffer (12 + 3 + 6
@@ -15,9 +15,14 @@
 // CHECK: tensor.extract_slice %[[P]][0, 0] [4, 12] [1, 1]
 // CHECK-NOT: mbt.update
 // CHECK: %[[G:.*]] = tensor.insert_slice {{.*}}[0, 15] [4, 6] [1, 1] : tensor<4x6xf32> into tensor<4x21xf32>
-// CHECK: mbt.fused_update "adam" %[[P]], %[[G]], %[[S]], %[[H]], %[[T]]
+// CHECK: mbt.fused_update @adam %[[P]], %[[G]], %[[S]], %[[H]], %[[T]]
 // CHECK-NOT: mbt.fused_update
 // CHECK-NOT: mbt.update
+// The optimizer step alone, on gradients given as its last argument.
+// CHECK-LABEL: func.func @mbt_optimizer_step
+// CHECK-SAME: %[[P2:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S2:.*]]: tensor<2x4x21xf32> {bufferization.writable = true}, %[[H2:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T2:.*]]: tensor<4xf64> {bufferization.writable = false}, %[[G2:.*]]: tensor<4x21xf32> {bufferization.writable = false}
+// CHECK: mbt.fused_update @adam %[[P2]], %[[G2]], %[[S2]], %[[H2]], %[[T2]]
+// CHECK-NOT: mbt.fused_update
 // CHECK-LABEL: func.func @mbt_eval_step
 // CHECK-SAME: tensor<4x21xf32> {bufferization.writable = false}
 // CHECK-NOT: mbt.update

@@ -32,9 +32,12 @@ struct LowerToLinalgPass
     if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns),
                                             config)))
       return signalPassFailure();
-    // Every mbt op but the sweep must be gone.
-    WalkResult result = module.walk([](Operation *op) {
-      if (isa<MBTDialect>(op->getDialect()) && !isa<SweepOp>(op)) {
+    // Every mbt op but the sweep and the update rules (whose copies the
+    // fused update's loops hold) must be gone.
+    WalkResult result = module.walk<WalkOrder::PreOrder>([](Operation *op) {
+      if (isa<SweepOp, OptimizerOp>(op))
+        return WalkResult::skip();
+      if (isa<MBTDialect>(op->getDialect())) {
         op->emitOpError("has no lowering to linalg");
         return WalkResult::interrupt();
       }

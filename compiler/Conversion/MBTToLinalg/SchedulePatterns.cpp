@@ -127,7 +127,8 @@ struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
                 })
             .getResult(0);
 
-    // hyper with column 0 (the learning rate) scaled by the factor.
+    // hyper with the learning-rate column scaled by the factor.
+    int64_t lrColumn = op.getColumn();
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
     Value out = rewriter.create<tensor::EmptyOp>(loc, hyperType.getShape(),
                                                  rewriter.getF64Type());
@@ -137,11 +138,11 @@ struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
                     loc, TypeRange{hyperType}, ValueRange{op.getHyper(), factor},
                     ValueRange{out},
                     ArrayRef<AffineMap>{id2, droppingMap(ctx, 2, {1}), id2},
-                    iterators(2), [](OpBuilder &b, Location l, ValueRange a) {
+                    iterators(2), [&](OpBuilder &b, Location l, ValueRange a) {
                       Value column = b.create<linalg::IndexOp>(l, 1);
-                      Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+                      Value lr = b.create<arith::ConstantIndexOp>(l, lrColumn);
                       Value isLr = b.create<arith::CmpIOp>(
-                          l, arith::CmpIPredicate::eq, column, zero);
+                          l, arith::CmpIPredicate::eq, column, lr);
                       Value scaled = b.create<arith::MulFOp>(l, a[0], a[1]);
                       b.create<linalg::YieldOp>(
                           l, ValueRange{b.create<arith::SelectOp>(l, isLr, scaled,

@@ -28,6 +28,10 @@ struct DropMetadataPass
     ModuleOp module = getOperation();
     for (SweepOp sweep : llvm::make_early_inc_range(module.getOps<SweepOp>()))
       sweep.erase();
+    // Fused updates have been lowered with copies of their rules.
+    for (OptimizerOp rule :
+         llvm::make_early_inc_range(module.getOps<OptimizerOp>()))
+      rule.erase();
     SmallVector<StringAttr> names;
     for (NamedAttribute attr : module->getAttrs())
       if (attr.getName().getValue().starts_with("mbt."))

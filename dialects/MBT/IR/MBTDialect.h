@@ -2,7 +2,9 @@
 #ifndef MBT_DIALECT_MBT_IR_MBTDIALECT_H
 #define MBT_DIALECT_MBT_IR_MBTDIALECT_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dialect.h"
 

@@ -28,7 +28,10 @@ def MBT_Dialect : Dialect {
     `mbt.target`; the dialect verifies them.
   }];
   let cppNamespace = "::mlir::mbt";
-  let dependentDialects = ["::mlir::func::FuncDialect",
+  // Update rules (mbt.optimizer) are written with arith and math ops.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;

@@ -1,7 +1,6 @@
 //===- MBTOps.cpp - verifiers and builders of the mbt ops -----------------===//
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/MBTShapes.h"
-#include "dialects/MBT/IR/OptimizerRules.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "mlir/IR/Builders.h"
@@ -79,29 +78,14 @@ LogicalResult UnbroadcastOp::verify() {
   return success();
 }
 
-/// Checks the operands of an update rule; `lead` is the shape that prefixes
-/// the hyperparameter vector and the step (the model dimensions).
-static LogicalResult verifyRule(Operation *op, StringRef ruleName,
-                                size_t numState, RankedTensorType hyper,
-                                RankedTensorType step) {
-  const OptimizerRule *rule = lookupOptimizerRule(ruleName);
-  if (!rule) {
-    std::string names;
-    for (const OptimizerRule &r : allOptimizerRules())
-      names += (names.empty() ? "" : ", ") + r.name.str();
-    return op->emitOpError("unknown optimizer rule '")
-           << ruleName << "' (known: " << names << ")";
-  }
-  if (rule->slots.size() != numState)
-    return op->emitOpError("rule '")
-           << ruleName << "' has " << rule->slots.size()
-           << " state slots, got " << numState;
-  if (hyper.getRank() < 1 ||
-      hyper.getDimSize(hyper.getRank() - 1) !=
-          static_cast<int64_t>(rule->hyper.size()))
-    return op->emitOpError("rule '")
-           << ruleName << "' takes " << rule->hyper.size()
-           << " hyperparameters, got hyper " << formatShape(hyper.getShape());
+/// Checks the shapes of an update's hyperparameters and step against each
+/// other; the counts against the rule are checked with the symbol (see
+/// OptimizerOps.cpp).
+static LogicalResult verifyHyperAndStep(Operation *op, RankedTensorType hyper,
+                                        RankedTensorType step) {
+  if (hyper.getRank() < 1)
+    return op->emitOpError("hyper must have a hyperparameter dimension, got ")
+           << formatShape(hyper.getShape());
   if (hyper.getShape().drop_back() != step.getShape())
     return op->emitOpError("hyper ")
            << formatShape(hyper.getShape()) << " and step "
@@ -135,8 +119,7 @@ LogicalResult UpdateOp::verify() {
            << formatShape(paramType.getShape())
            << " does not start with the model dimensions of hyper "
            << formatShape(getHyper().getType().getShape());
-  return verifyRule(*this, getRule(), getState().size(), getHyper().getType(),
-                    getStep().getType());
+  return verifyHyperAndStep(*this, getHyper().getType(), getStep().getType());
 }
 
 void FusedUpdateOp::build(OpBuilder &builder, OperationState &state,
@@ -172,8 +155,7 @@ LogicalResult FusedUpdateOp::verify() {
   if (step.getRank() != 1 || step.getDimSize(0) != params.getDimSize(0))
     return emitOpError("step must be [")
            << params.getDimSize(0) << "], got " << formatShape(step.getShape());
-  return verifyRule(*this, getRule(), state.getDimSize(0), getHyper().getType(),
-                    step);
+  return verifyHyperAndStep(*this, getHyper().getType(), step);
 }
 
 ArrayRef<double> SweepOp::getHyperValues(StringRef name) {
@@ -187,19 +169,10 @@ LogicalResult SweepOp::verify() {
   int64_t models = getModels();
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
-  const OptimizerRule *rule = lookupOptimizerRule(getOptimizer());
-  if (!rule)
-    return emitOpError("unknown optimizer '") << getOptimizer() << "'";
-  if (getHyperNames().size() != rule->hyper.size() ||
-      getHyper().size() != rule->hyper.size())
-    return emitOpError("optimizer '")
-           << getOptimizer() << "' needs " << rule->hyper.size()
-           << " hyperparameter arrays";
-  for (auto [name, expected] : llvm::zip(getHyperNames(), rule->hyper))
-    if (cast<StringAttr>(name).getValue() != expected.name)
-      return emitOpError("hyperparameter '")
-             << cast<StringAttr>(name).getValue() << "' where '"
-             << expected.name << "' was expected";
+  if (getHyperNames().size() != getHyper().size())
+    return emitOpError("has ")
+           << getHyperNames().size() << " hyper_names but "
+           << getHyper().size() << " hyper arrays";
   for (auto [name, values] : llvm::zip(getHyperNames(), getHyper()))
     if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) != models)
       return emitOpError("hyperparameter '")
@@ -311,5 +284,9 @@ LogicalResult LRScheduleOp::verify() {
            << formatShape(hyper.getShape()) << ", "
            << formatShape(step.getShape()) << " and "
            << formatShape(params.getShape());
+  if (getColumn() < 0 || getColumn() >= hyper.getDimSize(1))
+    return emitOpError("column ")
+           << getColumn() << " is not a column of hyper "
+           << formatShape(hyper.getShape());
   return success();
 }

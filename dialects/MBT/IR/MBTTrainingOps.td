@@ -1,6 +1,6 @@
 //===- MBTTrainingOps.td - optimizer and sweep ops ---------*- tablegen -*-===//
 //
-// The ops of the optimizer step (per-parameter updates, gradient clipping,
+// The ops of the optimizer step (update rules, per-parameter updates, gradient clipping,
 // learning-rate schedules, the fused update) and the sweep. Included by
 // MBTOps.td, which defines the classes they use.
 //
@@ -13,29 +13,91 @@
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
-def MBT_UpdateOp : MBT_PureOp<"update"> {
-  let summary = "One optimizer step for one parameter";
+def MBT_OptimizerOp : MBT_Op<"optimizer", [Symbol, IsolatedFromAbove]> {
+  let summary = "An optimizer's update rule: per-model scalars, then per element";
   let description = [{
-    Applies the update rule `rule` (`sgd` or `adam`) to `param` given its
-    gradient, its state slots (SGD: momentum buffer; Adam: first and second
-    moments), the hyperparameter vector `hyper` (last dimension: SGD
-    `[lr, momentum, weight_decay]`, Adam `[lr, beta1, beta2, eps,
-    weight_decay]`, in f64 so that per-model scalars are computed as
-    PyTorch computes them, in double) and the 1-based step number. Results are the new
-    parameter and the new state slots. `mbt-autodiff` emits one per
-    parameter; `mbt-fuse-optimizer` replaces them all with one
-    `mbt.fused_update`.
+    An update rule written in the language (`optim NAME(...) { ... }`,
+    `stdlib/optim.mbt`). `hyper` names its hyperparameters and `slots` its
+    state slots (one value per parameter element each, starting at 0).
+
+    The rule is split where PyTorch splits it: the `scalars` region runs
+    once per model, in double, on the model's hyperparameters and the
+    1-based step (`^bb0(%h0: f64, ..., %step: f64)`), as the Python
+    scalars of `torch.optim` are; it yields the scalars the element code
+    uses (f32, or i1 for conditions). The `elements` region runs once per
+    parameter element (`^bb0(%grad: f32, %param: f32, %slot0: f32, ...,
+    %scalar0, ...)`) and yields the new parameter and the new slots.
+    `mbt.update` and `mbt.fused_update` name the rule; the fused update's
+    lowering puts the `scalars` region in a loop over the models and the
+    `elements` region in the one loop nest over `[M, P]`. Both regions hold
+    only side-effect free ops (arith, math). `flags` records the values of
+    the rule's `bool` arguments, which chose its code, for the manifest.
 
     ```mlir
-    %w1, %m1, %v1 = mbt.update "adam" %w, %gw state(%m, %v) hyper(%h) step(%t)
+    mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
+    ^bb0(%lr: f64, %step: f64):
+      %f = arith.truncf %lr : f64 to f32
+      mbt.yield %f : f32
+    } elements {
+    ^bb0(%g: f32, %p: f32, %lr: f32):
+      %d = arith.mulf %lr, %g : f32
+      %p1 = arith.subf %p, %d : f32
+      mbt.yield %p1 : f32
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$hyper,
+                       StrArrayAttr:$slots, OptionalAttr<DictionaryAttr>:$flags);
+  let regions = (region SizedRegion<1>:$scalars, SizedRegion<1>:$elements);
+  let assemblyFormat = [{
+    $sym_name attr-dict-with-keyword `scalars` $scalars `elements` $elements
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    unsigned getNumHyper() { return getHyper().size(); }
+    unsigned getNumSlots() { return getSlots().size(); }
+    /// Index of hyperparameter `name`, or -1.
+    int getHyperIndex(::llvm::StringRef name);
+    /// The `scalars` region's terminator (the scalars it yields).
+    ::mlir::Operation *getScalarsYield() {
+      return getScalars().front().getTerminator();
+    }
+  }];
+}
+
+def MBT_YieldOp : MBT_Op<"yield", [Pure, Terminator,
+    HasParent<"OptimizerOp">]> {
+  let summary = "Ends a region of mbt.optimizer";
+  let description = [{
+    Yields the per-model scalars (`scalars` region) or the new parameter and
+    state slots (`elements` region) of an update rule.
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def MBT_UpdateOp : MBT_PureOp<"update",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "One optimizer step for one parameter";
+  let description = [{
+    Applies the update rule `rule` (an `mbt.optimizer`) to `param` given
+    its gradient, its state slots, the hyperparameter vector `hyper` (last
+    dimension: the rule's hyperparameters in order, in f64 so that
+    per-model scalars are computed as PyTorch computes them, in double) and
+    the 1-based step number. Results are the new parameter and the new
+    state slots. `mbt-autodiff` emits one per parameter;
+    `mbt-fuse-optimizer` replaces them all with one `mbt.fused_update`.
+
+    ```mlir
+    %w1, %m1, %v1 = mbt.update @adam %w, %gw state(%m, %v) hyper(%h) step(%t)
         : (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>,
            tensor<784x128xf32>, tensor<5xf64>, tensor<f64>)
         -> (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>)
     ```
   }];
-  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$param, MBT_F32Tensor:$grad,
-                       Variadic<MBT_F32Tensor>:$state, MBT_F64Tensor:$hyper,
-                       MBT_F64Tensor:$step);
+  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_F32Tensor:$param,
+                       MBT_F32Tensor:$grad, Variadic<MBT_F32Tensor>:$state,
+                       MBT_F64Tensor:$hyper, MBT_F64Tensor:$step);
   let results = (outs MBT_F32Tensor:$new_param, Variadic<MBT_F32Tensor>:$new_state);
   let assemblyFormat = [{
     $rule $param `,` $grad `state` `(` $state `)` `hyper` `(` $hyper `)`
@@ -74,11 +136,11 @@ def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
     AllTypesMatch<["hyper", "result"]>]> {
   let summary = "Each model's hyperparameters with its scheduled learning rate";
   let description = [{
-    `hyper` is `[M, H]` with the learning rate in column 0, `step` is `[M]`
+    `hyper` is `[M, H]` with the learning rate in column `column`, `step` is `[M]`
     (1-based optimizer steps) and `params` is `[M, K]`, model `m`'s
     parameters of the schedule `rule` (ScheduleRules.h: `constant`, `step`,
     `exponential`, `cosine`, `linear`, `one_cycle`). The result is `hyper`
-    with column 0 multiplied by the schedule's factor at step `step - 1`,
+    with that column multiplied by the schedule's factor at step `step - 1`,
     in double, as PyTorch's schedulers set a parameter group's lr.
     `mbt-fuse-optimizer` puts it before the fused update when the sweep
     sets `schedule`.
@@ -89,7 +151,8 @@ def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
     ```
   }];
   let arguments = (ins StrAttr:$rule, MBT_F64Tensor:$hyper,
-                       MBT_F64Tensor:$step, MBT_F64Tensor:$params);
+                       MBT_F64Tensor:$step, MBT_F64Tensor:$params,
+                       DefaultValuedAttr<I64Attr, "0">:$column);
   let results = (outs MBT_F64Tensor:$result);
   let assemblyFormat = [{
     $rule $hyper `,` $step `,` $params attr-dict `:` type($hyper) `,`
@@ -99,6 +162,7 @@ def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
 }
 
 def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     AllTypesMatch<["params", "grads", "new_params"]>,
     AllTypesMatch<["state", "new_state"]>]> {
   let summary = "One optimizer step for every parameter of every model";
@@ -108,16 +172,19 @@ def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
     `m`'s hyperparameters) and `step` is `[M]`. The rule is the one of
     `mbt.update`, applied to every element with its own model's
     hyperparameters, in one loop nest. An optional `decay_mask` `[P]`
-    (1 or 0 per column) multiplies the weight decay, so parameters such as
+    (1 or 0 per column) marks the columns that decay: where it is 0 the
+    rule runs with its `weight_decay` hyperparameter set to 0 (a PyTorch
+    parameter group with `weight_decay = 0`), so parameters such as
     biases can be left undecayed.
 
     ```mlir
-    %p, %s = mbt.fused_update "adam" %params, %grads, %state, %hyper, %step
+    %p, %s = mbt.fused_update @adam %params, %grads, %state, %hyper, %step
         : tensor<16x101770xf32>, tensor<2x16x101770xf32>, tensor<16x5xf64>,
           tensor<16xf64>
     ```
   }];
-  let arguments = (ins StrAttr:$rule, MBT_F32Tensor:$params, MBT_F32Tensor:$grads,
+  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_F32Tensor:$params,
+                       MBT_F32Tensor:$grads,
                        MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
                        Optional<MBT_F32Tensor>:$decay_mask);
   let results = (outs MBT_F32Tensor:$new_params, MBT_F32Tensor:$new_state);
@@ -139,12 +206,14 @@ def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
 // The sweep
 //===----------------------------------------------------------------------===//
 
-def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
+def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "The model batch: which model, how many, with what settings";
   let description = [{
-    Names the model function and gives the number of models, every model's
-    seed and optimizer hyperparameters (one array of `models` values per
-    hyperparameter, in the order the rule expects), the data set, the batch
+    Names the model function and the optimizer (an `mbt.optimizer`) and
+    gives the number of models, every model's seed and optimizer
+    hyperparameters (one array of `models` values per hyperparameter, in
+    the optimizer's order), the data set, the batch
     size and the number of epochs. `routing` says which training samples
     each model sees: `shared` (all, the default), `kfold` (model m holds
     out fold `fold[m]` of `folds` and is validated on it) or `bootstrap` (a
@@ -158,7 +227,7 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     that get no weight decay.
 
     ```mlir
-    mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = "sgd",
+    mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
         hyper_names = ["lr", "momentum", "weight_decay"],
         hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>,
                  array<f64: 0.0, 0.0>],
@@ -167,7 +236,7 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol]> {
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
-                       I64Attr:$models, StrAttr:$optimizer,
+                       I64Attr:$models, FlatSymbolRefAttr:$optimizer,
                        StrArrayAttr:$hyper_names,
                        TypedArrayAttrBase<DenseF64ArrayAttr,
                                           "per-model values">:$hyper,

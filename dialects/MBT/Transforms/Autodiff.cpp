@@ -6,7 +6,6 @@
 // to the language never touches this file.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/MBT/IR/OptimizerRules.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -122,7 +121,7 @@ void AutodiffPass::runOnOperation() {
   if (!sweep)
     return signalPassFailure();
   auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
-  const OptimizerRule *rule = lookupOptimizerRule(sweep.getOptimizer());
+  auto rule = module.lookupSymbol<OptimizerOp>(sweep.getOptimizerAttr());
   if (!model || !rule)
     return signalPassFailure(); // the sweep's verifier has reported it
   if (module.lookupSymbol("train_step")) {
@@ -144,7 +143,7 @@ void AutodiffPass::runOnOperation() {
   OpBuilder builder(ctx);
   auto scalar = RankedTensorType::get({}, builder.getF64Type());
   auto hyperType = RankedTensorType::get(
-      {static_cast<int64_t>(rule->hyper.size())}, builder.getF64Type());
+      {static_cast<int64_t>(rule.getNumHyper())}, builder.getF64Type());
 
   // Signature: params, state slots (slot-major), hyper, step, data.
   SmallVector<Type> argTypes;
@@ -157,15 +156,16 @@ void AutodiffPass::runOnOperation() {
     argTypes.push_back(modelType.getInput(i));
     argAttrs.push_back(model.getArgAttrDict(i));
   }
-  for (StringLiteral slot : rule->slots)
+  for (Attribute slotAttr : rule.getSlots())
     for (unsigned i : paramArgs) {
+      StringRef slot = cast<StringAttr>(slotAttr).getValue();
       argTypes.push_back(modelType.getInput(i));
       auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
       argAttrs.push_back(
           named("mbt.state", (name.getValue() + "." + slot).str()));
     }
   argTypes.push_back(hyperType);
-  argAttrs.push_back(named("mbt.hyper", rule->name));
+  argAttrs.push_back(named("mbt.hyper", rule.getSymName()));
   argTypes.push_back(scalar);
   argAttrs.push_back(named("mbt.step", "step"));
   for (unsigned i : dataArgs) {
@@ -176,7 +176,7 @@ void AutodiffPass::runOnOperation() {
   SmallVector<Type> resultTypes;
   for (unsigned i : paramArgs)
     resultTypes.push_back(modelType.getInput(i));
-  for (size_t s = 0; s < rule->slots.size(); ++s)
+  for (size_t s = 0; s < rule.getNumSlots(); ++s)
     for (unsigned i : paramArgs)
       resultTypes.push_back(modelType.getInput(i));
   llvm::append_range(resultTypes, modelType.getResults());
@@ -193,7 +193,7 @@ void AutodiffPass::runOnOperation() {
   // Copy the forward pass.
   IRMapping mapping;
   size_t numParams = paramArgs.size();
-  size_t numSlots = rule->slots.size();
+  size_t numSlots = rule.getNumSlots();
   for (auto [k, i] : llvm::enumerate(paramArgs))
     mapping.map(model.getArgument(i), entry->getArgument(k));
   size_t dataBase = numParams * (1 + numSlots) + 2;
@@ -225,7 +225,7 @@ void AutodiffPass::runOnOperation() {
     SmallVector<Value> slots;
     for (size_t s = 0; s < numSlots; ++s)
       slots.push_back(entry->getArgument(numParams * (1 + s) + k));
-    auto update = builder.create<UpdateOp>(param.getLoc(), rule->name, param,
+    auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(), param,
                                            grad, slots, hyper, stepArg);
     newParams.push_back(update.getNewParam());
     for (size_t s = 0; s < numSlots; ++s)

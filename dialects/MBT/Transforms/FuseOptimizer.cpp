@@ -8,7 +8,6 @@
 // kernel on a GPU) whatever the number of parameters and models.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/MBT/IR/OptimizerRules.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -223,7 +222,7 @@ void FuseOptimizerPass::runOnOperation() {
     return signalPassFailure();
   auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
   auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
-  const OptimizerRule *rule = lookupOptimizerRule(sweep.getOptimizer());
+  auto rule = module.lookupSymbol<OptimizerOp>(sweep.getOptimizerAttr());
   if (!model || !rule)
     return signalPassFailure();
   if (!trainStep) {
@@ -270,7 +269,7 @@ void FuseOptimizerPass::runOnOperation() {
         else if (glob->match(slot.name.getValue()))
           excluded = true;
       }
-  int64_t numSlots = static_cast<int64_t>(rule->slots.size());
+  int64_t numSlots = rule.getNumSlots();
   if (model.getNumArguments() != numParams + 2) {
     model.emitError("the model must take exactly one input and one target "
                     "after its parameters");
@@ -280,8 +279,54 @@ void FuseOptimizerPass::runOnOperation() {
   auto stateType = RankedTensorType::get({numSlots, numModels, paramCount},
                                          b.getF32Type());
   auto hyperType = RankedTensorType::get(
-      {numModels, static_cast<int64_t>(rule->hyper.size())}, b.getF64Type());
+      {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
+
+  // The optimizer step on flat buffers: the gradients [M, P] clipped (if
+  // the sweep clips), the hyperparameters scheduled (if it has a
+  // schedule), then one fused update, with a decay mask under no_decay.
+  Location loc = trainStep.getLoc();
+  auto buildOptimizerStep = [&](Value params, Value grads, Value state,
+                                Value hyper, Value step) {
+    // Per-model clipping of the gradient's global norm, if asked for.
+    if (auto clip = sweep.getClipNorm()) {
+      auto normType = RankedTensorType::get({numModels}, b.getF64Type());
+      Value maxNorm = b.create<ConstantOp>(
+          loc, normType, DenseElementsAttr::get(normType, *clip));
+      grads = b.create<ClipGradNormOp>(loc, grads, maxNorm);
+    }
+    // The scheduled learning rate, if the sweep has a schedule.
+    if (auto schedule = sweep.getSchedule()) {
+      ArrayAttr scheduleParams = *sweep.getScheduleParams();
+      int64_t k = static_cast<int64_t>(scheduleParams.size());
+      SmallVector<double> table; // [M, K], row-major
+      for (int64_t m = 0; m < numModels; ++m)
+        for (Attribute values : scheduleParams)
+          table.push_back(cast<DenseF64ArrayAttr>(values)[m]);
+      auto tableType =
+          RankedTensorType::get({numModels, k}, b.getF64Type());
+      Value table_ = b.create<ConstantOp>(
+          loc, tableType, DenseElementsAttr::get(tableType, ArrayRef(table)));
+      hyper = b.create<LRScheduleOp>(loc, hyper.getType(), *schedule,
+                                     hyper, step, table_,
+                                     rule.getHyperIndex("lr"));
+    }
+    // Parameters excluded from weight decay get a 0 in the mask.
+    Value decayMask;
+    if (sweep.getNoDecay()) {
+      SmallVector<float> mask(paramCount, 1.0f);
+      for (auto [slot, excluded] : llvm::zip(slots, noDecay))
+        if (excluded)
+          std::fill(mask.begin() + slot.offset,
+                    mask.begin() + slot.offset + slot.size, 0.0f);
+      auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
+      decayMask = b.create<ConstantOp>(
+          loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
+    }
+    auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
+                                         state, hyper, step, decayMask);
+    return std::make_pair(fused.getNewParams(), fused.getNewState());
+  };
 
   // @mbt_train_step(params, state, hyper, step, x, y, out).
   buildEntryPoint(
@@ -315,50 +360,45 @@ void FuseOptimizerPass::runOnOperation() {
                                        slots[p].size);
           updates.push_back(update);
         }
-        // Per-model clipping of the gradient's global norm, if asked for.
-        if (auto clip = sweep.getClipNorm()) {
-          auto normType = RankedTensorType::get({numModels}, b.getF64Type());
-          Value maxNorm = b.create<ConstantOp>(
-              loc, normType, DenseElementsAttr::get(normType, *clip));
-          grads = b.create<ClipGradNormOp>(loc, grads, maxNorm);
-        }
-        // The scheduled learning rate, if the sweep has a schedule.
-        Value hyper = entry->getArgument(2);
-        if (auto schedule = sweep.getSchedule()) {
-          ArrayAttr params = *sweep.getScheduleParams();
-          int64_t k = static_cast<int64_t>(params.size());
-          SmallVector<double> table; // [M, K], row-major
-          for (int64_t m = 0; m < numModels; ++m)
-            for (Attribute values : params)
-              table.push_back(cast<DenseF64ArrayAttr>(values)[m]);
-          auto tableType =
-              RankedTensorType::get({numModels, k}, b.getF64Type());
-          Value table_ = b.create<ConstantOp>(
-              loc, tableType, DenseElementsAttr::get(tableType, ArrayRef(table)));
-          hyper = b.create<LRScheduleOp>(loc, hyper.getType(), *schedule,
-                                         hyper, entry->getArgument(3), table_);
-        }
-        // Parameters excluded from weight decay get a 0 in the mask.
-        Value decayMask;
-        if (sweep.getNoDecay()) {
-          SmallVector<float> mask(paramCount, 1.0f);
-          for (auto [slot, excluded] : llvm::zip(slots, noDecay))
-            if (excluded)
-              std::fill(mask.begin() + slot.offset,
-                        mask.begin() + slot.offset + slot.size, 0.0f);
-          auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
-          decayMask = b.create<ConstantOp>(
-              loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
-        }
-        auto fused = b.create<FusedUpdateOp>(
-            loc, rule->name, entry->getArgument(0), grads,
-            entry->getArgument(1), hyper, entry->getArgument(3), decayMask);
+        auto [newParams, newState] = buildOptimizerStep(
+            entry->getArgument(0), grads, entry->getArgument(1),
+            entry->getArgument(2), entry->getArgument(3));
         // The per-parameter updates are now dead (their results were only
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)
           op->erase();
-        return SmallVector<Value>{fused.getNewParams(), fused.getNewState()};
+        return SmallVector<Value>{newParams, newState};
       });
+
+  // @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
+  // step alone, on gradients the caller computed (docs/abi.md).
+  {
+    auto flatType =
+        RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+    SmallVector<Type> argTypes{flatType, stateType, hyperType, stepType,
+                               flatType};
+    b.setInsertionPointToEnd(module.getBody());
+    auto func = b.create<func::FuncOp>(loc, "mbt_optimizer_step",
+                                       b.getFunctionType(argTypes, {}));
+    func.setAllArgAttrs(SmallVector<DictionaryAttr>{
+        readOnly(b, true), readOnly(b, true), readOnly(b, false),
+        readOnly(b, false), readOnly(b, false)});
+    Block *entry = func.addEntryBlock();
+    b.setInsertionPointToEnd(entry);
+    auto [newParams, newState] = buildOptimizerStep(
+        entry->getArgument(0), entry->getArgument(4), entry->getArgument(1),
+        entry->getArgument(2), entry->getArgument(3));
+    SmallVector<Value> results;
+    for (auto [value, dest] : {std::make_pair(newParams, 0u),
+                               std::make_pair(newState, 1u)})
+      results.push_back(b.create<bufferization::MaterializeInDestinationOp>(
+                             loc, value, entry->getArgument(dest))
+                            .getResult());
+    b.create<func::ReturnOp>(loc, results);
+    func.setFunctionType(
+        b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  }
 
   // @mbt_eval_step(params, x, y, out).
   buildEntryPoint(

@@ -37,12 +37,15 @@ def MBTBatchModels : Pass<"mbt-batch-models", "::mlir::ModuleOp"> {
 def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
   let summary = "One update over a flat buffer of every parameter of every model";
   let description = [{
-    Builds the artifact's entry points `@mbt_train_step` and `@mbt_eval_step`
-    (docs/abi.md): every parameter of every model lives in one `[M, P]`
-    tensor (row m is model m), every state slot in one `[S, M, P]` tensor,
-    and all the `mbt.update` ops of `@train_step` become one
-    `mbt.fused_update` over them. Loss and metrics are written to an
-    `[M, K]` output. The layout is recorded in the `mbt.layout` attribute.
+    Builds the artifact's entry points `@mbt_train_step`,
+    `@mbt_optimizer_step` and `@mbt_eval_step` (docs/abi.md): every
+    parameter of every model lives in one `[M, P]` tensor (row m is model
+    m), every state slot in one `[S, M, P]` tensor, and all the `mbt.update`
+    ops of `@train_step` become one `mbt.fused_update` over them (after the
+    sweep's clipping and schedule), the same step `@mbt_optimizer_step`
+    applies to gradients its caller gives. Loss and metrics are written to
+    an `[M, K]` output. The layout is recorded in the `mbt.layout`
+    attribute.
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect",
                            "::mlir::tensor::TensorDialect",

@@ -53,8 +53,8 @@ func.func @ce_labels(%l: tensor<4x10xf32>, %y: tensor<5xi32>) {
 // -----
 
 func.func @update_rule(%p: tensor<3xf32>, %h: tensor<3xf64>, %t: tensor<f64>) {
-  // expected-error@+1 {{unknown optimizer rule 'lamb' (known: sgd, adam)}}
-  %0, %1 = mbt.update "lamb" %p, %p state(%p) hyper(%h) step(%t)
+  // expected-error@+1 {{names the optimizer @lamb, which is not an mbt.optimizer of the module}}
+  %0, %1 = mbt.update @lamb %p, %p state(%p) hyper(%h) step(%t)
       : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf64>, tensor<f64>) -> (tensor<3xf32>, tensor<3xf32>)
   return
 }
@@ -63,28 +63,125 @@ func.func @update_rule(%p: tensor<3xf32>, %h: tensor<3xf64>, %t: tensor<f64>) {
 
 func.func @update_slots(%p: tensor<3xf32>, %h: tensor<5xf64>, %t: tensor<f64>) {
   // expected-error@+1 {{rule 'adam' has 2 state slots, got 1}}
-  %0, %1 = mbt.update "adam" %p, %p state(%p) hyper(%h) step(%t)
+  %0, %1 = mbt.update @adam %p, %p state(%p) hyper(%h) step(%t)
       : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<5xf64>, tensor<f64>) -> (tensor<3xf32>, tensor<3xf32>)
   return
+}
+
+mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_decay"], slots = ["exp_avg", "exp_avg_sq"]} scalars {
+^bb0(%arg0: f64, %arg1: f64, %arg2: f64, %arg3: f64, %arg4: f64, %arg5: f64):
+  %cst = arith.constant 1.000000e+00 : f64
+  %0 = arith.truncf %arg4 : f64 to f32
+  %1 = arith.truncf %arg1 : f64 to f32
+  %2 = arith.subf %cst, %arg1 : f64
+  %3 = arith.truncf %2 : f64 to f32
+  %4 = arith.truncf %arg2 : f64 to f32
+  %5 = arith.subf %cst, %arg2 : f64
+  %6 = arith.truncf %5 : f64 to f32
+  %7 = math.powf %arg2, %arg5 : f64
+  %8 = arith.subf %cst, %7 : f64
+  %9 = math.sqrt %8 : f64
+  %10 = arith.truncf %9 : f64 to f32
+  %11 = arith.truncf %arg3 : f64 to f32
+  %12 = math.powf %arg1, %arg5 : f64
+  %13 = arith.subf %cst, %12 : f64
+  %14 = arith.divf %arg0, %13 : f64
+  %15 = arith.truncf %14 : f64 to f32
+  mbt.yield %0, %1, %3, %4, %6, %10, %11, %15 : f32, f32, f32, f32, f32, f32, f32, f32
+} elements {
+^bb0(%arg0: f32, %arg1: f32, %arg2: f32, %arg3: f32, %arg4: f32, %arg5: f32, %arg6: f32, %arg7: f32, %arg8: f32, %arg9: f32, %arg10: f32, %arg11: f32):
+  %0 = arith.mulf %arg4, %arg1 : f32
+  %1 = arith.addf %arg0, %0 : f32
+  %2 = arith.mulf %arg5, %arg2 : f32
+  %3 = arith.mulf %arg6, %1 : f32
+  %4 = arith.addf %2, %3 : f32
+  %5 = arith.mulf %arg7, %arg3 : f32
+  %6 = arith.mulf %arg8, %1 : f32
+  %7 = arith.mulf %6, %1 : f32
+  %8 = arith.addf %5, %7 : f32
+  %9 = math.sqrt %8 : f32
+  %10 = arith.divf %9, %arg9 : f32
+  %11 = arith.addf %10, %arg10 : f32
+  %12 = arith.divf %4, %11 : f32
+  %13 = arith.mulf %arg11, %12 : f32
+  %14 = arith.subf %arg1, %13 : f32
+  mbt.yield %14, %4, %8 : f32, f32, f32
 }
 
 // -----
 
 func.func @fused_state(%p: tensor<2x6xf32>, %s: tensor<2x2x5xf32>, %h: tensor<2x5xf64>, %t: tensor<2xf64>) {
   // expected-error@+1 {{state must be [S, 2, 6], got [2, 2, 5]}}
-  %0, %1 = mbt.fused_update "adam" %p, %p, %s, %h, %t : tensor<2x6xf32>, tensor<2x2x5xf32>, tensor<2x5xf64>, tensor<2xf64>
+  %0, %1 = mbt.fused_update @adam %p, %p, %s, %h, %t : tensor<2x6xf32>, tensor<2x2x5xf32>, tensor<2x5xf64>, tensor<2xf64>
   return
+}
+
+mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_decay"], slots = ["exp_avg", "exp_avg_sq"]} scalars {
+^bb0(%arg0: f64, %arg1: f64, %arg2: f64, %arg3: f64, %arg4: f64, %arg5: f64):
+  %cst = arith.constant 1.000000e+00 : f64
+  %0 = arith.truncf %arg4 : f64 to f32
+  %1 = arith.truncf %arg1 : f64 to f32
+  %2 = arith.subf %cst, %arg1 : f64
+  %3 = arith.truncf %2 : f64 to f32
+  %4 = arith.truncf %arg2 : f64 to f32
+  %5 = arith.subf %cst, %arg2 : f64
+  %6 = arith.truncf %5 : f64 to f32
+  %7 = math.powf %arg2, %arg5 : f64
+  %8 = arith.subf %cst, %7 : f64
+  %9 = math.sqrt %8 : f64
+  %10 = arith.truncf %9 : f64 to f32
+  %11 = arith.truncf %arg3 : f64 to f32
+  %12 = math.powf %arg1, %arg5 : f64
+  %13 = arith.subf %cst, %12 : f64
+  %14 = arith.divf %arg0, %13 : f64
+  %15 = arith.truncf %14 : f64 to f32
+  mbt.yield %0, %1, %3, %4, %6, %10, %11, %15 : f32, f32, f32, f32, f32, f32, f32, f32
+} elements {
+^bb0(%arg0: f32, %arg1: f32, %arg2: f32, %arg3: f32, %arg4: f32, %arg5: f32, %arg6: f32, %arg7: f32, %arg8: f32, %arg9: f32, %arg10: f32, %arg11: f32):
+  %0 = arith.mulf %arg4, %arg1 : f32
+  %1 = arith.addf %arg0, %0 : f32
+  %2 = arith.mulf %arg5, %arg2 : f32
+  %3 = arith.mulf %arg6, %1 : f32
+  %4 = arith.addf %2, %3 : f32
+  %5 = arith.mulf %arg7, %arg3 : f32
+  %6 = arith.mulf %arg8, %1 : f32
+  %7 = arith.mulf %6, %1 : f32
+  %8 = arith.addf %5, %7 : f32
+  %9 = math.sqrt %8 : f32
+  %10 = arith.divf %9, %arg9 : f32
+  %11 = arith.addf %10, %arg10 : f32
+  %12 = arith.divf %4, %11 : f32
+  %13 = arith.mulf %arg11, %12 : f32
+  %14 = arith.subf %arg1, %13 : f32
+  mbt.yield %14, %4, %8 : f32, f32, f32
 }
 
 // -----
 
 func.func @m() { return }
 // expected-error@+1 {{hyperparameter 'lr' has 1 values for 2 models}}
-mbt.sweep @sweep {model = @m, models = 2 : i64, optimizer = "sgd",
+mbt.sweep @sweep {model = @m, models = 2 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
     seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
 
 // -----
 
@@ -222,11 +319,28 @@ func.func @clip_shapes(%g: tensor<2x12xf32>, %m: tensor<3xf64>) {
 // -----
 
 // expected-error@+1 {{clip_norm must be positive, got -1}}
-mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = "sgd",
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
     seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, clip_norm = array<f64: -1.0>}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
 
 // -----
 
@@ -247,9 +361,141 @@ func.func @schedule_rule(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2x
 // -----
 
 // expected-error@+1 {{schedule 'step' needs 2 parameter arrays}}
-mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = "sgd",
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
     seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, schedule = "step",
     schedule_params = [array<f64: 10.0>]}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op scalars region takes the 1 hyperparameters and the step, got 1 arguments}}
+mbt.optimizer @a attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op scalars region must yield f32 or i1 values, got 'f64'}}
+mbt.optimizer @b attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield %lr : f64
+} elements {
+^bb0(%g: f32, %p: f32, %lr: f64):
+  mbt.yield %p : f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op elements region takes grad, param, 1 state slots and the 1 yielded scalars, got 3 arguments}}
+mbt.optimizer @c attributes {hyper = ["lr"], slots = ["m"]} scalars {
+^bb0(%lr: f64, %step: f64):
+  %f = arith.truncf %lr : f64 to f32
+  mbt.yield %f : f32
+} elements {
+^bb0(%g: f32, %p: f32, %lr: f32):
+  mbt.yield %p, %p : f32, f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op elements region must yield the new parameter and 1 state slots (f32)}}
+mbt.optimizer @d attributes {hyper = ["lr"], slots = ["m"]} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32, %m: f32):
+  mbt.yield %p : f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op hyperparameter 'lr' is named twice}}
+mbt.optimizer @e attributes {hyper = ["lr", "lr"], slots = []} scalars {
+^bb0(%lr: f64, %lr2: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op elements region argument 2 must have the yielded scalar's type 'i1'}}
+mbt.optimizer @f attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  %c = arith.constant true
+  mbt.yield %c : i1
+} elements {
+^bb0(%g: f32, %p: f32, %c: f32):
+  mbt.yield %p : f32
+}
+
+// -----
+
+mbt.optimizer @g attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+func.func @decay_without_wd(%p: tensor<2x6xf32>, %s: tensor<0x2x6xf32>, %h: tensor<2x1xf64>, %t: tensor<2xf64>, %mask: tensor<6xf32>) {
+  // expected-error@+1 {{has a decay_mask, but rule 'g' has no weight_decay hyperparameter}}
+  %0, %1 = mbt.fused_update @g %p, %p, %s, %h, %t decay_mask(%mask : tensor<6xf32>) : tensor<2x6xf32>, tensor<0x2x6xf32>, tensor<2x1xf64>, tensor<2xf64>
+  return
+}
+
+// -----
+
+mbt.optimizer @h attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+func.func @update_hyper(%p: tensor<3xf32>, %h: tensor<2xf64>, %t: tensor<f64>) {
+  // expected-error@+1 {{rule 'h' takes 1 hyperparameters, got hyper of size 2}}
+  %0 = mbt.update @h %p, %p state() hyper(%h) step(%t)
+      : (tensor<3xf32>, tensor<3xf32>, tensor<2xf64>, tensor<f64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @m() { return }
+mbt.optimizer @i attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+// expected-error@+1 {{hyper_names must be the hyperparameters of 'i' in order: ["lr"]}}
+mbt.sweep @sweep {model = @m, models = 1 : i64, optimizer = @i,
+    hyper_names = ["rate"], hyper = [array<f64: 0.1>],
+    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64}

@@ -101,8 +101,8 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
                    %v: tensor<4x3xf32>, %h: tensor<5xf64>, %t: tensor<f64>,
                    %flat: tensor<2x12xf32>, %state: tensor<2x2x12xf32>,
                    %hs: tensor<2x5xf64>, %ts: tensor<2xf64>) {
-  // CHECK: mbt.update "adam" %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}}) hyper(%{{.*}}) step(%{{.*}})
-  %p1, %m1, %v1 = mbt.update "adam" %p, %g state(%m, %v) hyper(%h) step(%t)
+  // CHECK: mbt.update @adam %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}}) hyper(%{{.*}}) step(%{{.*}})
+  %p1, %m1, %v1 = mbt.update @adam %p, %g state(%m, %v) hyper(%h) step(%t)
       : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf64>, tensor<f64>)
       -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
   // CHECK: mbt.clip_grad_norm %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2xf64>
@@ -110,15 +110,72 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
   // CHECK: mbt.lr_schedule "cosine" %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
   %table = mbt.constant dense<[[100.0, 10.0, 0.0], [100.0, 0.0, 0.1]]> : tensor<2x3xf64>
   %sched = mbt.lr_schedule "cosine" %hs, %ts, %table : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
-  // CHECK: mbt.fused_update "adam" %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
-  %np, %ns = mbt.fused_update "adam" %flat, %flat, %state, %hs, %ts
+  // CHECK: mbt.fused_update @adam %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
+  %np, %ns = mbt.fused_update @adam %flat, %flat, %state, %hs, %ts
       : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
   return
 }
 
 // CHECK: mbt.sweep @sweep {batch_size = 128 : i64, data = "fashion_mnist"
-mbt.sweep @sweep {model = @forward, models = 2 : i64, optimizer = "sgd",
+mbt.sweep @sweep {model = @forward, models = 2 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
     seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 128 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
+
+mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_decay"], slots = ["exp_avg", "exp_avg_sq"]} scalars {
+^bb0(%arg0: f64, %arg1: f64, %arg2: f64, %arg3: f64, %arg4: f64, %arg5: f64):
+  %cst = arith.constant 1.000000e+00 : f64
+  %0 = arith.truncf %arg4 : f64 to f32
+  %1 = arith.truncf %arg1 : f64 to f32
+  %2 = arith.subf %cst, %arg1 : f64
+  %3 = arith.truncf %2 : f64 to f32
+  %4 = arith.truncf %arg2 : f64 to f32
+  %5 = arith.subf %cst, %arg2 : f64
+  %6 = arith.truncf %5 : f64 to f32
+  %7 = math.powf %arg2, %arg5 : f64
+  %8 = arith.subf %cst, %7 : f64
+  %9 = math.sqrt %8 : f64
+  %10 = arith.truncf %9 : f64 to f32
+  %11 = arith.truncf %arg3 : f64 to f32
+  %12 = math.powf %arg1, %arg5 : f64
+  %13 = arith.subf %cst, %12 : f64
+  %14 = arith.divf %arg0, %13 : f64
+  %15 = arith.truncf %14 : f64 to f32
+  mbt.yield %0, %1, %3, %4, %6, %10, %11, %15 : f32, f32, f32, f32, f32, f32, f32, f32
+} elements {
+^bb0(%arg0: f32, %arg1: f32, %arg2: f32, %arg3: f32, %arg4: f32, %arg5: f32, %arg6: f32, %arg7: f32, %arg8: f32, %arg9: f32, %arg10: f32, %arg11: f32):
+  %0 = arith.mulf %arg4, %arg1 : f32
+  %1 = arith.addf %arg0, %0 : f32
+  %2 = arith.mulf %arg5, %arg2 : f32
+  %3 = arith.mulf %arg6, %1 : f32
+  %4 = arith.addf %2, %3 : f32
+  %5 = arith.mulf %arg7, %arg3 : f32
+  %6 = arith.mulf %arg8, %1 : f32
+  %7 = arith.mulf %6, %1 : f32
+  %8 = arith.addf %5, %7 : f32
+  %9 = math.sqrt %8 : f32
+  %10 = arith.divf %9, %arg9 : f32
+  %11 = arith.addf %10, %arg10 : f32
+  %12 = arith.divf %4, %11 : f32
+  %13 = arith.mulf %arg11, %12 : f32
+  %14 = arith.subf %arg1, %13 : f32
+  mbt.yield %14, %4, %8 : f32, f32, f32
+}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}

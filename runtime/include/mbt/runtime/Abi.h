@@ -77,6 +77,8 @@ constexpr const char *kAbiVersionSymbol = "mbt_abi_version";
 constexpr const char *kManifestSymbol = "mbt_manifest";
 constexpr const char *kTrainStepSymbol = "_mlir_ciface_mbt_train_step";
 constexpr const char *kEvalStepSymbol = "_mlir_ciface_mbt_eval_step";
+constexpr const char *kOptimizerStepSymbol =
+    "_mlir_ciface_mbt_optimizer_step";
 // Symbol the artifact imports; libmbt_runtime.so defines it (Kernels.h).
 constexpr const char *kBatchMatmulSymbol =
     "_mlir_ciface_mbt_rt_batch_matmul_f32";
@@ -96,6 +98,11 @@ typedef void (*TrainStepFn)(MemRef2F *params, MemRef3F *state, MemRef2D *hyper,
 /// y [M,B], out [M,K] (written).
 typedef void (*EvalStepFn)(MemRef2F *params, MemRef3F *x, MemRef2I *y,
                            MemRef2F *out);
+/// The optimizer step alone, in place, on gradients the caller computed:
+/// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read).
+typedef void (*OptimizerStepFn)(MemRef2F *params, MemRef3F *state,
+                                MemRef2D *hyper, MemRef1D *step,
+                                MemRef2F *grads);
 /// The imported kernel: c[i] = op(a[i]) * op(b[i]) (+ c[i] if accumulate)
 /// for every batch index.
 typedef void (*BatchMatmulFn)(MemRef3F *a, MemRef3F *b, MemRef3F *c,

@@ -37,6 +37,9 @@ public:
 
   TrainStepFn trainStep() const { return trainFn; }
   EvalStepFn evalStep() const { return evalFn; }
+  /// The optimizer step alone (docs/abi.md); null for an artifact built
+  /// before mbtc exported it.
+  OptimizerStepFn optimizerStep() const { return optimizerFn; }
 
 private:
   Artifact() = default;
@@ -46,6 +49,7 @@ private:
   void *handle = nullptr;
   TrainStepFn trainFn = nullptr;
   EvalStepFn evalFn = nullptr;
+  OptimizerStepFn optimizerFn = nullptr;
   std::string rawManifest;
   Manifest parsedManifest;
 };

@@ -1,0 +1,54 @@
+// RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+// RUN: mbt-opt --mbt-lower-to-linalg --mbt-drop-metadata %s | FileCheck %s --check-prefix=DROPPED
+
+// A fused update becomes one linalg.generic over the models that runs the
+// rule's scalars region, and one over [M, P] that runs its elements
+// region in place on the parameters and the state slots. With a decay
+// mask, the scalars run a second time with weight_decay = 0, and each
+// element picks the set of its column, for the scalars that depend on the
+// weight decay only.
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
+
+// The rule stays until the metadata is dropped.
+// CHECK:       mbt.optimizer @sgd
+// CHECK-LABEL: func.func @update
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// The scalars, twice (the second with weight_decay = 0).
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]
+// CHECK:           arith.truncf
+// CHECK:           linalg.yield {{.*}} : f32, f32, f32
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]
+// CHECK:           arith.truncf %[[ZERO]]
+// CHECK:           linalg.yield {{.*}} : f32, f32, f32
+// The one loop nest: only the weight decay scalar is chosen per column.
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK-NEXT:    ^bb0(%[[G:.*]]: f32, %[[LR:.*]]: f32, %[[MOM:.*]]: f32, %[[WD:.*]]: f32, %[[WD0:.*]]: f32, %[[MASK:.*]]: f32, %[[P:.*]]: f32, %[[BUF:.*]]: f32):
+// CHECK:           %[[DECAYS:.*]] = arith.cmpf one, %[[MASK]]
+// CHECK:           %[[W:.*]] = arith.select %[[DECAYS]], %[[WD]], %[[WD0]] : f32
+// CHECK:           arith.mulf %[[W]], %[[P]] : f32
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK-NOT:     mbt.fused_update
+// DROPPED-NOT:   mbt.optimizer
+func.func @update(%p: tensor<2x6xf32>, %g: tensor<2x6xf32>, %s: tensor<1x2x6xf32>,
+                  %h: tensor<2x3xf64>, %t: tensor<2xf64>, %mask: tensor<6xf32>)
+    -> (tensor<2x6xf32>, tensor<1x2x6xf32>) {
+  %np, %ns = mbt.fused_update @sgd %p, %g, %s, %h, %t decay_mask(%mask : tensor<6xf32>)
+      : tensor<2x6xf32>, tensor<1x2x6xf32>, tensor<2x3xf64>, tensor<2xf64>
+  return %np, %ns : tensor<2x6xf32>, tensor<1x2x6xf32>
+}

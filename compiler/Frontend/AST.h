@@ -362,6 +362,9 @@ public:
   /// Set by Sema: whether the declaration checks (its arguments, and its
   /// body with the flags' defaults).
   bool checked = false;
+  /// Whether it comes from the standard optimizers every spec with a sweep
+  /// imports without asking (the AST dump leaves those out).
+  bool implicitlyImported = false;
 
 private:
   Location location;
@@ -452,6 +455,8 @@ private:
 struct ImportAST {
   Location loc;
   std::string path;
+  /// The standard optimizers' import, which the spec does not write.
+  bool implicit = false;
 };
 
 /// A whole spec: the main file and, merged in, the files it imports.
@@ -477,6 +482,10 @@ public:
     return optimizers;
   }
   llvm::ArrayRef<std::unique_ptr<SweepAST>> getSweeps() const { return sweeps; }
+  void markOptimizersImplicit() {
+    for (auto &optimizer : optimizers)
+      optimizer->implicitlyImported = true;
+  }
   /// The optimizer named `name`, or null.
   const OptimizerAST *lookupOptimizer(llvm::StringRef name) const {
     for (const auto &optimizer : optimizers)

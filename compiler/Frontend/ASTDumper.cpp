@@ -29,6 +29,7 @@ public:
 private:
   void dump(const FunctionAST &function);
   void dump(const ModelAST &model);
+  void dump(const OptimizerAST &optimizer);
   void dump(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
   void dump(const StmtAST &stmt);
   void dump(const BodyInstance &instance);
@@ -83,6 +84,9 @@ void ASTDumper::dump(const ModuleAST &module) {
     dump(*function);
   for (const auto &model : module.getModels())
     dump(*model);
+  for (const auto &optimizer : module.getOptimizers())
+    if (!optimizer->implicitlyImported)
+      dump(*optimizer);
   for (const auto &sweep : module.getSweeps())
     dump(*sweep);
 }
@@ -107,6 +111,14 @@ void ASTDumper::dump(const FunctionAST &function) {
   dumpLoc(function.loc());
   Indent guard(level);
   dump(function.getBody());
+}
+
+void ASTDumper::dump(const OptimizerAST &optimizer) {
+  indent() << "Optimizer '" << optimizer.getName() << "'";
+  dumpArgs(optimizer.getArgs());
+  dumpLoc(optimizer.loc());
+  Indent guard(level);
+  dump(optimizer.getBody());
 }
 
 void ASTDumper::dump(const ModelAST &model) {
@@ -218,6 +230,11 @@ void ASTDumper::dump(const StmtAST &stmt) {
     dumpLoc(assert->loc());
     Indent guard(level);
     dump(*assert->getCondition());
+    return;
+  }
+  if (llvm::isa<StateDeclAST>(stmt)) {
+    indent() << "State '" << stmt.getName() << "'";
+    dumpLoc(stmt.loc());
     return;
   }
   const auto &assign = llvm::cast<AssignStmtAST>(stmt);

@@ -110,7 +110,7 @@ bool ImportLoader::load(ModuleAST &main, llvm::StringRef mainPath) {
   // A spec with a sweep always has the standard optimizers (after its own
   // imports, so that importing "optim" explicitly is the same).
   if (SweepAST *sweep = main.getSweep())
-    imports.push_back({sweep->loc(), kOptimizerModule.str()});
+    imports.push_back({sweep->loc(), kOptimizerModule.str(), true});
   loadImports(main, imports, mainPath);
   return ok;
 }
@@ -210,6 +210,8 @@ void ImportLoader::loadImports(ModuleAST &into,
       attachNote(diag, ctx, import.loc, "imported here");
       ok = false;
     }
+    if (import.implicit)
+      file->markOptimizersImplicit();
     chain.push_back({real, name, import.loc});
     loadImports(into, file->getImports(), *path);
     chain.pop_back();

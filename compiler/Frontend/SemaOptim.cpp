@@ -33,12 +33,36 @@ llvm::ArrayRef<OptimizerBuiltin> mbt::optimizerBuiltins() { return kBuiltins; }
 
 namespace {
 
-/// Evaluates a condition or number made of numbers, `true`/`false`, names
-/// that `lookup` knows, `- not + - * /`, comparisons and `and`/`or`
-/// (conditions are 1 or 0). std::nullopt if it uses anything else.
-using NameValue = std::function<std::optional<double>(llvm::StringRef)>;
+bool isLiteralName(llvm::StringRef name) {
+  return name == "true" || name == "false";
+}
 
-std::optional<double> evaluate(const ExprAST &expr, const NameValue &lookup) {
+/// `l OP r` for the operators of `evaluate`.
+std::optional<double> applyBinary(char op, double l, double r) {
+  switch (op) {
+  case '+': return l + r;
+  case '-': return l - r;
+  case '*': return l * r;
+  case '/': return l / r;
+  case BinaryOp::Lt: return l < r;
+  case BinaryOp::Gt: return l > r;
+  case BinaryOp::Le: return l <= r;
+  case BinaryOp::Ge: return l >= r;
+  case BinaryOp::Eq: return l == r;
+  case BinaryOp::Ne: return l != r;
+  case BinaryOp::And: return (l != 0 && r != 0) ? 1.0 : 0.0;
+  case BinaryOp::Or: return (l != 0 || r != 0) ? 1.0 : 0.0;
+  default: return std::nullopt;
+  }
+}
+
+/// Evaluates a condition or number made of numbers, `true`/`false`, names
+/// that `lookup` (StringRef -> std::optional<double>) knows, `- not + - *
+/// /`, comparisons and `and`/`or` (conditions are 1 or 0). std::nullopt if
+/// it uses anything else. A template: the sweep evaluates asserts for each
+/// of up to a million models.
+template <typename Lookup>
+std::optional<double> evaluate(const ExprAST &expr, const Lookup &lookup) {
   if (const auto *number = dyn_cast<NumberExprAST>(&expr))
     return number->getValue();
   if (const auto *var = dyn_cast<VariableExprAST>(&expr)) {
@@ -59,21 +83,50 @@ std::optional<double> evaluate(const ExprAST &expr, const NameValue &lookup) {
     std::optional<double> r = evaluate(*binary->getRHS(), lookup);
     if (!l || !r)
       return std::nullopt;
-    switch (binary->getOp()) {
-    case '+': return *l + *r;
-    case '-': return *l - *r;
-    case '*': return *l * *r;
-    case '/': return *l / *r;
-    case BinaryOp::Lt: return *l < *r;
-    case BinaryOp::Gt: return *l > *r;
-    case BinaryOp::Le: return *l <= *r;
-    case BinaryOp::Ge: return *l >= *r;
-    case BinaryOp::Eq: return *l == *r;
-    case BinaryOp::Ne: return *l != *r;
-    case BinaryOp::And: return (*l != 0 && *r != 0) ? 1.0 : 0.0;
-    case BinaryOp::Or: return (*l != 0 || *r != 0) ? 1.0 : 0.0;
-    default: return std::nullopt;
+    return applyBinary(binary->getOp(), *l, *r);
+  }
+  return std::nullopt;
+}
+
+/// `evaluate` for every model at once: `column(name)` gives a name's value
+/// per model (one value: the same for all). The result has one value per
+/// model, or one for all.
+template <typename Column>
+std::optional<std::vector<double>> evaluateColumns(const ExprAST &expr,
+                                                   const Column &column) {
+  using Values = std::vector<double>;
+  if (const auto *number = dyn_cast<NumberExprAST>(&expr))
+    return Values{number->getValue()};
+  if (const auto *var = dyn_cast<VariableExprAST>(&expr)) {
+    if (isLiteralName(var->getName()))
+      return Values{var->getName() == "true" ? 1.0 : 0.0};
+    return column(var->getName());
+  }
+  if (const auto *unary = dyn_cast<UnaryExprAST>(&expr)) {
+    std::optional<Values> v = evaluateColumns(*unary->getOperand(), column);
+    if (v)
+      for (double &x : *v)
+        x = unary->getOp() == '-' ? -x : (x == 0 ? 1.0 : 0.0);
+    return v;
+  }
+  if (const auto *binary = dyn_cast<BinaryExprAST>(&expr)) {
+    std::optional<Values> l = evaluateColumns(*binary->getLHS(), column);
+    std::optional<Values> r = evaluateColumns(*binary->getRHS(), column);
+    if (!l || !r)
+      return std::nullopt;
+    if (l->empty() || r->empty()) // a sweep without models
+      return Values{};
+    size_t n = std::max(l->size(), r->size());
+    Values result(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<double> v =
+          applyBinary(binary->getOp(), (*l)[l->size() == 1 ? 0 : i],
+                      (*r)[r->size() == 1 ? 0 : i]);
+      if (!v)
+        return std::nullopt;
+      result[i] = *v;
     }
+    return result;
   }
   return std::nullopt;
 }
@@ -96,10 +149,6 @@ findName(const ExprAST &expr,
       if (const auto *found = findName(*arg.value, pred))
         return found;
   return nullptr;
-}
-
-bool isLiteralName(llvm::StringRef name) {
-  return name == "true" || name == "false";
 }
 
 /// What an optimizer expression is.
@@ -218,8 +267,9 @@ void BodyChecker::checkStatements(
         error(notArg->loc()) << "an optimizer's assert may only use its "
                                 "arguments and numbers, not '"
                              << notArg->getName() << "'";
-      else if (!evaluate(*assert->getCondition(),
-                         [](llvm::StringRef) { return 0.0; }))
+      else if (!evaluate(*assert->getCondition(), [](llvm::StringRef) {
+                 return std::optional<double>(0.0);
+               }))
         error(assert->getCondition()->loc())
             << "an optimizer's assert condition may only use arguments, "
                "numbers, + - * /, comparisons, 'and', 'or' and 'not'";
@@ -430,8 +480,8 @@ static bool checkOptimizerArgs(mlir::MLIRContext &ctx, OptimizerAST &optimizer) 
         ok = false;
         continue;
       }
-      std::optional<double> value =
-          evaluate(*def, [](llvm::StringRef) { return std::nullopt; });
+      std::optional<double> value = evaluate(
+          *def, [](llvm::StringRef) { return std::optional<double>(); });
       if (!value) {
         emitError(ctx, def->loc()) << "the default of '" << arg.name
                                    << "' must be a number";
@@ -558,16 +608,19 @@ bool mbt::bindOptimizer(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
     const auto *assert = dyn_cast<AssertStmtAST>(stmt);
     if (!assert)
       continue;
+    // The condition over the columns of all the models at once.
+    std::optional<std::vector<double>> holds = evaluateColumns(
+        *assert->getCondition(),
+        [&](llvm::StringRef n) -> std::optional<std::vector<double>> {
+          auto it = values.find(n);
+          if (it != values.end())
+            return it->second;
+          return std::vector<double>{flags.lookup(n) ? 1.0 : 0.0};
+        });
+    if (!holds || holds->empty())
+      continue; // not a condition Sema accepts (reported there), or no models
     for (int64_t m = 0; m < config.models; ++m) {
-      std::optional<double> holds =
-          evaluate(*assert->getCondition(),
-                   [&](llvm::StringRef n) -> std::optional<double> {
-                     auto it = values.find(n);
-                     if (it != values.end())
-                       return it->second[m];
-                     return flags.lookup(n) ? 1.0 : 0.0;
-                   });
-      if (holds && *holds != 0)
+      if ((*holds)[holds->size() == 1 ? 0 : m] != 0)
         continue;
       // Name the values the condition reads; report at the first of them
       // that the sweep gives.

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 
 #include <cstdlib>
@@ -110,6 +111,7 @@ std::string directoryOf(const std::string &path) {
 } // namespace
 
 int main(int argc, char **argv) {
+  mbt::runtime::useVectorBlasKernels(argv); // see BlasKernels.h
   Arguments args;
   if (!parseArguments(argc, argv, args)) {
     printUsage(std::cerr);

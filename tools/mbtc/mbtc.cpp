@@ -11,6 +11,7 @@
 #include "compiler/Driver/Stages.h"
 #include "compiler/Frontend/Frontend.h"
 #include "mbt/InitAllDialects.h"
+#include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -199,6 +200,9 @@ static int trainMain(MLIRContext &ctx) {
 }
 
 int main(int argc, char **argv) {
+  // Training calls OpenBLAS: make it use the CPU's vector kernels.
+  if (argc > 1 && StringRef(argv[1]) == "train")
+    mbt::runtime::useVectorBlasKernels(argv);
   llvm::InitLLVM init(argc, argv);
   // `mbtc train ...`: a subcommand in the style of git/cargo.
   bool train = argc > 1 && StringRef(argv[1]) == "train";

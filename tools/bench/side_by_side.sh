@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# mbt against the PyTorch ways of training many models (issue "Fast CPU
+# code"), side by side in one run: for each workload it compiles an mbt
+# sweep of N models and times it with `mbt-run --bench-steps`, then times
+# the same models, data, batch, steps and thread count in tools/bench/peers.py
+# (sequential PyTorch, torch.func vmap, the modelbatch package, HFTA-style
+# stacked baddbmm), and prints model-samples/s and mbt's speed-up over each.
+# It also measures the machine's float32 GEMM rate in the same run and
+# reports mbt's whole-step FLOP rate as a fraction of it.
+#
+#   tools/bench/setup-peers.sh                 # once: PyTorch + modelbatch
+#   tools/bench/side_by_side.sh [--steps S] [--threads T] [--only mlp-s|mlp-t]
+#
+# Workloads: MLP-S 784-128-10, batch 128, Adam, N in {1, 16, 64, 256};
+# MLP-T 784-128-128-10, batch 64, Adam, N in {8, 32}. MBT_BUILD_DIR picks
+# another build tree, MBT_BENCH_VENV another Python environment.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin="${MBT_BUILD_DIR:-$here/build}/bin"
+venv="${MBT_BENCH_VENV:-$here/build/bench-venv}"
+steps=50
+threads=$(nproc)
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    *) echo "side_by_side.sh: error: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -x "$venv/bin/python3" ] || { echo "side_by_side.sh: error: no peers environment at $venv (run tools/bench/setup-peers.sh)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads"
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); threads $threads; $steps timed steps after 5 warm-up steps"
+gemm=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers 1,1 --models 1 --batch 1 --steps 0 --threads "$threads" --peers "" --gemm 2>/dev/null | awk '/^GEMM/ {print $3}')
+echo "float32 GEMM rate (torch.mm 2048^3, $threads threads): $gemm GFLOP/s"
+
+# spec WIDTHS MODELS BATCH: a ReLU MLP sweep with Adam, lr logspace.
+spec() {
+  local widths="$1" models="$2" batch="$3"
+  IFS=, read -r -a w <<< "$widths"
+  {
+    echo "model mlp {"
+    echo "  input  x: f32[${w[0]}]"
+    echo "  target y: class[${w[-1]}]"
+    local h="x" n=$(( ${#w[@]} - 1 ))
+    for ((i = 0; i < n; i++)); do
+      echo "  param  w$i: f32[${w[i]}, ${w[i+1]}] = kaiming_uniform"
+      echo "  param  b$i: f32[${w[i+1]}] = zeros"
+      if (( i + 1 < n )); then
+        echo "  h$i = relu($h @ w$i + b$i)"; h="h$i"
+      else
+        echo "  logits = $h @ w$i + b$i"
+      fi
+    done
+    echo "  loss   = cross_entropy(logits, y)"
+    echo "}"
+    echo "sweep {"
+    echo "  models = $models"
+    echo "  optim  = adam(lr = logspace(1e-4, 1e-1, models))"
+    echo "  data   = fashion_mnist(batch = $batch)"
+    echo "}"
+  }
+}
+
+# Training FLOPs per sample per model: forward 2*sum(w_i w_i+1), backward
+# the weight gradients (as much again) and the input gradients of every
+# layer but the first.
+flops() {
+  IFS=, read -r -a w <<< "$1"
+  local total=0
+  for ((i = 0; i + 1 < ${#w[@]}; i++)); do
+    local mac=$(( w[i] * w[i+1] ))
+    total=$(( total + 4 * mac ))
+    (( i > 0 )) && total=$(( total + 2 * mac ))
+  done
+  echo "$total"
+}
+
+printf '\n%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' workload N batch "mbt" sequential vmap modelbatch hfta "mbt/best" "%gemm"
+printf '%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' "" "" "" "(model-samples/s)" "" "" "" "" "" ""
+run() {
+  local name="$1" widths="$2" batch="$3" models="$4"
+  spec "$widths" "$models" "$batch" > "$work/$name-$models.mbt"
+  local start end
+  start=$(date +%s%N)
+  "$bin/mbtc" "$work/$name-$models.mbt" -o "$work/$name-$models.so"
+  end=$(date +%s%N)
+  local compile_ms=$(( (end - start) / 1000000 ))
+  local mbt_rate
+  mbt_rate=$("$bin/mbt-run" "$work/$name-$models.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')
+  local peers
+  peers=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers "$widths" --models "$models" --batch "$batch" --steps "$steps" --threads "$threads")
+  local seq vmap mb hfta
+  seq=$(awk '$2 == "sequential" {print $6}' <<< "$peers")
+  vmap=$(awk '$2 == "vmap" {print $6}' <<< "$peers")
+  mb=$(awk '$2 == "modelbatch" {print $6}' <<< "$peers")
+  hfta=$(awk '$2 == "hfta" {print $6}' <<< "$peers")
+  local f
+  f=$(flops "$widths")
+  awk -v name="$name" -v n="$models" -v b="$batch" -v m="$mbt_rate" -v s="$seq" -v v="$vmap" -v mb="$mb" -v h="$hfta" -v f="$f" -v g="$gemm" -v c="$compile_ms" 'BEGIN {
+    best = s; if (v > best) best = v; if (mb > best) best = mb; if (h > best) best = h;
+    printf "%-8s %5d %5d %14.0f %14.0f %14.0f %14.0f %14.0f %8.2fx %9.1f%%   (compile %d ms)\n",
+      name, n, b, m, s, v, mb, h, m / best, 100 * m * f / 1e9 / g, c }'
+}
+if [ -z "$only" ] || [ "$only" = mlp-s ]; then
+  for n in 1 16 64 256; do run mlp-s 784,128,10 128 "$n"; done
+fi
+if [ -z "$only" ] || [ "$only" = mlp-t ]; then
+  for n in 8 32; do run mlp-t 784,128,128,10 64 "$n"; done
+fi
+echo
+echo "model-samples/s: training samples per second summed over the models (steps x batch x N / time)."
+echo "%gemm: mbt's training FLOP rate (forward + backward, $(flops 784,128,10) FLOPs per MLP-S sample) over the GEMM rate above."

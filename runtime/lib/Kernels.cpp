@@ -5,6 +5,12 @@
 // merged call could pick a different blocking (and thus summation order) and
 // break the promise that model i's numbers do not depend on M.
 //
+// The batch indices (the models) are spread over a pool of threads
+// (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the cores), each sgemm
+// running single-threaded: the models' GEMMs are small, and OpenBLAS's own
+// threads spent more time handing work over (sched_yield) than computing
+// (docs/benchmarks.md). A lone model therefore runs on one thread.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Kernels.h"
@@ -12,9 +18,14 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 namespace mbt {
 namespace runtime {
@@ -86,6 +97,96 @@ void fillNaN(MemRef3F *c) {
             std::numeric_limits<float>::quiet_NaN();
 }
 
+/// Threads that run [begin, end) chunks of a loop; the caller runs the
+/// first chunk itself. One loop at a time (the artifact calls the kernel
+/// from one thread).
+class ThreadPool {
+public:
+  explicit ThreadPool(int threads) {
+    for (int t = 1; t < threads; ++t)
+      workers.emplace_back([this, t] { work(t); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+  int size() const { return static_cast<int>(workers.size()) + 1; }
+
+  /// Runs body(begin, end) over [0, n) in size() contiguous chunks.
+  void parallelFor(int64_t n,
+                   const std::function<void(int64_t, int64_t)> &body) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      task = &body;
+      count = n;
+      pending = static_cast<int>(workers.size());
+      ++generation;
+    }
+    wake.notify_all();
+    runChunk(0);
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [this] { return pending == 0; });
+    task = nullptr;
+  }
+
+private:
+  void runChunk(int t) {
+    int64_t parts = size();
+    int64_t begin = count * t / parts, end = count * (t + 1) / parts;
+    if (begin < end)
+      (*task)(begin, end);
+  }
+  void work(int t) {
+    uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || generation != seen; });
+        if (stopping)
+          return;
+        seen = generation;
+      }
+      runChunk(t);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        --pending;
+      }
+      done.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  const std::function<void(int64_t, int64_t)> *task = nullptr;
+  int64_t count = 0;
+  int pending = 0;
+  uint64_t generation = 0;
+  bool stopping = false;
+};
+
+/// Threads for batched kernels: MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS,
+/// else the hardware's.
+int kernelThreads() {
+  for (const char *name : {"MBT_NUM_THREADS", "OPENBLAS_NUM_THREADS"})
+    if (const char *value = std::getenv(name)) {
+      int n = std::atoi(value);
+      if (n >= 1)
+        return std::min(n, 256);
+    }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+ThreadPool &kernelPool() {
+  static ThreadPool pool(kernelThreads());
+  return pool;
+}
+
 std::string shapeOf(const MemRef3F &ref) {
   std::ostringstream os;
   os << "[" << ref.sizes[0] << "," << ref.sizes[1] << "," << ref.sizes[2]
@@ -138,27 +239,43 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
     fillNaN(c);
     return;
   }
-  for (int64_t i = 0; i < batch; ++i) {
+  auto multiply = [&](int64_t i) {
     Matrix sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
     if (m == 0 || n == 0)
-      continue;
+      return;
     if (k == 0) {
       // An empty contraction adds nothing; BLAS with k = 0 may not write c.
       if (accumulate)
-        continue;
+        return;
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
           sc.data[r * sc.rowStride + col * sc.colStride] = 0.0f;
-      continue;
+      return;
     }
     if (!blasCompatible(sa) || !blasCompatible(sb) || !blasCompatible(sc)) {
       naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate != 0);
-      continue;
+      return;
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
                 tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
                 static_cast<int>(n), static_cast<int>(k), 1.0f, sa.data,
-                blasLeadingDim(sa), sb.data, blasLeadingDim(sb), accumulate ? 1.0f : 0.0f, sc.data,
-                blasLeadingDim(sc));
+                blasLeadingDim(sa), sb.data, blasLeadingDim(sb),
+                accumulate ? 1.0f : 0.0f, sc.data, blasLeadingDim(sc));
+  };
+  // Every sgemm runs single-threaded, whatever the number of models and
+  // threads: OpenBLAS's threading, and any split of one product, changes
+  // its last bits with the split (measured), and model i must get the same
+  // bits alone as in a batch. The pool spreads the models over threads.
+  ThreadPool &pool = kernelPool();
+  if (openblas_get_num_threads() != 1)
+    openblas_set_num_threads(1);
+  if (batch < 2 || pool.size() < 2) {
+    for (int64_t i = 0; i < batch; ++i)
+      multiply(i);
+    return;
   }
+  pool.parallelFor(batch, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      multiply(i);
+  });
 }

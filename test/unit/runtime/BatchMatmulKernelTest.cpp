@@ -134,6 +134,38 @@ TEST(BatchMatmulKernelTest, BatchResultIsBitwiseIndependentOfBatchCount) {
   }
 }
 
+// The kernel spreads the models over its threads (MBT_NUM_THREADS); every
+// model's product must have the bits of that model alone, transposed
+// operands and accumulation included, whatever the thread count.
+TEST(BatchMatmulKernelTest, ThreadedBatchAgreesBitwiseWithEachModelAlone) {
+  const int64_t batch = 5, m = 37, n = 19, k = 71;
+  for (int transposed = 0; transposed < 4; ++transposed) {
+    bool ta = transposed & 1, tb = transposed & 2;
+    std::vector<float> a = filled(batch * m * k, 21), b = filled(batch * k * n, 22);
+    std::vector<float> all = filled(batch * m * n, 23), start = all;
+    auto ra = ta ? makeDenseMemRef<float, 3>(a.data(), {batch, k, m})
+                 : makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
+    auto rb = tb ? makeDenseMemRef<float, 3>(b.data(), {batch, n, k})
+                 : makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
+    auto rc = makeDenseMemRef<float, 3>(all.data(), {batch, m, n});
+    _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, ta, tb, 1);
+    for (int64_t i = 0; i < batch; ++i) {
+      std::vector<float> one(start.begin() + i * m * n,
+                             start.begin() + (i + 1) * m * n);
+      auto a1 = ta ? makeDenseMemRef<float, 3>(a.data() + i * m * k, {1, k, m})
+                   : makeDenseMemRef<float, 3>(a.data() + i * m * k, {1, m, k});
+      auto b1 = tb ? makeDenseMemRef<float, 3>(b.data() + i * k * n, {1, n, k})
+                   : makeDenseMemRef<float, 3>(b.data() + i * k * n, {1, k, n});
+      auto c1 = makeDenseMemRef<float, 3>(one.data(), {1, m, n});
+      _mlir_ciface_mbt_rt_batch_matmul_f32(&a1, &b1, &c1, ta, tb, 1);
+      for (int64_t j = 0; j < m * n; ++j)
+        ASSERT_EQ(one[j], all[i * m * n + j])
+            << "ta " << ta << " tb " << tb << " batch " << i << " elem " << j;
+    }
+  }
+  EXPECT_EQ(takeKernelError(), "");
+}
+
 TEST(BatchMatmulKernelTest, EmptyContractionWritesZeros) {
   std::vector<float> c(2 * 3 * 4, 8.0f);
   float dummy = 0;

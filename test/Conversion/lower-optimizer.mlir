@@ -45,10 +45,10 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 // CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, f32
 // CHECK-NOT:     mbt.fused_update
 // DROPPED-NOT:   mbt.optimizer
-func.func @update(%p: tensor<2x6xf32>, %g: tensor<2x6xf32>, %s: tensor<1x2x6xf32>,
+func.func @update(%p: tensor<2x6xf32>, %g: tensor<2x6xf32>, %s: tensor<2x6xf32>,
                   %h: tensor<2x3xf64>, %t: tensor<2xf64>, %mask: tensor<6xf32>)
-    -> (tensor<2x6xf32>, tensor<1x2x6xf32>) {
-  %np, %ns = mbt.fused_update @sgd %p, %g, %s, %h, %t decay_mask(%mask : tensor<6xf32>)
-      : tensor<2x6xf32>, tensor<1x2x6xf32>, tensor<2x3xf64>, tensor<2xf64>
-  return %np, %ns : tensor<2x6xf32>, tensor<1x2x6xf32>
+    -> (tensor<2x6xf32>, tensor<2x6xf32>) {
+  %np, %ns = mbt.fused_update @sgd %p, %g state(%s : tensor<2x6xf32>) hyper(%h) step(%t) decay_mask(%mask : tensor<6xf32>)
+      : tensor<2x6xf32>, tensor<2x3xf64>, tensor<2xf64>
+  return %np, %ns : tensor<2x6xf32>, tensor<2x6xf32>
 }

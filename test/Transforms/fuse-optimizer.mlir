@@ -10,18 +10,26 @@
 // CHECK: module attributes
 // CHECK-SAME: mbt.layout = [{{.*}}name = "w1", offset = 0 : i64, shape = array<i64: 4, 3>, size = 12 : i64}, {{.*}}name = "b1", offset = 12 : i64{{.*}}name = "w2", offset = 15 : i64
 // CHECK-LABEL: func.func @mbt_train_step
-// CHECK-SAME: %[[P:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S:.*]]: tensor<2x4x21xf32> {bufferization.writable = true}, %[[H:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T:.*]]: tensor<4xf64>
+// The state is a memref whose slots are written in place through subviews
+// (tensors that are their only alias), so bufferization copies nothing.
+// CHECK-SAME: %[[P:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S:.*]]: memref<2x4x21xf32>, %[[H:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T:.*]]: tensor<4xf64>
 // CHECK-SAME: llvm.emit_c_interface
 // CHECK: tensor.extract_slice %[[P]][0, 0] [4, 12] [1, 1]
+// CHECK: %[[V0:.*]] = memref.subview %[[S]][0, 0, 0] [1, 4, 21] [1, 1, 1]
+// CHECK: %[[S0:.*]] = bufferization.to_tensor %[[V0]] restrict writable
+// CHECK: %[[V1:.*]] = memref.subview %[[S]][1, 0, 0] [1, 4, 21] [1, 1, 1]
+// CHECK: %[[S1:.*]] = bufferization.to_tensor %[[V1]] restrict writable
 // CHECK-NOT: mbt.update
 // CHECK: %[[G:.*]] = tensor.insert_slice {{.*}}[0, 15] [4, 6] [1, 1] : tensor<4x6xf32> into tensor<4x21xf32>
-// CHECK: mbt.fused_update @adam %[[P]], %[[G]], %[[S]], %[[H]], %[[T]]
+// CHECK: %{{.*}}, %[[NEW:.*]]:2 = mbt.fused_update @adam %[[P]], %[[G]] state(%[[S0]], %[[S1]] : {{.*}}) hyper(%[[H]]) step(%[[T]])
+// CHECK: bufferization.materialize_in_destination %[[NEW]]#0 in restrict writable %[[V0]]
+// CHECK: bufferization.materialize_in_destination %[[NEW]]#1 in restrict writable %[[V1]]
 // CHECK-NOT: mbt.fused_update
 // CHECK-NOT: mbt.update
 // The optimizer step alone, on gradients given as its last argument.
 // CHECK-LABEL: func.func @mbt_optimizer_step
-// CHECK-SAME: %[[P2:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S2:.*]]: tensor<2x4x21xf32> {bufferization.writable = true}, %[[H2:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T2:.*]]: tensor<4xf64> {bufferization.writable = false}, %[[G2:.*]]: tensor<4x21xf32> {bufferization.writable = false}
-// CHECK: mbt.fused_update @adam %[[P2]], %[[G2]], %[[S2]], %[[H2]], %[[T2]]
+// CHECK-SAME: %[[P2:.*]]: tensor<4x21xf32> {bufferization.writable = true}, %[[S2:.*]]: memref<2x4x21xf32>, %[[H2:.*]]: tensor<4x5xf64> {bufferization.writable = false}, %[[T2:.*]]: tensor<4xf64> {bufferization.writable = false}, %[[G2:.*]]: tensor<4x21xf32> {bufferization.writable = false}
+// CHECK: mbt.fused_update @adam %[[P2]], %[[G2]] state(%{{.*}}, %{{.*}} : {{.*}}) hyper(%[[H2]]) step(%[[T2]])
 // CHECK-NOT: mbt.fused_update
 // CHECK-LABEL: func.func @mbt_eval_step
 // CHECK-SAME: tensor<4x21xf32> {bufferization.writable = false}

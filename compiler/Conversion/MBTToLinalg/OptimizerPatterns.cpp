@@ -63,12 +63,10 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto flatType = op.getParams().getType();
-    int64_t models = flatType.getDimSize(0), count = flatType.getDimSize(1);
-    int64_t numSlots = op.getState().getType().getDimSize(0);
+    int64_t models = flatType.getDimSize(0);
     int64_t numHyper = rule.getNumHyper();
     TypeRange scalarTypes = rule.getScalarsYield()->getOperandTypes();
     unsigned numScalars = scalarTypes.size();
-    auto idx = [&](int64_t v) -> OpFoldResult { return rewriter.getIndexAttr(v); };
 
     // (1) Per-model scalars; with a decay mask, also those of the group
     // whose weight_decay is 0.
@@ -118,21 +116,13 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
     }
 
     // (2) One loop nest over [M, P], in place on params and slots.
-    SmallVector<Value> slots;
-    auto slotType = RankedTensorType::get({models, count}, rewriter.getF32Type());
-    for (int64_t s = 0; s < numSlots; ++s)
-      slots.push_back(rewriter.create<tensor::ExtractSliceOp>(
-          loc, slotType, op.getState(),
-          SmallVector<OpFoldResult>{idx(s), idx(0), idx(0)},
-          SmallVector<OpFoldResult>{idx(1), idx(models), idx(count)},
-          SmallVector<OpFoldResult>{idx(1), idx(1), idx(1)}));
     SmallVector<Value> ins{op.getGrads()};
     llvm::append_range(ins, scalars);
     llvm::append_range(ins, undecayed);
     if (mask)
       ins.push_back(mask);
     SmallVector<Value> outs{op.getParams()};
-    llvm::append_range(outs, slots);
+    llvm::append_range(outs, op.getState());
     AffineMap id = rewriter.getMultiDimIdentityMap(2);
     AffineMap perModel = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
     AffineMap perColumn = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
@@ -167,14 +157,7 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
               l, inlineBlock(b, rule.getElements().front(), args));
         });
 
-    Value state = op.getState();
-    for (int64_t s = 0; s < numSlots; ++s)
-      state = rewriter.create<tensor::InsertSliceOp>(
-          loc, update.getResult(1 + s), state,
-          SmallVector<OpFoldResult>{idx(s), idx(0), idx(0)},
-          SmallVector<OpFoldResult>{idx(1), idx(models), idx(count)},
-          SmallVector<OpFoldResult>{idx(1), idx(1), idx(1)});
-    rewriter.replaceOp(op, {update.getResult(0), state});
+    rewriter.replaceOp(op, update.getResults());
     return success();
   }
 };

@@ -124,26 +124,22 @@ LogicalResult UpdateOp::verify() {
 
 void FusedUpdateOp::build(OpBuilder &builder, OperationState &state,
                           StringRef rule, Value params, Value grads,
-                          Value slots, Value hyper, Value step,
+                          ValueRange slots, Value hyper, Value step,
                           Value decayMask) {
-  build(builder, state, params.getType(), slots.getType(), rule, params, grads,
-        slots, hyper, step, decayMask);
+  build(builder, state, params.getType(), slots.getTypes(), rule, params,
+        grads, slots, hyper, step, decayMask);
 }
 
 LogicalResult FusedUpdateOp::verify() {
   auto params = getParams().getType();
-  auto state = getState().getType();
   if (params.getRank() != 2)
     return emitOpError("params must be [models, P], got ")
            << formatShape(params.getShape());
-  if (getGrads().getType() != params)
-    return emitOpError("grads ")
-           << formatShape(getGrads().getType().getShape())
-           << " differ from params " << formatShape(params.getShape());
-  if (state.getRank() != 3 || state.getShape().drop_front() != params.getShape())
-    return emitOpError("state must be [S, ")
-           << params.getDimSize(0) << ", " << params.getDimSize(1)
-           << "], got " << formatShape(state.getShape());
+  for (Value slot : getState())
+    if (slot.getType() != params)
+      return emitOpError("each state slot must be ")
+             << formatShape(params.getShape()) << " as params, got "
+             << formatShape(cast<RankedTensorType>(slot.getType()).getShape());
   if (Value mask = getDecayMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     if (maskType.getRank() != 1 || maskType.getDimSize(0) != params.getDimSize(1))

@@ -161,42 +161,48 @@ def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
   let hasVerifier = 1;
 }
 
-def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure,
+def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     AllTypesMatch<["params", "grads", "new_params"]>,
-    AllTypesMatch<["state", "new_state"]>]> {
+    RangedTypesMatchWith<"the new slots have the types of the slots",
+                         "state", "new_state", "$_self">]> {
   let summary = "One optimizer step for every parameter of every model";
   let description = [{
     `params` and `grads` are `[M, P]`: row `m` holds every parameter of model
-    `m`. `state` is `[S, M, P]`, `hyper` is `[M, H]` (row `m` holds model
-    `m`'s hyperparameters) and `step` is `[M]`. The rule is the one of
-    `mbt.update`, applied to every element with its own model's
-    hyperparameters, in one loop nest. An optional `decay_mask` `[P]`
-    (1 or 0 per column) marks the columns that decay: where it is 0 the
-    rule runs with its `weight_decay` hyperparameter set to 0 (a PyTorch
-    parameter group with `weight_decay = 0`), so parameters such as
-    biases can be left undecayed.
+    `m`. Each of the rule's state slots is one `[M, P]` tensor, `hyper` is
+    `[M, H]` (row `m` holds model `m`'s hyperparameters) and `step` is
+    `[M]`. The rule is the one of `mbt.update`, applied to every element
+    with its own model's hyperparameters, in one loop nest. An optional
+    `decay_mask` `[P]` (1 or 0 per column) marks the columns that decay:
+    where it is 0 the rule runs with its `weight_decay` hyperparameter set
+    to 0 (a PyTorch parameter group with `weight_decay = 0`), so parameters
+    such as biases can be left undecayed. The slots are separate values so
+    that each can be updated in place in its own part of the ABI's
+    `[S, M, P]` state buffer.
 
     ```mlir
-    %p, %s = mbt.fused_update @adam %params, %grads, %state, %hyper, %step
-        : tensor<16x101770xf32>, tensor<2x16x101770xf32>, tensor<16x5xf64>,
-          tensor<16xf64>
+    %p, %m, %v = mbt.fused_update @adam %params, %grads
+        state(%m0, %v0 : tensor<16x101770xf32>, tensor<16x101770xf32>)
+        hyper(%hyper) step(%step)
+        : tensor<16x101770xf32>, tensor<16x5xf64>, tensor<16xf64>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$rule, MBT_F32Tensor:$params,
-                       MBT_F32Tensor:$grads,
-                       MBT_F32Tensor:$state, MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
+                       MBT_F32Tensor:$grads, Variadic<MBT_F32Tensor>:$state,
+                       MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
                        Optional<MBT_F32Tensor>:$decay_mask);
-  let results = (outs MBT_F32Tensor:$new_params, MBT_F32Tensor:$new_state);
+  let results = (outs MBT_F32Tensor:$new_params,
+                      Variadic<MBT_F32Tensor>:$new_state);
   let assemblyFormat = [{
-    $rule $params `,` $grads `,` $state `,` $hyper `,` $step
+    $rule $params `,` $grads (`state` `(` $state^ `:` type($state) `)`)?
+    `hyper` `(` $hyper `)` `step` `(` $step `)`
     (`decay_mask` `(` $decay_mask^ `:` type($decay_mask) `)`)? attr-dict `:`
-    type($params) `,` type($state) `,` type($hyper) `,` type($step)
+    type($params) `,` type($hyper) `,` type($step)
   }];
   let hasVerifier = 1;
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$rule, "::mlir::Value":$params,
-                   "::mlir::Value":$grads, "::mlir::Value":$state,
+                   "::mlir::Value":$grads, "::mlir::ValueRange":$state,
                    "::mlir::Value":$hyper, "::mlir::Value":$step,
                    CArg<"::mlir::Value", "{}">:$decayMask)>
   ];

@@ -117,8 +117,7 @@ LogicalResult FusedUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (getDecayMask() && rule->getHyperIndex("weight_decay") < 0)
     return emitOpError("has a decay_mask, but rule '")
            << rule->getSymName() << "' has no weight_decay hyperparameter";
-  return checkCounts(*this, *rule, getState().getType().getDimSize(0),
-                     getHyper().getType());
+  return checkCounts(*this, *rule, getState().size(), getHyper().getType());
 }
 
 LogicalResult SweepOp::verifySymbolUses(SymbolTableCollection &symbols) {

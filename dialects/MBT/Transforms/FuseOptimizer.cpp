@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/MBT/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -162,7 +164,9 @@ static func::FuncOp buildEntryPoint(
   SmallVector<DictionaryAttr> argAttrs{readOnly(b, !extraArgs.empty())};
   for (auto [type, writable] : extraArgs) {
     argTypes.push_back(type);
-    argAttrs.push_back(readOnly(b, writable));
+    // Bufferization's writability applies to tensor arguments only.
+    argAttrs.push_back(isa<MemRefType>(type) ? b.getDictionaryAttr({})
+                                             : readOnly(b, writable));
   }
   argTypes.append({xType, yType, outType});
   argAttrs.append({readOnly(b, false), readOnly(b, false), readOnly(b, true)});
@@ -276,8 +280,10 @@ void FuseOptimizerPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  auto stateType = RankedTensorType::get({numSlots, numModels, paramCount},
-                                         b.getF32Type());
+  // The state is a memref: each slot is written in place through its own
+  // subview (see slotTensors below).
+  auto stateType = MemRefType::get({numSlots, numModels, paramCount},
+                                   b.getF32Type());
   auto hyperType = RankedTensorType::get(
       {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
@@ -286,7 +292,7 @@ void FuseOptimizerPass::runOnOperation() {
   // the sweep clips), the hyperparameters scheduled (if it has a
   // schedule), then one fused update, with a decay mask under no_decay.
   Location loc = trainStep.getLoc();
-  auto buildOptimizerStep = [&](Value params, Value grads, Value state,
+  auto buildOptimizerStep = [&](Value params, Value grads, ValueRange state,
                                 Value hyper, Value step) {
     // Per-model clipping of the gradient's global norm, if asked for.
     if (auto clip = sweep.getClipNorm()) {
@@ -325,8 +331,42 @@ void FuseOptimizerPass::runOnOperation() {
     }
     auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
                                          state, hyper, step, decayMask);
-    return std::make_pair(fused.getNewParams(), fused.getNewState());
+    return std::make_pair(fused.getNewParams(),
+                          SmallVector<Value>(fused.getNewState()));
   };
+
+  // Slot s of the state buffer as a [M, P] subview, and as a tensor that is
+  // the only alias of it (`restrict`), so that bufferization updates every
+  // slot in place; writeSlots stores the new values back into the views.
+  // (As one [S, M, P] tensor cut by extract_slice and put back by
+  // insert_slice, the second slot was updated in a copy: the analysis
+  // cannot prove that the slices are disjoint.)
+  auto slotTensors = [&](Value state, SmallVectorImpl<Value> &views) {
+    SmallVector<Value> tensors;
+    auto type = cast<MemRefType>(state.getType());
+    for (int64_t s = 0; s < numSlots; ++s) {
+      SmallVector<OpFoldResult> offsets{b.getIndexAttr(s), b.getIndexAttr(0),
+                                        b.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                      b.getIndexAttr(numModels),
+                                      b.getIndexAttr(paramCount)};
+      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+      auto viewType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+          {numModels, paramCount}, type, offsets, sizes, strides));
+      Value view = b.create<memref::SubViewOp>(loc, viewType, state, offsets,
+                                               sizes, strides);
+      views.push_back(view);
+      tensors.push_back(b.create<bufferization::ToTensorOp>(
+          loc, view, /*restrict=*/true, /*writable=*/true));
+    }
+    return tensors;
+  };
+  auto writeSlots = [&](ValueRange values, ArrayRef<Value> views) {
+    for (auto [value, view] : llvm::zip(values, views))
+      b.create<bufferization::MaterializeInDestinationOp>(
+          loc, Type(), value, view, /*restrict=*/true, /*writable=*/true);
+  };
+  SmallVector<Value> trainViews, trainSlots;
 
   // @mbt_train_step(params, state, hyper, step, x, y, out).
   buildEntryPoint(
@@ -334,11 +374,12 @@ void FuseOptimizerPass::runOnOperation() {
       {{stateType, true}, {hyperType, false}, {stepType, false}},
       [&](IRMapping &mapping, Block *entry) {
         FlatLayout layout(b, numModels);
+        trainSlots = slotTensors(entry->getArgument(1), trainViews);
         for (int64_t s = 0; s < numSlots; ++s)
           for (int64_t p = 0; p < numParams; ++p)
             mapping.map(trainStep.getArgument(numParams * (1 + s) + p),
-                        layout.extract(trainStep.getLoc(), entry->getArgument(1),
-                                       slots[p], s));
+                        layout.extract(trainStep.getLoc(), trainSlots[s],
+                                       slots[p]));
         int64_t hyperIndex = numParams * (1 + numSlots);
         mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(2));
         mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(3));
@@ -360,14 +401,15 @@ void FuseOptimizerPass::runOnOperation() {
                                        slots[p].size);
           updates.push_back(update);
         }
-        auto [newParams, newState] = buildOptimizerStep(
-            entry->getArgument(0), grads, entry->getArgument(1),
-            entry->getArgument(2), entry->getArgument(3));
+        auto [newParams, newState] =
+            buildOptimizerStep(entry->getArgument(0), grads, trainSlots,
+                               entry->getArgument(2), entry->getArgument(3));
+        writeSlots(newState, trainViews);
         // The per-parameter updates are now dead (their results were only
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)
           op->erase();
-        return SmallVector<Value>{newParams, newState};
+        return SmallVector<Value>{newParams};
       });
 
   // @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
@@ -381,19 +423,20 @@ void FuseOptimizerPass::runOnOperation() {
     auto func = b.create<func::FuncOp>(loc, "mbt_optimizer_step",
                                        b.getFunctionType(argTypes, {}));
     func.setAllArgAttrs(SmallVector<DictionaryAttr>{
-        readOnly(b, true), readOnly(b, true), readOnly(b, false),
+        readOnly(b, true), b.getDictionaryAttr({}), readOnly(b, false),
         readOnly(b, false), readOnly(b, false)});
     Block *entry = func.addEntryBlock();
     b.setInsertionPointToEnd(entry);
-    auto [newParams, newState] = buildOptimizerStep(
-        entry->getArgument(0), entry->getArgument(4), entry->getArgument(1),
-        entry->getArgument(2), entry->getArgument(3));
-    SmallVector<Value> results;
-    for (auto [value, dest] : {std::make_pair(newParams, 0u),
-                               std::make_pair(newState, 1u)})
-      results.push_back(b.create<bufferization::MaterializeInDestinationOp>(
-                             loc, value, entry->getArgument(dest))
-                            .getResult());
+    SmallVector<Value> views;
+    SmallVector<Value> state = slotTensors(entry->getArgument(1), views);
+    auto [newParams, newState] =
+        buildOptimizerStep(entry->getArgument(0), entry->getArgument(4), state,
+                           entry->getArgument(2), entry->getArgument(3));
+    writeSlots(newState, views);
+    SmallVector<Value> results{
+        b.create<bufferization::MaterializeInDestinationOp>(
+             loc, newParams, entry->getArgument(0))
+            .getResult()};
     b.create<func::ReturnOp>(loc, results);
     func.setFunctionType(
         b.getFunctionType(argTypes, ValueRange(results).getTypes()));

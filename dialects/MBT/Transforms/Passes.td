@@ -40,7 +40,8 @@ def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
     Builds the artifact's entry points `@mbt_train_step`,
     `@mbt_optimizer_step` and `@mbt_eval_step` (docs/abi.md): every
     parameter of every model lives in one `[M, P]` tensor (row m is model
-    m), every state slot in one `[S, M, P]` tensor, and all the `mbt.update`
+    m), every state slot in one `[S, M, P]` buffer (a memref argument: each
+    slot is updated in place through its subview), and all the `mbt.update`
     ops of `@train_step` become one `mbt.fused_update` over them (after the
     sweep's clipping and schedule), the same step `@mbt_optimizer_step`
     applies to gradients its caller gives. Loss and metrics are written to
@@ -49,6 +50,7 @@ def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect",
                            "::mlir::tensor::TensorDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::bufferization::BufferizationDialect"];
 }
 

@@ -110,9 +110,9 @@ mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_
 
 // -----
 
-func.func @fused_state(%p: tensor<2x6xf32>, %s: tensor<2x2x5xf32>, %h: tensor<2x5xf64>, %t: tensor<2xf64>) {
-  // expected-error@+1 {{state must be [S, 2, 6], got [2, 2, 5]}}
-  %0, %1 = mbt.fused_update @adam %p, %p, %s, %h, %t : tensor<2x6xf32>, tensor<2x2x5xf32>, tensor<2x5xf64>, tensor<2xf64>
+func.func @fused_state(%p: tensor<2x6xf32>, %s: tensor<2x5xf32>, %h: tensor<2x5xf64>, %t: tensor<2xf64>) {
+  // expected-error@+1 {{each state slot must be [2, 6] as params, got [2, 5]}}
+  %0, %1, %2 = mbt.fused_update @adam %p, %p state(%s, %s : tensor<2x5xf32>, tensor<2x5xf32>) hyper(%h) step(%t) : tensor<2x6xf32>, tensor<2x5xf64>, tensor<2xf64>
   return
 }
 
@@ -462,9 +462,9 @@ mbt.optimizer @g attributes {hyper = ["lr"], slots = []} scalars {
 ^bb0(%g: f32, %p: f32):
   mbt.yield %p : f32
 }
-func.func @decay_without_wd(%p: tensor<2x6xf32>, %s: tensor<0x2x6xf32>, %h: tensor<2x1xf64>, %t: tensor<2xf64>, %mask: tensor<6xf32>) {
+func.func @decay_without_wd(%p: tensor<2x6xf32>, %h: tensor<2x1xf64>, %t: tensor<2xf64>, %mask: tensor<6xf32>) {
   // expected-error@+1 {{has a decay_mask, but rule 'g' has no weight_decay hyperparameter}}
-  %0, %1 = mbt.fused_update @g %p, %p, %s, %h, %t decay_mask(%mask : tensor<6xf32>) : tensor<2x6xf32>, tensor<0x2x6xf32>, tensor<2x1xf64>, tensor<2xf64>
+  %0 = mbt.fused_update @g %p, %p hyper(%h) step(%t) decay_mask(%mask : tensor<6xf32>) : tensor<2x6xf32>, tensor<2x1xf64>, tensor<2xf64>
   return
 }
 

@@ -110,9 +110,9 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
   // CHECK: mbt.lr_schedule "cosine" %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
   %table = mbt.constant dense<[[100.0, 10.0, 0.0], [100.0, 0.0, 0.1]]> : tensor<2x3xf64>
   %sched = mbt.lr_schedule "cosine" %hs, %ts, %table : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
-  // CHECK: mbt.fused_update @adam %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
-  %np, %ns = mbt.fused_update @adam %flat, %flat, %state, %hs, %ts
-      : tensor<2x12xf32>, tensor<2x2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
+  // CHECK: mbt.fused_update @adam %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x12xf32>) hyper(%{{.*}}) step(%{{.*}}) : tensor<2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
+  %np, %nm, %nv = mbt.fused_update @adam %flat, %flat state(%flat, %flat : tensor<2x12xf32>, tensor<2x12xf32>) hyper(%hs) step(%ts)
+      : tensor<2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
   return
 }
 

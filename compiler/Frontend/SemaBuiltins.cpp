@@ -224,7 +224,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     std::string what = ("option '" + option.name + "' of '" + name + "'").str();
     auto value = scalarEval().evaluateAs(*expr, option.kind, what);
     if (mlir::failed(value)) {
-      argsOk = false;
+      // ScalarEval reported it; the spec fails to check.
+      argsOk = ok = false;
       continue;
     }
     call.builtinOptions[option.name] = *value;
@@ -390,7 +391,7 @@ bool BodyChecker::evaluateShape(CallExprAST &call, const ExprAST &expr) {
     auto size = scalarEval().evaluateAs(*element, ConstScalar::Int,
                                         "a size of 'reshape'");
     if (mlir::failed(size)) {
-      ok = false;
+      ok = this->ok = false; // reported by ScalarEval
       continue;
     }
     if (size->intValue < 1 && size->intValue != -1) {

@@ -151,7 +151,7 @@ ValueType BodyChecker::checkFunctionCall(CallExprAST &call,
     std::string what = "argument '" + decl.name + "' of '" + name.str() + "'";
     auto value = scalarEval().evaluateAs(*expr, scalarKind(decl.kind), what);
     if (failed(value)) {
-      argsOk = false;
+      argsOk = ok = false; // reported by ScalarEval
       continue;
     }
     bindings[decl.name] = *value;

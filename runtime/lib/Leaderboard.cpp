@@ -67,9 +67,30 @@ std::string padRight(const std::string &text, size_t width) {
 } // namespace
 
 std::string formatLeaderboard(const Leaderboard &board) {
+  // A hyperparameter with the same value for every model is listed once
+  // under the table instead of as a column (the learning rate always gets
+  // a column; leaderboard.json keeps every value of every model).
+  std::vector<size_t> columns;
+  std::vector<std::string> constants;
+  for (size_t h = 0; h < board.hyperNames.size(); ++h) {
+    bool same = board.rows.size() > 1;
+    for (const ModelResult &row : board.rows) {
+      const ModelResult &first = board.rows.front();
+      if (h >= row.hyper.size() || h >= first.hyper.size() ||
+          !(row.hyper[h] == first.hyper[h] ||
+            (std::isnan(row.hyper[h]) && std::isnan(first.hyper[h]))))
+        same = false;
+    }
+    if (same && board.hyperNames[h] != "lr")
+      constants.push_back(board.hyperNames[h] + " " +
+                          formatNumber(board.rows.front().hyper[h]));
+    else
+      columns.push_back(h);
+  }
+
   std::vector<std::string> header = {"rank", "model"};
-  for (const std::string &name : board.hyperNames)
-    header.push_back(name);
+  for (size_t h : columns)
+    header.push_back(board.hyperNames[h]);
   header.push_back("seed");
   for (const std::string &output : board.outputs)
     header.push_back("test_" + output);
@@ -79,7 +100,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
   for (const ModelResult &row : board.rows) {
     std::vector<std::string> line = {std::to_string(row.rank),
                                      std::to_string(row.model)};
-    for (size_t h = 0; h < board.hyperNames.size(); ++h)
+    for (size_t h : columns)
       line.push_back(h < row.hyper.size() ? formatNumber(row.hyper[h]) : "");
     line.push_back(std::to_string(row.seed));
     for (size_t k = 0; k < board.outputs.size(); ++k)
@@ -112,6 +133,12 @@ std::string formatLeaderboard(const Leaderboard &board) {
   os << std::string(total - 2, '-') << '\n';
   for (const auto &line : cells)
     emit(line);
+  if (!constants.empty()) {
+    os << "same for every model:";
+    for (size_t i = 0; i < constants.size(); ++i)
+      os << (i ? ", " : " ") << constants[i];
+    os << '\n';
+  }
   return os.str();
 }
 

@@ -108,6 +108,33 @@ TEST(LeaderboardTest, TableIsAlignedAndFlagsDivergence) {
   EXPECT_EQ(first.substr(accEnd - 3, 3), "0.8");
 }
 
+// A hyperparameter that is the same for every model is listed once under
+// the table; the learning rate and those that differ are columns.
+TEST(LeaderboardTest, ConstantHyperparametersGoUnderTheTable) {
+  Leaderboard b =
+      board({"loss"}, {row(0, 0.5, 0.8), row(1, 0.4, 0.9)});
+  b.hyperNames = {"lr", "momentum", "beta", "dampening"};
+  b.rows[0].hyper = {0.1, 0.9, 0.5, 0.0};
+  b.rows[1].hyper = {0.1, 0.9, 0.7, 0.0};
+  rankModels(b);
+  std::string table = formatLeaderboard(b);
+  std::istringstream lines(table);
+  std::string header, rule, first, second, footer;
+  std::getline(lines, header);
+  std::getline(lines, rule);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  std::getline(lines, footer);
+  EXPECT_THAT(header, HasSubstr("rank  model   lr  beta  seed  test_loss"));
+  EXPECT_EQ(footer, "same for every model: momentum 0.9, dampening 0");
+  // With one model there is nothing to compare: every value is a column.
+  Leaderboard one = board({"loss"}, {row(0, 0.5, 0.8)});
+  one.hyperNames = {"lr", "momentum"};
+  one.rows[0].hyper = {0.1, 0.9};
+  rankModels(one);
+  EXPECT_THAT(formatLeaderboard(one), HasSubstr("lr  momentum  seed"));
+}
+
 TEST(LeaderboardTest, JsonHasOneObjectPerModelWithNullForNaN) {
   Leaderboard b =
       board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, kNaN, kNaN, true)});

@@ -49,8 +49,10 @@ RankKey chooseRankKey(const std::vector<std::string> &outputs);
 /// index, so the order is deterministic.
 void rankModels(Leaderboard &board);
 
-/// An aligned text table: rank, model, each hyperparameter, seed, each test
-/// output, and a status column flagging diverged models.
+/// An aligned text table: rank, model, each hyperparameter whose value
+/// differs between the models (and `lr`), seed, each test output, and a
+/// status column flagging diverged models; then a line "same for every
+/// model: NAME VALUE, ..." with the other hyperparameters.
 std::string formatLeaderboard(const Leaderboard &board);
 
 /// JSON array, one object per row: "rank", "model", "seed", each

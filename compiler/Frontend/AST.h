@@ -249,11 +249,11 @@ struct ArgDeclAST {
   std::optional<ConstScalar> defaultScalar;
 };
 
-/// `fn NAME(args) { body }`: a layer that declares its own parameters.
-/// Every call expands the body with its own copy of them.
-class FunctionAST {
+/// What functions, models and optimizers declare alike: a name, arguments
+/// and a body of statements.
+class BodyDeclAST {
 public:
-  FunctionAST(Location loc, llvm::StringRef name, Location nameLoc,
+  BodyDeclAST(Location loc, llvm::StringRef name, Location nameLoc,
               std::vector<ArgDeclAST> args, StmtASTList body)
       : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
         args(std::move(args)), body(std::move(body)) {}
@@ -265,16 +265,23 @@ public:
   std::vector<ArgDeclAST> &getArgs() { return args; }
   llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
 
-  /// Set by Sema: whether the declaration is sound enough to expand (its
-  /// arguments and defaults check, it ends with `return`, no recursion).
-  bool callable = false;
-
 private:
   Location location;
   std::string name;
   Location nameLocation;
   std::vector<ArgDeclAST> args;
   StmtASTList body;
+};
+
+/// `fn NAME(args) { body }`: a layer that declares its own parameters.
+/// Every call expands the body with its own copy of them.
+class FunctionAST : public BodyDeclAST {
+public:
+  using BodyDeclAST::BodyDeclAST;
+
+  /// Set by Sema: whether the declaration is sound enough to expand (its
+  /// arguments and defaults check, it ends with `return`, no recursion).
+  bool callable = false;
 };
 
 /// A body expanded for one set of argument values: a model's, or a
@@ -307,19 +314,9 @@ struct FlatParam {
 class ModuleAST;
 
 /// `model NAME { ... }` or `model NAME(args) { ... }`.
-class ModelAST {
+class ModelAST : public BodyDeclAST {
 public:
-  ModelAST(Location loc, llvm::StringRef name, Location nameLoc,
-           std::vector<ArgDeclAST> args, StmtASTList body)
-      : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
-        args(std::move(args)), body(std::move(body)) {}
-
-  const Location &loc() const { return location; }
-  llvm::StringRef getName() const { return name; }
-  const Location &nameLoc() const { return nameLocation; }
-  llvm::ArrayRef<ArgDeclAST> getArgs() const { return args; }
-  std::vector<ArgDeclAST> &getArgs() { return args; }
-  llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
+  using BodyDeclAST::BodyDeclAST;
 
   /// Set by Sema: the spec the model belongs to (for its functions), and
   /// whether the argument declarations check.
@@ -333,31 +330,14 @@ public:
   std::vector<FlatParam> params;
   /// Set by Sema when an expansion was tried and reported errors.
   bool expansionFailed = false;
-
-private:
-  Location location;
-  std::string name;
-  Location nameLocation;
-  std::vector<ArgDeclAST> args;
-  StmtASTList body;
 };
 
 /// `optim NAME(args) { body }`: an update rule. Numeric arguments are
 /// hyperparameters (one value per model); `bool` arguments are flags that
 /// choose code with `if` and must agree between the models.
-class OptimizerAST {
+class OptimizerAST : public BodyDeclAST {
 public:
-  OptimizerAST(Location loc, llvm::StringRef name, Location nameLoc,
-               std::vector<ArgDeclAST> args, StmtASTList body)
-      : location(std::move(loc)), name(name), nameLocation(std::move(nameLoc)),
-        args(std::move(args)), body(std::move(body)) {}
-
-  const Location &loc() const { return location; }
-  llvm::StringRef getName() const { return name; }
-  const Location &nameLoc() const { return nameLocation; }
-  llvm::ArrayRef<ArgDeclAST> getArgs() const { return args; }
-  std::vector<ArgDeclAST> &getArgs() { return args; }
-  llvm::ArrayRef<std::unique_ptr<StmtAST>> getBody() const { return body; }
+  using BodyDeclAST::BodyDeclAST;
 
   /// Set by Sema: whether the declaration checks (its arguments, and its
   /// body with the flags' defaults).
@@ -365,13 +345,6 @@ public:
   /// Whether it comes from the standard optimizers every spec with a sweep
   /// imports without asking (the AST dump leaves those out).
   bool implicitlyImported = false;
-
-private:
-  Location location;
-  std::string name;
-  Location nameLocation;
-  std::vector<ArgDeclAST> args;
-  StmtASTList body;
 };
 
 //===----------------------------------------------------------------------===//

@@ -137,14 +137,27 @@ std::unique_ptr<StmtAST> Parser::parseAssignment(bool metric) {
     lexer.consume(tok_metric);
   std::string name;
   Location nameLoc;
-  if (!expectIdentifier(metric ? "metric name" : "name", name, nameLoc) ||
-      !expect(tok_equal, "'=' after '" + name + "'"))
+  if (!expectIdentifier(metric ? "metric name" : "name", name, nameLoc))
     return nullptr;
+  if (lexer.getCurToken() != tok_equal) {
+    reportUnexpected("'=' after '" + name + "'");
+    return nullptr;
+  }
+  return parseAssignedValue(std::move(loc), name, std::move(nameLoc), metric);
+}
+
+/// '=' expr, after the name of an assignment (the current token is '=').
+std::unique_ptr<StmtAST> Parser::parseAssignedValue(Location loc,
+                                                    llvm::StringRef name,
+                                                    Location nameLoc,
+                                                    bool metric) {
+  lexer.consume(tok_equal);
   auto value = parseExpression();
   if (!value)
     return nullptr;
-  return std::make_unique<AssignStmtAST>(
-      std::move(loc), name, std::move(nameLoc), std::move(value), metric);
+  return std::make_unique<AssignStmtAST>(std::move(loc), name,
+                                         std::move(nameLoc), std::move(value),
+                                         metric);
 }
 
 /// type ::= IDENT '[' [ expr { ',' expr } ] ']'

@@ -36,6 +36,10 @@ private:
   bool parseArgDecls(std::vector<ArgDeclAST> &args);
   std::unique_ptr<ModelAST> parseModel();
   std::unique_ptr<OptimizerAST> parseOptimizer();
+  /// The header of a function or optimizer (see ParserDecl.cpp).
+  bool parseDeclHeader(Token keyword, llvm::StringRef noun,
+                       llvm::StringRef argsNoun, std::string &name,
+                       Location &nameLoc, std::vector<ArgDeclAST> &args);
   /// Parses `{ { stmt stmtEnd } }` (the '{' is the current token) into
   /// `body`; `what` names the block in "expected '}' at the end of ...".
   /// Returns false when the block is not closed.
@@ -49,6 +53,8 @@ private:
   std::unique_ptr<StmtAST> parseDataDecl();
   std::unique_ptr<StmtAST> parseParamDecl();
   std::unique_ptr<StmtAST> parseAssignment(bool metric);
+  std::unique_ptr<StmtAST> parseAssignedValue(Location loc, llvm::StringRef name,
+                                              Location nameLoc, bool metric);
   bool parseType(TypeAST &type);
   std::unique_ptr<SweepAST> parseSweep();
   bool parseSweepSetting(SweepSettingAST &setting);

@@ -36,27 +36,37 @@ bool Parser::parseImport(std::vector<ImportAST> &imports) {
   return true;
 }
 
-/// function ::= 'fn' IDENT '(' [ argDecls ] ')' block
-std::unique_ptr<FunctionAST> Parser::parseFunction() {
-  Location loc = lexer.getLastLocation();
-  lexer.consume(tok_fn);
-  std::string name;
-  Location nameLoc;
-  std::vector<ArgDeclAST> args;
-  bool headerOk = expectIdentifier("function name", name, nameLoc);
+/// KEYWORD IDENT '(' [ argDecls ] ')', up to the '{' of the body: the
+/// header of a function (`noun` "function", `argsNoun` "arguments") or an
+/// optimizer. After an error it skips to the next declaration.
+bool Parser::parseDeclHeader(Token keyword, llvm::StringRef noun,
+                             llvm::StringRef argsNoun, std::string &name,
+                             Location &nameLoc, std::vector<ArgDeclAST> &args) {
+  lexer.consume(keyword);
+  bool headerOk = expectIdentifier(noun.str() + " name", name, nameLoc);
   if (headerOk && lexer.getCurToken() != tok_lparen) {
-    reportUnexpected("'(' and the arguments after the function name");
+    reportUnexpected(("'(' and the " + argsNoun + " after the " + noun +
+                      " name").str());
     headerOk = false;
   }
   headerOk = headerOk && parseArgDecls(args);
   if (headerOk && lexer.getCurToken() != tok_lbrace) {
-    reportUnexpected("'{' after the function's arguments");
+    reportUnexpected(("'{' after the " + noun + "'s " + argsNoun).str());
     headerOk = false;
   }
-  if (!headerOk) {
+  if (!headerOk)
     skipToTopLevel();
+  return headerOk;
+}
+
+/// function ::= 'fn' IDENT '(' [ argDecls ] ')' block
+std::unique_ptr<FunctionAST> Parser::parseFunction() {
+  Location loc = lexer.getLastLocation();
+  std::string name;
+  Location nameLoc;
+  std::vector<ArgDeclAST> args;
+  if (!parseDeclHeader(tok_fn, "function", "arguments", name, nameLoc, args))
     return nullptr;
-  }
   StmtASTList body;
   if (!parseBlock(BodyKind::Function, "function '" + name + "'", body))
     return nullptr;
@@ -69,24 +79,12 @@ std::unique_ptr<FunctionAST> Parser::parseFunction() {
 ///   comparisons and logic may appear in any expression)
 std::unique_ptr<OptimizerAST> Parser::parseOptimizer() {
   Location loc = lexer.getLastLocation();
-  lexer.consume(tok_optim);
   std::string name;
   Location nameLoc;
   std::vector<ArgDeclAST> args;
-  bool headerOk = expectIdentifier("optimizer name", name, nameLoc);
-  if (headerOk && lexer.getCurToken() != tok_lparen) {
-    reportUnexpected("'(' and the hyperparameters after the optimizer name");
-    headerOk = false;
-  }
-  headerOk = headerOk && parseArgDecls(args);
-  if (headerOk && lexer.getCurToken() != tok_lbrace) {
-    reportUnexpected("'{' after the optimizer's hyperparameters");
-    headerOk = false;
-  }
-  if (!headerOk) {
-    skipToTopLevel();
+  if (!parseDeclHeader(tok_optim, "optimizer", "hyperparameters", name,
+                       nameLoc, args))
     return nullptr;
-  }
   StmtASTList body;
   bool outer = inCondition;
   inCondition = inOptimizer = true;
@@ -164,7 +162,7 @@ bool Parser::parseBlock(BodyKind kind, llvm::StringRef what,
 ///        | ifStmt | assertStmt | IDENT '=' expr
 std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
   bool inModel = kind == BodyKind::Model;
-  bool inOptimizer = kind == BodyKind::Optimizer;
+  bool optimizerBody = kind == BodyKind::Optimizer;
   auto onlyIn = [&](llvm::StringRef what, llvm::StringRef where) {
     emitError(ctx, lexer.getLastLocation())
         << what << " only belong in a " << where;
@@ -175,7 +173,7 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
   case tok_identifier:
     // `state NAME` declares a state slot of an optimizer (`state` is a
     // keyword only there, so models may still name a value `state`).
-    if (inOptimizer && lexer.getId() == "state") {
+    if (optimizerBody && lexer.getId() == "state") {
       Location loc = lexer.getLastLocation();
       lexer.consume(tok_identifier);
       if (lexer.getCurToken() == tok_identifier) {
@@ -190,12 +188,7 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
         return nullptr;
       }
       // `state = ...`: an assignment to a value named state.
-      lexer.consume(tok_equal);
-      auto value = parseExpression();
-      if (!value)
-        return nullptr;
-      return std::make_unique<AssignStmtAST>(loc, "state", loc,
-                                             std::move(value), false);
+      return parseAssignedValue(loc, "state", loc, /*metric=*/false);
     }
     return parseAssignment(/*metric=*/false);
   case tok_input:
@@ -212,7 +205,7 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
       return onlyIn("'return' statements", "function");
     return parseReturn();
   case tok_param:
-    if (inOptimizer) {
+    if (optimizerBody) {
       // `param = ...` updates the parameter; `param NAME: ...` declares one.
       Location loc = lexer.getLastLocation();
       lexer.consume(tok_param);
@@ -222,12 +215,7 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
         hadError = true;
         return nullptr;
       }
-      lexer.consume(tok_equal);
-      auto value = parseExpression();
-      if (!value)
-        return nullptr;
-      return std::make_unique<AssignStmtAST>(loc, "param", loc,
-                                             std::move(value), false);
+      return parseAssignedValue(loc, "param", loc, /*metric=*/false);
     }
     return parseParamDecl();
   case tok_if:
@@ -242,7 +230,7 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
   default:
     reportUnexpected(inModel ? "a model statement (input, target, param, "
                                "metric, if or NAME = EXPR)"
-                     : inOptimizer
+                     : optimizerBody
                          ? "an optimizer statement (state, if, assert or "
                            "NAME = EXPR)"
                          : "a function statement (param, if, assert, "

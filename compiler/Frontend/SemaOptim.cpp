@@ -56,41 +56,13 @@ std::optional<double> applyBinary(char op, double l, double r) {
   }
 }
 
-/// Evaluates a condition or number made of numbers, `true`/`false`, names
-/// that `lookup` (StringRef -> std::optional<double>) knows, `- not + - *
-/// /`, comparisons and `and`/`or` (conditions are 1 or 0). std::nullopt if
-/// it uses anything else. A template: the sweep evaluates asserts for each
-/// of up to a million models.
-template <typename Lookup>
-std::optional<double> evaluate(const ExprAST &expr, const Lookup &lookup) {
-  if (const auto *number = dyn_cast<NumberExprAST>(&expr))
-    return number->getValue();
-  if (const auto *var = dyn_cast<VariableExprAST>(&expr)) {
-    if (var->getName() == "true")
-      return 1.0;
-    if (var->getName() == "false")
-      return 0.0;
-    return lookup(var->getName());
-  }
-  if (const auto *unary = dyn_cast<UnaryExprAST>(&expr)) {
-    std::optional<double> v = evaluate(*unary->getOperand(), lookup);
-    if (!v)
-      return std::nullopt;
-    return unary->getOp() == '-' ? -*v : (*v == 0 ? 1.0 : 0.0);
-  }
-  if (const auto *binary = dyn_cast<BinaryExprAST>(&expr)) {
-    std::optional<double> l = evaluate(*binary->getLHS(), lookup);
-    std::optional<double> r = evaluate(*binary->getRHS(), lookup);
-    if (!l || !r)
-      return std::nullopt;
-    return applyBinary(binary->getOp(), *l, *r);
-  }
-  return std::nullopt;
-}
-
-/// `evaluate` for every model at once: `column(name)` gives a name's value
-/// per model (one value: the same for all). The result has one value per
-/// model, or one for all.
+/// Evaluates a condition or number made of numbers, `true`/`false`, names,
+/// `- not + - * /`, comparisons and `and`/`or` (conditions are 1 or 0) for
+/// every model at once: `column(name)` gives a name's value per model (one
+/// value: the same for all), or std::nullopt for a name it does not know.
+/// The result has one value per model, or one for all; std::nullopt if the
+/// expression uses anything else. Columns, because the sweep checks asserts
+/// for up to a million models.
 template <typename Column>
 std::optional<std::vector<double>> evaluateColumns(const ExprAST &expr,
                                                    const Column &column) {
@@ -129,6 +101,35 @@ std::optional<std::vector<double>> evaluateColumns(const ExprAST &expr,
     return result;
   }
   return std::nullopt;
+}
+
+/// The value of `expr` (see evaluateColumns) when every name has one value:
+/// `lookup(name)` gives it, or std::nullopt.
+template <typename Lookup>
+std::optional<double> evaluate(const ExprAST &expr, const Lookup &lookup) {
+  auto values = evaluateColumns(
+      expr, [&](llvm::StringRef name) -> std::optional<std::vector<double>> {
+        if (std::optional<double> value = lookup(name))
+          return std::vector<double>{*value};
+        return std::nullopt;
+      });
+  if (!values || values->size() != 1)
+    return std::nullopt;
+  return values->front();
+}
+
+/// Whether `ifStmt` takes its `then` branch with the flag values `flags`
+/// (absent names count as false); std::nullopt if the condition is not
+/// made of flags and numbers.
+std::optional<bool> takesThen(const IfStmtAST &ifStmt,
+                              const llvm::StringMap<bool> &flags) {
+  std::optional<double> value =
+      evaluate(*ifStmt.getCondition(), [&](llvm::StringRef name) {
+        return std::optional<double>(flags.lookup(name) ? 1.0 : 0.0);
+      });
+  if (!value)
+    return std::nullopt;
+  return *value != 0;
 }
 
 /// The first name in `expr` for which `pred` holds, or null.
@@ -177,11 +178,6 @@ private:
   mlir::InFlightDiagnostic error(const Location &loc) {
     ok = false;
     return emitError(ctx, loc);
-  }
-  bool isHyper(llvm::StringRef name) const {
-    return llvm::any_of(optimizer.getArgs(), [&](const ArgDeclAST &a) {
-      return a.name == name && !isOptimizerFlag(a);
-    });
   }
 
   mlir::MLIRContext &ctx;
@@ -244,17 +240,14 @@ void BodyChecker::checkStatements(
                "per element)";
         continue;
       }
-      std::optional<double> taken =
-          evaluate(*ifStmt->getCondition(), [&](llvm::StringRef n) {
-            return std::optional<double>(flags.lookup(n) ? 1.0 : 0.0);
-          });
-      if (!taken) {
+      std::optional<bool> then = takesThen(*ifStmt, flags);
+      if (!then) {
         error(ifStmt->getCondition()->loc())
             << "an optimizer's 'if' condition may only use flags, numbers, "
                "comparisons, 'and', 'or' and 'not'";
         continue;
       }
-      checkStatements(*taken != 0 ? ifStmt->getThen() : ifStmt->getElse());
+      checkStatements(*then ? ifStmt->getThen() : ifStmt->getElse());
     } else if (const auto *assert = dyn_cast<AssertStmtAST>(stmt.get())) {
       const VariableExprAST *notArg =
           findName(*assert->getCondition(), [&](const VariableExprAST &v) {
@@ -430,11 +423,8 @@ mbt::takenOptimizerStatements(const OptimizerAST &optimizer,
             taken.push_back(stmt.get());
             continue;
           }
-          std::optional<double> cond =
-              evaluate(*ifStmt->getCondition(), [&](llvm::StringRef n) {
-                return std::optional<double>(flags.lookup(n) ? 1.0 : 0.0);
-              });
-          walk(cond && *cond != 0 ? ifStmt->getThen() : ifStmt->getElse());
+          std::optional<bool> then = takesThen(*ifStmt, flags);
+          walk(then && *then ? ifStmt->getThen() : ifStmt->getElse());
         }
       };
   walk(optimizer.getBody());

@@ -159,6 +159,8 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
 
   json::Object manifest{
       {"abi_version", ::mbt::runtime::kAbiVersion},
+      // The element type of params, state, x and out (docs/abi.md).
+      {"dtype", rule.getElementType().isF64() ? "f64" : "f32"},
       {"model", modelName ? modelName.getValue().str() : "model"},
       {"models", sweep.getModels()},
       {"params", std::move(params)},

@@ -328,6 +328,9 @@ public:
   /// MLIRGen generates the models that have an instance.
   std::unique_ptr<BodyInstance> instance;
   std::vector<FlatParam> params;
+  /// The float type the expanded model computes in ("f32" or "f64"): its
+  /// input's, which every parameter shares.
+  std::string floatType = "f32";
   /// Set by Sema when an expansion was tried and reported errors.
   bool expansionFailed = false;
 };

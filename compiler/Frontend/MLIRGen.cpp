@@ -55,8 +55,21 @@ private:
   mlir::DictionaryAttr genInitAttr(const InitSpec &init);
 
   mlir::Location loc(const Location &l) { return toMLIRLoc(ctx, l); }
-  mlir::RankedTensorType f32Tensor(llvm::ArrayRef<int64_t> shape) {
-    return mlir::RankedTensorType::get(shape, builder.getF32Type());
+  /// A tensor of the model's float type.
+  mlir::RankedTensorType modelTensor(llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(shape, elementType);
+  }
+  /// A tensor of `shape` with the element type of `value`.
+  static mlir::RankedTensorType tensorLike(mlir::Value value,
+                                           llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(
+        shape, cast<mlir::ShapedType>(value.getType()).getElementType());
+  }
+  /// The float type a checked model computes in.
+  mlir::FloatType floatTypeOf(const ModelAST &model) {
+    if (model.floatType == "f64")
+      return builder.getF64Type();
+    return builder.getF32Type();
   }
 
   mlir::MLIRContext &ctx;
@@ -67,6 +80,8 @@ private:
   llvm::DenseMap<const ParamDeclAST *, mlir::Value> paramValues;
   /// The value of the `return` of the function body being generated.
   mlir::Value returned;
+  /// The float type of the model being generated.
+  mlir::FloatType elementType;
 };
 } // namespace
 
@@ -84,10 +99,17 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
       return nullptr;
   if (const SweepAST *sweep = moduleAST.getSweep()) {
     // The sweep's optimizer, the only one the module needs.
+    // The sweep's optimizer, the only one the module needs, updating the
+    // swept model's float type.
+    const ModelAST *swept = nullptr;
     if (sweep->config)
+      for (const auto &model : moduleAST.getModels())
+        if (model->getName() == sweep->config->model)
+          swept = model.get();
+    if (swept)
       if (const OptimizerAST *optimizer =
               moduleAST.lookupOptimizer(sweep->config->optimizer))
-        genOptimizer(builder, *optimizer, *sweep->config);
+        genOptimizer(builder, *optimizer, *sweep->config, floatTypeOf(*swept));
     genSweep(*sweep, moduleAST);
   }
   if (mlir::failed(mlir::verify(*module))) {
@@ -138,16 +160,18 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     }
   }
   assert(input && target && loss && "generating an unchecked model");
+  elementType = floatTypeOf(model);
 
   llvm::SmallVector<mlir::Type> argTypes;
   for (const FlatParam &param : model.params)
-    argTypes.push_back(f32Tensor(param.decl->getType().dims));
+    argTypes.push_back(modelTensor(param.decl->getType().dims));
   llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
   inputShape.append(input->getType().dims.begin(), input->getType().dims.end());
-  argTypes.push_back(f32Tensor(inputShape));
+  argTypes.push_back(modelTensor(inputShape));
   argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
                                                  builder.getI32Type()));
-  llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(), f32Tensor({}));
+  llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
+                                              modelTensor({}));
 
   auto func = builder.create<mlir::func::FuncOp>(
       loc(model.nameLoc()), model.getName(),
@@ -187,7 +211,8 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     const ArgDeclAST *decl = llvm::find_if(
         model.getArgs(), [&](const ArgDeclAST &a) { return a.name == name; });
     symbols[name] = builder.create<mlir::mbt::ModelConstantOp>(
-        loc(decl->loc), f32Tensor({}), builder.getDenseF64ArrayAttr(arg.second));
+        loc(decl->loc), modelTensor({}),
+        builder.getDenseF64ArrayAttr(arg.second));
   }
   genBody(model.instance->body);
   llvm::SmallVector<mlir::Value> results{symbols.lookup(loss->getName())};
@@ -227,9 +252,10 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
   mlir::Location l = loc(expr.loc());
   switch (expr.getKind()) {
   case ExprAST::Expr_Number: {
-    auto type = f32Tensor({});
+    auto type = modelTensor({});
     auto value = mlir::DenseElementsAttr::get(
-        type, static_cast<float>(cast<NumberExprAST>(expr).getValue()));
+        type, builder.getFloatAttr(elementType,
+                                   cast<NumberExprAST>(expr).getValue()));
     return builder.create<mlir::mbt::ConstantOp>(l, type, value);
   }
   case ExprAST::Expr_Var:
@@ -267,7 +293,7 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
   llvm::StringMap<mlir::Value> tensorOptions;
   for (const auto &option : call.builtinTensorOptions)
     tensorOptions[option.getKey()] = genExpr(*option.getValue());
-  return genBuiltinCall(builder, l, call, args, tensorOptions);
+  return genBuiltinCall(builder, l, elementType, call, args, tensorOptions);
 }
 
 /// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector
@@ -281,7 +307,7 @@ mlir::Value MLIRGenImpl::genMatmul(mlir::Value lhs, mlir::Value rhs,
   mlir::Value product = builder.create<mlir::mbt::MatmulOp>(l, row, rhs);
   auto productType = cast<mlir::RankedTensorType>(product.getType());
   return builder.create<mlir::mbt::ReshapeOp>(
-      l, f32Tensor(productType.getShape().drop_front()), product);
+      l, tensorLike(product, productType.getShape().drop_front()), product);
 }
 
 mlir::Value MLIRGenImpl::expandRank(mlir::Value value, int64_t rank,
@@ -291,7 +317,8 @@ mlir::Value MLIRGenImpl::expandRank(mlir::Value value, int64_t rank,
     return value;
   llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
   shape.append(type.getShape().begin(), type.getShape().end());
-  return builder.create<mlir::mbt::ReshapeOp>(l, f32Tensor(shape), value);
+  return builder.create<mlir::mbt::ReshapeOp>(l, tensorLike(value, shape),
+                                              value);
 }
 
 /// The mbt elementwise ops need operands of equal rank: a lower-rank
@@ -312,7 +339,7 @@ mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
     llvm::SmallVector<int64_t> shape{vType.getDimSize(0)};
     shape.append(rank - vType.getRank(), 1);
     shape.append(vType.getShape().begin() + 1, vType.getShape().end());
-    return builder.create<mlir::mbt::ReshapeOp>(l, f32Tensor(shape), v)
+    return builder.create<mlir::mbt::ReshapeOp>(l, tensorLike(v, shape), v)
         .getResult();
   };
   mlir::Value lhs = operand(*binary.getLHS());

@@ -20,8 +20,9 @@ namespace {
 
 class BuiltinGen {
 public:
-  BuiltinGen(mlir::OpBuilder &b, mlir::Location loc, const CallExprAST &call)
-      : b(b), loc(loc), call(call) {}
+  BuiltinGen(mlir::OpBuilder &b, mlir::Location loc,
+             mlir::FloatType elementType, const CallExprAST &call)
+      : b(b), loc(loc), elementType(elementType), call(call) {}
 
   /// `tensorOptions` holds the values of the call's tensor options.
   mlir::Value gen(llvm::ArrayRef<mlir::Value> args,
@@ -48,10 +49,11 @@ private:
   mlir::DenseI64ArrayAttr axesAttr(llvm::ArrayRef<int64_t> axes) {
     return b.getDenseI64ArrayAttr(axes);
   }
-  mlir::Value scalar(float value) {
-    auto type = mlir::RankedTensorType::get({}, b.getF32Type());
-    return b.create<ConstantOp>(loc, type,
-                                mlir::DenseElementsAttr::get(type, value));
+  mlir::Value scalar(double value) {
+    auto type = mlir::RankedTensorType::get({}, elementType);
+    return b.create<ConstantOp>(
+        loc, type,
+        mlir::DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
   }
   mlir::Value mean(mlir::Value x, llvm::ArrayRef<int64_t> axes) {
     mlir::Value sum = b.create<ReduceSumOp>(loc, x, axesAttr(axes));
@@ -69,6 +71,8 @@ private:
 
   mlir::OpBuilder &b;
   mlir::Location loc;
+  /// The model's float type.
+  mlir::FloatType elementType;
   const CallExprAST &call;
 };
 
@@ -94,10 +98,10 @@ mlir::Value BuiltinGen::crossEntropy(mlir::Value logits, mlir::Value labels,
   mlir::Value keep, weight;
   if (smoothingValue) {
     weight = smoothingValue;
-    keep = b.create<SubOp>(loc, scalar(1.0f), smoothingValue);
+    keep = b.create<SubOp>(loc, scalar(1.0), smoothingValue);
   } else {
-    weight = scalar(static_cast<float>(smoothing));
-    keep = scalar(static_cast<float>(1.0 - smoothing));
+    weight = scalar(smoothing);
+    keep = scalar(1.0 - smoothing);
   }
   mlir::Value kept = b.create<MulOp>(loc, keep, ce);
   mlir::Value smoothed = b.create<MulOp>(loc, weight, perBatch);
@@ -150,7 +154,7 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
           llvm::cast<mlir::RankedTensorType>(x.getType()).getDimSize(0));
     shape.append(call.builtinShape.begin(), call.builtinShape.end());
     return b.create<ReshapeOp>(
-        loc, mlir::RankedTensorType::get(shape, b.getF32Type()), x);
+        loc, mlir::RankedTensorType::get(shape, elementType), x);
   }
   if (name == "sum")
     return b.create<ReduceSumOp>(loc, x, axesAttr(reductionAxes(x)));
@@ -165,7 +169,8 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
   if (name == "softmax")
     return b.create<ExpOp>(loc, logSoftmax(x, irAxis()));
   if (name == "one_hot")
-    return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses);
+    return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses,
+                              mlir::TypeAttr::get(elementType));
   if (name == "cross_entropy")
     return crossEntropy(args[0], args[1],
                         tensorOptions.lookup("label_smoothing"));
@@ -179,7 +184,8 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
 
 mlir::Value
 mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
-                    const CallExprAST &call, llvm::ArrayRef<mlir::Value> args,
+                    mlir::FloatType elementType, const CallExprAST &call,
+                    llvm::ArrayRef<mlir::Value> args,
                     const llvm::StringMap<mlir::Value> &tensorOptions) {
-  return BuiltinGen(builder, loc, call).gen(args, tensorOptions);
+  return BuiltinGen(builder, loc, elementType, call).gen(args, tensorOptions);
 }

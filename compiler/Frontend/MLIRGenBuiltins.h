@@ -14,8 +14,10 @@ namespace mbt {
 /// values of its tensor arguments (CallExprAST::builtinArgs, in order),
 /// `tensorOptions` those of its options given as tensors.
 /// Values that depend on the input carry the batch dimension in front, so
-/// per-sample axes are shifted by one for them.
+/// per-sample axes are shifted by one for them. Constants and one_hot have
+/// the model's float type `elementType`.
 mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::FloatType elementType,
                            const CallExprAST &call,
                            llvm::ArrayRef<mlir::Value> args,
                            const llvm::StringMap<mlir::Value> &tensorOptions);

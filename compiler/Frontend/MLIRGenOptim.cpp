@@ -4,11 +4,12 @@
 // two regions of mbt.optimizer. A value made of hyperparameters, the step
 // and numbers only is a per-model scalar: it is computed in the `scalars`
 // region, in f64. A value that touches `param`, `grad` or a state slot is
-// per element: it is computed in the `elements` region, in f32. Where a
-// scalar meets an element value, the scalars region yields it (rounded to
-// f32, as PyTorch rounds a Python float when it meets a float tensor) and
-// the elements region receives it as an argument; numbers become f32
-// constants directly.
+// per element: it is computed in the `elements` region, in the model's
+// float type (f32 or f64). Where a scalar meets an element value, the
+// scalars region yields it (rounded to f32 in an f32 model, as PyTorch
+// rounds a Python float when it meets a float tensor) and the elements
+// region receives it as an argument; numbers become constants of the
+// element type directly.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
@@ -38,9 +39,9 @@ struct OptValue {
 class OptimizerGen {
 public:
   OptimizerGen(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
-               const SweepConfig &config)
-      : ctx(ctx), optimizer(optimizer), config(config), scalars(&ctx),
-        elements(&ctx) {}
+               const SweepConfig &config, mlir::FloatType elementType)
+      : ctx(ctx), optimizer(optimizer), config(config),
+        elementType(elementType), scalars(&ctx), elements(&ctx) {}
 
   mlir::mbt::OptimizerOp gen(mlir::OpBuilder &builder);
 
@@ -57,8 +58,8 @@ private:
   mlir::Value constant(bool element, double v, mlir::Location l) {
     mlir::OpBuilder &b = builderFor(element);
     if (element)
-      return b.create<mlir::arith::ConstantOp>(
-          l, b.getF32FloatAttr(static_cast<float>(v)));
+      return b.create<mlir::arith::ConstantOp>(l,
+                                               b.getFloatAttr(elementType, v));
     return b.create<mlir::arith::ConstantOp>(l, b.getF64FloatAttr(v));
   }
   mlir::Value boolean(bool element, bool v, mlir::Location l) {
@@ -69,6 +70,8 @@ private:
   mlir::MLIRContext &ctx;
   const OptimizerAST &optimizer;
   const SweepConfig &config;
+  /// The model's float type, which the elements region computes in.
+  mlir::FloatType elementType;
   mlir::OpBuilder scalars, elements;
   mlir::Block *elementsBlock = nullptr;
   llvm::StringMap<OptValue> names;
@@ -105,7 +108,7 @@ mlir::mbt::OptimizerOp OptimizerGen::gen(mlir::OpBuilder &builder) {
       builder.getStrArrayAttr(llvm::SmallVector<llvm::StringRef>(
           config.hyperNames.begin(), config.hyperNames.end())),
       builder.getStrArrayAttr(slots), flagsAttr);
-  mlir::Type f32 = builder.getF32Type(), f64 = builder.getF64Type();
+  mlir::Type f64 = builder.getF64Type();
   mlir::Block *scalarsBlock = new mlir::Block();
   op.getScalars().push_back(scalarsBlock);
   elementsBlock = new mlir::Block();
@@ -118,10 +121,10 @@ mlir::mbt::OptimizerOp OptimizerGen::gen(mlir::OpBuilder &builder) {
   names["step"] = {scalarsBlock->addArgument(f64, opLoc), false};
   for (const auto &[name, value] : config.optimizerFlags)
     names[name] = {boolean(false, value, opLoc), false};
-  names["grad"] = {elementsBlock->addArgument(f32, opLoc), true};
-  names["param"] = {elementsBlock->addArgument(f32, opLoc), true};
+  names["grad"] = {elementsBlock->addArgument(elementType, opLoc), true};
+  names["param"] = {elementsBlock->addArgument(elementType, opLoc), true};
   for (llvm::StringRef slot : slots)
-    names[slot] = {elementsBlock->addArgument(f32, opLoc), true};
+    names[slot] = {elementsBlock->addArgument(elementType, opLoc), true};
 
   for (const StmtAST *stmt : statements)
     if (const auto *assign = dyn_cast<AssignStmtAST>(stmt))
@@ -150,9 +153,8 @@ mlir::Value OptimizerGen::toElement(OptValue v, mlir::Location l) {
                        l);
   } else {
     mlir::Value sent = v.value;
-    if (sent.getType().isF64())
-      sent = scalars.create<mlir::arith::TruncFOp>(l, elements.getF32Type(),
-                                                   sent);
+    if (sent.getType().isF64() && !elementType.isF64())
+      sent = scalars.create<mlir::arith::TruncFOp>(l, elementType, sent);
     yielded.push_back(sent);
     result = elementsBlock->addArgument(sent.getType(), l);
   }
@@ -272,6 +274,8 @@ OptValue OptimizerGen::genCall(const CallExprAST &call, mlir::Location l) {
 
 mlir::mbt::OptimizerOp mbt::genOptimizer(mlir::OpBuilder &builder,
                                          const OptimizerAST &optimizer,
-                                         const SweepConfig &config) {
-  return OptimizerGen(*builder.getContext(), optimizer, config).gen(builder);
+                                         const SweepConfig &config,
+                                         mlir::FloatType elementType) {
+  return OptimizerGen(*builder.getContext(), optimizer, config, elementType)
+      .gen(builder);
 }

@@ -12,10 +12,11 @@ namespace mbt {
 
 /// Generates the update rule of `optimizer` (checked), for the flags and
 /// hyperparameters the sweep bound (`config`), at `builder`'s insertion
-/// point.
+/// point, updating elements of `elementType` (the model's float type).
 mlir::mbt::OptimizerOp genOptimizer(mlir::OpBuilder &builder,
                                     const OptimizerAST &optimizer,
-                                    const SweepConfig &config);
+                                    const SweepConfig &config,
+                                    mlir::FloatType elementType);
 
 } // namespace mbt
 

@@ -200,6 +200,37 @@ bool BodyChecker::resolveDims(TypeAST &type) {
   return dimsOk;
 }
 
+bool BodyChecker::checkFloatType(const TypeAST &type, const std::string &what,
+                                 bool allowGeneric) {
+  llvm::StringRef element = type.elementType;
+  if (element == "float" && allowGeneric)
+    return true; // the model's, whichever it is
+  if (element == "bf16") {
+    error(type.loc) << what << " has element type bf16, which the CPU target "
+                    << "cannot compute in; use f32 or f64";
+    return false;
+  }
+  if (element != "f32" && element != "f64") {
+    error(type.loc) << what << " must have element type f32 or f64"
+                    << (allowGeneric ? " (or float, the model's)" : "")
+                    << ", got '" << element << "'";
+    return false;
+  }
+  if (!state.floatType) {
+    state.floatType = ExpansionState::FloatDecl{element.str(), what, type.loc};
+    return true;
+  }
+  if (state.floatType->type == element)
+    return true;
+  auto diag = error(type.loc)
+              << what << " has element type " << element << ", but "
+              << state.floatType->what << " is " << state.floatType->type
+              << "; a model computes in one float type";
+  attachNote(diag, ctx, state.floatType->loc,
+             state.floatType->what + " is declared here");
+  return false;
+}
+
 /// input NAME: f32[N]   target NAME: class[C]
 void BodyChecker::checkDataDecl(DataDeclAST &decl) {
   TypeAST &type = decl.getType();
@@ -218,13 +249,12 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
   }
   bool dimsOk = resolveDims(type);
   if (decl.isInput()) {
-    if (type.elementType != "f32")
-      error(type.loc) << "input '" << name << "' must have element type f32, "
-                      << "got '" << type.elementType << "'";
-    else if (dimsOk && type.dims.empty())
+    bool typeOk = checkFloatType(type, "input '" + name.str() + "'",
+                                 /*allowGeneric=*/false);
+    if (typeOk && dimsOk && type.dims.empty())
       error(type.loc) << "input '" << name << "' must have at least one "
                       << "dimension, such as f32[784] or f32[28, 28]";
-    else if (dimsOk)
+    else if (typeOk && dimsOk)
       result = ValueType::tensor(type.dims, /*batched=*/true);
   } else if (dimsOk) {
     if (type.elementType != "class" || type.dims.size() != 1)
@@ -254,11 +284,9 @@ void BodyChecker::checkParamDecl(ParamDeclAST &decl) {
   } else {
     state.params.push_back({path, &decl});
   }
-  if (type.elementType != "f32") {
-    error(type.loc) << "parameter '" << decl.getName()
-                    << "' must have element type f32, got '" << type.elementType
-                    << "'";
-  } else if (resolveDims(type)) {
+  if (checkFloatType(type, "parameter '" + path + "'",
+                     /*allowGeneric=*/true) &&
+      resolveDims(type)) {
     result = ValueType::tensor(type.dims, /*batched=*/false);
     decl.resolvedInit = resolveInitializer(ctx, decl);
     ok &= decl.resolvedInit.has_value();

@@ -34,6 +34,8 @@ mlir::LogicalResult checkModule(mlir::MLIRContext &ctx, ModuleAST &module);
 struct ModelExpansion {
   std::unique_ptr<BodyInstance> instance;
   std::vector<FlatParam> params;
+  /// The float type the model computes in: "f32" or "f64".
+  std::string floatType;
 };
 
 /// Expands `model` (of a spec that checkModule is checking) with the values

@@ -351,5 +351,6 @@ FailureOr<ModelExpansion> mbt::expandModel(mlir::MLIRContext &ctx,
   BodyChecker checker(ctx, state, *instance, /*depth=*/0);
   if (failed(checker.checkModel()))
     return failure();
-  return ModelExpansion{std::move(instance), std::move(state.params)};
+  return ModelExpansion{std::move(instance), std::move(state.params),
+                        state.floatType ? state.floatType->type : "f32"};
 }

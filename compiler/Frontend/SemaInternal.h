@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace mbt::sema {
@@ -100,6 +101,14 @@ struct ExpansionState {
   bool callFailed = false;
   /// The model's target, for diagnostics about class indices.
   const DataDeclAST *target = nullptr;
+  /// The first declaration with a float type (input or parameter): the
+  /// model computes in its type, which every other one must have.
+  struct FloatDecl {
+    std::string type;
+    std::string what; // "input 'x'", "parameter 'fc1.w'"
+    Location loc;
+  };
+  std::optional<FloatDecl> floatType;
 };
 
 /// The most statements and expressions a model may expand to, and the
@@ -141,6 +150,11 @@ private:
   void checkIf(IfStmtAST &ifStmt);
   void checkAssert(const AssertStmtAST &assert);
   bool resolveDims(TypeAST &type);
+  /// Whether the element type of `type`, declared by `what` ("input 'x'"),
+  /// is a float type the model can compute in and agrees with the model's
+  /// (`float` takes the model's); reports otherwise.
+  bool checkFloatType(const TypeAST &type, const std::string &what,
+                      bool allowGeneric);
   void declare(llvm::StringRef name, const Location &loc, ValueType type);
   ScalarEval scalarEval();
 

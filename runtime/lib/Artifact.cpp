@@ -64,12 +64,10 @@ Artifact Artifact::load(const std::string &path) {
 
   auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);
   auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);
-  artifact.trainFn =
-      lookup<TrainStepFn>(artifact.handle, path, kTrainStepSymbol);
-  artifact.evalFn = lookup<EvalStepFn>(artifact.handle, path, kEvalStepSymbol);
+  artifact.trainFn = lookup<void *>(artifact.handle, path, kTrainStepSymbol);
+  artifact.evalFn = lookup<void *>(artifact.handle, path, kEvalStepSymbol);
   // Optional: artifacts of older compilers lack it.
-  artifact.optimizerFn = reinterpret_cast<OptimizerStepFn>(
-      dlsym(artifact.handle, kOptimizerStepSymbol));
+  artifact.optimizerFn = dlsym(artifact.handle, kOptimizerStepSymbol);
 
   int64_t abi = version();
   if (abi != kAbiVersion)
@@ -83,6 +81,14 @@ Artifact Artifact::load(const std::string &path) {
   artifact.rawManifest = json;
   artifact.parsedManifest = parseManifest(artifact.rawManifest, path);
   return artifact;
+}
+
+void Artifact::checkDType(DType requested, const char *entry) const {
+  if (requested != parsedManifest.dtype)
+    throw RuntimeError("artifact '" + libraryPath + "' computes in " +
+                       dtypeName(parsedManifest.dtype) + ", but " + entry +
+                       " was called with " + dtypeName(requested) +
+                       " buffers");
 }
 
 Artifact::~Artifact() { close(); }

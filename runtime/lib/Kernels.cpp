@@ -1,6 +1,7 @@
 //===- Kernels.cpp - BLAS-backed kernels imported by artifacts ------------===//
 //
-// Batched matmul on top of cblas_sgemm, one call per batch index. Batches are
+// Batched matmul on top of cblas_sgemm (cblas_dgemm for f64 models), one
+// call per batch index. Batches are
 // never merged into one larger GEMM even when the strides would allow it: a
 // merged call could pick a different blocking (and thus summation order) and
 // break the promise that model i's numbers do not depend on M.
@@ -41,14 +42,14 @@ void recordError(const std::string &message) {
 }
 
 /// A rank-2 view of batch slice `i` of a 3-d operand.
-struct Matrix {
-  float *data;
+template <typename T> struct Matrix {
+  T *data;
   int64_t rows, cols; // stored shape (before any transpose)
   int64_t rowStride;  // elements between rows
   int64_t colStride;  // elements between columns (1 for BLAS)
 };
 
-Matrix slice(const MemRef3F &ref, int64_t i) {
+template <typename T> Matrix<T> slice(const MemRef<T, 3> &ref, int64_t i) {
   return {ref.aligned + ref.offset + i * ref.strides[0], ref.sizes[1],
           ref.sizes[2], ref.strides[1], ref.strides[2]};
 }
@@ -56,17 +57,18 @@ Matrix slice(const MemRef3F &ref, int64_t i) {
 /// BLAS takes a row-major matrix when columns are contiguous and the row
 /// stride covers a row. A single row or column may carry any stride, since
 /// only one step along that dim is ever taken.
-bool blasCompatible(const Matrix &m) {
+template <typename T> bool blasCompatible(const Matrix<T> &m) {
   return (m.colStride == 1 || m.cols <= 1) &&
          (m.rowStride >= m.cols || m.rows <= 1);
 }
 
-int blasLeadingDim(const Matrix &m) {
+template <typename T> int blasLeadingDim(const Matrix<T> &m) {
   return static_cast<int>(std::max<int64_t>({m.rowStride, m.cols, 1}));
 }
 
 /// op(m)(r, k): element of the possibly transposed matrix.
-inline float at(const Matrix &m, bool transposed, int64_t r, int64_t k) {
+template <typename T>
+inline T at(const Matrix<T> &m, bool transposed, int64_t r, int64_t k) {
   return transposed ? m.data[k * m.rowStride + r * m.colStride]
                     : m.data[r * m.rowStride + k * m.colStride];
 }
@@ -74,19 +76,20 @@ inline float at(const Matrix &m, bool transposed, int64_t r, int64_t k) {
 /// Fallback for layouts BLAS cannot take (non-unit column strides). Not
 /// produced by the compiler today, but it keeps a surprising layout correct
 /// instead of wrong.
-void naiveMatmul(const Matrix &a, bool ta, const Matrix &b, bool tb,
-                 const Matrix &c, int64_t m, int64_t n, int64_t k,
+template <typename T>
+void naiveMatmul(const Matrix<T> &a, bool ta, const Matrix<T> &b, bool tb,
+                 const Matrix<T> &c, int64_t m, int64_t n, int64_t k,
                  bool accumulate) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t col = 0; col < n; ++col) {
-      float sum = accumulate ? c.data[r * c.rowStride + col * c.colStride] : 0.0f;
+      T sum = accumulate ? c.data[r * c.rowStride + col * c.colStride] : T(0);
       for (int64_t j = 0; j < k; ++j)
         sum += at(a, ta, r, j) * at(b, tb, j, col);
       c.data[r * c.rowStride + col * c.colStride] = sum;
     }
 }
 
-void fillNaN(MemRef3F *c) {
+template <typename T> void fillNaN(MemRef<T, 3> *c) {
   if (!c || !c->aligned)
     return;
   for (int64_t i = 0; i < c->sizes[0]; ++i)
@@ -94,7 +97,7 @@ void fillNaN(MemRef3F *c) {
       for (int64_t col = 0; col < c->sizes[2]; ++col)
         c->aligned[c->offset + i * c->strides[0] + r * c->strides[1] +
                    col * c->strides[2]] =
-            std::numeric_limits<float>::quiet_NaN();
+            std::numeric_limits<T>::quiet_NaN();
 }
 
 /// Threads that run [begin, end) chunks of a loop; the caller runs the
@@ -187,34 +190,36 @@ ThreadPool &kernelPool() {
   return pool;
 }
 
-std::string shapeOf(const MemRef3F &ref) {
+template <typename T> std::string shapeOf(const MemRef<T, 3> &ref) {
   std::ostringstream os;
   os << "[" << ref.sizes[0] << "," << ref.sizes[1] << "," << ref.sizes[2]
      << "]";
   return os.str();
 }
-} // namespace
-
-std::string takeKernelError() {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  std::string result;
-  result.swap(firstError);
-  return result;
+/// One GEMM in row-major order: sgemm or dgemm.
+inline void gemm(bool ta, bool tb, int m, int n, int k, const float *a,
+                 int lda, const float *b, int ldb, bool accumulate, float *c,
+                 int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+              accumulate ? 1.0f : 0.0f, c, ldc);
+}
+inline void gemm(bool ta, bool tb, int m, int n, int k, const double *a,
+                 int lda, const double *b, int ldb, bool accumulate, double *c,
+                 int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
+              accumulate ? 1.0 : 0.0, c, ldc);
 }
 
-} // namespace runtime
-} // namespace mbt
-
-using mbt::runtime::MemRef3F;
-
-extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
-                                                     MemRef3F *c,
-                                                     int64_t transposeA,
-                                                     int64_t transposeB,
-                                                     int64_t accumulate) {
-  using namespace mbt::runtime;
+/// The batched kernel for elements of T; `name` is its ABI name, for
+/// error messages.
+template <typename T>
+void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
+                 MemRef<T, 3> *c, int64_t transposeA, int64_t transposeB,
+                 int64_t accumulate) {
   if (!a || !b || !c) {
-    recordError("mbt_rt_batch_matmul_f32: null descriptor");
+    recordError(std::string(name) + ": null descriptor");
     return;
   }
   bool ta = transposeA != 0, tb = transposeB != 0;
@@ -226,7 +231,7 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
   int64_t bn = tb ? b->sizes[1] : b->sizes[2];
   if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
       bn != n) {
-    recordError("mbt_rt_batch_matmul_f32: operand shapes do not agree: a " +
+    recordError(std::string(name) + ": operand shapes do not agree: a " +
                 shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
                 shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
                 shapeOf(*c));
@@ -235,12 +240,12 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
   }
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   if (m > kIntMax || n > kIntMax || k > kIntMax) {
-    recordError("mbt_rt_batch_matmul_f32: dimension exceeds BLAS int range");
+    recordError(std::string(name) + ": dimension exceeds BLAS int range");
     fillNaN(c);
     return;
   }
   auto multiply = [&](int64_t i) {
-    Matrix sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
+    Matrix<T> sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
     if (m == 0 || n == 0)
       return;
     if (k == 0) {
@@ -249,20 +254,18 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
         return;
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
-          sc.data[r * sc.rowStride + col * sc.colStride] = 0.0f;
+          sc.data[r * sc.rowStride + col * sc.colStride] = T(0);
       return;
     }
     if (!blasCompatible(sa) || !blasCompatible(sb) || !blasCompatible(sc)) {
       naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate != 0);
       return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                static_cast<int>(n), static_cast<int>(k), 1.0f, sa.data,
-                blasLeadingDim(sa), sb.data, blasLeadingDim(sb),
-                accumulate ? 1.0f : 0.0f, sc.data, blasLeadingDim(sc));
+    gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+         sa.data, blasLeadingDim(sa), sb.data, blasLeadingDim(sb),
+         accumulate != 0, sc.data, blasLeadingDim(sc));
   };
-  // Every sgemm runs single-threaded, whatever the number of models and
+  // Every GEMM runs single-threaded, whatever the number of models and
   // threads: OpenBLAS's threading, and any split of one product, changes
   // its last bits with the split (measured), and model i must get the same
   // bits alone as in a batch. The pool spreads the models over threads.
@@ -278,4 +281,36 @@ extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
     for (int64_t i = begin; i < end; ++i)
       multiply(i);
   });
+}
+} // namespace
+
+std::string takeKernelError() {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  std::string result;
+  result.swap(firstError);
+  return result;
+}
+
+} // namespace runtime
+} // namespace mbt
+
+using mbt::runtime::MemRef3D;
+using mbt::runtime::MemRef3F;
+
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
+                                                     MemRef3F *c,
+                                                     int64_t transposeA,
+                                                     int64_t transposeB,
+                                                     int64_t accumulate) {
+  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f32", a, b, c, transposeA,
+                            transposeB, accumulate);
+}
+
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f64(MemRef3D *a, MemRef3D *b,
+                                                     MemRef3D *c,
+                                                     int64_t transposeA,
+                                                     int64_t transposeB,
+                                                     int64_t accumulate) {
+  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f64", a, b, c, transposeA,
+                            transposeB, accumulate);
 }

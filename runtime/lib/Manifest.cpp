@@ -339,6 +339,13 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
     r.fail("abi_version", "this runtime understands version " +
                               std::to_string(kAbiVersion) + ", got " +
                               std::to_string(m.abiVersion));
+  std::string dtype = r.string(r.field(root, "dtype", ""), "dtype");
+  if (dtype == "f32")
+    m.dtype = DType::F32;
+  else if (dtype == "f64")
+    m.dtype = DType::F64;
+  else
+    r.fail("dtype", "must be \"f32\" or \"f64\", got \"" + dtype + "\"");
   m.model = r.string(r.field(root, "model", ""), "model");
   m.models = r.integer(r.field(root, "models", ""), "models");
   if (m.models < 1)

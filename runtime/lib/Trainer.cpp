@@ -83,16 +83,27 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
     throw RuntimeError("training set '" + train.name + "' is empty");
 
   int64_t mp = checkedMul(m, p, "params");
-  paramsBuf = AlignedBuffer<float>(mp, "params");
-  stateBuf = AlignedBuffer<float>(checkedMul(s, mp, "state"), "state");
+  DType dtype = manifest.dtype;
+  paramsBuf = FloatBuffer(dtype, mp, "params");
+  stateBuf = FloatBuffer(dtype, checkedMul(s, mp, "state"), "state");
   hyperBuf = AlignedBuffer<double>(checkedMul(m, h, "hyper"), "hyper");
   stepBuf = AlignedBuffer<double>(m, "step");
   int64_t mb = checkedMul(m, batch, "x");
-  xBuf = AlignedBuffer<float>(checkedMul(mb, f, "x"), "x");
+  xBuf = FloatBuffer(dtype, checkedMul(mb, f, "x"), "x");
   yBuf = AlignedBuffer<int32_t>(mb, "y");
-  outBuf = AlignedBuffer<float>(checkedMul(m, k, "out"), "out");
+  outBuf = FloatBuffer(dtype, checkedMul(m, k, "out"), "out");
 
-  initAllParams(manifest, paramsBuf.data());
+  // The initial values are drawn in f32 whatever the dtype (Init.h), so an
+  // f64 model starts where its f32 twin does.
+  if (dtype == DType::F32) {
+    initAllParams(manifest, paramsBuf.as<float>());
+  } else {
+    std::vector<float> row(p);
+    for (int64_t model = 0; model < m; ++model) {
+      initModelParams(manifest, manifest.seeds[model], row.data());
+      paramsBuf.store(model * p, row.data(), p);
+    }
+  }
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];
@@ -107,14 +118,13 @@ void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
                         int64_t b) {
   // Gather model 0's slice from the data, then replicate it: every model
   // sees the same batch, laid out densely for this b.
-  float *x0 = xBuf.data();
   int32_t *y0 = yBuf.data();
   for (int64_t j = 0; j < b; ++j) {
-    std::memcpy(x0 + j * f, data.sample(indices[j]), sizeof(float) * f);
+    xBuf.store(j * f, data.sample(indices[j]), f);
     y0[j] = data.y[indices[j]];
   }
   for (int64_t model = 1; model < m; ++model) {
-    std::memcpy(x0 + model * b * f, x0, sizeof(float) * b * f);
+    xBuf.copyWithin(model * b * f, 0, b * f);
     std::memcpy(y0 + model * b, y0, sizeof(int32_t) * b);
   }
 }
@@ -123,11 +133,10 @@ template <typename SampleOf>
 void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
                               int64_t b, SampleOf sampleOf) {
   for (int64_t model = 0; model < m; ++model) {
-    float *x = xBuf.data() + model * b * f;
     int32_t *y = yBuf.data() + model * b;
     for (int64_t j = 0; j < b; ++j) {
       int64_t sample = sampleOf(model, positions[j]);
-      std::memcpy(x + j * f, data.sample(sample), sizeof(float) * f);
+      xBuf.store((model * b + j) * f, data.sample(sample), f);
       y[j] = data.y[sample];
     }
   }
@@ -140,25 +149,40 @@ void Trainer::checkKernels(const char *stepName) {
                        "kernel call in " + stepName + ": " + error);
 }
 
+template <typename T> void Trainer::callTrainStep(int64_t b) {
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out);
+}
+
+template <typename T> void Trainer::callEvalStep(int64_t b) {
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  artifact.evalStep<T>()(&params, &x, &y, &out);
+}
+
 void Trainer::trainOnLoadedBatch(int64_t b) {
   ++stepCount;
   for (int64_t model = 0; model < m; ++model)
     stepBuf[model] = static_cast<double>(stepCount);
-  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
-  auto state = makeDenseMemRef<float, 3>(stateBuf.data(), {s, m, p});
-  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
-  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
-  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
-  auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
-  artifact.trainStep()(&params, &state, &hyper, &step, &x, &y, &out);
+  if (dtype() == DType::F64)
+    callTrainStep<double>(b);
+  else
+    callTrainStep<float>(b);
   checkKernels("train_step");
 
   for (int64_t model = 0; model < m; ++model) {
-    if (!std::isfinite(outBuf[model * k]))
+    if (!std::isfinite(outBuf.get(model * k)))
       divergedFlags[model] = true;
     for (int64_t col = 0; col < k; ++col) {
-      double value = outBuf[model * k + col];
+      double value = outBuf.get(model * k + col);
       lastTrainOut[model * k + col] = value;
       runningSums[model * k + col] += value * static_cast<double>(b);
     }
@@ -198,19 +222,18 @@ std::vector<std::vector<double>> Trainer::evaluateBatches(int64_t n,
                                                           LoadBatch load) {
   std::vector<double> sums(m * k, 0.0);
   std::vector<int64_t> positions(batch);
-  auto params = makeDenseMemRef<float, 2>(paramsBuf.data(), {m, p});
   for (int64_t start = 0; start < n; start += batch) {
     int64_t b = std::min(batch, n - start);
     for (int64_t j = 0; j < b; ++j)
       positions[j] = start + j;
     load(positions.data(), b);
-    auto x = makeDenseMemRef<float, 3>(xBuf.data(), {m, b, f});
-    auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
-    auto out = makeDenseMemRef<float, 2>(outBuf.data(), {m, k});
-    artifact.evalStep()(&params, &x, &y, &out);
+    if (dtype() == DType::F64)
+      callEvalStep<double>(b);
+    else
+      callEvalStep<float>(b);
     checkKernels("eval_step");
     for (int64_t i = 0; i < m * k; ++i)
-      sums[i] += static_cast<double>(outBuf[i]) * b;
+      sums[i] += outBuf.get(i) * b;
   }
   std::vector<std::vector<double>> means(m, std::vector<double>(k));
   for (int64_t model = 0; model < m; ++model)
@@ -250,12 +273,14 @@ std::vector<std::vector<double>> Trainer::runningMeans() const {
   return means;
 }
 
-std::vector<float> Trainer::modelParams(int64_t model) const {
+std::vector<double> Trainer::modelParams(int64_t model) const {
   if (model < 0 || model >= m)
     throw RuntimeError("model index " + std::to_string(model) +
                        " out of range [0, " + std::to_string(m) + ")");
-  const float *row = paramsBuf.data() + model * p;
-  return std::vector<float>(row, row + p);
+  std::vector<double> row(p);
+  for (int64_t i = 0; i < p; ++i)
+    row[i] = paramsBuf.get(model * p + i);
+  return row;
 }
 
 std::vector<std::vector<double>> Trainer::lastTrainOutputs() const {

@@ -2,8 +2,9 @@
 //
 // After bufferization the batched matmuls of the train step read strided
 // views of the flat parameter buffer. This pass replaces each with a call
-// to `mbt_rt_batch_matmul_f32` (docs/abi.md), passing fully dynamic strided
-// memrefs, so the runtime can hand every model's product to sgemm. linalg
+// to `mbt_rt_batch_matmul_f32` (or `_f64` in an f64 model; docs/abi.md),
+// passing fully dynamic strided memrefs, so the runtime can hand every
+// model's product to sgemm (dgemm). linalg
 // accumulates into C; the kernel does too when asked, and when the op just
 // before zero-filled C, the fill is dropped and the kernel overwrites C
 // (sgemm with beta = 0), which saves a pass over C.
@@ -21,29 +22,34 @@ namespace mlir::mbt {
 using namespace mlir;
 using namespace mlir::mbt;
 
-static constexpr StringLiteral kKernel = "mbt_rt_batch_matmul_f32";
-
-static MemRefType dynamicStrided3D(MLIRContext *ctx) {
-  int64_t dyn = ShapedType::kDynamic;
-  auto layout = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn});
-  return MemRefType::get({dyn, dyn, dyn}, Float32Type::get(ctx), layout);
+/// The runtime kernel for matmuls of `element` (f32 or f64).
+static std::string kernelName(Type element) {
+  return element.isF64() ? "mbt_rt_batch_matmul_f64" : "mbt_rt_batch_matmul_f32";
 }
 
-static func::FuncOp getOrDeclareKernel(ModuleOp module) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(kKernel))
+static MemRefType dynamicStrided3D(Type element) {
+  int64_t dyn = ShapedType::kDynamic;
+  auto layout =
+      StridedLayoutAttr::get(element.getContext(), dyn, {dyn, dyn, dyn});
+  return MemRefType::get({dyn, dyn, dyn}, element, layout);
+}
+
+static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element) {
+  std::string name = kernelName(element);
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  MemRefType m = dynamicStrided3D(module.getContext());
+  MemRefType m = dynamicStrided3D(element);
   auto type = b.getFunctionType(
       {m, m, m, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {});
-  auto f = b.create<func::FuncOp>(module.getLoc(), kKernel, type);
+  auto f = b.create<func::FuncOp>(module.getLoc(), name, type);
   f.setPrivate();
   f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   return f;
 }
 
-/// Whether `op` is a batched f32 matmul on memrefs with unit inner strides,
-/// and which operands it transposes.
+/// Whether `op` is a batched f32 or f64 matmul on memrefs with unit inner
+/// strides, and which operands it transposes.
 static bool matchBatchMatmul(linalg::LinalgOp op, bool &ta, bool &tb) {
   if (isa<linalg::BatchMatmulOp>(op))
     ta = false, tb = false;
@@ -53,9 +59,12 @@ static bool matchBatchMatmul(linalg::LinalgOp op, bool &ta, bool &tb) {
     ta = false, tb = true;
   else
     return false;
+  Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+  if (!element.isF32() && !element.isF64())
+    return false;
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.getElementType().isF32())
+    if (!type || type.getElementType() != element)
       return false;
     int64_t offset;
     SmallVector<int64_t> strides;
@@ -89,14 +98,13 @@ struct LinalgToBlasPass
       if (matchBatchMatmul(op, ta, tb))
         matmuls.push_back(op);
     });
-    if (matmuls.empty())
-      return;
-    func::FuncOp kernel = getOrDeclareKernel(module);
-    MemRefType dyn = dynamicStrided3D(&getContext());
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : matmuls) {
       bool ta, tb;
       matchBatchMatmul(op, ta, tb);
+      Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+      func::FuncOp kernel = getOrDeclareKernel(module, element);
+      MemRefType dyn = dynamicStrided3D(element);
       linalg::FillOp fill = zeroFillBefore(op);
       rewriter.setInsertionPoint(op);
       Location loc = op.getLoc();

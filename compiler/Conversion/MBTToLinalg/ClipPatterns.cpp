@@ -25,15 +25,15 @@ struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
     auto type = op.getType();
     int64_t models = type.getDimSize(0);
     MLIRContext *ctx = rewriter.getContext();
-    auto f32 = rewriter.getF32Type();
-    auto rowType = RankedTensorType::get({models}, f32);
+    auto elem = cast<FloatType>(type.getElementType());
+    auto rowType = RankedTensorType::get({models}, elem);
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
     AffineMap row = droppingMap(ctx, 2, {1});
     AffineMap id1 = rewriter.getMultiDimIdentityMap(1);
 
     // Sum of squares of each model's row.
     Value zeros = buildFilled(rewriter, loc, rowType, {{grads, 0}},
-                              rewriter.getF32FloatAttr(0.0f));
+                              rewriter.getFloatAttr(elem, 0.0));
     Value sumSquares =
         rewriter
             .create<linalg::GenericOp>(
@@ -55,11 +55,14 @@ struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
                 ValueRange{empty}, ArrayRef<AffineMap>{id1, id1, id1},
                 iterators(1), [&](OpBuilder &b, Location l, ValueRange a) {
                   Value norm = b.create<math::SqrtOp>(l, a[0]);
-                  Value eps =
-                      b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1e-6f));
-                  Value one =
-                      b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
-                  Value maxNorm = b.create<arith::TruncFOp>(l, f32, a[1]);
+                  Value eps = floatConstant(b, l, elem, 1e-6);
+                  Value one = floatConstant(b, l, elem, 1.0);
+                  // max_norm is a double hyperparameter; torch divides in
+                  // the gradients' type.
+                  Value maxNorm =
+                      elem.getWidth() < 64
+                          ? b.create<arith::TruncFOp>(l, elem, a[1]).getResult()
+                          : a[1];
                   Value c = b.create<arith::DivFOp>(
                       l, maxNorm, b.create<arith::AddFOp>(l, norm, eps));
                   b.create<linalg::YieldOp>(

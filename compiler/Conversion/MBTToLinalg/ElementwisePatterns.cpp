@@ -83,7 +83,7 @@ Value ElementwisePattern<NegOp>::body(OpBuilder &b, Location loc,
 template <>
 Value ElementwisePattern<ReluOp>::body(OpBuilder &b, Location loc,
                                        ValueRange a) {
-  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value zero = floatConstant(b, loc, a[0].getType(), 0.0);
   return b.create<arith::MaximumFOp>(loc, a[0], zero);
 }
 template <>
@@ -95,7 +95,7 @@ template <>
 Value ElementwisePattern<ReluGradOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // d relu(x)/dx = 1 where x > 0, else 0 (PyTorch's convention at 0).
-  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value zero = floatConstant(b, loc, a[0].getType(), 0.0);
   Value positive =
       b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, a[0], zero);
   return b.create<arith::SelectOp>(loc, positive, a[1], zero);
@@ -103,7 +103,7 @@ Value ElementwisePattern<ReluGradOp>::body(OpBuilder &b, Location loc,
 template <>
 Value ElementwisePattern<TanhGradOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
-  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value one = floatConstant(b, loc, a[0].getType(), 1.0);
   Value y2 = b.create<arith::MulFOp>(loc, a[0], a[0]);
   Value d = b.create<arith::SubFOp>(loc, one, y2);
   return b.create<arith::MulFOp>(loc, a[1], d);
@@ -111,17 +111,17 @@ Value ElementwisePattern<TanhGradOp>::body(OpBuilder &b, Location loc,
 
 /// 1 / (1 + exp(-x)).
 static Value sigmoid(OpBuilder &b, Location loc, Value x) {
-  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value one = floatConstant(b, loc, x.getType(), 1.0);
   Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
   return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
 }
 
 /// The standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))).
 static Value normalCdf(OpBuilder &b, Location loc, Value x) {
-  Value half = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.5f));
-  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value half = floatConstant(b, loc, x.getType(), 0.5);
+  Value one = floatConstant(b, loc, x.getType(), 1.0);
   Value invSqrt2 =
-      b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.70710678118654752f));
+      floatConstant(b, loc, x.getType(), 0.70710678118654752);
   Value erf = b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, x, invSqrt2));
   return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, one, erf));
 }
@@ -145,7 +145,7 @@ template <>
 Value ElementwisePattern<SigmoidGradOp>::body(OpBuilder &b, Location loc,
                                               ValueRange a) {
   // g * y * (1 - y)
-  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value one = floatConstant(b, loc, a[0].getType(), 1.0);
   Value d = b.create<arith::MulFOp>(loc, a[0],
                                     b.create<arith::SubFOp>(loc, one, a[0]));
   return b.create<arith::MulFOp>(loc, a[1], d);
@@ -154,7 +154,7 @@ template <>
 Value ElementwisePattern<SiluGradOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // g * (s + x * s * (1 - s))
-  Value one = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(1.0f));
+  Value one = floatConstant(b, loc, a[0].getType(), 1.0);
   Value s = sigmoid(b, loc, a[0]);
   Value xs1 = b.create<arith::MulFOp>(
       loc, b.create<arith::MulFOp>(loc, a[0], s),
@@ -166,9 +166,9 @@ Value ElementwisePattern<GeluGradOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // g * (Phi(x) + x * exp(-x^2 / 2) / sqrt(2 pi))
   Value x = a[0];
-  Value minusHalf = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(-0.5f));
+  Value minusHalf = floatConstant(b, loc, a[0].getType(), -0.5);
   Value invSqrt2Pi =
-      b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.39894228040143268f));
+      floatConstant(b, loc, a[0].getType(), 0.39894228040143268);
   Value density = b.create<arith::MulFOp>(
       loc, invSqrt2Pi,
       b.create<math::ExpOp>(
@@ -198,7 +198,7 @@ template <>
 Value ElementwisePattern<SoftplusOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // max(x, 0) + log1p(exp(-|x|)): no overflow for large x, exact tails.
-  Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+  Value zero = floatConstant(b, loc, a[0].getType(), 0.0);
   Value negAbs = b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, a[0]));
   Value tail = b.create<math::Log1pOp>(loc, b.create<math::ExpOp>(loc, negAbs));
   return b.create<arith::AddFOp>(

@@ -69,6 +69,11 @@ SmallVector<utils::IteratorType> mlir::mbt::iterators(int64_t rank,
   return its;
 }
 
+Value mlir::mbt::floatConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+}
+
 Value mlir::mbt::dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
                             FloatType type) {
   Value dim = b.create<tensor::DimOp>(loc, v, d);

@@ -37,6 +37,14 @@ AffineMap droppingMap(MLIRContext *ctx, int64_t rank,
 SmallVector<utils::IteratorType> iterators(int64_t rank,
                                            ArrayRef<int64_t> reduced = {});
 
+/// An arith.constant `value` of float type `type`: the lowerings build their
+/// constants in the model's float type (f32 or f64), that of the values
+/// they meet.
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// The element type of a tensor `v` (the model's float type), or `v`'s type.
+inline Type elementTypeOf(Value v) { return getElementTypeOrSelf(v.getType()); }
+
 /// The size of dim `d` of `v` as an f32 (or f64) scalar.
 Value dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t d,
                  FloatType type);

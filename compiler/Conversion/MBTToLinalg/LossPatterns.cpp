@@ -26,6 +26,7 @@ public:
                   Value labels)
       : b(rewriter), loc(loc), logits(logits), labels(labels),
         type(cast<RankedTensorType>(logits.getType())), rank(type.getRank()),
+        elem(cast<FloatType>(type.getElementType())),
         ctx(rewriter.getContext()) {}
 
   /// [L..., B] type and the sources of its dynamic sizes.
@@ -44,15 +45,16 @@ public:
     Value c = nb.create<linalg::IndexOp>(l, rank - 1);
     return nb.create<arith::IndexCastOp>(l, nb.getI32Type(), c);
   }
-  Value f32(OpBuilder &nb, Location l, float v) const {
-    return nb.create<arith::ConstantOp>(l, nb.getF32FloatAttr(v));
+  /// A constant of the logits' float type.
+  Value constant(OpBuilder &nb, Location l, double v) const {
+    return floatConstant(nb, l, elem, v);
   }
 
   /// max over classes, per row.
   Value rowMax() {
     Value init = buildFilled(
-        b, loc, rowType(b.getF32Type()), rowSources(),
-        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+        b, loc, rowType(elem), rowSources(),
+        b.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
     return b
         .create<linalg::GenericOp>(
             loc, TypeRange{init.getType()}, ValueRange{logits},
@@ -67,8 +69,8 @@ public:
 
   /// sum over classes of exp(x - max), per row.
   Value rowSumExp(Value max) {
-    Value init = buildFilled(b, loc, rowType(b.getF32Type()), rowSources(),
-                             b.getF32FloatAttr(0.0f));
+    Value init = buildFilled(b, loc, rowType(elem), rowSources(),
+                             b.getFloatAttr(elem, 0.0));
     return b
         .create<linalg::GenericOp>(
             loc, TypeRange{init.getType()}, ValueRange{logits, max},
@@ -86,8 +88,8 @@ public:
 
   /// logits[row, label[row]], per row (a masked sum, so no gather).
   Value rowPicked() {
-    Value init = buildFilled(b, loc, rowType(b.getF32Type()), rowSources(),
-                             b.getF32FloatAttr(0.0f));
+    Value init = buildFilled(b, loc, rowType(elem), rowSources(),
+                             b.getFloatAttr(elem, 0.0));
     return b
         .create<linalg::GenericOp>(
             loc, TypeRange{init.getType()}, ValueRange{logits, labels},
@@ -97,7 +99,7 @@ public:
             [&](OpBuilder &nb, Location l, ValueRange a) {
               Value hit = nb.create<arith::CmpIOp>(
                   l, arith::CmpIPredicate::eq, classIndexAsI32(nb, l), a[1]);
-              Value v = nb.create<arith::SelectOp>(l, hit, a[0], f32(nb, l, 0));
+              Value v = nb.create<arith::SelectOp>(l, hit, a[0], constant(nb, l, 0));
               nb.create<linalg::YieldOp>(
                   l, ValueRange{nb.create<arith::AddFOp>(l, a[2], v)});
             })
@@ -107,8 +109,8 @@ public:
   /// Index of the first maximal logit, per row (as torch.argmax).
   Value rowArgMax() {
     Value maxInit = buildFilled(
-        b, loc, rowType(b.getF32Type()), rowSources(),
-        b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+        b, loc, rowType(elem), rowSources(),
+        b.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
     Value idxInit = buildFilled(b, loc, rowType(b.getI32Type()), rowSources(),
                                 b.getI32IntegerAttr(0));
     return b
@@ -133,12 +135,11 @@ public:
   Value batchMean(ValueRange rows,
                   function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
     int64_t rowRank = rank - 1;
-    auto outType = RankedTensorType::get(type.getShape().drop_back(2),
-                                         b.getF32Type());
+    auto outType = RankedTensorType::get(type.getShape().drop_back(2), elem);
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d + 2 < rank; ++d)
       sources.push_back({logits, d});
-    Value init = buildFilled(b, loc, outType, sources, b.getF32FloatAttr(0.0f));
+    Value init = buildFilled(b, loc, outType, sources, b.getFloatAttr(elem, 0.0));
     SmallVector<AffineMap> maps(rows.size(), b.getMultiDimIdentityMap(rowRank));
     maps.push_back(droppingMap(ctx, rowRank, {rowRank - 1}));
     Value sum =
@@ -151,7 +152,7 @@ public:
                    l, ValueRange{nb.create<arith::AddFOp>(l, a.back(), v)});
              })
             .getResult(0);
-    Value count = dimAsFloat(b, loc, logits, rank - 2, b.getF32Type());
+    Value count = dimAsFloat(b, loc, logits, rank - 2, elem);
     Value empty = buildEmpty(b, loc, outType, sources);
     int64_t outRank = outType.getRank();
     return b
@@ -172,6 +173,8 @@ public:
   Value logits, labels;
   RankedTensorType type;
   int64_t rank;
+  /// The model's float type (the logits' element type).
+  FloatType elem;
   MLIRContext *ctx;
 };
 
@@ -205,8 +208,7 @@ struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     int64_t rank = r.rank;
-    Value count = dimAsFloat(rewriter, loc, op.getLogits(), rank - 2,
-                             rewriter.getF32Type());
+    Value count = dimAsFloat(rewriter, loc, op.getLogits(), rank - 2, r.elem);
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d < rank; ++d)
       sources.push_back({op.getLogits(), d});
@@ -227,7 +229,7 @@ struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
           Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
                                               r.classIndexAsI32(b, l), a[3]);
           Value onehot =
-              b.create<arith::SelectOp>(l, hit, r.f32(b, l, 1), r.f32(b, l, 0));
+              b.create<arith::SelectOp>(l, hit, r.constant(b, l, 1), r.constant(b, l, 0));
           Value scale = b.create<arith::DivFOp>(l, a[4], count);
           Value d = b.create<arith::SubFOp>(l, p, onehot);
           b.create<linalg::YieldOp>(
@@ -274,7 +276,7 @@ static Value topKAccuracy(ClassReductions &r, int64_t k) {
     Value kValue = nb.create<arith::ConstantOp>(l, nb.getI32IntegerAttr(k));
     Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0],
                                          kValue);
-    return nb.create<arith::SelectOp>(l, hit, r.f32(nb, l, 1), r.f32(nb, l, 0))
+    return nb.create<arith::SelectOp>(l, hit, r.constant(nb, l, 1), r.constant(nb, l, 0))
         .getResult();
   });
 }
@@ -295,8 +297,8 @@ struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
                                   l, arith::CmpIPredicate::eq, a[0], a[1]);
                               return b
                                   .create<arith::SelectOp>(l, hit,
-                                                           r.f32(b, l, 1),
-                                                           r.f32(b, l, 0))
+                                                           r.constant(b, l, 1),
+                                                           r.constant(b, l, 0))
                                   .getResult();
                             });
     rewriter.replaceOp(op, acc);
@@ -327,8 +329,9 @@ struct OneHotPattern : public OpRewritePattern<OneHotOp> {
               l, b.getI32Type(), b.create<linalg::IndexOp>(l, rank - 1));
           Value hit =
               b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, c, a[0]);
-          Value one = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(1.0f));
-          Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+          Type t = type.getElementType();
+          Value one = floatConstant(b, l, t, 1.0);
+          Value zero = floatConstant(b, l, t, 0.0);
           b.create<linalg::YieldOp>(
               l, ValueRange{b.create<arith::SelectOp>(l, hit, one, zero)});
         });

@@ -33,7 +33,7 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
     sources.push_back({lhs, ta ? rank - 1 : rank - 2});
     sources.push_back({rhs, tb ? rank - 2 : rank - 1});
     Value init = buildFilled(rewriter, loc, type, sources,
-                             rewriter.getF32FloatAttr(0.0f));
+                             rewriter.getFloatAttr(type.getElementType(), 0.0));
     SmallVector<Value> ins{lhs, rhs};
     Operation *result = nullptr;
     SmallVector<Type> types{type};

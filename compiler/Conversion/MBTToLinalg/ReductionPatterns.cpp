@@ -40,11 +40,11 @@ static RankedTensorType reducedType(Value input, ArrayRef<int64_t> axes) {
 /// shape (such as a row maximum) whose elements `combine` also sees.
 static Value buildReduction(OpBuilder &b, Location loc, Value input,
                             ValueRange reduced, ArrayRef<int64_t> axes,
-                            float init, CombineFn combine) {
+                            double init, CombineFn combine) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   RankedTensorType outType = reducedType(input, axes);
   Value acc = buildFilled(b, loc, outType, keptSources(input, axes),
-                          b.getF32FloatAttr(init));
+                          b.getFloatAttr(outType.getElementType(), init));
   AffineMap drop = droppingMap(b.getContext(), rank, axes);
   SmallVector<Value> ins{input};
   llvm::append_range(ins, reduced);
@@ -63,7 +63,7 @@ static Value buildReduction(OpBuilder &b, Location loc, Value input,
 static Value buildSum(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> axes) {
   return buildReduction(
-      b, loc, input, {}, axes, 0.0f,
+      b, loc, input, {}, axes, 0.0,
       [](OpBuilder &nb, Location l, Value acc, Value x, ValueRange) {
         return nb.create<arith::AddFOp>(l, acc, x).getResult();
       });
@@ -73,7 +73,7 @@ static Value buildSum(OpBuilder &b, Location loc, Value input,
 static Value buildMax(OpBuilder &b, Location loc, Value input,
                       ArrayRef<int64_t> axes) {
   return buildReduction(
-      b, loc, input, {}, axes, -std::numeric_limits<float>::infinity(),
+      b, loc, input, {}, axes, -std::numeric_limits<double>::infinity(),
       [](OpBuilder &nb, Location l, Value acc, Value x, ValueRange) {
         return nb.create<arith::MaximumFOp>(l, acc, x).getResult();
       });
@@ -125,10 +125,6 @@ static Value buildSameShapeGeneric(
             nb.create<linalg::YieldOp>(l, body(nb, l, args.drop_back()));
           })
       .getResult(0);
-}
-
-static Value f32Constant(OpBuilder &b, Location loc, float v) {
-  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
 }
 
 namespace {
@@ -208,11 +204,12 @@ struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
     };
     // Ties counted with a reduction whose body compares against the max.
     Value ties = buildReduction(
-        rewriter, loc, x, ValueRange{max}, axes, 0.0f,
+        rewriter, loc, x, ValueRange{max}, axes, 0.0,
         [&](OpBuilder &b, Location l, Value acc, Value v, ValueRange m) {
+          Type t = v.getType();
           Value one = b.create<arith::SelectOp>(l, isMax(b, l, v, m[0]),
-                                                f32Constant(b, l, 1.0f),
-                                                f32Constant(b, l, 0.0f));
+                                                floatConstant(b, l, t, 1.0),
+                                                floatConstant(b, l, t, 0.0));
           return b.create<arith::AddFOp>(l, acc, one).getResult();
         });
     Value result = buildFullShapeGeneric(
@@ -220,8 +217,9 @@ struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value share = b.create<arith::DivFOp>(l, a[2], a[3]);
           return b
-              .create<arith::SelectOp>(l, isMax(b, l, a[0], a[1]), share,
-                                       f32Constant(b, l, 0.0f))
+              .create<arith::SelectOp>(
+                  l, isMax(b, l, a[0], a[1]), share,
+                  floatConstant(b, l, a[0].getType(), 0.0))
               .getResult();
         });
     rewriter.replaceOp(op, result);
@@ -242,17 +240,19 @@ struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
     Value shift = buildSameShapeGeneric(
         rewriter, loc, ValueRange{max},
         [](OpBuilder &b, Location l, ValueRange a) {
-          Value inf = f32Constant(b, l, std::numeric_limits<float>::infinity());
+          Type t = a[0].getType();
+          Value inf =
+              floatConstant(b, l, t, std::numeric_limits<double>::infinity());
           Value infinite = b.create<arith::CmpFOp>(
               l, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, a[0]),
               inf);
           return b
-              .create<arith::SelectOp>(l, infinite, f32Constant(b, l, 0.0f),
+              .create<arith::SelectOp>(l, infinite, floatConstant(b, l, t, 0.0),
                                        a[0])
               .getResult();
         });
     Value sumExp = buildReduction(
-        rewriter, loc, x, ValueRange{shift}, axes, 0.0f,
+        rewriter, loc, x, ValueRange{shift}, axes, 0.0,
         [](OpBuilder &b, Location l, Value acc, Value v, ValueRange s) {
           Value e =
               b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, v, s[0]));
@@ -282,7 +282,7 @@ struct CountPattern : public OpRewritePattern<CountOp> {
       count = rewriter.create<arith::MulIOp>(
           loc, count, rewriter.create<tensor::DimOp>(loc, x, axis));
     Value asFloat = rewriter.create<arith::SIToFPOp>(
-        loc, rewriter.getF32Type(),
+        loc, op.getType().getElementType(),
         rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), count));
     Value empty =
         buildEmpty(rewriter, loc, op.getType(), keptSources(x, op.getAxes()));

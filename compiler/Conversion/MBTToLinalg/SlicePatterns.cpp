@@ -85,7 +85,7 @@ struct SliceGradPattern : public OpRewritePattern<SliceGradOp> {
     for (int64_t d = 0; d < rank; ++d)
       sources.push_back({op.getLike(), d});
     Value zeros = buildFilled(rewriter, loc, type, sources,
-                              rewriter.getF32FloatAttr(0.0f));
+                              rewriter.getFloatAttr(type.getElementType(), 0.0));
     int64_t size = op.getGrad().getType().getDimSize(axis);
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getGrad(), zeros, offsetsAt(rewriter, rank, axis, op.getStart()),

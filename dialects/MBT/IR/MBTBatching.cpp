@@ -49,10 +49,13 @@ Operation *ModelConstantOp::buildBatched(OpBuilder &b, ValueRange, int64_t n) {
     emitOpError("has ") << values.size() << " values for " << n << " models";
     return nullptr;
   }
-  SmallVector<float> asFloat(values.begin(), values.end());
-  auto type = RankedTensorType::get({n}, b.getF32Type());
+  Type element = getType().getElementType();
+  auto type = RankedTensorType::get({n}, element);
+  SmallVector<Attribute> asElements;
+  for (double v : values)
+    asElements.push_back(b.getFloatAttr(element, v));
   return b.create<ConstantOp>(getLoc(), type,
-                              DenseElementsAttr::get(type, ArrayRef(asFloat)));
+                              DenseElementsAttr::get(type, asElements));
 }
 
 static DenseI64ArrayAttr shiftAxes(OpBuilder &b, ArrayRef<int64_t> axes) {

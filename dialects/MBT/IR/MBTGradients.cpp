@@ -134,7 +134,9 @@ SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b,
   auto halfType = RankedTensorType::get(
       SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
   Value half = b.create<ConstantOp>(
-      getLoc(), halfType, DenseElementsAttr::get(halfType, 0.5f));
+      getLoc(), halfType,
+      DenseElementsAttr::get(halfType,
+                             b.getFloatAttr(type.getElementType(), 0.5)));
   Value scaled = b.create<MulOp>(getLoc(), resultGrads[0], half);
   return {b.create<DivOp>(getLoc(), scaled, getResult())};
 }

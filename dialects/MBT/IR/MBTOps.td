@@ -15,7 +15,7 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def MBT_F32Tensor : RankedTensorOf<[F32]>;
+def MBT_FloatTensor : RankedTensorOf<[F32, F64]>;
 def MBT_I32Tensor : RankedTensorOf<[I32]>;
 def MBT_F64Tensor : RankedTensorOf<[F64]>;
 
@@ -62,7 +62,7 @@ def MBT_ModelConstantOp : MBT_PureOpOwnBatching<"model_constant"> {
     ```
   }];
   let arguments = (ins DenseF64ArrayAttr:$values);
-  let results = (outs 0DTensorOf<[F32]>:$result);
+  let results = (outs 0DTensorOf<[F32, F64]>:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -88,9 +88,9 @@ def MBT_MatmulOp : MBT_PureOp<"matmul", [
         : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs,
+  let arguments = (ins MBT_FloatTensor:$lhs, MBT_FloatTensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
-  let results = (outs MBT_F32Tensor:$result);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
@@ -106,8 +106,8 @@ class MBT_BroadcastBinaryOp<string mnemonic, list<Trait> traits = []> :
     MBT_PureOp<mnemonic, !listconcat(traits, [
         InferTypeOpAdaptor,
         DeclareOpInterfaceMethods<GradientOpInterface>])> {
-  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$lhs, MBT_FloatTensor:$rhs);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
@@ -162,8 +162,8 @@ def MBT_DivOp : MBT_BroadcastBinaryOp<"div"> {
 
 class MBT_UnaryOp<string mnemonic, list<Trait> traits = []> :
     MBT_PureOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
-  let arguments = (ins MBT_F32Tensor:$input);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
@@ -285,8 +285,8 @@ def MBT_GeluOp : MBT_UnaryOp<"gelu",
 
 class MBT_ActivationGradOp<string mnemonic> :
     MBT_PureOp<mnemonic, [SameOperandsAndResultType]> {
-  let arguments = (ins MBT_F32Tensor:$value, MBT_F32Tensor:$grad);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$value, MBT_FloatTensor:$grad);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$value `,` $grad attr-dict `:` type($result)";
 }
 
@@ -363,8 +363,8 @@ def MBT_ReshapeOp : MBT_PureOp<"reshape", [
     %b2 = mbt.reshape %b : (tensor<128xf32>) -> tensor<1x128xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -384,8 +384,8 @@ def MBT_TransposeOp : MBT_PureOpOwnBatching<"transpose", [
         : (tensor<784x128xf32>) -> tensor<128x784xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$permutation);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   // The transpose of a matmul is a matmul (operands swapped).
   let hasCanonicalizer = 1;
@@ -405,8 +405,8 @@ def MBT_ConcatOp : MBT_PureOpOwnBatching<"concat", [
         : (tensor<?x3xf32>, tensor<?x5xf32>) -> tensor<?x8xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$lhs, MBT_F32Tensor:$rhs, I64Attr:$axis);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$lhs, MBT_FloatTensor:$rhs, I64Attr:$axis);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
@@ -426,9 +426,9 @@ def MBT_SliceOp : MBT_PureOpOwnBatching<"slice", [
         : (tensor<?x8xf32>) -> tensor<?x3xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, I64Attr:$axis, I64Attr:$start,
+  let arguments = (ins MBT_FloatTensor:$input, I64Attr:$axis, I64Attr:$start,
                        I64Attr:$end);
-  let results = (outs MBT_F32Tensor:$result);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
@@ -443,9 +443,9 @@ def MBT_SliceGradOp : MBT_PureOpOwnBatching<"slice_grad"> {
         : (tensor<?x3xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$grad, MBT_F32Tensor:$like, I64Attr:$axis,
+  let arguments = (ins MBT_FloatTensor:$grad, MBT_FloatTensor:$like, I64Attr:$axis,
                        I64Attr:$start);
-  let results = (outs MBT_F32Tensor:$result);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $grad `like` $like attr-dict `:` functional-type(operands, results)
   }];
@@ -463,8 +463,8 @@ def MBT_UnbroadcastOp : MBT_PureOp<"unbroadcast"> {
     %db = mbt.unbroadcast %dz : (tensor<?x128xf32>) -> tensor<1x128xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -485,9 +485,9 @@ def MBT_BroadcastOp : MBT_PureOpOwnBatching<"broadcast", [
         : (tensor<f32>, tensor<?x10xf32>) -> tensor<?x10xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, AnyRankedTensor:$like,
+  let arguments = (ins MBT_FloatTensor:$input, AnyRankedTensor:$like,
                        DenseI64ArrayAttr:$dims);
-  let results = (outs MBT_F32Tensor:$result);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $input `like` $like attr-dict `:` functional-type(operands, results)
   }];
@@ -503,8 +503,8 @@ def MBT_ReduceSumOp : MBT_PureOpOwnBatching<"reduce_sum", [
         : (tensor<?x10xf32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
@@ -521,8 +521,8 @@ def MBT_ReduceMaxOp : MBT_PureOpOwnBatching<"reduce_max", [
         : (tensor<?x10xf32>) -> tensor<?xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
@@ -539,9 +539,9 @@ def MBT_ReduceMaxGradOp : MBT_PureOpOwnBatching<"reduce_max_grad"> {
         : (tensor<?x10xf32>, tensor<?xf32>, tensor<?xf32>) -> tensor<?x10xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, MBT_F32Tensor:$max,
-                       MBT_F32Tensor:$grad, DenseI64ArrayAttr:$axes);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, MBT_FloatTensor:$max,
+                       MBT_FloatTensor:$grad, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $max `,` $grad attr-dict `:` functional-type(operands, results)
   }];
@@ -563,8 +563,8 @@ def MBT_LogSumExpOp : MBT_PureOpOwnBatching<"logsumexp", [
         : (tensor<?x10xf32>) -> tensor<?xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
@@ -583,8 +583,8 @@ def MBT_CountOp : MBT_PureOpOwnBatching<"count", [
         : (tensor<?x10xf32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$input, DenseI64ArrayAttr:$axes);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
@@ -607,8 +607,8 @@ def MBT_CrossEntropyOp : MBT_PureOp<"cross_entropy", [
         : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$logits, MBT_I32Tensor:$labels);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
   }];
@@ -626,8 +626,8 @@ def MBT_CrossEntropyGradOp : MBT_PureOp<"cross_entropy_grad", [
         : (tensor<?x10xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x10xf32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels, MBT_F32Tensor:$grad);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$logits, MBT_I32Tensor:$labels, MBT_FloatTensor:$grad);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels `,` $grad attr-dict `:` functional-type(operands, results)
   }];
@@ -640,6 +640,8 @@ def MBT_OneHotOp : MBT_PureOp<"one_hot", [
     `labels` `[...]` with indices in `[0, num_classes)` become `[...,
     num_classes]` with 1.0 at each label and 0.0 elsewhere (an index out of
     range gives a row of zeros). Labels are data, so there is no gradient.
+    `element_type` is the float type of the result (f32 when absent), the
+    float type of the model that uses it.
 
     ```mlir
     %t = mbt.one_hot %y {num_classes = 10 : i64}
@@ -647,8 +649,9 @@ def MBT_OneHotOp : MBT_PureOp<"one_hot", [
     ```
   }];
   let arguments = (ins MBT_I32Tensor:$labels,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$num_classes);
-  let results = (outs MBT_F32Tensor:$result);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_classes,
+                       OptionalAttr<TypeAttrOf<AnyFloat>>:$element_type);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$labels attr-dict `:` functional-type(operands, results)";
 }
 
@@ -669,10 +672,10 @@ def MBT_AccuracyOp : MBT_PureOp<"accuracy", [
         : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$logits, MBT_I32Tensor:$labels,
+  let arguments = (ins MBT_FloatTensor:$logits, MBT_I32Tensor:$labels,
                        ConfinedAttr<DefaultValuedAttr<I64Attr, "1">,
                                     [IntPositive]>:$top_k);
-  let results = (outs MBT_F32Tensor:$result);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $logits `,` $labels attr-dict `:` functional-type(operands, results)
   }];

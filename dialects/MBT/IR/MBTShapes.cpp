@@ -94,9 +94,25 @@ static LogicalResult emitShapeError(std::optional<Location> loc,
   return failure();
 }
 
-static RankedTensorType f32Tensor(MLIRContext *ctx,
-                                  llvm::ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, Float32Type::get(ctx));
+/// A tensor of `shape` with the element type of `like` (a model computes in
+/// one float type, so every result takes its float operand's).
+static RankedTensorType tensorLike(Value like, llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, getElementTypeOrSelf(like.getType()));
+}
+
+/// Fails, with a diagnostic, when the two operands of `name` have different
+/// element types: the dialect never converts between float types implicitly.
+static LogicalResult checkSameElementType(std::optional<Location> loc,
+                                          Value lhs, Value rhs,
+                                          StringRef name) {
+  Type a = getElementTypeOrSelf(lhs.getType());
+  Type b = getElementTypeOrSelf(rhs.getType());
+  if (a == b)
+    return success();
+  if (!loc)
+    return failure();
+  return emitError(*loc) << name << " operands have different element types: "
+                         << a << " and " << b;
 }
 
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
@@ -111,7 +127,10 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
                            error);
   if (!shape)
     return emitShapeError(loc, error);
-  results.push_back(f32Tensor(ctx, *shape));
+  if (failed(checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(),
+                                  "matmul")))
+    return failure();
+  results.push_back(tensorLike(adaptor.getLhs(), *shape));
   return success();
 }
 
@@ -127,7 +146,10 @@ static LogicalResult inferBroadcastBinary(MLIRContext *ctx,
     return emitShapeError(loc, name + " operands cannot be broadcast: " +
                                    formatShape(lhs.getShape()) + " and " +
                                    formatShape(rhs.getShape()));
-  results.push_back(f32Tensor(ctx, *shape));
+  if (failed(checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(),
+                                  name)))
+    return failure();
+  results.push_back(tensorLike(adaptor.getLhs(), *shape));
   return success();
 }
 
@@ -187,7 +209,7 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *ctx,
     if (d < 0 || d >= like.getRank())
       return emitShapeError(loc, "broadcast dimension " + llvm::Twine(d) +
                                      " out of range");
-  results.push_back(f32Tensor(ctx, like.getShape()));
+  results.push_back(tensorLike(adaptor.getInput(), like.getShape()));
   return success();
 }
 
@@ -222,7 +244,7 @@ static LogicalResult inferReduction(MLIRContext *ctx,
   auto shape = reducedShape(loc, adaptor.getInput(), adaptor.getAxes(), name);
   if (failed(shape))
     return failure();
-  results.push_back(f32Tensor(ctx, *shape));
+  results.push_back(tensorLike(adaptor.getInput(), *shape));
   return success();
 }
 
@@ -289,7 +311,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx,
                                      " dimensions");
     shape.push_back(type.getDimSize(p));
   }
-  results.push_back(f32Tensor(ctx, shape));
+  results.push_back(tensorLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -302,7 +324,9 @@ LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx,
   auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
   llvm::SmallVector<int64_t> shape(labels.getShape());
   shape.push_back(adaptor.getNumClasses());
-  results.push_back(f32Tensor(ctx, shape));
+  Type element = adaptor.getElementType() ? *adaptor.getElementType()
+                                          : Float32Type::get(ctx);
+  results.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 
@@ -335,7 +359,7 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
                                          adaptor.getLabels(), "cross_entropy");
   if (failed(lead))
     return failure();
-  results.push_back(f32Tensor(ctx, *lead));
+  results.push_back(tensorLike(adaptor.getLogits(), *lead));
   return success();
 }
 
@@ -347,7 +371,7 @@ LogicalResult AccuracyOp::inferReturnTypes(MLIRContext *ctx,
                                          adaptor.getLabels(), "accuracy");
   if (failed(lead))
     return failure();
-  results.push_back(f32Tensor(ctx, *lead));
+  results.push_back(tensorLike(adaptor.getLogits(), *lead));
   return success();
 }
 
@@ -401,7 +425,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *ctx,
       shape.push_back(ShapedType::isDynamic(a) ? b : a);
     }
   }
-  results.push_back(f32Tensor(ctx, shape));
+  if (failed(checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(),
+                                  "concat")))
+    return failure();
+  results.push_back(tensorLike(adaptor.getLhs(), shape));
   return success();
 }
 
@@ -423,7 +450,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *ctx,
                                    llvm::Twine(input.getDimSize(axis)));
   llvm::SmallVector<int64_t> shape(input.getShape());
   shape[axis] = end - start;
-  results.push_back(f32Tensor(ctx, shape));
+  results.push_back(tensorLike(adaptor.getInput(), shape));
   return success();
 }
 

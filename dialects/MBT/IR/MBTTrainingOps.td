@@ -62,6 +62,13 @@ def MBT_OptimizerOp : MBT_Op<"optimizer", [Symbol, IsolatedFromAbove]> {
     ::mlir::Operation *getScalarsYield() {
       return getScalars().front().getTerminator();
     }
+    /// The float type the rule updates: that of its `grad` argument (f32 or
+    /// f64, the model's), or null when the region has no arguments.
+    ::mlir::Type getElementType() {
+      ::mlir::Block &elements = getElements().front();
+      return elements.getNumArguments() ? elements.getArgument(0).getType()
+                                        : ::mlir::Type();
+    }
   }];
 }
 
@@ -95,10 +102,10 @@ def MBT_UpdateOp : MBT_PureOp<"update",
         -> (tensor<784x128xf32>, tensor<784x128xf32>, tensor<784x128xf32>)
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_F32Tensor:$param,
-                       MBT_F32Tensor:$grad, Variadic<MBT_F32Tensor>:$state,
+  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_FloatTensor:$param,
+                       MBT_FloatTensor:$grad, Variadic<MBT_FloatTensor>:$state,
                        MBT_F64Tensor:$hyper, MBT_F64Tensor:$step);
-  let results = (outs MBT_F32Tensor:$new_param, Variadic<MBT_F32Tensor>:$new_state);
+  let results = (outs MBT_FloatTensor:$new_param, Variadic<MBT_FloatTensor>:$new_state);
   let assemblyFormat = [{
     $rule $param `,` $grad `state` `(` $state `)` `hyper` `(` $hyper `)`
     `step` `(` $step `)` attr-dict `:` functional-type(operands, results)
@@ -126,8 +133,8 @@ def MBT_ClipGradNormOp : MBT_Op<"clip_grad_norm", [Pure,
     %g = mbt.clip_grad_norm %grads, %max : tensor<16x101770xf32>, tensor<16xf64>
     ```
   }];
-  let arguments = (ins MBT_F32Tensor:$grads, MBT_F64Tensor:$max_norm);
-  let results = (outs MBT_F32Tensor:$result);
+  let arguments = (ins MBT_FloatTensor:$grads, MBT_F64Tensor:$max_norm);
+  let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = "$grads `,` $max_norm attr-dict `:` type($grads) `,` type($max_norm)";
   let hasVerifier = 1;
 }
@@ -187,12 +194,12 @@ def MBT_FusedUpdateOp : MBT_Op<"fused_update", [Pure, AttrSizedOperandSegments,
         : tensor<16x101770xf32>, tensor<16x5xf64>, tensor<16xf64>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_F32Tensor:$params,
-                       MBT_F32Tensor:$grads, Variadic<MBT_F32Tensor>:$state,
+  let arguments = (ins FlatSymbolRefAttr:$rule, MBT_FloatTensor:$params,
+                       MBT_FloatTensor:$grads, Variadic<MBT_FloatTensor>:$state,
                        MBT_F64Tensor:$hyper, MBT_F64Tensor:$step,
-                       Optional<MBT_F32Tensor>:$decay_mask);
-  let results = (outs MBT_F32Tensor:$new_params,
-                      Variadic<MBT_F32Tensor>:$new_state);
+                       Optional<RankedTensorOf<[F32]>>:$decay_mask);
+  let results = (outs MBT_FloatTensor:$new_params,
+                      Variadic<MBT_FloatTensor>:$new_state);
   let assemblyFormat = [{
     $rule $params `,` $grads (`state` `(` $state^ `:` type($state) `)`)?
     `hyper` `(` $hyper `)` `step` `(` $step `)`

@@ -26,7 +26,7 @@ LogicalResult OptimizerOp::verify() {
   Block &scalars = getScalars().front();
   Block &elements = getElements().front();
   unsigned numHyper = getNumHyper(), numSlots = getNumSlots();
-  Type f32 = Float32Type::get(getContext()), f64 = Float64Type::get(getContext());
+  Type f64 = Float64Type::get(getContext());
   Type i1 = IntegerType::get(getContext(), 1);
   llvm::StringSet<> names;
   for (Attribute a : getHyper())
@@ -40,11 +40,21 @@ LogicalResult OptimizerOp::verify() {
   for (Type t : scalars.getArgumentTypes())
     if (t != f64)
       return emitOpError("scalars region arguments must be f64, got ") << t;
+  // The element type is the float type the rule updates (the model's); the
+  // scalars it yields are rounded to it where they meet the elements.
+  if (elements.getNumArguments() < 2)
+    return emitOpError("elements region takes grad, param, the state slots ")
+           << "and the yielded scalars, got " << elements.getNumArguments()
+           << " arguments";
+  Type element = getElementType();
+  if (!isa<Float32Type, Float64Type>(element))
+    return emitOpError("elements region argument 0 must be f32 or f64, got ")
+           << element;
   TypeRange scalarTypes = getScalarsYield()->getOperandTypes();
   for (Type t : scalarTypes)
-    if (t != f32 && t != i1)
-      return emitOpError("scalars region must yield f32 or i1 values, got ")
-             << t;
+    if (t != element && t != i1)
+      return emitOpError("scalars region must yield ")
+             << element << " or i1 values, got " << t;
   unsigned expected = 2 + numSlots + scalarTypes.size();
   if (elements.getNumArguments() != expected)
     return emitOpError("elements region takes grad, param, ")
@@ -52,9 +62,10 @@ LogicalResult OptimizerOp::verify() {
            << " yielded scalars, got " << elements.getNumArguments()
            << " arguments";
   for (unsigned i = 0; i < 2 + numSlots; ++i)
-    if (elements.getArgument(i).getType() != f32)
+    if (elements.getArgument(i).getType() != element)
       return emitOpError("elements region argument ")
-             << i << " must be f32, got " << elements.getArgument(i).getType();
+             << i << " must be " << element << ", got "
+             << elements.getArgument(i).getType();
   for (auto [i, t] : llvm::enumerate(scalarTypes))
     if (elements.getArgument(2 + numSlots + i).getType() != t)
       return emitOpError("elements region argument ")
@@ -62,9 +73,10 @@ LogicalResult OptimizerOp::verify() {
              << t;
   Operation *yield = elements.getTerminator();
   if (yield->getNumOperands() != 1 + numSlots ||
-      llvm::any_of(yield->getOperandTypes(), [&](Type t) { return t != f32; }))
+      llvm::any_of(yield->getOperandTypes(),
+                   [&](Type t) { return t != element; }))
     return emitOpError("elements region must yield the new parameter and ")
-           << numSlots << " state slots (f32)";
+           << numSlots << " state slots (" << element << ")";
   for (Region *region : {&getScalars(), &getElements()}) {
     WalkResult walk = region->walk([&](Operation *op) {
       if (isMemoryEffectFree(op))
@@ -90,7 +102,13 @@ static FailureOr<OptimizerOp> lookupRule(Operation *user, FlatSymbolRefAttr rule
 }
 
 static LogicalResult checkCounts(Operation *user, OptimizerOp rule,
-                                 int64_t numSlots, RankedTensorType hyper) {
+                                 int64_t numSlots, RankedTensorType hyper,
+                                 Type paramType) {
+  Type element = getElementTypeOrSelf(paramType);
+  if (rule.getElementType() != element)
+    return user->emitOpError("rule '")
+           << rule.getSymName() << "' updates " << rule.getElementType()
+           << " elements, got parameters of " << element;
   if (rule.getNumSlots() != numSlots)
     return user->emitOpError("rule '")
            << rule.getSymName() << "' has " << rule.getNumSlots()
@@ -107,7 +125,8 @@ LogicalResult UpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<OptimizerOp> rule = lookupRule(*this, getRuleAttr(), symbols);
   if (failed(rule))
     return failure();
-  return checkCounts(*this, *rule, getState().size(), getHyper().getType());
+  return checkCounts(*this, *rule, getState().size(), getHyper().getType(),
+                     getParam().getType());
 }
 
 LogicalResult FusedUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
@@ -117,7 +136,8 @@ LogicalResult FusedUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (getDecayMask() && rule->getHyperIndex("weight_decay") < 0)
     return emitOpError("has a decay_mask, but rule '")
            << rule->getSymName() << "' has no weight_decay hyperparameter";
-  return checkCounts(*this, *rule, getState().size(), getHyper().getType());
+  return checkCounts(*this, *rule, getState().size(), getHyper().getType(),
+                     getParams().getType());
 }
 
 LogicalResult SweepOp::verifySymbolUses(SymbolTableCollection &symbols) {

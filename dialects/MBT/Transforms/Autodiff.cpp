@@ -83,7 +83,8 @@ static LogicalResult buildReverseSweep(Block &block, Value loss,
   auto lossType = cast<RankedTensorType>(loss.getType());
   Value seed = builder.create<ConstantOp>(
       loss.getLoc(), lossType,
-      DenseElementsAttr::get(lossType, builder.getF32FloatAttr(1.0f)));
+      DenseElementsAttr::get(
+          lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
   adjoints.accumulate(loss.getLoc(), loss, seed);
 
   SmallVector<Operation *> forward;
@@ -221,7 +222,8 @@ void AutodiffPass::runOnOperation() {
     if (!grad) // the loss does not depend on it: its gradient is zero
       grad = builder.create<ConstantOp>(
           param.getLoc(), type,
-          DenseElementsAttr::get(type, builder.getF32FloatAttr(0.0f)));
+          DenseElementsAttr::get(
+              type, builder.getFloatAttr(type.getElementType(), 0.0)));
     SmallVector<Value> slots;
     for (size_t s = 0; s < numSlots; ++s)
       slots.push_back(entry->getArgument(numParams * (1 + s) + k));

@@ -45,7 +45,8 @@ struct FuseOptimizerPass
 /// per-parameter tensors back into them.
 class FlatLayout {
 public:
-  FlatLayout(OpBuilder &b, int64_t numModels) : b(b), numModels(numModels) {}
+  FlatLayout(OpBuilder &b, int64_t numModels, Type element)
+      : b(b), numModels(numModels), element(element) {}
 
   /// Reassociation between [M, d1..dn] and [M, d1*...*dn] (or [M] and [M, 1]).
   static SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
@@ -70,7 +71,7 @@ public:
   /// [M, shape...] -> [M, size].
   Value flatten(Location loc, Value v, int64_t size) {
     auto type = cast<RankedTensorType>(v.getType());
-    auto rowType = RankedTensorType::get({numModels, size}, b.getF32Type());
+    auto rowType = RankedTensorType::get({numModels, size}, element);
     if (type.getRank() == 2)
       return v;
     if (type.getRank() == 1)
@@ -91,7 +92,7 @@ public:
     offsets.append({b.getIndexAttr(0), b.getIndexAttr(slot.offset)});
     sizes.append({b.getIndexAttr(numModels), b.getIndexAttr(slot.size)});
     strides.append({b.getIndexAttr(1), b.getIndexAttr(1)});
-    auto rowType = RankedTensorType::get({numModels, slot.size}, b.getF32Type());
+    auto rowType = RankedTensorType::get({numModels, slot.size}, element);
     Value row = b.create<tensor::ExtractSliceOp>(loc, rowType, flat, offsets,
                                                  sizes, strides);
     return unflatten(loc, row, slot.type);
@@ -111,6 +112,8 @@ public:
 private:
   OpBuilder &b;
   int64_t numModels;
+  /// The model's float type (f32 or f64).
+  Type element;
 };
 
 } // namespace
@@ -128,7 +131,7 @@ static DictionaryAttr readOnly(OpBuilder &b, bool writable) {
 /// `out`.
 static func::FuncOp buildEntryPoint(
     OpBuilder &b, ModuleOp module, StringRef name, func::FuncOp source,
-    ArrayRef<ParamSlot> slots, int64_t numModels,
+    ArrayRef<ParamSlot> slots, int64_t numModels, Type element,
     ArrayRef<std::pair<Type, bool>> extraArgs,
     function_ref<void(IRMapping &, Block *)> mapExtra,
     function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
@@ -156,8 +159,8 @@ static func::FuncOp buildEntryPoint(
   if (auto outputs = source->getAttrOfType<ArrayAttr>("mbt.outputs"))
     firstOutput = numOutputs - outputs.size();
   int64_t k = numOutputs - firstOutput;
-  auto outType = RankedTensorType::get({numModels, k}, b.getF32Type());
-  auto flatType = RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+  auto outType = RankedTensorType::get({numModels, k}, element);
+  auto flatType = RankedTensorType::get({numModels, paramCount}, element);
 
   SmallVector<Type> argTypes{flatType};
   // Only a train step writes the parameters.
@@ -178,7 +181,7 @@ static func::FuncOp buildEntryPoint(
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
 
-  FlatLayout layout(b, numModels);
+  FlatLayout layout(b, numModels, element);
   IRMapping mapping;
   for (int64_t p = 0; p < numParams; ++p)
     mapping.map(source.getArgument(p),
@@ -241,6 +244,9 @@ void FuseOptimizerPass::runOnOperation() {
   int64_t numModels = modelsAttr.getInt();
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
+  // Every buffer of the model's float type (params, state, x, out) has the
+  // type the rule updates; the verifier of mbt.update checked it.
+  Type element = rule.getElementType();
 
   // The layout: parameters in argument order, each row-major.
   SmallVector<ParamSlot> slots;
@@ -283,7 +289,7 @@ void FuseOptimizerPass::runOnOperation() {
   // The state is a memref: each slot is written in place through its own
   // subview (see slotTensors below).
   auto stateType = MemRefType::get({numSlots, numModels, paramCount},
-                                   b.getF32Type());
+                                   element);
   auto hyperType = RankedTensorType::get(
       {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
@@ -325,6 +331,7 @@ void FuseOptimizerPass::runOnOperation() {
         if (excluded)
           std::fill(mask.begin() + slot.offset,
                     mask.begin() + slot.offset + slot.size, 0.0f);
+      // The mask is 1 or 0 whatever the model's float type.
       auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
       decayMask = b.create<ConstantOp>(
           loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
@@ -370,10 +377,10 @@ void FuseOptimizerPass::runOnOperation() {
 
   // @mbt_train_step(params, state, hyper, step, x, y, out).
   buildEntryPoint(
-      b, module, "mbt_train_step", trainStep, slots, numModels,
+      b, module, "mbt_train_step", trainStep, slots, numModels, element,
       {{stateType, true}, {hyperType, false}, {stepType, false}},
       [&](IRMapping &mapping, Block *entry) {
-        FlatLayout layout(b, numModels);
+        FlatLayout layout(b, numModels, element);
         trainSlots = slotTensors(entry->getArgument(1), trainViews);
         for (int64_t s = 0; s < numSlots; ++s)
           for (int64_t p = 0; p < numParams; ++p)
@@ -387,11 +394,11 @@ void FuseOptimizerPass::runOnOperation() {
       [&](IRMapping &mapping, Block *entry, func::ReturnOp ret) {
         // Gather every parameter's gradient into one [M, P] tensor.
         Location loc = trainStep.getLoc();
-        FlatLayout layout(b, numModels);
+        FlatLayout layout(b, numModels, element);
         auto flatType =
-            RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+            RankedTensorType::get({numModels, paramCount}, element);
         Value grads = b.create<tensor::EmptyOp>(loc, flatType.getShape(),
-                                                b.getF32Type());
+                                                element);
         SmallVector<Operation *> updates;
         for (int64_t p = 0; p < numParams; ++p) {
           auto update = cast<UpdateOp>(
@@ -416,7 +423,7 @@ void FuseOptimizerPass::runOnOperation() {
   // step alone, on gradients the caller computed (docs/abi.md).
   {
     auto flatType =
-        RankedTensorType::get({numModels, paramCount}, b.getF32Type());
+        RankedTensorType::get({numModels, paramCount}, element);
     SmallVector<Type> argTypes{flatType, stateType, hyperType, stepType,
                                flatType};
     b.setInsertionPointToEnd(module.getBody());
@@ -445,7 +452,7 @@ void FuseOptimizerPass::runOnOperation() {
 
   // @mbt_eval_step(params, x, y, out).
   buildEntryPoint(
-      b, module, "mbt_eval_step", model, slots, numModels, {},
+      b, module, "mbt_eval_step", model, slots, numModels, element, {},
       [](IRMapping &, Block *) {},
       [](IRMapping &, Block *, func::ReturnOp) { return SmallVector<Value>(); });
 

@@ -27,6 +27,41 @@ func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
 
 // -----
 
+func.func @matmul_element_types(%a: tensor<2x3xf32>, %b: tensor<3x5xf64>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{matmul operands have different element types: 'f32' and 'f64'}}
+  %0 = mbt.matmul %a, %b : (tensor<2x3xf32>, tensor<3x5xf64>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @add_element_types(%a: tensor<2x3xf64>, %b: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{add operands have different element types: 'f64' and 'f32'}}
+  %0 = mbt.add %a, %b : (tensor<2x3xf64>, tensor<2x3xf32>) -> tensor<2x3xf64>
+  return
+}
+
+// -----
+
+func.func @concat_element_types(%a: tensor<2x3xf64>, %b: tensor<2x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{concat operands have different element types: 'f64' and 'f32'}}
+  %0 = mbt.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf64>, tensor<2x3xf32>) -> tensor<2x6xf64>
+  return
+}
+
+// -----
+
+func.func @f16_tensor(%a: tensor<2x3xf16>) {
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 64-bit float values}}
+  %0 = mbt.relu %a : tensor<2x3xf16>
+  return
+}
+
+// -----
+
 func.func @reshape_count(%a: tensor<6xf32>) {
   // expected-error@+1 {{cannot reshape [6] (6 elements) to [4] (4 elements)}}
   %0 = mbt.reshape %a : (tensor<6xf32>) -> tensor<4xf32>
@@ -398,7 +433,7 @@ mbt.optimizer @a attributes {hyper = ["lr"], slots = []} scalars {
 
 // -----
 
-// expected-error@+1 {{'mbt.optimizer' op scalars region must yield f32 or i1 values, got 'f64'}}
+// expected-error@+1 {{'mbt.optimizer' op scalars region must yield 'f32' or i1 values, got 'f64'}}
 mbt.optimizer @b attributes {hyper = ["lr"], slots = []} scalars {
 ^bb0(%lr: f64, %step: f64):
   mbt.yield %lr : f64
@@ -421,7 +456,7 @@ mbt.optimizer @c attributes {hyper = ["lr"], slots = ["m"]} scalars {
 
 // -----
 
-// expected-error@+1 {{'mbt.optimizer' op elements region must yield the new parameter and 1 state slots (f32)}}
+// expected-error@+1 {{'mbt.optimizer' op elements region must yield the new parameter and 1 state slots ('f32')}}
 mbt.optimizer @d attributes {hyper = ["lr"], slots = ["m"]} scalars {
 ^bb0(%lr: f64, %step: f64):
   mbt.yield
@@ -499,3 +534,41 @@ mbt.sweep @sweep {model = @m, models = 1 : i64, optimizer = @i,
     hyper_names = ["rate"], hyper = [array<f64: 0.1>],
     seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op elements region argument 0 must be f32 or f64, got 'f16'}}
+mbt.optimizer @f16 attributes {hyper = [], slots = []} scalars {
+^bb0(%step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f16, %p: f16):
+  mbt.yield %p : f16
+}
+
+// -----
+
+// expected-error@+1 {{'mbt.optimizer' op elements region argument 1 must be 'f64', got 'f32'}}
+mbt.optimizer @mixed attributes {hyper = [], slots = []} scalars {
+^bb0(%step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f64, %p: f32):
+  mbt.yield %p : f32
+}
+
+// -----
+
+mbt.optimizer @sgd32 attributes {hyper = ["lr"], slots = []} scalars {
+^bb0(%lr: f64, %step: f64):
+  mbt.yield
+} elements {
+^bb0(%g: f32, %p: f32):
+  mbt.yield %p : f32
+}
+func.func @update_element_type(%p: tensor<3xf64>, %h: tensor<1xf64>, %t: tensor<f64>) {
+  // expected-error@+1 {{rule 'sgd32' updates 'f32' elements, got parameters of 'f64'}}
+  %0 = mbt.update @sgd32 %p, %p state() hyper(%h) step(%t)
+      : (tensor<3xf64>, tensor<3xf64>, tensor<1xf64>, tensor<f64>) -> (tensor<3xf64>)
+  return
+}

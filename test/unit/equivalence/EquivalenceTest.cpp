@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -42,11 +43,19 @@ std::string listOf(const std::vector<double> &values) {
 
 /// A model body, its loss and the imports it needs.
 struct Network {
-  const char *body;
-  const char *loss = "cross_entropy(logits, y)";
-  const char *imports = "";
-  const char *input = "f32[784]";
+  std::string body;
+  std::string loss = "cross_entropy(logits, y)";
+  std::string imports = "";
+  std::string input = "f32[784]";
 };
+
+/// `network` as an f64 model: its input and parameters in f64.
+Network asF64(Network network) {
+  std::regex f32("f32\\[");
+  network.body = std::regex_replace(network.body, f32, "f64[");
+  network.input = std::regex_replace(network.input, f32, "f64[");
+  return network;
+}
 
 /// The default network: tanh hidden layer, relu before the output bias.
 const Network kTanhRelu{"  param  w1: f32[784, 32] = kaiming_uniform\n"
@@ -148,7 +157,7 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
 
 
 /// Trains `artifact` for kSteps steps; returns every model's parameters.
-std::vector<std::vector<float>> train(const std::string &artifactPath,
+std::vector<std::vector<double>> train(const std::string &artifactPath,
                                       const DataSplits &data) {
   Artifact artifact = Artifact::load(artifactPath);
   TrainOptions options;
@@ -156,15 +165,15 @@ std::vector<std::vector<float>> train(const std::string &artifactPath,
   options.outDir = artifactPath + ".out";
   Trainer trainer(artifact, data.train, data.test, options);
   trainer.runSteps(kSteps);
-  std::vector<std::vector<float>> params;
+  std::vector<std::vector<double>> params;
   for (int64_t m = 0; m < artifact.manifest().models; ++m)
     params.push_back(trainer.modelParams(m));
   return params;
 }
 
 /// max |a - b| / max |b|: the relative difference of two parameter vectors.
-double relativeDifference(const std::vector<float> &a,
-                          const std::vector<float> &b) {
+double relativeDifference(const std::vector<double> &a,
+                          const std::vector<double> &b) {
   double diff = 0, scale = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     diff = std::max(diff, std::fabs(double(a[i]) - double(b[i])));
@@ -232,6 +241,20 @@ TEST(Equivalence, ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("reductions", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kReductions);
+}
+
+// f64 models: the same program in double precision, with dgemm for the
+// matmuls, keeps the promise as f32 does.
+TEST(Equivalence, F64GatedBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("gated_f64", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03},
+                        asF64(kGated));
+}
+
+TEST(Equivalence, F64ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("reductions_f64", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        asF64(kReductions));
 }
 
 TEST(Equivalence, MatrixInputBatchOfEightEqualsEachModelAlone) {

@@ -12,6 +12,11 @@
 // language builds from them (softmax, log_softmax, mse, bce_with_logits,
 // nll over one_hot targets).
 //
+// Every spec case runs twice: as written (f32: central differences with a
+// step of 2e-3, relative error below 2e-3) and as an f64 model (the same
+// spec with f64 for f32: a step of 1e-5 and an error below 1e-7, a check
+// 10^4 times tighter, which only an exact gradient passes).
+//
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Abi.h"
 #include "mbt/runtime/Artifact.h"
@@ -23,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -62,19 +68,21 @@ std::string spec(const std::string &params, const std::string &body) {
                       "cross_entropy(logits, y)");
 }
 
-/// The loss and gradient of one compiled model on a fixed random batch.
-class CompiledModel {
+/// The loss and gradient of one compiled model on a fixed random batch, for
+/// an artifact whose float type is T.
+template <typename T> class CompiledModel {
 public:
   explicit CompiledModel(const std::string &path)
       : artifact(Artifact::load(path)),
         p(artifact.manifest().paramCount), x(kBatch * kFeatures), y(kBatch) {
+    // Drawn in float whatever T, so both precisions see the same values.
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 0.5f);
     std::uniform_real_distribution<float> unit(0.0f, 1.0f);
     params.resize(p);
-    for (float &v : params)
+    for (T &v : params)
       v = normal(rng);
-    for (float &v : x)
+    for (T &v : x)
       v = unit(rng);
     for (int32_t &v : y)
       v = static_cast<int32_t>(rng() % kClasses);
@@ -82,29 +90,29 @@ public:
 
   int64_t size() const { return p; }
 
-  float loss(const std::vector<float> &at) {
-    std::vector<float> local(at), out(artifact.manifest().outputs.size());
-    auto pm = makeDenseMemRef<float, 2>(local.data(), {1, p});
-    auto xm = makeDenseMemRef<float, 3>(x.data(), {1, kBatch, kFeatures});
+  T loss(const std::vector<T> &at) {
+    std::vector<T> local(at), out(artifact.manifest().outputs.size());
+    auto pm = makeDenseMemRef<T, 2>(local.data(), {1, p});
+    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
-    auto om = makeDenseMemRef<float, 2>(out.data(), {1, (int64_t)out.size()});
-    artifact.evalStep()(&pm, &xm, &ym, &om);
+    auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
+    artifact.evalStep<T>()(&pm, &xm, &ym, &om);
     return out[0];
   }
 
   /// params - (params after one SGD step at lr 1) = the gradient.
   std::vector<double> gradient() {
-    std::vector<float> updated(params), state(p, 0.0f),
+    std::vector<T> updated(params), state(p, T(0)),
         out(artifact.manifest().outputs.size());
     std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
-    auto pm = makeDenseMemRef<float, 2>(updated.data(), {1, p});
-    auto sm = makeDenseMemRef<float, 3>(state.data(), {1, 1, p});
+    auto pm = makeDenseMemRef<T, 2>(updated.data(), {1, p});
+    auto sm = makeDenseMemRef<T, 3>(state.data(), {1, 1, p});
     auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
     auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
-    auto xm = makeDenseMemRef<float, 3>(x.data(), {1, kBatch, kFeatures});
+    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
-    auto om = makeDenseMemRef<float, 2>(out.data(), {1, (int64_t)out.size()});
-    artifact.trainStep()(&pm, &sm, &hm, &tm, &xm, &ym, &om);
+    auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
+    artifact.trainStep<T>()(&pm, &sm, &hm, &tm, &xm, &ym, &om);
     std::vector<double> g(p);
     for (int64_t i = 0; i < p; ++i)
       g[i] = double(params[i]) - double(updated[i]);
@@ -112,10 +120,10 @@ public:
   }
 
   /// Central differences of the loss along every parameter.
-  std::vector<double> finiteDifferences(float eps) {
+  std::vector<double> finiteDifferences(T eps) {
     std::vector<double> g(p);
     for (int64_t i = 0; i < p; ++i) {
-      std::vector<float> plus(params), minus(params);
+      std::vector<T> plus(params), minus(params);
       plus[i] += eps;
       minus[i] -= eps;
       g[i] = (double(loss(plus)) - double(loss(minus))) /
@@ -124,12 +132,12 @@ public:
     return g;
   }
 
-  std::vector<float> params;
+  std::vector<T> params;
 
 private:
   Artifact artifact;
   int64_t p;
-  std::vector<float> x;
+  std::vector<T> x;
   std::vector<int32_t> y;
 };
 
@@ -143,109 +151,129 @@ double relativeError(const std::vector<double> &a, const std::vector<double> &b)
   return std::sqrt(num / den);
 }
 
-constexpr double kTolerance = 2e-3;
+/// The finite-difference step and the largest relative error accepted for
+/// a model computing in T.
+template <typename T> struct Precision;
+template <> struct Precision<float> {
+  static constexpr float kStep = 2e-3f;
+  static constexpr double kTolerance = 2e-3;
+};
+template <> struct Precision<double> {
+  static constexpr double kStep = 1e-5;
+  static constexpr double kTolerance = 1e-7;
+};
 
+template <typename T = float>
 void checkGradient(const std::string &artifactPath) {
-  CompiledModel model(artifactPath);
+  CompiledModel<T> model(artifactPath);
   ASSERT_GT(model.size(), 0);
   std::vector<double> analytic = model.gradient();
-  std::vector<double> numeric = model.finiteDifferences(2e-3f);
+  std::vector<double> numeric = model.finiteDifferences(Precision<T>::kStep);
   double norm = 0;
   for (double g : numeric)
     norm += g * g;
   ASSERT_GT(norm, 1e-6) << "the loss does not depend on the parameters";
   double error = relativeError(analytic, numeric);
-  std::printf("relative error of the compiled gradient: %.3g\n", error);
-  EXPECT_LT(error, kTolerance);
-  // The check can fail: a gradient off by 5% does.
+  std::printf("relative error of the compiled %s gradient: %.3g\n",
+              sizeof(T) == 8 ? "f64" : "f32", error);
+  EXPECT_LT(error, Precision<T>::kTolerance);
+  // The check can fail: a gradient off by 5% (f32) or 1e-5 (f64) does.
   std::vector<double> wrong(analytic);
   for (double &g : wrong)
-    g *= 1.05;
-  EXPECT_GT(relativeError(wrong, numeric), kTolerance);
+    g *= sizeof(T) == 8 ? 1 + 1e-5 : 1.05;
+  EXPECT_GT(relativeError(wrong, numeric), Precision<T>::kTolerance);
+}
+
+/// Compiles `source` as written (f32) and as an f64 model, and checks the
+/// gradient of both.
+void checkGradients(const std::string &name, const std::string &source) {
+  checkGradient<float>(compileSpec(name, source));
+  std::string f64 = std::regex_replace(source, std::regex("f32\\["), "f64[");
+  checkGradient<double>(compileSpec(name + "_f64", f64));
 }
 
 TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
-  checkGradient(compileSpec(
+  checkGradients(
       "matmul_add", spec("  param w: f32[6, 4] = zeros\n"
                          "  param b: f32[4] = zeros\n",
-                         "  logits = x @ w + b\n")));
+                         "  logits = x @ w + b\n"));
 }
 
 TEST(GradientCheck, Sub) {
-  checkGradient(compileSpec(
+  checkGradients(
       "sub", spec("  param w: f32[6, 4] = zeros\n"
                   "  param b: f32[4] = zeros\n",
-                  "  logits = x @ w - b\n")));
+                  "  logits = x @ w - b\n"));
 }
 
 TEST(GradientCheck, MulBroadcastAndElementwise) {
-  checkGradient(compileSpec(
+  checkGradients(
       "mul", spec("  param w: f32[6, 4] = zeros\n"
                   "  param v: f32[6, 4] = zeros\n"
                   "  param s: f32[4] = zeros\n",
-                  "  logits = (x @ w) * (x @ v) * s\n")));
+                  "  logits = (x @ w) * (x @ v) * s\n"));
 }
 
 TEST(GradientCheck, NumbersInExpressions) {
-  checkGradient(compileSpec(
+  checkGradients(
       "numbers", spec("  param w: f32[6, 4] = zeros\n",
-                      "  logits = 0.5 * (x @ w) - 2 * tanh(x @ w) + 1\n")));
+                      "  logits = 0.5 * (x @ w) - 2 * tanh(x @ w) + 1\n"));
 }
 
 TEST(GradientCheck, DivBroadcastAndElementwise) {
-  checkGradient(compileSpec(
+  checkGradients(
       "div", spec("  param w: f32[6, 4] = zeros\n"
                   "  param s: f32[4] = ones\n",
-                  "  logits = (x @ w) / (s * s + 1) + 1 / (2 + tanh(x @ w))\n")));
+                  "  logits = (x @ w) / (s * s + 1) + 1 / (2 + tanh(x @ w))\n"));
 }
 
 TEST(GradientCheck, Neg) {
-  checkGradient(compileSpec(
+  checkGradients(
       "neg", spec("  param w: f32[6, 4] = zeros\n",
-                  "  logits = -(x @ w)\n")));
+                  "  logits = -(x @ w)\n"));
 }
 
 TEST(GradientCheck, Relu) {
-  checkGradient(compileSpec(
+  checkGradients(
       "relu", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param b1: f32[8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = relu(x @ w1 + b1) @ w2\n")));
+                   "  logits = relu(x @ w1 + b1) @ w2\n"));
 }
 
 TEST(GradientCheck, Tanh) {
-  checkGradient(compileSpec(
+  checkGradients(
       "tanh", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = tanh(x @ w1) @ w2\n")));
+                   "  logits = tanh(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Sigmoid) {
-  checkGradient(compileSpec(
+  checkGradients(
       "sigmoid", spec("  param w1: f32[6, 8] = zeros\n"
                       "  param w2: f32[8, 4] = zeros\n",
-                      "  logits = sigmoid(x @ w1) @ w2\n")));
+                      "  logits = sigmoid(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Silu) {
-  checkGradient(compileSpec(
+  checkGradients(
       "silu", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = silu(x @ w1) @ w2\n")));
+                   "  logits = silu(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Gelu) {
-  checkGradient(compileSpec(
+  checkGradients(
       "gelu", spec("  param w1: f32[6, 8] = zeros\n"
                    "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = gelu(x @ w1) @ w2\n")));
+                   "  logits = gelu(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, ParameterTimesParameter) {
-  checkGradient(compileSpec(
+  checkGradients(
       "param_matmul", spec("  param a: f32[6, 3] = zeros\n"
                            "  param c: f32[3, 4] = zeros\n",
-                           "  logits = x @ (a @ c)\n")));
+                           "  logits = x @ (a @ c)\n"));
 }
 
 TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
@@ -257,7 +285,7 @@ TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
 // inlined with its own parameters, and the gradient of every one of them
 // (fc1.w, res.fc2.b, ...) matches finite differences.
 TEST(GradientCheck, LayersFromFunctionsAndImports) {
-  checkGradient(compileSpec(
+  checkGradients(
       "layers", "import \"nn\"\n"
                 "fn scaled(x, out: int, gain: float = 1.0) {\n"
                 "  param w: f32[dim(x), out] = zeros\n"
@@ -265,63 +293,63 @@ TEST(GradientCheck, LayersFromFunctionsAndImports) {
                 "}\n" +
                     spec("", "  fc1    = scaled(x, 5, gain = 0.5)\n"
                              "  res    = residual(fc1, 3)\n"
-                             "  logits = mlp(res, 4, dim(y), depth = 2)\n")));
+                             "  logits = mlp(res, 4, dim(y), depth = 2)\n"));
 }
 
 TEST(GradientCheck, ExpLogSoftplus) {
-  checkGradient(compileSpec(
+  checkGradients(
       "exp_log_softplus",
       spec("  param w: f32[6, 4] = zeros\n"
            "  param v: f32[6, 4] = zeros\n",
-           "  logits = exp(0.5 * (x @ w)) - log(softplus(x @ v) + 1)\n")));
+           "  logits = exp(0.5 * (x @ w)) - log(softplus(x @ v) + 1)\n"));
 }
 
 TEST(GradientCheck, Transpose) {
-  checkGradient(compileSpec(
+  checkGradients(
       "transpose", spec("  param w: f32[4, 6] = zeros\n"
                         "  param a: f32[4, 4] = zeros\n",
-                        "  logits = (x @ transpose(w)) @ transpose(a)\n")));
+                        "  logits = (x @ transpose(w)) @ transpose(a)\n"));
 }
 
 TEST(GradientCheck, SoftmaxAndLogSoftmax) {
-  checkGradient(compileSpec(
+  checkGradients(
       "softmax", specWithLoss("  param w: f32[6, 4] = zeros\n"
                               "  param v: f32[6, 4] = zeros\n",
                               "  p = softmax(x @ w)\n"
                               "  q = log_softmax(x @ v, axis = 0)\n",
-                              "sum(p * one_hot(y)) + 0.3 * mean(q * p)")));
+                              "sum(p * one_hot(y)) + 0.3 * mean(q * p)"));
 }
 
 TEST(GradientCheck, SumMeanMaxOverAxes) {
-  checkGradient(compileSpec(
+  checkGradients(
       "reductions",
       specWithLoss("  param w: f32[6, 4] = zeros\n"
                    "  param v: f32[6, 4] = zeros\n",
                    "  h = tanh(x @ w)\n",
                    "mean(max(h, axis = -1)) + sum(mean(h * (x @ v), axis = 0))"
-                   " - 0.5 * max(x @ v) + 0.1 * sum(h)")));
+                   " - 0.5 * max(x @ v) + 0.1 * sum(h)"));
 }
 
 TEST(GradientCheck, LogSumExp) {
-  checkGradient(compileSpec(
+  checkGradients(
       "logsumexp", specWithLoss("  param w: f32[6, 4] = zeros\n",
                                 "  z = x @ w\n",
-                                "mean(logsumexp(z)) - mean(z * one_hot(y))")));
+                                "mean(logsumexp(z)) - mean(z * one_hot(y))"));
 }
 
 TEST(GradientCheck, CrossEntropyWithLabelSmoothing) {
-  checkGradient(compileSpec(
+  checkGradients(
       "label_smoothing",
       specWithLoss("  param w: f32[6, 4] = zeros\n"
                    "  param b: f32[4] = zeros\n",
                    "  logits = x @ w + b\n",
-                   "cross_entropy(logits, y, label_smoothing = 0.2)")));
+                   "cross_entropy(logits, y, label_smoothing = 0.2)"));
 }
 
 // A matrix input (the ABI's flat x reshaped to [B, 2, 3]), flatten,
 // reshape with an inferred size, and reductions over its axes.
 TEST(GradientCheck, MatrixInputFlattenReshape) {
-  checkGradient(compileSpec(
+  checkGradients(
       "matrix_input",
       "model m {\n"
       "  input  x: f32[2, 3]\n"
@@ -338,13 +366,13 @@ TEST(GradientCheck, MatrixInputFlattenReshape) {
       "  models = 1\n"
       "  optim  = sgd(lr = 1.0)\n"
       "  data   = fashion_mnist(batch = 5)\n"
-      "}\n"));
+      "}\n");
 }
 
 // concat of batched values and of parameters, slices with negative bounds
 // and along a matrix's first axis.
 TEST(GradientCheck, ConcatAndSlice) {
-  checkGradient(compileSpec(
+  checkGradients(
       "concat_slice",
       specWithLoss("  param w: f32[6, 3] = zeros\n"
                    "  param v: f32[4, 1] = zeros\n"
@@ -352,30 +380,30 @@ TEST(GradientCheck, ConcatAndSlice) {
                    "  h = concat(tanh(x @ w), slice(x, 1, -1) @ v)\n"
                    "  p = concat(u, transpose(v), axis = 0)\n"
                    "  logits = h @ slice(p, 1, 5, axis = 0) + slice(x, 0, 4)\n",
-                   "cross_entropy(logits, y)")));
+                   "cross_entropy(logits, y)"));
 }
 
 // sqrt, and the stdlib's layer_norm, rms_norm and prenorm_residual.
 TEST(GradientCheck, SqrtAndNormalizationLayers) {
-  checkGradient(compileSpec(
+  checkGradients(
       "norms",
       "import \"nn\"\n" +
           spec("  param w: f32[6, 8] = normal(0.0, 0.5)\n",
                "  h = layer_norm(x @ w)\n"
                "  r = prenorm_residual(rms_norm(h), 5)\n"
-               "  logits = linear(r + sqrt(h * h + 1), 4)\n")));
+               "  logits = linear(r + sqrt(h * h + 1), 4)\n"));
 }
 
 // The stdlib losses over one-hot targets: mse, bce_with_logits and nll.
 TEST(GradientCheck, StdlibLosses) {
-  checkGradient(compileSpec(
+  checkGradients(
       "stdlib_losses",
       specWithLoss("  param w: f32[6, 4] = zeros\n"
                    "  param v: f32[6, 4] = zeros\n",
                    "  t = one_hot(y)\n",
                    "mse(sigmoid(x @ w), t) + bce_with_logits(x @ v, t)"
                    " + nll(log_softmax(x @ w), y)",
-                   "import \"losses\"\n")));
+                   "import \"losses\"\n"));
 }
 
 } // namespace

@@ -20,6 +20,11 @@
 // factor of 3. Each case prints the distances every 50 steps and the regime
 // of each model.
 //
+// The F64 cases train the same sweeps as f64 models (`input x: f64[784]`)
+// and hold them to torch float64 within 1e-12 (they end within 1e-14):
+// what is left is summation order (dgemm's against torch's), amplified by
+// 200 steps of training.
+//
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/FashionMnist.h"
@@ -55,14 +60,16 @@ namespace {
 constexpr int64_t kModels = 4;
 constexpr int64_t kSteps = 200;
 
-std::string spec(const std::string &optim, const std::string &extra) {
+/// The sweep's spec; `type` is the model's float type.
+std::string spec(const std::string &optim, const std::string &extra,
+                 const std::string &type = "f32") {
   return "model mlp {\n"
-         "  input  x: f32[784]\n"
+         "  input  x: " + type + "[784]\n"
          "  target y: class[10]\n"
-         "  param  w1: f32[784, 32] = kaiming_uniform\n"
-         "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
-         "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-         "  param  b2: f32[10] = zeros\n"
+         "  param  w1: float[784, 32] = kaiming_uniform\n"
+         "  param  b1: float[32] = uniform(-0.1, 0.1)\n"
+         "  param  w2: float[32, 10] = normal(0.0, 0.1)\n"
+         "  param  b2: float[10] = zeros\n"
          "  logits = tanh(x @ w1 + b1) @ w2 + b2\n"
          "  loss   = cross_entropy(logits, y)\n"
          "}\n"
@@ -211,15 +218,22 @@ double relativeDifference(const torch::Tensor &a, const torch::Tensor &b) {
 }
 
 /// Trains the sweep `optim` (four models, different hyperparameters) and
-/// each model's reference in lockstep; checks every model after kSteps.
+/// each model's reference in lockstep; checks every model after kSteps. An
+/// f64 sweep (`dtype`) is checked against torch float64 alone, within
+/// kF64Tolerance.
+constexpr double kF64Tolerance = 1e-12;
 void checkSweep(const std::string &name, const std::string &optim,
-                const MakeOptimizer &make, const std::string &extra = "") {
+                const MakeOptimizer &make, const std::string &extra = "",
+                DType dtype = DType::F32) {
   constexpr double tolerance = 1e-5;
+  bool f64 = dtype == DType::F64;
   static DataSplits data = loadDataSplits("fashion_mnist");
-  std::string path = mbt::test::compileSpec(name, spec(optim, extra));
+  std::string path =
+      mbt::test::compileSpec(name, spec(optim, extra, dtypeName(dtype)));
   Artifact artifact = Artifact::load(path);
   const Manifest &manifest = artifact.manifest();
   ASSERT_EQ(manifest.models, kModels);
+  ASSERT_EQ(manifest.dtype, dtype);
   // The models' hyperparameters differ in every column that is set.
   TrainOptions options;
   options.quiet = true;
@@ -228,7 +242,8 @@ void checkSweep(const std::string &name, const std::string &optim,
   std::vector<ReferenceModel> refs32, refs64;
   std::vector<std::vector<float>> initial;
   for (int64_t m = 0; m < kModels; ++m) {
-    initial.push_back(trainer.modelParams(m));
+    std::vector<double> row = trainer.modelParams(m);
+    initial.emplace_back(row.begin(), row.end());
     refs32.emplace_back(manifest, initial.back(), m, make, torch::kFloat32);
     refs64.emplace_back(manifest, initial.back(), m, make, torch::kFloat64);
   }
@@ -258,12 +273,12 @@ void checkSweep(const std::string &name, const std::string &optim,
     std::cout << "[ " << name << " ] step " << s
               << " (mbt-vs-t32 / t32-vs-t64 / mbt-vs-t64):";
     for (int64_t m = 0; m < kModels; ++m) {
-      const float *row = trainer.params() + m * manifest.paramCount;
+      std::vector<double> row = trainer.modelParams(m);
       double mbt32 = 0, t32t64 = 0, mbt64 = 0, moved = 0;
       for (size_t k = 0; k < manifest.params.size(); ++k) {
         const ParamSpec &param = manifest.params[k];
-        torch::Tensor mine = torch::from_blob(
-            const_cast<float *>(row) + param.offset, {param.size});
+        torch::Tensor mine = torch::from_blob(row.data() + param.offset,
+                                              {param.size}, torch::kFloat64);
         torch::Tensor start =
             torch::from_blob(initial[m].data() + param.offset, {param.size});
         mbt32 = std::max(mbt32, relativeDifference(mine, refs32[m].params[k]));
@@ -278,7 +293,9 @@ void checkSweep(const std::string &name, const std::string &optim,
       if (s != kSteps)
         continue;
       EXPECT_GT(moved, 1e-3) << "model " << m << " did not train";
-      if (t32t64 <= tolerance / 3) {
+      if (f64) {
+        EXPECT_LE(mbt64, kF64Tolerance) << "model " << m;
+      } else if (t32t64 <= tolerance / 3) {
         EXPECT_LE(mbt32, tolerance) << "model " << m;
         EXPECT_LE(mbt64, tolerance) << "model " << m;
       } else {
@@ -293,8 +310,15 @@ void checkSweep(const std::string &name, const std::string &optim,
   }
 }
 
+/// checkSweep for the sweep as an f32 and as an f64 model.
+void checkSweeps(const std::string &name, const std::string &optim,
+                 const MakeOptimizer &make, const std::string &extra = "") {
+  checkSweep(name, optim, make, extra, DType::F32);
+  checkSweep(name + "_f64", optim, make, extra, DType::F64);
+}
+
 TEST(OptimizersMatchTorch, SgdMomentumDampeningWeightDecay) {
-  checkSweep("ref_sgd",
+  checkSweeps("ref_sgd",
              "sgd(lr = [0.03, 0.02, 0.1, 0.03], momentum = [0.9, 0.5, 0.0, "
              "0.8], dampening = [0.0, 0.1, 0.0, 0.5], weight_decay = [0.0, "
              "1e-3, 1e-2, 1e-4])",
@@ -308,7 +332,7 @@ TEST(OptimizersMatchTorch, SgdMomentumDampeningWeightDecay) {
 }
 
 TEST(OptimizersMatchTorch, SgdNesterov) {
-  checkSweep("ref_nesterov",
+  checkSweeps("ref_nesterov",
              "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, 0.7, "
              "0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], nesterov = true)",
              [](std::vector<torch::Tensor> p, const Hyper &h) {
@@ -329,7 +353,7 @@ torch::optim::AdamOptions adamOptions(const Hyper &h, bool amsgrad) {
 }
 
 TEST(OptimizersMatchTorch, Adam) {
-  checkSweep("ref_adam",
+  checkSweeps("ref_adam",
              "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta1 = [0.9, 0.8, 0.95, "
              "0.85], beta2 = [0.999, 0.99, 0.995, 0.98], eps = [1e-8, 1e-6, "
              "1e-7, 1e-8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
@@ -340,7 +364,7 @@ TEST(OptimizersMatchTorch, Adam) {
 }
 
 TEST(OptimizersMatchTorch, AdamAmsgrad) {
-  checkSweep("ref_amsgrad",
+  checkSweeps("ref_amsgrad",
              "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta2 = [0.999, 0.99, "
              "0.995, 0.98], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], amsgrad "
              "= true)",
@@ -351,7 +375,7 @@ TEST(OptimizersMatchTorch, AdamAmsgrad) {
 }
 
 TEST(OptimizersMatchTorch, AdamW) {
-  checkSweep("ref_adamw",
+  checkSweeps("ref_adamw",
              "adamw(lr = [1e-3, 3e-4, 5e-4, 2e-4], beta1 = [0.9, 0.8, 0.95, "
              "0.85], eps = [1e-8, 1e-7, 1e-6, 1e-6], weight_decay = [0.01, "
              "0.1, 0.0, 0.05])",
@@ -374,7 +398,7 @@ torch::optim::RMSpropOptions rmspropOptions(const Hyper &h, bool centered) {
 }
 
 TEST(OptimizersMatchTorch, RMSprop) {
-  checkSweep("ref_rmsprop",
+  checkSweeps("ref_rmsprop",
              "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
              "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-8], momentum = [0.0, "
              "0.9, 0.5, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4])",
@@ -385,7 +409,7 @@ TEST(OptimizersMatchTorch, RMSprop) {
 }
 
 TEST(OptimizersMatchTorch, RMSpropCentered) {
-  checkSweep("ref_rmsprop_centered",
+  checkSweeps("ref_rmsprop_centered",
              "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
              "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-6], momentum = [0.0, "
              "0.9, 0.5, 0.0], centered = true)",
@@ -396,7 +420,7 @@ TEST(OptimizersMatchTorch, RMSpropCentered) {
 }
 
 TEST(OptimizersMatchTorch, Adagrad) {
-  checkSweep("ref_adagrad",
+  checkSweeps("ref_adagrad",
              "adagrad(lr = [0.01, 0.03, 0.005, 0.02], lr_decay = [0.0, 1e-3, "
              "1e-2, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4], "
              "initial_accumulator_value = [0.0, 0.1, 0.0, 0.5], eps = "
@@ -414,7 +438,7 @@ TEST(OptimizersMatchTorch, Adagrad) {
 }
 
 TEST(OptimizersMatchTorch, Lion) {
-  checkSweep("ref_lion",
+  checkSweeps("ref_lion",
              "lion(lr = [1e-4, 3e-5, 2e-4, 5e-5], beta1 = [0.9, 0.8, 0.95, "
              "0.9], beta2 = [0.99, 0.98, 0.999, 0.95], weight_decay = [0.0, "
              "0.1, 1.0, 0.01])",
@@ -427,7 +451,7 @@ TEST(OptimizersMatchTorch, Lion) {
 // optimizers whose hyperparameters do: each model's lr follows its own
 // schedule and its gradient is clipped to its own bound.
 TEST(OptimizersMatchTorch, AdamWithPerModelCosineAndClipping) {
-  checkSweep("ref_adam_cosine",
+  checkSweeps("ref_adam_cosine",
              "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], weight_decay = [0.0, 1e-3, "
              "1e-2, 1e-4])",
              [](std::vector<torch::Tensor> p, const Hyper &h) {
@@ -449,7 +473,7 @@ TEST(OptimizersMatchTorch, SgdWithPerModelSchedules) {
         "0.25])"}) {
     std::string name = std::string("ref_sgd_") +
                        std::string(schedule).substr(0, 4);
-    checkSweep(name,
+    checkSweeps(name,
                "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, "
                "0.0, 0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
                [](std::vector<torch::Tensor> p, const Hyper &h) {

@@ -287,7 +287,8 @@ Result trainBoth(const std::string &name, const std::string &logits,
   options.quiet = true;
   options.outDir = path + ".out";
   Trainer trainer(artifact, data.train, data.test, options);
-  std::vector<float> initial = trainer.modelParams(0);
+  std::vector<double> row = trainer.modelParams(0);
+  std::vector<float> initial(row.begin(), row.end());
 
   TorchReference ref32(manifest, initial, reluHead, torch::kFloat32);
   TorchReference ref64(manifest, initial, reluHead, torch::kFloat64);

@@ -36,6 +36,16 @@ TEST(ArtifactTest, MovedArtifactKeepsItsFunctions) {
   EXPECT_NE(second.trainStep(), nullptr);
 }
 
+TEST(ArtifactTest, EntryPointsOfAnotherFloatTypeAreRefused) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  EXPECT_EQ(artifact.dtype(), DType::F32);
+  EXPECT_THAT(errorOf([&] { artifact.trainStep<double>(); }),
+              AllOf(HasSubstr("computes in f32"),
+                    HasSubstr("mbt_train_step was called with f64 buffers")));
+  EXPECT_THAT(errorOf([&] { artifact.evalStep<double>(); }),
+              HasSubstr("mbt_eval_step"));
+}
+
 TEST(ArtifactTest, MissingFileNamesThePath) {
   TempDir dir;
   std::string path = dir.file("model.so");
@@ -64,7 +74,7 @@ TEST(ArtifactTest, UnknownAbiVersionIsRefused) {
   std::string path = fakeArtifactPath("fake_abi99");
   EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
               AllOf(HasSubstr(path), HasSubstr("ABI version 99"),
-                    HasSubstr("supports 2")));
+                    HasSubstr("supports 3")));
 }
 
 } // namespace

@@ -3,7 +3,8 @@
 // Checks _mlir_ciface_mbt_rt_batch_matmul_f32 against a naive triple loop
 // for every transpose combination, for strided operands (column slices of a
 // [M, P] params buffer, as the compiler passes weights), for empty shapes,
-// and that batch i's result is bitwise independent of the batch count.
+// and that batch i's result is bitwise independent of the batch count; and
+// the f64 kernel (dgemm) against the same loop to double precision.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,15 +31,17 @@ std::vector<float> filled(size_t n, uint32_t seed) {
   return v;
 }
 
-float element(const MemRef3F &ref, int64_t i, int64_t r, int64_t c) {
+template <typename T>
+T element(const MemRef<T, 3> &ref, int64_t i, int64_t r, int64_t c) {
   return ref.aligned[ref.offset + i * ref.strides[0] + r * ref.strides[1] +
                      c * ref.strides[2]];
 }
 
 /// Naive reference for c = op(a) . op(b), accumulated in double.
-std::vector<double> reference(const MemRef3F &a, const MemRef3F &b, bool ta,
-                              bool tb, int64_t batch, int64_t m, int64_t n,
-                              int64_t k) {
+template <typename T>
+std::vector<double> reference(const MemRef<T, 3> &a, const MemRef<T, 3> &b,
+                              bool ta, bool tb, int64_t batch, int64_t m,
+                              int64_t n, int64_t k) {
   std::vector<double> c(batch * m * n, 0.0);
   for (int64_t i = 0; i < batch; ++i)
     for (int64_t r = 0; r < m; ++r)
@@ -52,13 +55,15 @@ std::vector<double> reference(const MemRef3F &a, const MemRef3F &b, bool ta,
   return c;
 }
 
-void expectMatches(const MemRef3F &c, const std::vector<double> &expected,
-                   int64_t batch, int64_t m, int64_t n) {
+template <typename T>
+void expectMatches(const MemRef<T, 3> &c, const std::vector<double> &expected,
+                   int64_t batch, int64_t m, int64_t n,
+                   double tolerance = 1e-4) {
   for (int64_t i = 0; i < batch; ++i)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col)
         ASSERT_NEAR(element(c, i, r, col), expected[(i * m + r) * n + col],
-                    1e-4)
+                    tolerance)
             << "at [" << i << "," << r << "," << col << "]";
 }
 
@@ -106,6 +111,27 @@ TEST_P(TransposeTest, ColumnSlicesOfParamsBufferMatchNaiveLoop) {
         if (col < 3 || col >= 3 + n) {
           ASSERT_EQ(out[i * m * 30 + r * 30 + col], 5.0f);
         }
+}
+
+TEST_P(TransposeTest, F64OperandsMatchNaiveLoopToDoublePrecision) {
+  auto [ta, tb] = GetParam();
+  const int64_t batch = 3, m = 5, n = 7, k = 11;
+  std::vector<float> af = filled(batch * m * k, 1), bf = filled(batch * k * n, 2);
+  // Values that need all of a double's bits: f32 reaches 1e-7, not 1e-13.
+  std::vector<double> a(af.size()), b(bf.size()), c(batch * m * n, 99.0);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = af[i] + 1e-9 * std::sin(double(i));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = bf[i] + 1e-9 * std::cos(double(i));
+  auto ra = ta ? makeDenseMemRef<double, 3>(a.data(), {batch, k, m})
+               : makeDenseMemRef<double, 3>(a.data(), {batch, m, k});
+  auto rb = tb ? makeDenseMemRef<double, 3>(b.data(), {batch, n, k})
+               : makeDenseMemRef<double, 3>(b.data(), {batch, k, n});
+  auto rc = makeDenseMemRef<double, 3>(c.data(), {batch, m, n});
+  _mlir_ciface_mbt_rt_batch_matmul_f64(&ra, &rb, &rc, ta, tb, 0);
+  EXPECT_EQ(takeKernelError(), "");
+  expectMatches(rc, reference(ra, rb, ta, tb, batch, m, n, k), batch, m, n,
+                1e-13);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -224,6 +250,19 @@ TEST(BatchMatmulKernelTest,
   EXPECT_NE(error.find("b [2,5,6]"), std::string::npos) << error;
   EXPECT_TRUE(std::isnan(c[0]));
   EXPECT_EQ(takeKernelError(), ""); // taking the error clears it
+}
+
+TEST(BatchMatmulKernelTest, F64MismatchedShapesNameTheF64Kernel) {
+  std::vector<double> a(2 * 3 * 4), b(2 * 5 * 6), c(2 * 3 * 6);
+  auto ra = makeDenseMemRef<double, 3>(a.data(), {2, 3, 4});
+  auto rb = makeDenseMemRef<double, 3>(b.data(), {2, 5, 6});
+  auto rc = makeDenseMemRef<double, 3>(c.data(), {2, 3, 6});
+  _mlir_ciface_mbt_rt_batch_matmul_f64(&ra, &rb, &rc, 0, 0, 0);
+  std::string error = takeKernelError();
+  EXPECT_NE(error.find("mbt_rt_batch_matmul_f64: operand shapes"),
+            std::string::npos)
+      << error;
+  EXPECT_TRUE(std::isnan(c[0]));
 }
 
 } // namespace

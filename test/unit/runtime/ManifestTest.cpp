@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 2, "model": "mlp", "models": 2,
+    "abi_version": 3, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,8 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 2);
+  EXPECT_EQ(m.abiVersion, 3);
+  EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
   ASSERT_EQ(m.params.size(), 4u);
@@ -94,7 +95,7 @@ TEST(ManifestTest, RejectsNonObjectTopLevel) {
 
 TEST(ManifestTest, NamesEachMissingTopLevelField) {
   for (const char *field :
-       {"abi_version", "model", "models", "params", "param_count", "input",
+       {"abi_version", "dtype", "model", "models", "params", "param_count", "input",
         "target", "optimizer", "hyper_values", "seeds", "outputs", "data",
         "epochs"}) {
     json m = goodManifest();
@@ -124,7 +125,21 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 2, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 3, got 99"));
+}
+
+TEST(ManifestTest, ReadsDtype) {
+  json m = goodManifest();
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").dtype, DType::F32);
+  m["dtype"] = "f64";
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").dtype, DType::F64);
+}
+
+TEST(ManifestTest, RejectsUnknownDtype) {
+  json m = goodManifest();
+  m["dtype"] = "bf16";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("field 'dtype'"),
+                                 HasSubstr("\"f32\" or \"f64\", got \"bf16\"")));
 }
 
 TEST(ManifestTest, RejectsNonContiguousOffsets) {

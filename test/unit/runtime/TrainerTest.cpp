@@ -66,8 +66,8 @@ TEST_F(TrainerTest, ModelInBatchEndsWithTheParamsItGetsWhenTrainedAlone) {
   batchTrainer.runSteps(30);
   aloneTrainer.runSteps(30);
   EXPECT_EQ(batchTrainer.globalStep(), 30);
-  std::vector<float> inBatch = batchTrainer.modelParams(1);
-  std::vector<float> byItself = aloneTrainer.modelParams(0);
+  std::vector<double> inBatch = batchTrainer.modelParams(1);
+  std::vector<double> byItself = aloneTrainer.modelParams(0);
   ASSERT_EQ(inBatch.size(), byItself.size());
   for (size_t i = 0; i < inBatch.size(); ++i)
     ASSERT_EQ(inBatch[i], byItself[i]) << "param element " << i;

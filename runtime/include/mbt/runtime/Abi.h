@@ -21,7 +21,22 @@ namespace runtime {
 /// The ABI version this runtime understands; the artifact's
 /// `mbt_abi_version()` must return it.
 /// Version 2: mbt_rt_batch_matmul_f32 takes an `accumulate` flag.
-constexpr int64_t kAbiVersion = 2;
+/// Version 3: the manifest's `dtype` gives the element type of params,
+/// state, x and out (f32 or f64); mbt_rt_batch_matmul_f64.
+constexpr int64_t kAbiVersion = 3;
+
+/// The element type of the float buffers (params, state, x, out): the
+/// model's float type, the manifest's `dtype`.
+enum class DType { F32, F64 };
+
+inline const char *dtypeName(DType type) {
+  return type == DType::F64 ? "f64" : "f32";
+}
+
+/// The C++ type of a DType's elements.
+template <typename T> constexpr DType dtypeOf();
+template <> constexpr DType dtypeOf<float>() { return DType::F32; }
+template <> constexpr DType dtypeOf<double>() { return DType::F64; }
 
 /// MLIR's strided memref descriptor of rank N. Element (i0, ..., iN-1) lives
 /// at `aligned[offset + sum_k i_k * strides[k]]`. The layout must match what
@@ -68,6 +83,7 @@ template <typename T, int N> int64_t numElements(const MemRef<T, N> &ref) {
 using MemRef1F = MemRef<float, 1>;
 using MemRef2F = MemRef<float, 2>;
 using MemRef3F = MemRef<float, 3>;
+using MemRef3D = MemRef<double, 3>;
 using MemRef1D = MemRef<double, 1>;
 using MemRef2D = MemRef<double, 2>;
 using MemRef2I = MemRef<int32_t, 2>;
@@ -79,36 +95,51 @@ constexpr const char *kTrainStepSymbol = "_mlir_ciface_mbt_train_step";
 constexpr const char *kEvalStepSymbol = "_mlir_ciface_mbt_eval_step";
 constexpr const char *kOptimizerStepSymbol =
     "_mlir_ciface_mbt_optimizer_step";
-// Symbol the artifact imports; libmbt_runtime.so defines it (Kernels.h).
+// Symbols the artifact imports; libmbt_runtime.so defines them (Kernels.h).
 constexpr const char *kBatchMatmulSymbol =
     "_mlir_ciface_mbt_rt_batch_matmul_f32";
+constexpr const char *kBatchMatmulF64Symbol =
+    "_mlir_ciface_mbt_rt_batch_matmul_f64";
 
 extern "C" {
 /// `int64_t mbt_abi_version(void)`.
 typedef int64_t (*AbiVersionFn)(void);
 /// `const char *mbt_manifest(void)`: NUL-terminated JSON.
 typedef const char *(*ManifestFn)(void);
+}
+
+// The entry points, for float buffers of element type T (float for an
+// artifact of dtype f32, double for f64).
+
 /// One optimizer step of every model, in place:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], x [M,B,F], y [M,B],
 /// out [M,K] (written).
-typedef void (*TrainStepFn)(MemRef2F *params, MemRef3F *state, MemRef2D *hyper,
-                            MemRef1D *step, MemRef3F *x, MemRef2I *y,
-                            MemRef2F *out);
+template <typename T>
+using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
+                               MemRef2D *hyper, MemRef1D *step,
+                               MemRef<T, 3> *x, MemRef2I *y, MemRef<T, 2> *out);
 /// Forward pass and metrics of every model: params [M,P], x [M,B,F],
 /// y [M,B], out [M,K] (written).
-typedef void (*EvalStepFn)(MemRef2F *params, MemRef3F *x, MemRef2I *y,
-                           MemRef2F *out);
+template <typename T>
+using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *x,
+                              MemRef2I *y, MemRef<T, 2> *out);
 /// The optimizer step alone, in place, on gradients the caller computed:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read).
-typedef void (*OptimizerStepFn)(MemRef2F *params, MemRef3F *state,
-                                MemRef2D *hyper, MemRef1D *step,
-                                MemRef2F *grads);
+template <typename T>
+using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
+                                   MemRef2D *hyper, MemRef1D *step,
+                                   MemRef<T, 2> *grads);
 /// The imported kernel: c[i] = op(a[i]) * op(b[i]) (+ c[i] if accumulate)
 /// for every batch index.
-typedef void (*BatchMatmulFn)(MemRef3F *a, MemRef3F *b, MemRef3F *c,
-                              int64_t transposeA, int64_t transposeB,
-                              int64_t accumulate);
-}
+template <typename T>
+using BatchMatmulFnOf = void (*)(MemRef<T, 3> *a, MemRef<T, 3> *b,
+                                 MemRef<T, 3> *c, int64_t transposeA,
+                                 int64_t transposeB, int64_t accumulate);
+
+using TrainStepFn = TrainStepFnOf<float>;
+using EvalStepFn = EvalStepFnOf<float>;
+using OptimizerStepFn = OptimizerStepFnOf<float>;
+using BatchMatmulFn = BatchMatmulFnOf<float>;
 
 } // namespace runtime
 } // namespace mbt

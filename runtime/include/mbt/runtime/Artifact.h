@@ -35,21 +35,36 @@ public:
   /// The manifest JSON exactly as the artifact returned it.
   const std::string &manifestJson() const { return rawManifest; }
 
-  TrainStepFn trainStep() const { return trainFn; }
-  EvalStepFn evalStep() const { return evalFn; }
+  /// The model's float type: the element type of params, state, x, out.
+  DType dtype() const { return parsedManifest.dtype; }
+
+  /// The entry points for float buffers of T (float for dtype f32, double
+  /// for f64). Throws RuntimeError when T is not the artifact's dtype.
+  template <typename T = float> TrainStepFnOf<T> trainStep() const {
+    checkDType(dtypeOf<T>(), "mbt_train_step");
+    return reinterpret_cast<TrainStepFnOf<T>>(trainFn);
+  }
+  template <typename T = float> EvalStepFnOf<T> evalStep() const {
+    checkDType(dtypeOf<T>(), "mbt_eval_step");
+    return reinterpret_cast<EvalStepFnOf<T>>(evalFn);
+  }
   /// The optimizer step alone (docs/abi.md); null for an artifact built
   /// before mbtc exported it.
-  OptimizerStepFn optimizerStep() const { return optimizerFn; }
+  template <typename T = float> OptimizerStepFnOf<T> optimizerStep() const {
+    checkDType(dtypeOf<T>(), "mbt_optimizer_step");
+    return reinterpret_cast<OptimizerStepFnOf<T>>(optimizerFn);
+  }
 
 private:
   Artifact() = default;
   void close();
+  void checkDType(DType requested, const char *entry) const;
 
   std::string libraryPath;
   void *handle = nullptr;
-  TrainStepFn trainFn = nullptr;
-  EvalStepFn evalFn = nullptr;
-  OptimizerStepFn optimizerFn = nullptr;
+  void *trainFn = nullptr;
+  void *evalFn = nullptr;
+  void *optimizerFn = nullptr;
   std::string rawManifest;
   Manifest parsedManifest;
 };

@@ -31,6 +31,13 @@ _mlir_ciface_mbt_rt_batch_matmul_f32(mbt::runtime::MemRef3F *a,
                                      mbt::runtime::MemRef3F *c,
                                      int64_t transposeA, int64_t transposeB,
                                      int64_t accumulate);
+/// The same for an f64 model, on dgemm.
+__attribute__((visibility("default"))) void
+_mlir_ciface_mbt_rt_batch_matmul_f64(mbt::runtime::MemRef3D *a,
+                                     mbt::runtime::MemRef3D *b,
+                                     mbt::runtime::MemRef3D *c,
+                                     int64_t transposeA, int64_t transposeB,
+                                     int64_t accumulate);
 }
 
 namespace mbt {

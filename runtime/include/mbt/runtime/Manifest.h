@@ -12,6 +12,8 @@
 #ifndef MBT_RUNTIME_MANIFEST_H
 #define MBT_RUNTIME_MANIFEST_H
 
+#include "mbt/runtime/Abi.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,6 +65,8 @@ struct DataSpec {
 /// The parsed, validated manifest. Sizes use the ABI's letters.
 struct Manifest {
   int64_t abiVersion = 0;
+  /// The element type of params, state, x and out.
+  DType dtype = DType::F32;
   std::string model;
   int64_t models = 0; // M
   std::vector<ParamSpec> params;

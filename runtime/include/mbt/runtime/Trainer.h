@@ -15,6 +15,7 @@
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/DataRouting.h"
 #include "mbt/runtime/Dataset.h"
+#include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Sampler.h"
 
@@ -71,12 +72,19 @@ public:
   int64_t paramCount() const { return p; }
   /// Train steps taken so far.
   int64_t globalStep() const { return stepCount; }
-  /// params [M, P] and optimizer state [S, M, P], row-major.
-  const float *params() const { return paramsBuf.data(); }
-  float *params() { return paramsBuf.data(); }
-  const float *state() const { return stateBuf.data(); }
-  /// Copy of model `model`'s params row.
-  std::vector<float> modelParams(int64_t model) const;
+  /// The model's float type (the artifact's dtype).
+  DType dtype() const { return paramsBuf.dtype(); }
+  /// params [M, P] and optimizer state [S, M, P], row-major, as T (float
+  /// for an f32 artifact, double for f64; RuntimeError otherwise).
+  template <typename T = float> const T *params() const {
+    return paramsBuf.as<T>();
+  }
+  template <typename T = float> T *params() { return paramsBuf.as<T>(); }
+  template <typename T = float> const T *state() const {
+    return stateBuf.as<T>();
+  }
+  /// Copy of model `model`'s params row (exact for either dtype).
+  std::vector<double> modelParams(int64_t model) const;
   /// `out` of the last train step: [M][K] (NaN before the first step).
   std::vector<std::vector<double>> lastTrainOutputs() const;
   /// Whether each model's train loss has ever been NaN/inf.
@@ -95,6 +103,10 @@ private:
   void loadRoutedBatch(const Dataset &data, const int64_t *positions,
                        int64_t b, SampleOf sampleOf);
   void trainOnLoadedBatch(int64_t b);
+  /// The artifact's train step on the loaded batch, with buffers of T.
+  template <typename T> void callTrainStep(int64_t b);
+  /// The artifact's eval step on the loaded batch, with buffers of T.
+  template <typename T> void callEvalStep(int64_t b);
   /// Per-model means of every output over `n` samples, loaded `batch` at a
   /// time by `load(positions, b)`: [M][K].
   template <typename LoadBatch>
@@ -117,7 +129,8 @@ private:
   DataRouting routing;
   int64_t m, p, s, h, k, f, batch;
 
-  AlignedBuffer<float> paramsBuf, stateBuf, xBuf, outBuf;
+  // Of the model's float type (docs/abi.md).
+  FloatBuffer paramsBuf, stateBuf, xBuf, outBuf;
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;

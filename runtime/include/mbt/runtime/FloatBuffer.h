@@ -1,0 +1,91 @@
+//===- FloatBuffer.h - An aligned array of the model's float type -*- C++ -*-//
+//
+// The params, state, x and out buffers hold the model's float type, which
+// only the manifest knows (its `dtype`: f32 or f64). A FloatBuffer is an
+// AlignedBuffer of either, with typed access that checks the type and
+// conversions for the few places that read or fill it element by element
+// (outputs, data samples, initial values, reports).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_FLOATBUFFER_H
+#define MBT_RUNTIME_FLOATBUFFER_H
+
+#include "mbt/runtime/Abi.h"
+#include "mbt/runtime/AlignedBuffer.h"
+#include "mbt/runtime/Error.h"
+
+#include <cstring>
+#include <string>
+
+namespace mbt {
+namespace runtime {
+
+class FloatBuffer {
+public:
+  FloatBuffer() = default;
+  /// `count` zeroed elements of `type`.
+  FloatBuffer(DType type, int64_t count, const std::string &what = "buffer")
+      : type(type) {
+    if (type == DType::F64)
+      f64 = AlignedBuffer<double>(count, what);
+    else
+      f32 = AlignedBuffer<float>(count, what);
+  }
+
+  DType dtype() const { return type; }
+  int64_t size() const { return type == DType::F64 ? f64.size() : f32.size(); }
+
+  /// The elements as T; throws RuntimeError unless T is the buffer's type.
+  template <typename T> T *as() {
+    check(dtypeOf<T>());
+    if constexpr (std::is_same_v<T, double>)
+      return f64.data();
+    else
+      return f32.data();
+  }
+  template <typename T> const T *as() const {
+    return const_cast<FloatBuffer *>(this)->as<T>();
+  }
+
+  /// Element `i`, widened to double.
+  double get(int64_t i) const {
+    return type == DType::F64 ? f64[i] : static_cast<double>(f32[i]);
+  }
+
+  /// Writes `src[0, n)`, converted to the buffer's type, at `offset`.
+  void store(int64_t offset, const float *src, int64_t n) {
+    if (type == DType::F32) {
+      std::memcpy(f32.data() + offset, src, sizeof(float) * n);
+      return;
+    }
+    double *dst = f64.data() + offset;
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<double>(src[i]);
+  }
+
+  /// Copies elements [from, from + n) to [to, to + n); the ranges must not
+  /// overlap.
+  void copyWithin(int64_t to, int64_t from, int64_t n) {
+    if (type == DType::F64)
+      std::memcpy(f64.data() + to, f64.data() + from, sizeof(double) * n);
+    else
+      std::memcpy(f32.data() + to, f32.data() + from, sizeof(float) * n);
+  }
+
+private:
+  void check(DType requested) const {
+    if (requested != type)
+      throw RuntimeError(std::string("a buffer of ") + dtypeName(type) +
+                         " elements was read as " + dtypeName(requested));
+  }
+
+  DType type = DType::F32;
+  AlignedBuffer<float> f32;
+  AlignedBuffer<double> f64;
+};
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_FLOATBUFFER_H

@@ -23,13 +23,31 @@ def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's BLAS kernel for batched matmuls on memrefs";
   let description = [{
     After bufferization, replaces `linalg.batch_matmul` and its
-    `_transpose_a` / `_transpose_b` forms on f32 memrefs with a call to
-    `mbt_rt_batch_matmul_f32` (docs/abi.md), which the runtime implements
-    with one sgemm per batch index.
+    `_transpose_a` / `_transpose_b` forms on f32 (f64) memrefs with a call
+    to `mbt_rt_batch_matmul_f32` (`_f64`; docs/abi.md), which the runtime
+    implements with one sgemm (dgemm) per batch index. A zero fill of the
+    output just before the matmul (or a copy of a zero-filled buffer into
+    it) is dropped and the kernel overwrites the output instead of
+    accumulating.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def MBTElideCopies : Pass<"mbt-elide-copies", "::mlir::ModuleOp"> {
+  let summary = "Compute buffers in place of the views they are copied into";
+  let description = [{
+    After bufferization, an allocation that is written, read and finally
+    copied whole (directly or through a collapse_shape) into a view of
+    another buffer becomes that view (through an expand_shape), and the
+    copy goes away: the gradients of the train step are computed directly
+    in their columns of the flat `[M, P]` gradient buffer. Applies only
+    when nothing else touches the destination in between (disjoint static
+    subviews of the same buffer excepted) and every user of the allocation
+    accepts the view's strided type.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {

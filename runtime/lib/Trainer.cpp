@@ -116,17 +116,17 @@ Trainer::~Trainer() = default;
 
 void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
                         int64_t b) {
-  // Gather model 0's slice from the data, then replicate it: every model
-  // sees the same batch, laid out densely for this b.
+  // Gather model 0's slice from the data; every model sees the same batch,
+  // so x is passed with stride 0 along the model dimension (docs/abi.md)
+  // and only y, which is small, is replicated.
   int32_t *y0 = yBuf.data();
   for (int64_t j = 0; j < b; ++j) {
     xBuf.store(j * f, data.sample(indices[j]), f);
     y0[j] = data.y[indices[j]];
   }
-  for (int64_t model = 1; model < m; ++model) {
-    xBuf.copyWithin(model * b * f, 0, b * f);
+  for (int64_t model = 1; model < m; ++model)
     std::memcpy(y0 + model * b, y0, sizeof(int32_t) * b);
-  }
+  xShared = true;
 }
 
 template <typename SampleOf>
@@ -140,6 +140,7 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
       y[j] = data.y[sample];
     }
   }
+  xShared = false;
 }
 
 void Trainer::checkKernels(const char *stepName) {
@@ -149,12 +150,19 @@ void Trainer::checkKernels(const char *stepName) {
                        "kernel call in " + stepName + ": " + error);
 }
 
+template <typename T> MemRef<T, 3> Trainer::xDescriptor(int64_t b) {
+  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+  if (xShared)
+    x.strides[0] = 0; // one batch, read by every model
+  return x;
+}
+
 template <typename T> void Trainer::callTrainStep(int64_t b) {
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
   auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+  auto x = xDescriptor<T>(b);
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out);
@@ -162,7 +170,7 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
 
 template <typename T> void Trainer::callEvalStep(int64_t b) {
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
-  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+  auto x = xDescriptor<T>(b);
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
   artifact.evalStep<T>()(&params, &x, &y, &out);

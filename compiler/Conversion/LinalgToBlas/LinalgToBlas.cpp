@@ -6,13 +6,15 @@
 // passing fully dynamic strided memrefs, so the runtime can hand every
 // model's product to sgemm (dgemm). linalg
 // accumulates into C; the kernel does too when asked, and when the op just
-// before zero-filled C, the fill is dropped and the kernel overwrites C
-// (sgemm with beta = 0), which saves a pass over C.
+// before zero-filled C (a fill, or a copy of a zero-filled buffer), that op
+// is dropped and the kernel overwrites C (sgemm with beta = 0), which saves
+// a pass over C.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::mbt {
 #define GEN_PASS_DEF_MBTLINALGTOBLAS
@@ -75,16 +77,44 @@ static bool matchBatchMatmul(linalg::LinalgOp op, bool &ta, bool &tb) {
   return true;
 }
 
-/// The linalg.fill of 0.0 into `op`'s output right before `op`, or null.
-static linalg::FillOp zeroFillBefore(linalg::LinalgOp op) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-  if (!fill || fill.getOutputs()[0] != op.getDpsInitOperand(0)->get())
-    return nullptr;
+/// Whether `op` is a linalg.fill of 0.0.
+static bool isZeroFill(Operation *op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
+  if (!fill)
+    return false;
   auto constant = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-  if (!value || !value.getValue().isZero())
+  return value && value.getValue().isZero();
+}
+
+/// The previous op that may read or write memory (not a view, a constant
+/// or an allocation), or null.
+static Operation *previousAccess(Operation *op) {
+  Operation *prev = op->getPrevNode();
+  while (prev && (isMemoryEffectFree(prev) || isa<memref::AllocOp>(prev)))
+    prev = prev->getPrevNode();
+  return prev;
+}
+
+/// The op that zeroes `op`'s output right before `op`, which the kernel can
+/// replace by overwriting the output; null when there is none. Either a
+/// zero fill of the output, or a copy into it of a buffer that a zero fill
+/// wrote, with nothing else touching that buffer in between (CSE merges the
+/// zero-filled inits of two matmuls into one tensor, and bufferization
+/// then copies it for the first).
+static Operation *zeroingBefore(linalg::LinalgOp op) {
+  Value out = op.getDpsInitOperand(0)->get();
+  Operation *prev = previousAccess(op);
+  if (isZeroFill(prev))
+    return cast<linalg::FillOp>(prev).getOutputs()[0] == out ? prev : nullptr;
+  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
+  if (!copy || copy.getTarget() != out)
     return nullptr;
-  return fill;
+  Operation *filler = previousAccess(copy);
+  if (!isZeroFill(filler) ||
+      cast<linalg::FillOp>(filler).getOutputs()[0] != copy.getSource())
+    return nullptr;
+  return copy;
 }
 
 namespace {
@@ -105,7 +135,7 @@ struct LinalgToBlasPass
       Type element = getElementTypeOrSelf(op->getOperand(0).getType());
       func::FuncOp kernel = getOrDeclareKernel(module, element);
       MemRefType dyn = dynamicStrided3D(element);
-      linalg::FillOp fill = zeroFillBefore(op);
+      Operation *zeroing = zeroingBefore(op);
       rewriter.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;
@@ -113,10 +143,10 @@ struct LinalgToBlasPass
         args.push_back(rewriter.create<memref::CastOp>(loc, dyn, v));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, ta, 64));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, tb, 64));
-      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !fill, 64));
+      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !zeroing, 64));
       rewriter.create<func::CallOp>(loc, kernel, args);
-      if (fill)
-        rewriter.eraseOp(fill);
+      if (zeroing)
+        rewriter.eraseOp(zeroing);
       rewriter.eraseOp(op);
     }
   }

@@ -70,6 +70,7 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   if (opts.useBlas)
     pm.addPass(createMBTLinalgToBlas());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMBTElideCopies());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());

@@ -171,8 +171,15 @@ static func::FuncOp buildEntryPoint(
     argAttrs.push_back(isa<MemRefType>(type) ? b.getDictionaryAttr({})
                                              : readOnly(b, writable));
   }
-  argTypes.append({xType, yType, outType});
-  argAttrs.append({readOnly(b, false), readOnly(b, false), readOnly(b, true)});
+  // x is a strided memref: every model may read one shared batch, which the
+  // runtime passes with stride 0 along the model dimension (docs/abi.md).
+  int64_t dyn = ShapedType::kDynamic;
+  auto xMemRefType = MemRefType::get(
+      xType.getShape(), xType.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), dyn, {dyn, dyn, dyn}));
+  argTypes.append({xMemRefType, yType, outType});
+  argAttrs.append(
+      {b.getDictionaryAttr({}), readOnly(b, false), readOnly(b, true)});
 
   b.setInsertionPointToEnd(module.getBody());
   auto func = b.create<func::FuncOp>(loc, name,
@@ -188,7 +195,9 @@ static func::FuncOp buildEntryPoint(
                 layout.extract(loc, entry->getArgument(0), slots[p]));
   mapExtra(mapping, entry);
   unsigned nargs = entry->getNumArguments();
-  Value x = entry->getArgument(nargs - 3);
+  Value x = b.create<bufferization::ToTensorOp>(
+      loc, xType, entry->getArgument(nargs - 3), /*restrict=*/true,
+      /*writable=*/false);
   if (xType != modelXType)
     x = b.create<ReshapeOp>(loc, modelXType, x);
   mapping.map(source.getArgument(numSourceArgs - 2), x);

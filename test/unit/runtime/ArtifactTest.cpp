@@ -74,7 +74,7 @@ TEST(ArtifactTest, UnknownAbiVersionIsRefused) {
   std::string path = fakeArtifactPath("fake_abi99");
   EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
               AllOf(HasSubstr(path), HasSubstr("ABI version 99"),
-                    HasSubstr("supports 3")));
+                    HasSubstr("supports 4")));
 }
 
 } // namespace

@@ -42,7 +42,7 @@ using mbt::runtime::MemRef3F;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 3
+#define FAKE_ABI 4
 #endif
 #ifndef FAKE_BATCH
 #define FAKE_BATCH 32
@@ -76,7 +76,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 3, "dtype": "f32", "model": "softmax", "models": %d,
+                R"({"abi_version": 4, "dtype": "f32", "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
      "init": {"kind": "kaiming_uniform"}},

@@ -23,7 +23,9 @@ namespace runtime {
 /// Version 2: mbt_rt_batch_matmul_f32 takes an `accumulate` flag.
 /// Version 3: the manifest's `dtype` gives the element type of params,
 /// state, x and out (f32 or f64); mbt_rt_batch_matmul_f64.
-constexpr int64_t kAbiVersion = 3;
+/// Version 4: x may have stride 0 along the model dimension (one batch
+/// that every model reads); the artifact honours x's strides.
+constexpr int64_t kAbiVersion = 4;
 
 /// The element type of the float buffers (params, state, x, out): the
 /// model's float type, the manifest's `dtype`.

@@ -103,6 +103,9 @@ private:
   void loadRoutedBatch(const Dataset &data, const int64_t *positions,
                        int64_t b, SampleOf sampleOf);
   void trainOnLoadedBatch(int64_t b);
+  /// The descriptor of x for a loaded batch of `b` samples: dense, or with
+  /// stride 0 along the model dimension when every model shares the batch.
+  template <typename T> MemRef<T, 3> xDescriptor(int64_t b);
   /// The artifact's train step on the loaded batch, with buffers of T.
   template <typename T> void callTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
@@ -134,6 +137,9 @@ private:
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;
+  /// Whether the loaded batch is one batch every model shares (x holds
+  /// model 0's slice only).
+  bool xShared = false;
 
   // Data-order cursor: epoch (0-based) and next batch within it.
   std::unique_ptr<EpochBatches> epochBatches;

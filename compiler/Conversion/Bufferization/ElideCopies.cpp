@@ -1,0 +1,233 @@
+//===- ElideCopies.cpp - buffers computed where their copy would go -------===//
+//
+// One-shot bufferization gives every gradient its own allocation, and the
+// gather of the gradients into the flat [M, P] buffer of the fused update
+// becomes one memref.copy per parameter: at MLP-S with 64 models, 26 MB
+// copied every step. When an allocation is written, read, and finally
+// copied whole (directly or through a collapse_shape) into a view of
+// another buffer, this pass makes the allocation that view: the producers
+// write in place and the copy goes away.
+//
+// It applies when, in one block:
+//   - the copy's source is the allocation or a collapse_shape of it, and
+//     nothing uses the allocation after the copy;
+//   - the destination is a function argument, an allocation, or a chain of
+//     static subviews of one, which can be moved above the allocation;
+//   - between the allocation and the copy nothing else touches the
+//     destination's root buffer, except through static subviews that do
+//     not overlap the destination (other gradients' columns);
+//   - every user of the allocation accepts the view's strided type
+//     (linalg ops, memref.dim, and memref.cast to a compatible type).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTELIDECOPIES
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// The static rectangle a value's elements lie in, in the coordinates of
+/// the buffer it views (its root): offsets and sizes per root dimension.
+struct Region {
+  Value root;
+  SmallVector<int64_t> offsets, sizes;
+};
+
+/// Whether `op` is a view: it accesses no memory, and its result's
+/// elements are elements of its first operand.
+bool isView(Operation *op) {
+  return isa<memref::SubViewOp, memref::ExpandShapeOp,
+             memref::CollapseShapeOp, memref::CastOp>(op);
+}
+
+/// Whether `subview` selects a static, unit-stride, rank-preserving box.
+bool isStaticBox(memref::SubViewOp subview) {
+  return subview.hasUnitStride() && subview.getOffsets().empty() &&
+         subview.getSizes().empty() &&
+         subview.getSourceType().getRank() == subview.getType().getRank();
+}
+
+/// The buffer `v` views (through any views), or `v`.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isView(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// The region of its root that `v` covers, when it is known statically:
+/// reshapes and casts keep their source's elements, static boxes narrow
+/// them (a box of a reshape has no rectangle in root coordinates, so it
+/// is unknown). The root must have a static shape.
+std::optional<Region> regionOf(Value v) {
+  SmallVector<memref::SubViewOp> boxes;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto subview = dyn_cast<memref::SubViewOp>(def)) {
+      if (!isStaticBox(subview))
+        return std::nullopt;
+      boxes.push_back(subview);
+    } else if (isView(def)) {
+      if (!boxes.empty())
+        return std::nullopt;
+    } else {
+      break;
+    }
+    v = def->getOperand(0);
+  }
+  auto rootType = dyn_cast<MemRefType>(v.getType());
+  if (!rootType || !rootType.hasStaticShape())
+    return std::nullopt;
+  Region region{v, SmallVector<int64_t>(rootType.getRank(), 0),
+                SmallVector<int64_t>(rootType.getShape())};
+  for (memref::SubViewOp subview : llvm::reverse(boxes))
+    for (int64_t d = 0; d < rootType.getRank(); ++d) {
+      region.offsets[d] += subview.getStaticOffsets()[d];
+      region.sizes[d] = subview.getStaticSizes()[d];
+    }
+  return region;
+}
+
+bool overlap(const Region &a, const Region &b) {
+  for (size_t d = 0; d < a.offsets.size(); ++d)
+    if (a.offsets[d] + a.sizes[d] <= b.offsets[d] ||
+        b.offsets[d] + b.sizes[d] <= a.offsets[d])
+      return false;
+  return true;
+}
+
+/// Whether `op` may read or write the destination region `dst`: one of its
+/// operands views dst's root and is not provably disjoint from `dst`.
+/// Views and allocations access no memory.
+bool touchesDestination(Operation *op, const Region &dst) {
+  if (isView(op) || isa<memref::AllocOp>(op))
+    return false;
+  for (Value operand : op->getOperands()) {
+    if (!isa<BaseMemRefType>(operand.getType()) ||
+        rootOf(operand) != dst.root)
+      continue;
+    std::optional<Region> region = regionOf(operand);
+    if (!region || overlap(*region, dst))
+      return true;
+  }
+  return false;
+}
+
+/// Whether `user` of the allocation accepts a value of `type` in its place.
+bool acceptsType(Operation *user, MemRefType type) {
+  if (isa<linalg::LinalgOp, memref::DimOp>(user))
+    return true;
+  if (auto cast = dyn_cast<memref::CastOp>(user))
+    return memref::CastOp::areCastCompatible(TypeRange{type},
+                                             TypeRange{cast.getType()});
+  return false;
+}
+
+/// Tries to make the allocation behind `copy`'s source the destination.
+LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
+  Value source = copy.getSource();
+  auto collapse = source.getDefiningOp<memref::CollapseShapeOp>();
+  Value allocated = collapse ? collapse.getSrc() : source;
+  auto alloc = allocated.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != copy->getBlock() ||
+      (collapse && !collapse->hasOneUse()))
+    return failure();
+  // The destination: a root, or static boxes of one, all of which can move
+  // above the allocation.
+  SmallVector<memref::SubViewOp> chain;
+  Value root = copy.getTarget();
+  while (auto subview = root.getDefiningOp<memref::SubViewOp>()) {
+    if (!isStaticBox(subview) || subview->getBlock() != copy->getBlock())
+      return failure();
+    chain.push_back(subview);
+    root = subview.getSource();
+  }
+  Operation *rootDef = root.getDefiningOp();
+  if (rootDef && (!isa<memref::AllocOp>(rootDef) ||
+                  rootDef->getBlock() != copy->getBlock() ||
+                  rootDef->getNumOperands()))
+    return failure();
+  std::optional<Region> dst = regionOf(copy.getTarget());
+  if (!dst || root == allocated)
+    return failure();
+  Block *block = copy->getBlock();
+
+  // Users of the allocation: before the copy, and of a type the view fits.
+  // The new value: the destination, or its expand_shape back to the
+  // allocation's shape.
+  auto allocType = cast<MemRefType>(allocated.getType());
+  MemRefType viewType = cast<MemRefType>(copy.getTarget().getType());
+  if (collapse && !allocType.hasStaticShape())
+    return failure();
+  if (collapse) {
+    FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+        viewType, allocType.getShape(), collapse.getReassociationIndices());
+    if (failed(expanded))
+      return failure();
+    viewType = *expanded;
+  } else if (viewType.getShape() != allocType.getShape()) {
+    return failure();
+  }
+  for (Operation *user : allocated.getUsers()) {
+    if (user == collapse || user == copy)
+      continue;
+    if (user->getBlock() != block || !user->isBeforeInBlock(copy) ||
+        !acceptsType(user, viewType))
+      return failure();
+  }
+  // Between the allocation and the copy, nothing (nested ops included) may
+  // touch the destination: its writes would now meet the allocation's.
+  bool touched = false;
+  for (Operation *op = alloc->getNextNode(); op != copy; op = op->getNextNode())
+    op->walk([&](Operation *inner) {
+      touched |= touchesDestination(inner, *dst);
+    });
+  if (touched)
+    return failure();
+
+  // Move the destination above the allocation (root first), then build the
+  // view there.
+  if (rootDef && !rootDef->isBeforeInBlock(alloc))
+    rootDef->moveBefore(alloc);
+  for (memref::SubViewOp subview : llvm::reverse(chain))
+    if (!subview->isBeforeInBlock(alloc))
+      subview->moveBefore(alloc);
+  rewriter.setInsertionPoint(alloc);
+  Value view = copy.getTarget();
+  if (collapse)
+    view = rewriter.create<memref::ExpandShapeOp>(
+        alloc.getLoc(), allocType.getShape(), view,
+        collapse.getReassociationIndices());
+  for (OpOperand &use : llvm::make_early_inc_range(allocated.getUses()))
+    if (use.getOwner() != collapse.getOperation() &&
+        use.getOwner() != copy.getOperation())
+      rewriter.modifyOpInPlace(use.getOwner(), [&] { use.set(view); });
+  rewriter.eraseOp(copy);
+  if (collapse)
+    rewriter.eraseOp(collapse);
+  rewriter.eraseOp(alloc);
+  return success();
+}
+
+struct ElideCopiesPass
+    : public mlir::mbt::impl::MBTElideCopiesBase<ElideCopiesPass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    IRRewriter rewriter(&getContext());
+    for (memref::CopyOp copy : copies)
+      (void)elide(copy, rewriter);
+  }
+};
+
+} // namespace

@@ -173,10 +173,12 @@ static func::FuncOp buildEntryPoint(
   }
   // x is a strided memref: every model may read one shared batch, which the
   // runtime passes with stride 0 along the model dimension (docs/abi.md).
+  // The features stay contiguous (stride 1), so that the matmuls on x
+  // still go to BLAS.
   int64_t dyn = ShapedType::kDynamic;
   auto xMemRefType = MemRefType::get(
       xType.getShape(), xType.getElementType(),
-      StridedLayoutAttr::get(b.getContext(), dyn, {dyn, dyn, dyn}));
+      StridedLayoutAttr::get(b.getContext(), dyn, {dyn, dyn, 1}));
   argTypes.append({xMemRefType, yType, outType});
   argAttrs.append(
       {b.getDictionaryAttr({}), readOnly(b, false), readOnly(b, true)});

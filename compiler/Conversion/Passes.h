@@ -25,6 +25,11 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
                        llvm::cl::desc("Call the runtime's BLAS for matmuls "
                                       "(otherwise: generated loops)"),
                        llvm::cl::init(true)};
+  Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the outermost loop of each large loop nest on all "
+                     "cores with OpenMP (otherwise: one thread)"),
+      llvm::cl::init(true)};
 };
 
 /// mbt (one model) -> autodiff -> batch -> fuse: the "fused" stage.

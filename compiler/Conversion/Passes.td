@@ -50,6 +50,26 @@ def MBTElideCopies : Pass<"mbt-elide-copies", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Keep one parallel dimension per loop nest, for OpenMP";
+  let description = [{
+    After convert-linalg-to-parallel-loops: the outermost dimension of an
+    outermost `scf.parallel` (the model dimension of a batched step) stays
+    parallel when the nest has at least `min-iterations` iterations (a
+    dynamic trip count counts as 128) and that dimension at least two;
+    every other `scf.parallel`
+    dimension, and every dimension of a smaller nest, becomes an
+    `scf.for`. convert-scf-to-openmp then gives each thread whole models
+    whose loops are the serial ones, still vectorizable, and opens no
+    nested parallel regions.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Smallest estimated iteration count of a nest run in parallel">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
   let summary = "Erase mbt.sweep, mbt.optimizer and the mbt.* module attributes";
   let description = [{

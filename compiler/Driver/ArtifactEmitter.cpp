@@ -63,14 +63,25 @@ static void addManifestSymbols(llvm::Module &module, llvm::StringRef json) {
   b.CreateRet(global);
 }
 
+/// Links `object` into the shared library `library`; with `openmp`, against
+/// the libomp found at build time (by its full path, with an rpath, so that
+/// the artifact loads without LD_LIBRARY_PATH).
 static LogicalResult linkSharedLibrary(Location loc, StringRef object,
-                                       StringRef library) {
+                                       StringRef library, bool openmp) {
   auto cc = llvm::sys::findProgramByName("cc");
   if (!cc)
     return emitError(loc, "cannot find the C compiler 'cc' to link the "
                           "artifact (install build-essential)");
   std::string error;
   SmallVector<StringRef> args{*cc, "-shared", "-o", library, object, "-lm"};
+  std::string rpath = std::string("-Wl,-rpath,") + ::mbt::kOpenMPLibDir;
+  std::string libomp = std::string(::mbt::kOpenMPLibDir) + "/libomp.so";
+  if (openmp) {
+    if (!::mbt::kHaveOpenMP)
+      return emitError(loc, "the module uses OpenMP, but mbtc was built "
+                            "without libomp (compile with --parallel=false)");
+    args.append({libomp, rpath});
+  }
   int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
                                          &error);
   if (status != 0)
@@ -116,7 +127,10 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
     return emitError(loc, "the target cannot emit object files");
   pm.run(*module);
   os.close();
-  LogicalResult linked = linkSharedLibrary(loc, objectPath, libraryPath);
+  // scf-to-openmp's parallel loops call the OpenMP runtime.
+  bool openmp = module->getFunction("__kmpc_fork_call") != nullptr;
+  LogicalResult linked =
+      linkSharedLibrary(loc, objectPath, libraryPath, openmp);
   llvm::sys::fs::remove(objectPath);
   return linked;
 }

@@ -10,6 +10,16 @@
 
 namespace mbt {
 
+/// Whether the build found LLVM's OpenMP runtime (libomp), which artifacts
+/// with parallel loops link against, and the directory it is in.
+#ifdef MBT_OPENMP_LIBDIR
+constexpr bool kHaveOpenMP = true;
+constexpr const char *kOpenMPLibDir = MBT_OPENMP_LIBDIR;
+#else
+constexpr bool kHaveOpenMP = false;
+constexpr const char *kOpenMPLibDir = "";
+#endif
+
 /// Translates an LLVM-dialect module to LLVM IR for the host CPU, optimizes
 /// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
 /// With `objectPath` it also writes an object file, and with `libraryPath`

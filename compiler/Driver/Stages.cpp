@@ -59,7 +59,7 @@ static LogicalResult run(ModuleOp module,
 
 namespace mbt {
 LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
-                           std::string &manifest) {
+                      bool parallel, std::string &manifest) {
   using namespace mlir::mbt;
   using ::mbt::Stage;
   using ::mbt::buildManifest;
@@ -89,6 +89,7 @@ LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
       failed(run(module, [&](PassManager &pm) {
         LoweringOptions options;
         options.useBlas = useBlas;
+        options.parallel = parallel;
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();

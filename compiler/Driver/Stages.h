@@ -16,9 +16,10 @@ std::optional<Stage> parseStage(llvm::StringRef name);
 
 /// Runs the passes that take a module at the "mbt" stage to `target`
 /// (Grad..LLVMDialect). At or past Fused, `manifest` receives the
-/// artifact's manifest.
+/// artifact's manifest. `useBlas`: batched matmuls call the runtime's BLAS;
+/// `parallel`: large loop nests run their model dimension with OpenMP.
 mlir::LogicalResult lowerTo(mlir::ModuleOp module, Stage target, bool useBlas,
-                            std::string &manifest);
+                            bool parallel, std::string &manifest);
 
 } // namespace mbt
 

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -35,6 +36,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -43,7 +45,8 @@ void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
                   math::MathDialect, tensor::TensorDialect,
                   linalg::LinalgDialect, bufferization::BufferizationDialect,
                   memref::MemRefDialect, scf::SCFDialect, cf::ControlFlowDialect,
-                  affine::AffineDialect, LLVM::LLVMDialect>();
+                  affine::AffineDialect, LLVM::LLVMDialect,
+                  omp::OpenMPDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
@@ -53,6 +56,7 @@ void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
   func::registerInlinerExtension(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 void mbt::registerAllPasses() {

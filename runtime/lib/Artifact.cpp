@@ -52,6 +52,7 @@ Fn lookup(void *handle, const std::string &path, const char *symbol) {
 
 Artifact Artifact::load(const std::string &path) {
   exportRuntimeSymbols();
+  configureLoopThreads();
   Artifact artifact;
   artifact.libraryPath = path;
   // dlopen searches the library path for names without a '/'; an artifact

@@ -284,6 +284,13 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
 }
 } // namespace
 
+void configureLoopThreads() {
+  // setenv with overwrite = 0 keeps what the user set.
+  std::string threads = std::to_string(kernelThreads());
+  setenv("OMP_NUM_THREADS", threads.c_str(), 0);
+  setenv("KMP_BLOCKTIME", "0", 0);
+}
+
 std::string takeKernelError() {
   std::lock_guard<std::mutex> lock(errorMutex);
   std::string result;

@@ -8,6 +8,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 
 packages=(build-essential cmake ninja-build python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libomp-19-dev  # OpenMP runtime: mbtc --parallel (the default)
   libgtest-dev libgmock-dev libfmt-dev libopenblas0-pthread libopenblas-dev
   zlib1g-dev nlohmann-json3-dev dataset-fashion-mnist libtorch-dev
   clang-14 libclang-rt-14-dev)  # clang + libFuzzer: tools/dev/fuzz.sh

@@ -47,6 +47,12 @@ static cl::opt<std::string> emit(
 static cl::opt<bool> useBlas("blas", cl::desc("Call BLAS for batched matmuls "
                                               "(default on; off: generated loops)"),
                              cl::init(true), cl::cat(category));
+static cl::opt<bool> parallelLoops(
+    "parallel",
+    cl::desc("Run the compiled loops of every model on all cores with OpenMP "
+             "(default on where libomp was found at build time; off: one "
+             "thread)"),
+    cl::init(mbt::kHaveOpenMP), cl::cat(category));
 static cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check expected-* diagnostics written in the input"),
@@ -123,7 +129,7 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     mbt::Stage lowered = stage == mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
     if (!printStage)
       lowered = mbt::Stage::LLVMDialect;
-    if (failed(mbt::lowerTo(*module, lowered, useBlas, manifest)))
+    if (failed(mbt::lowerTo(*module, lowered, useBlas, parallelLoops, manifest)))
       return failure();
     if (printStage && stage != mbt::Stage::LLVMIR) {
       module->print(os);

@@ -74,15 +74,27 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  if (opts.parallel) {
+    // The model dimension of each large loop nest runs on all cores; the
+    // loops inside stay serial (OuterParallelLoops.cpp).
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createMBTOuterParallelLoops());
+    pm.addPass(createConvertSCFToOpenMPPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: the alloca_scope that scf-to-openmp puts around a
+  // parallel loop's body must be lowered while that body is one block.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
+  if (opts.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -47,6 +47,14 @@ namespace runtime {
 /// it; empty when none. Callers check it after each artifact call.
 std::string takeKernelError();
 
+/// Sets up the OpenMP runtime that an artifact's parallel loops use, before
+/// it starts (Artifact::load calls it): as many threads as the batched
+/// kernels use (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the
+/// cores), and idle OpenMP threads that sleep at once instead of spinning
+/// for 200 ms, which would take the cores from the kernels' threads
+/// between parallel loops. Variables the user set are kept.
+void configureLoopThreads();
+
 } // namespace runtime
 } // namespace mbt
 

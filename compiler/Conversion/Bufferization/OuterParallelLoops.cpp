@@ -1,0 +1,135 @@
+//===- OuterParallelLoops.cpp - one parallel dimension per loop nest ------===//
+//
+// convert-linalg-to-parallel-loops makes every parallel dimension of every
+// linalg op an scf.parallel dimension, with nested scf.parallel under the
+// scf.for of a reduction. Handed to convert-scf-to-openmp as they are,
+// every dimension is collapsed into one OpenMP iteration space (the inner
+// loops lose their vectorization to the index arithmetic) and the nested
+// loops open parallel regions inside parallel regions: measured 2.7x slower
+// than serial loops on the MLP-S step. This pass keeps only the outermost
+// dimension of an outermost loop nest parallel (the model dimension, in
+// every loop of a batched step), when the nest has enough work to pay for
+// waking threads, and makes every other scf.parallel dimension an scf.for.
+// Each iteration of the parallel dimension then runs exactly the serial
+// code for its model, so model i's numbers do not depend on the threads.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::mbt {
+#define GEN_PASS_DEF_MBTOUTERPARALLELLOOPS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::mbt
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// A dynamic trip count is assumed to be this (a batch of samples).
+constexpr int64_t kAssumedDynamicTrips = 128;
+
+int64_t tripCount(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return kAssumedDynamicTrips;
+  return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
+}
+
+/// The iterations of `op`'s nest: its own, times the largest of the loops
+/// in its body (saturating).
+int64_t estimatedIterations(Operation *op) {
+  int64_t own = 1;
+  if (auto parallel = dyn_cast<scf::ParallelOp>(op)) {
+    for (auto [lb, ub, step] :
+         llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
+                   parallel.getStep()))
+      own = std::min<int64_t>(own * tripCount(lb, ub, step), INT64_MAX / 1024);
+  } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    own = tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+  }
+  int64_t inner = 1;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (isa<scf::ParallelOp, scf::ForOp>(nested))
+        inner = std::max(inner, estimatedIterations(&nested));
+  return std::min<int64_t>(own * inner, INT64_MAX / 1024);
+}
+
+/// Replaces `op` (no reductions) by scf.for loops over its dimensions,
+/// the first `keepParallel` of them (0 or 1) staying an scf.parallel.
+void toLoops(scf::ParallelOp op, unsigned keepParallel, RewriterBase &rewriter) {
+  Location loc = op.getLoc();
+  SmallVector<Value> lbs(op.getLowerBound()), ubs(op.getUpperBound()),
+      steps(op.getStep());
+  Block &body = *op.getBody();
+  auto cloneBody = [&](OpBuilder &b, ValueRange ivs) {
+    IRMapping mapping;
+    mapping.map(body.getArguments(), ivs);
+    for (Operation &inner : body.without_terminator())
+      b.clone(inner, mapping);
+  };
+  rewriter.setInsertionPoint(op);
+  if (keepParallel) {
+    rewriter.create<scf::ParallelOp>(
+        loc, ValueRange{lbs[0]}, ValueRange{ubs[0]}, ValueRange{steps[0]},
+        [&](OpBuilder &b, Location l, ValueRange outer) {
+          scf::buildLoopNest(
+              b, l, ArrayRef(lbs).drop_front(), ArrayRef(ubs).drop_front(),
+              ArrayRef(steps).drop_front(),
+              [&](OpBuilder &nb, Location, ValueRange rest) {
+                SmallVector<Value> ivs{outer[0]};
+                llvm::append_range(ivs, rest);
+                cloneBody(nb, ivs);
+              });
+        });
+  } else {
+    scf::buildLoopNest(rewriter, loc, lbs, ubs, steps,
+                       [&](OpBuilder &b, Location, ValueRange ivs) {
+                         cloneBody(b, ivs);
+                       });
+  }
+  rewriter.eraseOp(op);
+}
+
+struct OuterParallelLoopsPass
+    : public mlir::mbt::impl::MBTOuterParallelLoopsBase<OuterParallelLoopsPass> {
+  using MBTOuterParallelLoopsBase::MBTOuterParallelLoopsBase;
+
+  void runOnOperation() override {
+    // Outermost nests first, so that a nest is judged before its inner
+    // loops are rewritten (a rewrite clones the body).
+    SmallVector<scf::ParallelOp> outermost;
+    getOperation().walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
+      if (!op->getParentOfType<scf::ParallelOp>())
+        outermost.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp op : outermost) {
+      if (!op.getInitVals().empty())
+        continue; // reductions are not ours to change
+      // Worth waking threads: enough work, and more than one model.
+      bool parallel = estimatedIterations(op) >= minIterations &&
+                      tripCount(op.getLowerBound()[0], op.getUpperBound()[0],
+                                op.getStep()[0]) >= 2;
+      // Inner parallel loops become serial loops (innermost first).
+      SmallVector<scf::ParallelOp> nested;
+      op.getBody()->walk([&](scf::ParallelOp inner) {
+        if (inner.getInitVals().empty())
+          nested.push_back(inner);
+      });
+      for (scf::ParallelOp inner : nested)
+        toLoops(inner, 0, rewriter);
+      if (op.getNumLoops() > 1 || !parallel)
+        toLoops(op, parallel ? 1 : 0, rewriter);
+    }
+  }
+};
+
+} // namespace

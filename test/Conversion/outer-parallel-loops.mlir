@@ -1,0 +1,77 @@
+// RUN: mbt-opt --mbt-outer-parallel-loops=min-iterations=1000 -split-input-file %s | FileCheck %s
+
+// A large nest keeps its outermost (model) dimension parallel; the other
+// dimensions become serial loops inside it.
+// CHECK-LABEL: func.func @model_loop
+// CHECK:         scf.parallel (%[[M:.*]]) = (%c0) to (%c64) step (%c1) {
+// CHECK-NEXT:      scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK-NEXT:        scf.for %[[J:.*]] = %c0 to %c128 step %c1 {
+// CHECK-NEXT:          memref.load %arg0[%[[M]], %[[B]], %[[J]]]
+// CHECK-NOT:     scf.parallel
+func.func @model_loop(%a: memref<64x?x128xf32>, %b: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  scf.parallel (%m, %i, %j) = (%c0, %c0, %c0) to (%c64, %b, %c128) step (%c1, %c1, %c1) {
+    %v = memref.load %a[%m, %i, %j] : memref<64x?x128xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %a[%m, %i, %j] : memref<64x?x128xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A parallel loop nested under a reduction's scf.for runs serially, inside
+// the outer parallel loop: no parallel region opens inside another.
+// CHECK-LABEL: func.func @nested
+// CHECK:         scf.parallel
+// CHECK:           scf.for
+// CHECK-NOT:         scf.parallel
+// CHECK:             scf.for
+func.func @nested(%a: memref<64x300x16xf32>, %out: memref<64x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c300 = arith.constant 300 : index
+  scf.parallel (%m) = (%c0) to (%c64) step (%c1) {
+    scf.for %r = %c0 to %c300 step %c1 {
+      scf.parallel (%j) = (%c0) to (%c16) step (%c1) {
+        %v = memref.load %a[%m, %r, %j] : memref<64x300x16xf32>
+        %acc = memref.load %out[%m, %j] : memref<64x16xf32>
+        %s = arith.addf %acc, %v : f32
+        memref.store %s, %out[%m, %j] : memref<64x16xf32>
+        scf.reduce
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Too little work, or one model only: all serial.
+// CHECK-LABEL: func.func @small_and_single
+// CHECK-NOT:     scf.parallel
+func.func @small_and_single(%a: memref<4x8xf32>, %b: memref<1x5000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c5000 = arith.constant 5000 : index
+  scf.parallel (%m, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %a[%m, %j] : memref<4x8xf32>
+    memref.store %v, %a[%m, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%m, %j) = (%c0, %c0) to (%c1, %c5000) step (%c1, %c1) {
+    %v = memref.load %b[%m, %j] : memref<1x5000xf32>
+    memref.store %v, %b[%m, %j] : memref<1x5000xf32>
+    scf.reduce
+  }
+  return
+}

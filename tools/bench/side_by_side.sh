@@ -10,6 +10,11 @@
 #
 #   tools/bench/setup-peers.sh                 # once: PyTorch + modelbatch
 #   tools/bench/side_by_side.sh [--steps S] [--threads T] [--only mlp-s|mlp-t]
+#                               [--repeat R]
+#
+# --repeat R times every system R times, mbt and the peers in turn, and
+# reports each one's median: on a machine whose speed drifts (a shared VM),
+# the runs of all systems then sample the same drift.
 #
 # Workloads: MLP-S 784-128-10, batch 128, Adam, N in {1, 16, 64, 256};
 # MLP-T 784-128-128-10, batch 64, Adam, N in {8, 32}. MBT_BUILD_DIR picks
@@ -21,11 +26,13 @@ venv="${MBT_BENCH_VENV:-$here/build/bench-venv}"
 steps=50
 threads=$(nproc)
 only=""
+repeat=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
+    --repeat) repeat="$2"; shift 2 ;;
     *) echo "side_by_side.sh: error: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -34,7 +41,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS="$threads" OMP_NUM_THREADS="$threads"
 
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); threads $threads; $steps timed steps after 5 warm-up steps"
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "side_by_side.sh: error: --repeat takes a positive count, got '$repeat'" >&2; exit 2; }
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); threads $threads; $steps timed steps after 5 warm-up steps; median of $repeat run(s) per system"
 gemm=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers 1,1 --models 1 --batch 1 --steps 0 --threads "$threads" --peers "" --gemm 2>/dev/null | awk '/^GEMM/ {print $3}')
 echo "float32 GEMM rate (torch.mm 2048^3, $threads threads): $gemm GFLOP/s"
 
@@ -80,6 +88,11 @@ flops() {
   echo "$total"
 }
 
+# median V...: the middle value (the lower middle of an even count).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 printf '\n%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' workload N batch "mbt" sequential vmap modelbatch hfta "mbt/best" "%gemm"
 printf '%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' "" "" "" "(model-samples/s)" "" "" "" "" "" ""
 run() {
@@ -90,15 +103,22 @@ run() {
   "$bin/mbtc" "$work/$name-$models.mbt" -o "$work/$name-$models.so"
   end=$(date +%s%N)
   local compile_ms=$(( (end - start) / 1000000 ))
-  local mbt_rate
-  mbt_rate=$("$bin/mbt-run" "$work/$name-$models.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')
-  local peers
-  peers=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers "$widths" --models "$models" --batch "$batch" --steps "$steps" --threads "$threads")
-  local seq vmap mb hfta
-  seq=$(awk '$2 == "sequential" {print $6}' <<< "$peers")
-  vmap=$(awk '$2 == "vmap" {print $6}' <<< "$peers")
-  mb=$(awk '$2 == "modelbatch" {print $6}' <<< "$peers")
-  hfta=$(awk '$2 == "hfta" {print $6}' <<< "$peers")
+  # R rounds, mbt then the peers in each; the median of each system.
+  local mbt_runs=() seq_runs=() vmap_runs=() mb_runs=() hfta_runs=() r peers
+  for ((r = 0; r < repeat; r++)); do
+    mbt_runs+=("$("$bin/mbt-run" "$work/$name-$models.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')")
+    peers=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers "$widths" --models "$models" --batch "$batch" --steps "$steps" --threads "$threads")
+    seq_runs+=("$(awk '$2 == "sequential" {print $6}' <<< "$peers")")
+    vmap_runs+=("$(awk '$2 == "vmap" {print $6}' <<< "$peers")")
+    mb_runs+=("$(awk '$2 == "modelbatch" {print $6}' <<< "$peers")")
+    hfta_runs+=("$(awk '$2 == "hfta" {print $6}' <<< "$peers")")
+  done
+  local mbt_rate seq vmap mb hfta
+  mbt_rate=$(median "${mbt_runs[@]}")
+  seq=$(median "${seq_runs[@]}")
+  vmap=$(median "${vmap_runs[@]}")
+  mb=$(median "${mb_runs[@]}")
+  hfta=$(median "${hfta_runs[@]}")
   local f
   f=$(flops "$widths")
   awk -v name="$name" -v n="$models" -v b="$batch" -v m="$mbt_rate" -v s="$seq" -v v="$vmap" -v mb="$mb" -v h="$hfta" -v f="$f" -v g="$gemm" -v c="$compile_ms" 'BEGIN {

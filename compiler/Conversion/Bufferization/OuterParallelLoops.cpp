@@ -34,6 +34,17 @@ namespace {
 /// A dynamic trip count is assumed to be this (a batch of samples).
 constexpr int64_t kAssumedDynamicTrips = 128;
 
+/// Iteration estimates stop growing here (far above any threshold).
+constexpr int64_t kIterationCap = INT64_MAX / 1024;
+
+/// a * b for non-negative counts, capped at kIterationCap.
+int64_t cappedProduct(int64_t a, int64_t b) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product) || product > kIterationCap)
+    return kIterationCap;
+  return product;
+}
+
 int64_t tripCount(Value lb, Value ub, Value step) {
   std::optional<int64_t> l = getConstantIntValue(lb),
                          u = getConstantIntValue(ub),
@@ -44,14 +55,14 @@ int64_t tripCount(Value lb, Value ub, Value step) {
 }
 
 /// The iterations of `op`'s nest: its own, times the largest of the loops
-/// in its body (saturating).
+/// in its body, capped at kIterationCap.
 int64_t estimatedIterations(Operation *op) {
   int64_t own = 1;
   if (auto parallel = dyn_cast<scf::ParallelOp>(op)) {
     for (auto [lb, ub, step] :
          llvm::zip(parallel.getLowerBound(), parallel.getUpperBound(),
                    parallel.getStep()))
-      own = std::min<int64_t>(own * tripCount(lb, ub, step), INT64_MAX / 1024);
+      own = cappedProduct(own, tripCount(lb, ub, step));
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
     own = tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
   }
@@ -60,7 +71,7 @@ int64_t estimatedIterations(Operation *op) {
     for (Operation &nested : region.getOps())
       if (isa<scf::ParallelOp, scf::ForOp>(nested))
         inner = std::max(inner, estimatedIterations(&nested));
-  return std::min<int64_t>(own * inner, INT64_MAX / 1024);
+  return cappedProduct(own, inner);
 }
 
 /// Replaces `op` (no reductions) by scf.for loops over its dimensions,

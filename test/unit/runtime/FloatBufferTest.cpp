@@ -32,11 +32,11 @@ TEST(FloatBufferTest, ZeroedAlignedAndTyped) {
   }
 }
 
-TEST(FloatBufferTest, StoreWidensExactlyAndCopyWithinCopies) {
+TEST(FloatBufferTest, StoreWidensExactlyAtItsOffset) {
   const float sample[3] = {0.1f, 1.0f / 3.0f, 255.0f / 255.0f};
   FloatBuffer f64(DType::F64, 6);
   f64.store(0, sample, 3);
-  f64.copyWithin(3, 0, 3);
+  f64.store(3, sample, 3);
   for (int64_t i = 0; i < 6; ++i)
     EXPECT_EQ(f64.as<double>()[i], static_cast<double>(sample[i % 3]));
   FloatBuffer f32(DType::F32, 6);

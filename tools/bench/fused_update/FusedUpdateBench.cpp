@@ -108,18 +108,6 @@ double medianSecondsPerStep(int repeats, int steps,
   return times[times.size() / 2];
 }
 
-template <typename T, int N>
-MemRef<T, N> view(T *data, std::array<int64_t, N> sizes) {
-  MemRef<T, N> m{data, data, 0, {}, {}};
-  int64_t stride = 1;
-  for (int d = N - 1; d >= 0; --d) {
-    m.sizes[d] = sizes[d];
-    m.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return m;
-}
-
 } // namespace
 
 int main(int argc, char **argv) try {
@@ -169,11 +157,11 @@ int main(int argc, char **argv) try {
       },
       [&](int s) {
         std::fill(steps.begin(), steps.end(), double(s));
-        auto p = view<float, 2>(params.data(), {M, P});
-        auto st = view<float, 3>(state.data(), {S, M, P});
-        auto hy = view<double, 2>(hyperTable.data(), {M, H});
-        auto sp = view<double, 1>(steps.data(), {M});
-        auto g = view<float, 2>(grads.data(), {M, P});
+        auto p = makeDenseMemRef<float, 2>(params.data(), {M, P});
+        auto st = makeDenseMemRef<float, 3>(state.data(), {S, M, P});
+        auto hy = makeDenseMemRef<double, 2>(hyperTable.data(), {M, H});
+        auto sp = makeDenseMemRef<double, 1>(steps.data(), {M});
+        auto g = makeDenseMemRef<float, 2>(grads.data(), {M, P});
         update(&p, &st, &hy, &sp, &g);
       });
 

@@ -64,15 +64,6 @@ public:
       dst[i] = static_cast<double>(src[i]);
   }
 
-  /// Copies elements [from, from + n) to [to, to + n); the ranges must not
-  /// overlap.
-  void copyWithin(int64_t to, int64_t from, int64_t n) {
-    if (type == DType::F64)
-      std::memcpy(f64.data() + to, f64.data() + from, sizeof(double) * n);
-    else
-      std::memcpy(f32.data() + to, f32.data() + from, sizeof(float) * n);
-  }
-
 private:
   void check(DType requested) const {
     if (requested != type)

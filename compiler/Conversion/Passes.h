@@ -30,6 +30,17 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Run the outermost loop of each large loop nest on all "
                      "cores with OpenMP (otherwise: one thread)"),
       llvm::cl::init(true)};
+  Option<int64_t> vectorMatmulBits{
+      *this, "vector-matmul-bits",
+      llvm::cl::desc("Generate vector kernels for the batched matmuls they "
+                     "handle, for vector registers of this many bits (0: "
+                     "none; the others go to BLAS or loops)"),
+      llvm::cl::init(0)};
+  Option<bool> planWorkspace{
+      *this, "plan-workspace",
+      llvm::cl::desc("Place the steps' temporaries in the caller's workspace "
+                     "(otherwise: malloc them; the workspace is 0 bytes)"),
+      llvm::cl::init(true)};
 };
 
 /// mbt (one model) -> autodiff -> batch -> fuse: the "fused" stage.

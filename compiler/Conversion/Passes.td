@@ -35,6 +35,31 @@ def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MBTVectorMatmuls : Pass<"mbt-vector-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Generate register-blocked vector kernels for batched matmuls";
+  let description = [{
+    After bufferization: every batched f32/f64 matmul on memrefs with unit
+    inner strides whose B is not transposed (`linalg.batch_matmul`,
+    `linalg.batch_matmul_transpose_a`) becomes an `scf.parallel` over the
+    batch (the models) of register-blocked kernels in the vector dialect:
+    panels of 4 rows by 4 vectors (2 below 512-bit vectors) of C held in
+    registers across the contraction, each step broadcasting one element of
+    A and fusing it into a row of B. Leftover columns use one masked vector,
+    leftover rows a one-row kernel. A zero fill of C just before is folded
+    (the accumulators start at zero). Each element of C is a chain of FMAs
+    in the order of k, so a model's product does not depend on the batch.
+    Matmuls with a transposed B are left to mbt-linalg-to-blas.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of the target's vector registers, in bits">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def MBTElideCopies : Pass<"mbt-elide-copies", "::mlir::ModuleOp"> {
   let summary = "Compute buffers in place of the views they are copied into";
   let description = [{
@@ -48,6 +73,34 @@ def MBTElideCopies : Pass<"mbt-elide-copies", "::mlir::ModuleOp"> {
     accepts the view's strided type.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def MBTPlanWorkspace : Pass<"mbt-plan-workspace", "::mlir::ModuleOp"> {
+  let summary = "Place a step's temporaries in one buffer the caller owns";
+  let description = [{
+    After bufferization: every public function definition gains a last
+    argument `memref<?xi8>`, the workspace, and every allocation of its
+    entry block that can be planned becomes a `memref.view` of it.
+    Allocations of the same byte size whose live ranges (from the
+    allocation to the last use of any view of it) do not overlap share a
+    slot; slots are 64-byte aligned. Beside each such function `F` the
+    pass adds `F_workspace_bytes`, taking `F`'s other arguments and
+    returning the bytes the workspace needs (it depends on their dynamic
+    sizes). Left to malloc: allocations in nested regions, with a
+    non-identity layout, with a dynamic size that is not a `memref.dim` of
+    an argument at a constant index, or with an alias that is returned or
+    turned into a memref by an op that is not a view. A function that
+    already has its `_workspace_bytes` is left as it is. With `plan=false`
+    the functions get the workspace argument and a size function returning
+    0, and every allocation stays (to measure what planning saves).
+  }];
+  let options = [
+    Option<"plan", "plan", "bool", /*default=*/"true",
+           "Make allocations views of the workspace">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp"> {

@@ -34,12 +34,26 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
     return nullptr;
   }
   llvm::SubtargetFeatures features;
-  for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  for (const auto &[name, enabled] : host)
     features.AddFeature(name, enabled);
+  // LLVM's tuning for AVX-512 CPUs splits 512-bit vectors into 256-bit
+  // halves; the matmul kernels are register-blocked for 512-bit vectors.
+  if (host.lookup("avx512f"))
+    features.AddFeature("prefer-256-bit", false);
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(),
       llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
+}
+
+int64_t mbt::hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx"))
+    return 256;
+  return 128;
 }
 
 /// `int64_t mbt_abi_version(void)` and `const char *mbt_manifest(void)`.

@@ -20,6 +20,10 @@ constexpr bool kHaveOpenMP = false;
 constexpr const char *kOpenMPLibDir = "";
 #endif
 
+/// The width of the host's vector registers in bits: 512 with AVX-512, 256
+/// with AVX, else 128 (the artifact is compiled for the host CPU).
+int64_t hostVectorBits();
+
 /// Translates an LLVM-dialect module to LLVM IR for the host CPU, optimizes
 /// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
 /// With `objectPath` it also writes an object file, and with `libraryPath`

@@ -31,21 +31,36 @@ std::optional<Stage> parseStage(llvm::StringRef name) {
 } // namespace mbt
 
 /// The entry points must have the C signatures of docs/abi.md: every
-/// output written into the caller's buffers, nothing returned. A result
-/// left over means bufferization could not update a buffer in place, and
-/// the runtime would call the function with the wrong signature.
+/// output written into the caller's buffers, nothing returned, the
+/// workspace last; beside each, its workspace function returning i64. A
+/// result left over means bufferization could not update a buffer in place,
+/// and the runtime would call the function with the wrong signature.
 static LogicalResult checkEntryPoints(ModuleOp module) {
-  const std::pair<StringRef, unsigned> entries[] = {
-      {"_mlir_ciface_mbt_train_step", 7}, {"_mlir_ciface_mbt_eval_step", 4}};
-  for (auto [name, numArgs] : entries) {
-    auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  struct Entry {
+    StringRef name;
+    unsigned numArgs; // with the workspace
+  };
+  const Entry entries[] = {{"_mlir_ciface_mbt_train_step", 8},
+                           {"_mlir_ciface_mbt_eval_step", 5}};
+  for (const Entry &entry : entries) {
+    auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(entry.name);
     if (!fn)
-      return module.emitError("internal error: no entry point ") << name;
+      return module.emitError("internal error: no entry point ") << entry.name;
     auto type = fn.getFunctionType();
     if (!isa<LLVM::LLVMVoidType>(type.getReturnType()) ||
-        type.getNumParams() != numArgs)
+        type.getNumParams() != entry.numArgs)
       return fn.emitError("internal error: entry point ")
-             << name << " has type " << type << ", not the ABI's";
+             << entry.name << " has type " << type << ", not the ABI's";
+    std::string sizeName = (entry.name + "_workspace_bytes").str();
+    auto sizeFn = module.lookupSymbol<LLVM::LLVMFuncOp>(sizeName);
+    if (!sizeFn)
+      return module.emitError("internal error: no workspace function ")
+             << sizeName;
+    auto sizeType = sizeFn.getFunctionType();
+    if (!sizeType.getReturnType().isInteger(64) ||
+        sizeType.getNumParams() != entry.numArgs - 1)
+      return sizeFn.emitError("internal error: workspace function ")
+             << sizeName << " has type " << sizeType << ", not the ABI's";
   }
   return success();
 }
@@ -58,8 +73,8 @@ static LogicalResult run(ModuleOp module,
 }
 
 namespace mbt {
-LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
-                      bool parallel, std::string &manifest) {
+LogicalResult lowerTo(ModuleOp module, Stage target,
+                      const CodegenOptions &codegen, std::string &manifest) {
   using namespace mlir::mbt;
   using ::mbt::Stage;
   using ::mbt::buildManifest;
@@ -88,8 +103,10 @@ LogicalResult lowerTo(ModuleOp module, Stage target, bool useBlas,
   if (target >= Stage::LLVMDialect &&
       failed(run(module, [&](PassManager &pm) {
         LoweringOptions options;
-        options.useBlas = useBlas;
-        options.parallel = parallel;
+        options.useBlas = codegen.useBlas;
+        options.parallel = codegen.parallel;
+        options.planWorkspace = codegen.planWorkspace;
+        options.vectorMatmulBits = codegen.vectorMatmulBits;
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();

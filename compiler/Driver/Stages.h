@@ -14,12 +14,26 @@ enum class Stage { AST, MBT, Grad, Batched, Fused, Linalg, LLVMDialect, LLVMIR }
 
 std::optional<Stage> parseStage(llvm::StringRef name);
 
+/// How the LLVM stage generates code (mbtc's flags of the same names).
+struct CodegenOptions {
+  /// Batched matmuls call the runtime's BLAS (otherwise: generated loops).
+  bool useBlas = true;
+  /// Large loop nests run their model dimension with OpenMP.
+  bool parallel = true;
+  /// The steps' temporaries live in the caller's workspace (otherwise:
+  /// malloc'ed per step; the workspace is then 0 bytes).
+  bool planWorkspace = true;
+  /// Batched matmuls with an untransposed B become generated vector
+  /// kernels for registers of this many bits (0: none).
+  int64_t vectorMatmulBits = 0;
+};
+
 /// Runs the passes that take a module at the "mbt" stage to `target`
 /// (Grad..LLVMDialect). At or past Fused, `manifest` receives the
-/// artifact's manifest. `useBlas`: batched matmuls call the runtime's BLAS;
-/// `parallel`: large loop nests run their model dimension with OpenMP.
-mlir::LogicalResult lowerTo(mlir::ModuleOp module, Stage target, bool useBlas,
-                            bool parallel, std::string &manifest);
+/// artifact's manifest.
+mlir::LogicalResult lowerTo(mlir::ModuleOp module, Stage target,
+                            const CodegenOptions &codegen,
+                            std::string &manifest);
 
 } // namespace mbt
 

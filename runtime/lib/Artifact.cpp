@@ -65,17 +65,25 @@ Artifact Artifact::load(const std::string &path) {
 
   auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);
   auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);
-  artifact.trainFn = lookup<void *>(artifact.handle, path, kTrainStepSymbol);
-  artifact.evalFn = lookup<void *>(artifact.handle, path, kEvalStepSymbol);
-  // Optional: artifacts of older compilers lack it.
-  artifact.optimizerFn = dlsym(artifact.handle, kOptimizerStepSymbol);
-
   int64_t abi = version();
   if (abi != kAbiVersion)
     throw RuntimeError("artifact '" + path + "' has ABI version " +
                        std::to_string(abi) + " but this runtime supports " +
                        std::to_string(kAbiVersion) +
                        "; rebuild it with a matching mbtc");
+  // Looked up once the version is known to be ours, so an older artifact
+  // gets the version error rather than a missing-symbol one.
+  artifact.trainFn = lookup<void *>(artifact.handle, path, kTrainStepSymbol);
+  artifact.evalFn = lookup<void *>(artifact.handle, path, kEvalStepSymbol);
+  artifact.trainWorkspaceFn =
+      lookup<void *>(artifact.handle, path, kTrainStepWorkspaceSymbol);
+  artifact.evalWorkspaceFn =
+      lookup<void *>(artifact.handle, path, kEvalStepWorkspaceSymbol);
+  // Optional (docs/abi.md): a runtime need not call it.
+  artifact.optimizerFn = dlsym(artifact.handle, kOptimizerStepSymbol);
+  if (artifact.optimizerFn)
+    artifact.optimizerWorkspaceFn =
+        lookup<void *>(artifact.handle, path, kOptimizerStepWorkspaceSymbol);
   const char *json = manifest();
   if (!json)
     throw RuntimeError("artifact '" + path + "' returned a null manifest");
@@ -104,6 +112,9 @@ Artifact &Artifact::operator=(Artifact &&other) noexcept {
     trainFn = std::exchange(other.trainFn, nullptr);
     evalFn = std::exchange(other.evalFn, nullptr);
     optimizerFn = std::exchange(other.optimizerFn, nullptr);
+    trainWorkspaceFn = std::exchange(other.trainWorkspaceFn, nullptr);
+    evalWorkspaceFn = std::exchange(other.evalWorkspaceFn, nullptr);
+    optimizerWorkspaceFn = std::exchange(other.optimizerWorkspaceFn, nullptr);
     rawManifest = std::move(other.rawManifest);
     parsedManifest = std::move(other.parsedManifest);
   }

@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <malloc.h>
 #include "mbt/runtime/Trainer.h"
 
 #include "mbt/runtime/Error.h"
@@ -54,16 +53,6 @@ void checkData(const Dataset &data, const Manifest &manifest,
 }
 } // namespace
 
-/// The compiled step mallocs its temporaries (megabytes each) and frees them
-/// before it returns. glibc serves such blocks with mmap and unmaps them on
-/// free, so every step would page-fault them in again; raising the mmap
-/// threshold keeps them in the heap for the next step.
-static void keepLargeBlocksInHeap() {
-  constexpr int kThreshold = 512 << 20;
-  mallopt(M_MMAP_THRESHOLD, kThreshold);
-  mallopt(M_TRIM_THRESHOLD, kThreshold);
-}
-
 Trainer::Trainer(const Artifact &artifact, const Dataset &train,
                  const Dataset &test, TrainOptions options)
     : artifact(artifact), manifest(artifact.manifest()), trainData(train),
@@ -78,7 +67,6 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   batch = manifest.data.batch;
   checkData(train, manifest, artifact.path());
   checkData(test, manifest, artifact.path());
-  keepLargeBlocksInHeap();
   if (train.count < 1)
     throw RuntimeError("training set '" + train.name + "' is empty");
 
@@ -92,6 +80,10 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   xBuf = FloatBuffer(dtype, checkedMul(mb, f, "x"), "x");
   yBuf = AlignedBuffer<int32_t>(mb, "y");
   outBuf = FloatBuffer(dtype, checkedMul(m, k, "out"), "out");
+  if (dtype == DType::F64)
+    reserveWorkspace<double>();
+  else
+    reserveWorkspace<float>();
 
   // The initial values are drawn in f32 whatever the dtype (Init.h), so an
   // f64 model starts where its f32 twin does.
@@ -157,6 +149,20 @@ template <typename T> MemRef<T, 3> Trainer::xDescriptor(int64_t b) {
   return x;
 }
 
+template <typename T> void Trainer::reserveWorkspace() {
+  // Only the descriptors' sizes are read: x's layout does not matter.
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, batch, f});
+  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, batch});
+  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  workspace.reserve(artifact.trainStepWorkspace<T>()(&params, &state, &hyper,
+                                                     &step, &x, &y, &out));
+  workspace.reserve(artifact.evalStepWorkspace<T>()(&params, &x, &y, &out));
+}
+
 template <typename T> void Trainer::callTrainStep(int64_t b) {
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
   auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
@@ -165,7 +171,8 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
   auto x = xDescriptor<T>(b);
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out);
+  auto ws = workspace.descriptor();
+  artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
 }
 
 template <typename T> void Trainer::callEvalStep(int64_t b) {
@@ -173,7 +180,8 @@ template <typename T> void Trainer::callEvalStep(int64_t b) {
   auto x = xDescriptor<T>(b);
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  artifact.evalStep<T>()(&params, &x, &y, &out);
+  auto ws = workspace.descriptor();
+  artifact.evalStep<T>()(&params, &x, &y, &out, &ws);
 }
 
 void Trainer::trainOnLoadedBatch(int64_t b) {

@@ -53,6 +53,17 @@ static cl::opt<bool> parallelLoops(
              "(default on where libomp was found at build time; off: one "
              "thread)"),
     cl::init(mbt::kHaveOpenMP), cl::cat(category));
+static cl::opt<bool> vectorMatmuls(
+    "vector-matmul",
+    cl::desc("Generate register-blocked vector kernels for the batched "
+             "matmuls whose B is not transposed (default off; the others, "
+             "and all with it off, follow --blas)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> planWorkspace(
+    "workspace",
+    cl::desc("Keep the steps' temporaries in one buffer the runtime allocates "
+             "once (default on; off: the steps malloc them, for comparison)"),
+    cl::init(true), cl::Hidden, cl::cat(category));
 static cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check expected-* diagnostics written in the input"),
@@ -129,7 +140,12 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     mbt::Stage lowered = stage == mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
     if (!printStage)
       lowered = mbt::Stage::LLVMDialect;
-    if (failed(mbt::lowerTo(*module, lowered, useBlas, parallelLoops, manifest)))
+    mbt::CodegenOptions codegen;
+    codegen.useBlas = useBlas;
+    codegen.parallel = parallelLoops;
+    codegen.planWorkspace = planWorkspace;
+    codegen.vectorMatmulBits = vectorMatmuls ? mbt::hostVectorBits() : 0;
+    if (failed(mbt::lowerTo(*module, lowered, codegen, manifest)))
       return failure();
     if (printStage && stage != mbt::Stage::LLVMIR) {
       module->print(os);

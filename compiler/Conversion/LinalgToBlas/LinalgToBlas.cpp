@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/Utils/BatchMatmul.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::mbt {
 #define GEN_PASS_DEF_MBTLINALGTOBLAS
@@ -50,73 +50,6 @@ static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element) {
   return f;
 }
 
-/// Whether `op` is a batched f32 or f64 matmul on memrefs with unit inner
-/// strides, and which operands it transposes.
-static bool matchBatchMatmul(linalg::LinalgOp op, bool &ta, bool &tb) {
-  if (isa<linalg::BatchMatmulOp>(op))
-    ta = false, tb = false;
-  else if (isa<linalg::BatchMatmulTransposeAOp>(op))
-    ta = true, tb = false;
-  else if (isa<linalg::BatchMatmulTransposeBOp>(op))
-    ta = false, tb = true;
-  else
-    return false;
-  Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-  if (!element.isF32() && !element.isF64())
-    return false;
-  for (Value v : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || type.getElementType() != element)
-      return false;
-    int64_t offset;
-    SmallVector<int64_t> strides;
-    if (failed(getStridesAndOffset(type, strides, offset)) ||
-        strides.back() != 1)
-      return false;
-  }
-  return true;
-}
-
-/// Whether `op` is a linalg.fill of 0.0.
-static bool isZeroFill(Operation *op) {
-  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
-  if (!fill)
-    return false;
-  auto constant = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-  return value && value.getValue().isZero();
-}
-
-/// The previous op that may read or write memory (not a view, a constant
-/// or an allocation), or null.
-static Operation *previousAccess(Operation *op) {
-  Operation *prev = op->getPrevNode();
-  while (prev && (isMemoryEffectFree(prev) || isa<memref::AllocOp>(prev)))
-    prev = prev->getPrevNode();
-  return prev;
-}
-
-/// The op that zeroes `op`'s output right before `op`, which the kernel can
-/// replace by overwriting the output; null when there is none. Either a
-/// zero fill of the output, or a copy into it of a buffer that a zero fill
-/// wrote, with nothing else touching that buffer in between (CSE merges the
-/// zero-filled inits of two matmuls into one tensor, and bufferization
-/// then copies it for the first).
-static Operation *zeroingBefore(linalg::LinalgOp op) {
-  Value out = op.getDpsInitOperand(0)->get();
-  Operation *prev = previousAccess(op);
-  if (isZeroFill(prev))
-    return cast<linalg::FillOp>(prev).getOutputs()[0] == out ? prev : nullptr;
-  auto copy = dyn_cast_or_null<memref::CopyOp>(prev);
-  if (!copy || copy.getTarget() != out)
-    return nullptr;
-  Operation *filler = previousAccess(copy);
-  if (!isZeroFill(filler) ||
-      cast<linalg::FillOp>(filler).getOutputs()[0] != copy.getSource())
-    return nullptr;
-  return copy;
-}
-
 namespace {
 struct LinalgToBlasPass
     : public mlir::mbt::impl::MBTLinalgToBlasBase<LinalgToBlasPass> {
@@ -124,14 +57,12 @@ struct LinalgToBlasPass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      bool ta, tb;
-      if (matchBatchMatmul(op, ta, tb))
+      if (matchBatchMatmul(op))
         matmuls.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : matmuls) {
-      bool ta, tb;
-      matchBatchMatmul(op, ta, tb);
+      BatchMatmulKind kind = *matchBatchMatmul(op);
       Type element = getElementTypeOrSelf(op->getOperand(0).getType());
       func::FuncOp kernel = getOrDeclareKernel(module, element);
       MemRefType dyn = dynamicStrided3D(element);
@@ -141,8 +72,10 @@ struct LinalgToBlasPass
       SmallVector<Value> args;
       for (Value v : op->getOperands())
         args.push_back(rewriter.create<memref::CastOp>(loc, dyn, v));
-      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, ta, 64));
-      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, tb, 64));
+      args.push_back(
+          rewriter.create<arith::ConstantIntOp>(loc, kind.transposeA, 64));
+      args.push_back(
+          rewriter.create<arith::ConstantIntOp>(loc, kind.transposeB, 64));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !zeroing, 64));
       rewriter.create<func::CallOp>(loc, kernel, args);
       if (zeroing)

@@ -67,10 +67,17 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  if (opts.vectorMatmulBits > 0)
+    pm.addPass(createMBTVectorMatmuls(
+        MBTVectorMatmulsOptions{/*vectorBits=*/opts.vectorMatmulBits}));
   if (opts.useBlas)
     pm.addPass(createMBTLinalgToBlas());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTElideCopies());
+  // Before deallocation: planned temporaries live in the caller's
+  // workspace, so no step mallocs them (PlanWorkspace.cpp).
+  pm.addPass(createMBTPlanWorkspace(
+      MBTPlanWorkspaceOptions{/*plan=*/opts.planWorkspace}));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
@@ -88,6 +95,7 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   // Before scf-to-cf: the alloca_scope that scf-to-openmp puts around a
   // parallel loop's body must be lowered while that body is one block.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -13,15 +13,26 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 
 namespace mbt::test {
 
-/// Compiles the spec or module at `path` into MBT_TEST_TMP/NAME.so.
+/// MBT_TEST_TMP/NAME, or with extra flags MBT_TEST_TMP/NAME-<hash of the
+/// flags>, so that a run with flags and one without can go on at once.
+inline std::string testFileStem(const std::string &name) {
+  const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
+  std::string stem = std::string(MBT_TEST_TMP) + "/" + name;
+  if (flags && *flags)
+    stem += "-" + std::to_string(std::hash<std::string>{}(flags));
+  return stem;
+}
+
+/// Compiles the spec or module at `path` into testFileStem(NAME).so.
 inline std::string compileFile(const std::string &name,
                                const std::string &path) {
-  std::string out = std::string(MBT_TEST_TMP) + "/" + name + ".so";
   const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
+  std::string out = testFileStem(name) + ".so";
   std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
                         (flags ? std::string(" ") + flags : "");
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
@@ -31,7 +42,7 @@ inline std::string compileFile(const std::string &name,
 /// Writes `source` to MBT_TEST_TMP/NAME.mbt and compiles it.
 inline std::string compileSpec(const std::string &name,
                                const std::string &source) {
-  std::string path = std::string(MBT_TEST_TMP) + "/" + name + ".mbt";
+  std::string path = testFileStem(name) + ".mbt";
   std::ofstream(path) << source;
   return compileFile(name, path);
 }

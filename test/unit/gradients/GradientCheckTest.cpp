@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Abi.h"
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Workspace.h"
 
 #include "CompileWithMbtc.h"
 
@@ -96,7 +97,9 @@ public:
     auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
-    artifact.evalStep<T>()(&pm, &xm, &ym, &om);
+    auto ws = workspace.descriptor(
+        artifact.evalStepWorkspace<T>()(&pm, &xm, &ym, &om));
+    artifact.evalStep<T>()(&pm, &xm, &ym, &om, &ws);
     return out[0];
   }
 
@@ -112,7 +115,9 @@ public:
     auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
-    artifact.trainStep<T>()(&pm, &sm, &hm, &tm, &xm, &ym, &om);
+    auto ws = workspace.descriptor(artifact.trainStepWorkspace<T>()(
+        &pm, &sm, &hm, &tm, &xm, &ym, &om));
+    artifact.trainStep<T>()(&pm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
     std::vector<double> g(p);
     for (int64_t i = 0; i < p; ++i)
       g[i] = double(params[i]) - double(updated[i]);
@@ -136,6 +141,7 @@ public:
 
 private:
   Artifact artifact;
+  Workspace workspace;
   int64_t p;
   std::vector<T> x;
   std::vector<int32_t> y;

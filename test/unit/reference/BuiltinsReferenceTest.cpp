@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Abi.h"
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Workspace.h"
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/loss.h>
@@ -150,7 +151,10 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   auto xm = makeDenseMemRef<float, 3>(x.data(), {1, batch, kFeatures});
   auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, batch});
   auto om = makeDenseMemRef<float, 2>(out.data(), {1, k});
-  artifact.evalStep()(&pm, &xm, &ym, &om);
+  Workspace workspace;
+  auto ws = workspace.descriptor(
+      artifact.evalStepWorkspace()(&pm, &xm, &ym, &om));
+  artifact.evalStep()(&pm, &xm, &ym, &om, &ws);
 
   // Gradient: params - (params after one SGD step at lr 1).
   std::vector<float> updated(params), state(p, 0.0f), trainOut(k);
@@ -160,7 +164,9 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
   auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
   auto tom = makeDenseMemRef<float, 2>(trainOut.data(), {1, k});
-  artifact.trainStep()(&um, &sm, &hm, &tm, &xm, &ym, &tom);
+  ws = workspace.descriptor(
+      artifact.trainStepWorkspace()(&um, &sm, &hm, &tm, &xm, &ym, &tom));
+  artifact.trainStep()(&um, &sm, &hm, &tm, &xm, &ym, &tom, &ws);
 
   // The same batch and parameters in torch, parameters from the manifest's
   // layout (offset, row-major shape).

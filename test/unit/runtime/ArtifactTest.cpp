@@ -26,6 +26,8 @@ TEST(ArtifactTest, LoadsFakeArtifactAndParsesItsManifest) {
   EXPECT_EQ(m.seeds, (std::vector<uint64_t>{10, 11, 12, 13}));
   EXPECT_NE(artifact.trainStep(), nullptr);
   EXPECT_NE(artifact.evalStep(), nullptr);
+  EXPECT_NE(artifact.trainStepWorkspace(), nullptr);
+  EXPECT_NE(artifact.evalStepWorkspace(), nullptr);
   EXPECT_NE(artifact.manifestJson().find("\"softmax\""), std::string::npos);
 }
 
@@ -70,11 +72,18 @@ TEST(ArtifactTest, MissingSymbolIsNamed) {
                     HasSubstr("'_mlir_ciface_mbt_eval_step'")));
 }
 
+TEST(ArtifactTest, MissingWorkspaceFunctionIsNamed) {
+  std::string path = fakeArtifactPath("fake_no_workspace");
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr(path), HasSubstr("not an mbt artifact"),
+                    HasSubstr("'_mlir_ciface_mbt_train_step_workspace_bytes'")));
+}
+
 TEST(ArtifactTest, UnknownAbiVersionIsRefused) {
   std::string path = fakeArtifactPath("fake_abi99");
   EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
               AllOf(HasSubstr(path), HasSubstr("ABI version 99"),
-                    HasSubstr("supports 4")));
+                    HasSubstr("supports " + std::to_string(kAbiVersion))));
 }
 
 } // namespace

@@ -11,12 +11,17 @@
 //   FAKE_CLASSES   C
 //   FAKE_ABI       the version mbt_abi_version() reports
 //   FAKE_NO_EVAL   leave out the eval step symbol
+//   FAKE_NO_WORKSPACE  leave out the train step's workspace function
 // Model 3 of the table has a huge learning rate and diverges on purpose.
+// The train step computes its gradients in the workspace, as compiled steps
+// keep their temporaries there; a test hook says whether a call ever got
+// fewer bytes than the workspace function asked for.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Abi.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -28,6 +33,7 @@ using mbt::runtime::MemRef2D;
 using mbt::runtime::MemRef2F;
 using mbt::runtime::MemRef2I;
 using mbt::runtime::MemRef3F;
+using mbt::runtime::WorkspaceRef;
 
 #ifndef FAKE_MODELS
 #define FAKE_MODELS 4
@@ -42,7 +48,7 @@ using mbt::runtime::MemRef3F;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 4
+#define FAKE_ABI 5
 #endif
 #ifndef FAKE_BATCH
 #define FAKE_BATCH 32
@@ -62,6 +68,12 @@ const unsigned kSeeds[kTableSize] = {10, 11, 12, 13};
 
 float lastStep = 0;
 int64_t lastBatch = 0;
+bool workspaceTooSmall = false;
+
+/// Bytes of the train step's workspace: the gradients [M, P].
+int64_t trainWorkspaceBytes(int64_t m) {
+  return static_cast<int64_t>(sizeof(float)) * m * P;
+}
 
 std::string buildManifest() {
   std::string hyper, seeds;
@@ -76,7 +88,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 4, "dtype": "f32", "model": "softmax", "models": %d,
+                R"({"abi_version": 5, "dtype": "f32", "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
      "init": {"kind": "kaiming_uniform"}},
@@ -165,14 +177,20 @@ const char *mbt_manifest(void) {
 
 void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
                                  MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
-                                 MemRef2I *y, MemRef2F *out) {
+                                 MemRef2I *y, MemRef2F *out,
+                                 WorkspaceRef *workspace) {
   int64_t m = x->sizes[0], b = x->sizes[1];
   lastStep = static_cast<float>(step->aligned[step->offset]);
   lastBatch = b;
+  if (workspace->sizes[0] < trainWorkspaceBytes(m)) {
+    workspaceTooSmall = true;
+    return;
+  }
   std::vector<float> dlogits = forward(params, x);
   lossAndMetrics(dlogits, y, out);
-  std::vector<float> grad(m * P, 0.0f);
-  MemRef3F dw = {grad.data(), grad.data(), 0, {m, F, C}, {P, C, 1}};
+  float *grad = reinterpret_cast<float *>(workspace->aligned + workspace->offset);
+  std::fill(grad, grad + m * P, 0.0f);
+  MemRef3F dw = {grad, grad, 0, {m, F, C}, {P, C, 1}};
   MemRef3F dl = dense3(dlogits.data(), m, b, C);
   _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0, 0);
   for (int64_t i = 0; i < m; ++i) {
@@ -193,13 +211,28 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
 
 #ifndef FAKE_NO_EVAL
 void _mlir_ciface_mbt_eval_step(MemRef2F *params, MemRef3F *x, MemRef2I *y,
-                                MemRef2F *out) {
+                                MemRef2F *out, WorkspaceRef *) {
   std::vector<float> logits = forward(params, x);
   lossAndMetrics(logits, y, out);
 }
 #endif
 
+#ifndef FAKE_NO_WORKSPACE
+int64_t _mlir_ciface_mbt_train_step_workspace_bytes(MemRef2F *, MemRef3F *,
+                                                    MemRef2D *, MemRef1D *,
+                                                    MemRef3F *x, MemRef2I *,
+                                                    MemRef2F *) {
+  return trainWorkspaceBytes(x->sizes[0]);
+}
+#endif
+
+int64_t _mlir_ciface_mbt_eval_step_workspace_bytes(MemRef2F *, MemRef3F *,
+                                                   MemRef2I *, MemRef2F *) {
+  return 0;
+}
+
 // Test hooks, not part of the ABI.
 float fake_artifact_last_step(void) { return lastStep; }
 int64_t fake_artifact_last_batch(void) { return lastBatch; }
+bool fake_artifact_workspace_too_small(void) { return workspaceTooSmall; }
 }

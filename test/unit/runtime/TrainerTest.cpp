@@ -86,6 +86,16 @@ TEST_F(TrainerTest, StepIsOneBasedAndShortLastBatchKeepsItsSize) {
   EXPECT_EQ(fakeHook<int64_t>(path, "fake_artifact_last_batch"), 200 - 6 * 32);
 }
 
+TEST_F(TrainerTest, PassesTheWorkspaceTheArtifactAskedFor) {
+  // The fake's train step computes its gradients in the workspace and
+  // refuses one smaller than its workspace function asked for.
+  std::string path = fakeArtifactPath("fake_m4");
+  Artifact artifact = Artifact::load(path);
+  Trainer trainer(artifact, train, test, silent());
+  trainer.runSteps(7); // a full batch, then the short last one
+  EXPECT_FALSE(fakeHook<bool>(path, "fake_artifact_workspace_too_small"));
+}
+
 TEST_F(TrainerTest, TrainingLowersTestLossOfHealthyModels) {
   Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
   Trainer trainer(artifact, train, test, silent());

@@ -25,6 +25,7 @@
 #include "mbt/runtime/Abi.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Workspace.h"
 
 #include <torch/optim/adam.h>
 #include <torch/types.h>
@@ -149,6 +150,15 @@ int main(int argc, char **argv) try {
   // mbt: one call per step for every parameter of every model.
   std::vector<float> params(M * P), state(S * M * P);
   std::vector<double> steps(M);
+  Workspace workspace;
+  {
+    auto p = makeDenseMemRef<float, 2>(params.data(), {M, P});
+    auto st = makeDenseMemRef<float, 3>(state.data(), {S, M, P});
+    auto hy = makeDenseMemRef<double, 2>(hyperTable.data(), {M, H});
+    auto sp = makeDenseMemRef<double, 1>(steps.data(), {M});
+    auto g = makeDenseMemRef<float, 2>(grads.data(), {M, P});
+    workspace.reserve(artifact.optimizerStepWorkspace()(&p, &st, &hy, &sp, &g));
+  }
   double mbtSeconds = medianSecondsPerStep(
       opts.repeats, opts.steps,
       [&] {
@@ -162,7 +172,8 @@ int main(int argc, char **argv) try {
         auto hy = makeDenseMemRef<double, 2>(hyperTable.data(), {M, H});
         auto sp = makeDenseMemRef<double, 1>(steps.data(), {M});
         auto g = makeDenseMemRef<float, 2>(grads.data(), {M, P});
-        update(&p, &st, &hy, &sp, &g);
+        auto ws = workspace.descriptor();
+        update(&p, &st, &hy, &sp, &g, &ws);
       });
 
   // LibTorch: one Adam per model, as a loop over models writes it.

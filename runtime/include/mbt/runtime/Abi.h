@@ -25,7 +25,10 @@ namespace runtime {
 /// state, x and out (f32 or f64); mbt_rt_batch_matmul_f64.
 /// Version 4: x may have stride 0 along the model dimension (one batch
 /// that every model reads); the artifact honours x's strides.
-constexpr int64_t kAbiVersion = 4;
+/// Version 5: every entry point takes a last argument, the workspace (the
+/// step's temporaries, owned by the caller), whose size in bytes the
+/// artifact's `<entry>_workspace_bytes` functions return.
+constexpr int64_t kAbiVersion = 5;
 
 /// The element type of the float buffers (params, state, x, out): the
 /// model's float type, the manifest's `dtype`.
@@ -89,6 +92,10 @@ using MemRef3D = MemRef<double, 3>;
 using MemRef1D = MemRef<double, 1>;
 using MemRef2D = MemRef<double, 2>;
 using MemRef2I = MemRef<int32_t, 2>;
+/// The workspace: `memref<?xi8>`, at least as many bytes as the entry
+/// point's `_workspace_bytes` function asked for, 64-byte aligned. The step
+/// overwrites it; its contents before and after a call mean nothing.
+using WorkspaceRef = MemRef<uint8_t, 1>;
 
 // Symbols the artifact exports.
 constexpr const char *kAbiVersionSymbol = "mbt_abi_version";
@@ -97,6 +104,12 @@ constexpr const char *kTrainStepSymbol = "_mlir_ciface_mbt_train_step";
 constexpr const char *kEvalStepSymbol = "_mlir_ciface_mbt_eval_step";
 constexpr const char *kOptimizerStepSymbol =
     "_mlir_ciface_mbt_optimizer_step";
+constexpr const char *kTrainStepWorkspaceSymbol =
+    "_mlir_ciface_mbt_train_step_workspace_bytes";
+constexpr const char *kEvalStepWorkspaceSymbol =
+    "_mlir_ciface_mbt_eval_step_workspace_bytes";
+constexpr const char *kOptimizerStepWorkspaceSymbol =
+    "_mlir_ciface_mbt_optimizer_step_workspace_bytes";
 // Symbols the artifact imports; libmbt_runtime.so defines them (Kernels.h).
 constexpr const char *kBatchMatmulSymbol =
     "_mlir_ciface_mbt_rt_batch_matmul_f32";
@@ -115,22 +128,45 @@ typedef const char *(*ManifestFn)(void);
 
 /// One optimizer step of every model, in place:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], x [M,B,F], y [M,B],
-/// out [M,K] (written).
+/// out [M,K] (written), workspace.
 template <typename T>
 using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
                                MemRef2D *hyper, MemRef1D *step,
-                               MemRef<T, 3> *x, MemRef2I *y, MemRef<T, 2> *out);
+                               MemRef<T, 3> *x, MemRef2I *y, MemRef<T, 2> *out,
+                               WorkspaceRef *workspace);
 /// Forward pass and metrics of every model: params [M,P], x [M,B,F],
-/// y [M,B], out [M,K] (written).
+/// y [M,B], out [M,K] (written), workspace.
 template <typename T>
 using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *x,
-                              MemRef2I *y, MemRef<T, 2> *out);
+                              MemRef2I *y, MemRef<T, 2> *out,
+                              WorkspaceRef *workspace);
 /// The optimizer step alone, in place, on gradients the caller computed:
-/// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read).
+/// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read),
+/// workspace.
 template <typename T>
 using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
                                    MemRef2D *hyper, MemRef1D *step,
-                                   MemRef<T, 2> *grads);
+                                   MemRef<T, 2> *grads,
+                                   WorkspaceRef *workspace);
+/// The workspace each entry point needs for these arguments (the same as
+/// the entry point's, without the workspace), in bytes. Only the
+/// descriptors' sizes are read.
+template <typename T>
+using TrainStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                           MemRef<T, 3> *state,
+                                           MemRef2D *hyper, MemRef1D *step,
+                                           MemRef<T, 3> *x, MemRef2I *y,
+                                           MemRef<T, 2> *out);
+template <typename T>
+using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                          MemRef<T, 3> *x, MemRef2I *y,
+                                          MemRef<T, 2> *out);
+template <typename T>
+using OptimizerStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                               MemRef<T, 3> *state,
+                                               MemRef2D *hyper,
+                                               MemRef1D *step,
+                                               MemRef<T, 2> *grads);
 /// The imported kernel: c[i] = op(a[i]) * op(b[i]) (+ c[i] if accumulate)
 /// for every batch index.
 template <typename T>

@@ -1,6 +1,6 @@
 //===- Artifact.h - A loaded, compiled model batch --------------*- C++ -*-===//
 //
-// Opens the shared library mbtc produced, resolves the four symbols of
+// Opens the shared library mbtc produced, resolves the symbols of
 // docs/abi.md, checks the ABI version and parses the manifest. The library
 // stays loaded for the Artifact's lifetime; the function pointers are only
 // valid while it lives.
@@ -54,6 +54,24 @@ public:
     checkDType(dtypeOf<T>(), "mbt_optimizer_step");
     return reinterpret_cast<OptimizerStepFnOf<T>>(optimizerFn);
   }
+  /// The workspace size of each entry point (docs/abi.md, "The
+  /// workspace"); the optimizer step's is null when that step is.
+  template <typename T = float>
+  TrainStepWorkspaceFnOf<T> trainStepWorkspace() const {
+    checkDType(dtypeOf<T>(), "mbt_train_step_workspace_bytes");
+    return reinterpret_cast<TrainStepWorkspaceFnOf<T>>(trainWorkspaceFn);
+  }
+  template <typename T = float>
+  EvalStepWorkspaceFnOf<T> evalStepWorkspace() const {
+    checkDType(dtypeOf<T>(), "mbt_eval_step_workspace_bytes");
+    return reinterpret_cast<EvalStepWorkspaceFnOf<T>>(evalWorkspaceFn);
+  }
+  template <typename T = float>
+  OptimizerStepWorkspaceFnOf<T> optimizerStepWorkspace() const {
+    checkDType(dtypeOf<T>(), "mbt_optimizer_step_workspace_bytes");
+    return reinterpret_cast<OptimizerStepWorkspaceFnOf<T>>(
+        optimizerWorkspaceFn);
+  }
 
 private:
   Artifact() = default;
@@ -65,6 +83,9 @@ private:
   void *trainFn = nullptr;
   void *evalFn = nullptr;
   void *optimizerFn = nullptr;
+  void *trainWorkspaceFn = nullptr;
+  void *evalWorkspaceFn = nullptr;
+  void *optimizerWorkspaceFn = nullptr;
   std::string rawManifest;
   Manifest parsedManifest;
 };

@@ -18,6 +18,7 @@
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Sampler.h"
+#include "mbt/runtime/Workspace.h"
 
 #include <iostream>
 #include <memory>
@@ -106,6 +107,8 @@ private:
   /// The descriptor of x for a loaded batch of `b` samples: dense, or with
   /// stride 0 along the model dimension when every model shares the batch.
   template <typename T> MemRef<T, 3> xDescriptor(int64_t b);
+  /// Sizes the workspace for the train and eval steps at the largest batch.
+  template <typename T> void reserveWorkspace();
   /// The artifact's train step on the loaded batch, with buffers of T.
   template <typename T> void callTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
@@ -137,6 +140,9 @@ private:
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;
+  /// The steps' temporaries (docs/abi.md, "The workspace"): allocated once,
+  /// for the largest batch, shared by train and eval steps.
+  Workspace workspace;
   /// Whether the loaded batch is one batch every model shares (x holds
   /// model 0's slice only).
   bool xShared = false;

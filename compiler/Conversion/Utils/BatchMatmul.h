@@ -1,0 +1,38 @@
+//===- BatchMatmul.h - recognizing the batched matmuls of a step -*- C++ -*-===//
+//
+// After bufferization, the batched matmuls of a step are linalg named ops on
+// strided memrefs. The passes that replace them (with a BLAS call, or with
+// generated vector kernels) share how they recognize one and how they spot
+// the zero-fill of its output that they can fold into it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_CONVERSION_UTILS_BATCHMATMUL_H
+#define MBT_COMPILER_CONVERSION_UTILS_BATCHMATMUL_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace mlir::mbt {
+
+/// Which operands of a batched matmul are transposed.
+struct BatchMatmulKind {
+  bool transposeA = false;
+  bool transposeB = false;
+};
+
+/// Whether `op` is a batched f32 or f64 matmul on memrefs whose operands
+/// all have unit inner strides, and which operands it transposes.
+std::optional<BatchMatmulKind> matchBatchMatmul(linalg::LinalgOp op);
+
+/// The op that zeroes `op`'s output right before `op`, which a replacement
+/// can fold by overwriting the output instead of accumulating; null when
+/// there is none. Either a zero fill of the output, or a copy into it of a
+/// buffer that a zero fill wrote, with nothing else touching that buffer in
+/// between (CSE merges the zero-filled inits of two matmuls into one
+/// tensor, and bufferization then copies it for the first).
+Operation *zeroingBefore(linalg::LinalgOp op);
+
+} // namespace mlir::mbt
+
+#endif

@@ -36,6 +36,18 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
                      "handle, for vector registers of this many bits (0: "
                      "none; the others go to BLAS or loops)"),
       llvm::cl::init(0)};
+  Option<int64_t> vectorMatmulRows{
+      *this, "vector-matmul-rows",
+      llvm::cl::desc("Rows of C per register panel of the vector kernels"),
+      llvm::cl::init(6)};
+  Option<int64_t> vectorMatmulVectors{
+      *this, "vector-matmul-vectors",
+      llvm::cl::desc("Vectors of C per panel row (0: by the vector width)"),
+      llvm::cl::init(0)};
+  Option<int64_t> vectorMatmulKBlock{
+      *this, "vector-matmul-k-block",
+      llvm::cl::desc("Contraction steps per pass over C (0: all)"),
+      llvm::cl::init(0)};
   Option<bool> planWorkspace{
       *this, "plan-workspace",
       llvm::cl::desc("Place the steps' temporaries in the caller's workspace "

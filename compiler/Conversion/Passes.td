@@ -42,7 +42,7 @@ def MBTVectorMatmuls : Pass<"mbt-vector-matmuls", "::mlir::ModuleOp"> {
     inner strides whose B is not transposed (`linalg.batch_matmul`,
     `linalg.batch_matmul_transpose_a`) becomes an `scf.parallel` over the
     batch (the models) of register-blocked kernels in the vector dialect:
-    panels of 4 rows by 4 vectors (2 below 512-bit vectors) of C held in
+    panels of `rows` rows by 4 vectors (2 below 512-bit vectors) of C held in
     registers across the contraction, each step broadcasting one element of
     A and fusing it into a row of B. Leftover columns use one masked vector,
     leftover rows a one-row kernel. A zero fill of C just before is folded
@@ -53,6 +53,12 @@ def MBTVectorMatmuls : Pass<"mbt-vector-matmuls", "::mlir::ModuleOp"> {
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of the target's vector registers, in bits">,
+    Option<"rows", "rows", "int64_t", /*default=*/"6",
+           "Rows of C per register panel">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"0",
+           "Vectors of C per row of a panel (0: 4 for 512-bit vectors, else 2)">,
+    Option<"kBlock", "k-block", "int64_t", /*default=*/"0",
+           "Contraction steps per pass over C (0: all)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

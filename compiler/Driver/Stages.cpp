@@ -107,6 +107,9 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
         options.parallel = codegen.parallel;
         options.planWorkspace = codegen.planWorkspace;
         options.vectorMatmulBits = codegen.vectorMatmulBits;
+        options.vectorMatmulRows = codegen.vectorMatmulRows;
+        options.vectorMatmulVectors = codegen.vectorMatmulVectors;
+        options.vectorMatmulKBlock = codegen.vectorMatmulKBlock;
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();

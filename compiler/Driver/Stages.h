@@ -26,6 +26,9 @@ struct CodegenOptions {
   /// Batched matmuls with an untransposed B become generated vector
   /// kernels for registers of this many bits (0: none).
   int64_t vectorMatmulBits = 0;
+  /// Their register panel (rows, vectors per row; 0: by the width) and
+  /// contraction block (0: none); see mbt-vector-matmuls.
+  int64_t vectorMatmulRows = 6, vectorMatmulVectors = 0, vectorMatmulKBlock = 0;
 };
 
 /// Runs the passes that take a module at the "mbt" stage to `target`

@@ -1,5 +1,6 @@
-// RUN: mbt-opt --mbt-vector-matmuls="vector-bits=256" --canonicalize -split-input-file %s | FileCheck %s
+// RUN: mbt-opt --mbt-vector-matmuls="vector-bits=256 rows=4" --canonicalize -split-input-file %s | FileCheck %s
 // RUN: mbt-opt --mbt-vector-matmuls="vector-bits=512" --canonicalize -split-input-file %s | FileCheck %s --check-prefix=WIDE
+// RUN: mbt-opt --mbt-vector-matmuls="vector-bits=512 k-block=3" --canonicalize -split-input-file %s | FileCheck %s --check-prefix=KBLOCK
 // RUN: not mbt-opt --mbt-vector-matmuls="vector-bits=100" %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: error: mbt-vector-matmuls: vector-bits must be a positive multiple of 64, got 100
@@ -36,10 +37,23 @@
 // CHECK:             vector.maskedload %[[B]][%[[M]], %{{.*}}, %[[TJ]]], %[[MASK]], %[[ZERO]]
 // CHECK:             vector.maskedstore %[[C]][%[[M]], %{{.*}}, %[[TJ]]], %[[MASK]]
 // CHECK-NOT:     linalg.batch_matmul
+// By default, 6-row panels of 4 vectors at 512 bits.
 // WIDE-LABEL: func.func @zero_filled(
 // WIDE:          scf.for %{{.*}} step %c64
-// WIDE:            %{{.*}}:16 = scf.for
-// WIDE-COUNT-16:     vector.fma {{.*}} : vector<16xf32>
+// WIDE:            scf.for %{{.*}} step %c6
+// WIDE:              %{{.*}}:24 = scf.for
+// WIDE-COUNT-24:       vector.fma {{.*}} : vector<16xf32>
+
+// With k-block, the contraction is done in blocks of 3 steps: the first
+// from zero, the others from what the previous blocks stored in C.
+// KBLOCK-LABEL: func.func @zero_filled(
+// KBLOCK-DAG:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// KBLOCK:         scf.parallel
+// KBLOCK:           %{{.*}}:24 = scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args(%{{.*}} = %[[ZERO]],
+// KBLOCK:           scf.for %[[KB:.*]] = %c3 to %c8 step %c3
+// KBLOCK:             %[[END:.*]] = arith.minui %{{.*}}, %c8
+// KBLOCK:             %[[C0:.*]] = vector.load %arg2[
+// KBLOCK:             scf.for %{{.*}} = %[[KB]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[C0]],
 func.func @zero_filled(%a: memref<2x?x8xf32>, %b: memref<2x8x?xf32, strided<[?, ?, 1], offset: ?>>, %c: memref<2x?x?xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<2x?x?xf32>)
@@ -67,7 +81,7 @@ func.func @accumulate_transposed_a(%a: memref<3x?x6xf32>, %b: memref<3x?x16xf32>
 // f64 at 512 bits: 8 lanes, panels of 4 vectors (32 columns).
 // WIDE-LABEL: func.func @f64(
 // WIDE:          scf.for %{{.*}} step %c32
-// WIDE-COUNT-16:     vector.fma {{.*}} : vector<8xf64>
+// WIDE-COUNT-24:     vector.fma {{.*}} : vector<8xf64>
 func.func @f64(%a: memref<2x8x8xf64>, %b: memref<2x8x64xf64>, %c: memref<2x8x64xf64>) {
   linalg.batch_matmul ins(%a, %b : memref<2x8x8xf64>, memref<2x8x64xf64>) outs(%c : memref<2x8x64xf64>)
   return

@@ -10,11 +10,13 @@
 #
 #   tools/bench/setup-peers.sh                 # once: PyTorch + modelbatch
 #   tools/bench/side_by_side.sh [--steps S] [--threads T] [--only mlp-s|mlp-t]
-#                               [--repeat R]
+#                               [--repeat R] [--vector]
 #
 # --repeat R times every system R times, mbt and the peers in turn, and
 # reports each one's median: on a machine whose speed drifts (a shared VM),
-# the runs of all systems then sample the same drift.
+# the runs of all systems then sample the same drift. --vector also times
+# mbt with its generated matmul kernels (mbtc --vector-matmul) in each round,
+# in the column mbt-vec (mbt/best and %gemm stay those of the default build).
 #
 # Workloads: MLP-S 784-128-10, batch 128, Adam, N in {1, 16, 64, 256};
 # MLP-T 784-128-128-10, batch 64, Adam, N in {8, 32}. MBT_BUILD_DIR picks
@@ -27,12 +29,14 @@ steps=50
 threads=$(nproc)
 only=""
 repeat=1
+vector=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
+    --vector) vector=1; shift ;;
     *) echo "side_by_side.sh: error: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -93,8 +97,8 @@ median() {
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-printf '\n%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' workload N batch "mbt" sequential vmap modelbatch hfta "mbt/best" "%gemm"
-printf '%-8s %5s %5s %14s %14s %14s %14s %14s %9s %10s\n' "" "" "" "(model-samples/s)" "" "" "" "" "" ""
+printf '\n%-8s %5s %5s %14s %14s %14s %14s %14s %14s %9s %10s\n' workload N batch "mbt" mbt-vec sequential vmap modelbatch hfta "mbt/best" "%gemm"
+printf '%-8s %5s %5s %14s %14s %14s %14s %14s %14s %9s %10s\n' "" "" "" "(model-samples/s)" "" "" "" "" "" "" ""
 run() {
   local name="$1" widths="$2" batch="$3" models="$4"
   spec "$widths" "$models" "$batch" > "$work/$name-$models.mbt"
@@ -103,28 +107,36 @@ run() {
   "$bin/mbtc" "$work/$name-$models.mbt" -o "$work/$name-$models.so"
   end=$(date +%s%N)
   local compile_ms=$(( (end - start) / 1000000 ))
+  if [ "$vector" = 1 ]; then
+    "$bin/mbtc" --vector-matmul "$work/$name-$models.mbt" -o "$work/$name-$models-vec.so"
+  fi
   # R rounds, mbt then the peers in each; the median of each system.
-  local mbt_runs=() seq_runs=() vmap_runs=() mb_runs=() hfta_runs=() r peers
+  local mbt_runs=() vec_runs=() seq_runs=() vmap_runs=() mb_runs=() hfta_runs=() r peers
   for ((r = 0; r < repeat; r++)); do
     mbt_runs+=("$("$bin/mbt-run" "$work/$name-$models.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')")
+    if [ "$vector" = 1 ]; then
+      vec_runs+=("$("$bin/mbt-run" "$work/$name-$models-vec.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')")
+    fi
     peers=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers "$widths" --models "$models" --batch "$batch" --steps "$steps" --threads "$threads")
     seq_runs+=("$(awk '$2 == "sequential" {print $6}' <<< "$peers")")
     vmap_runs+=("$(awk '$2 == "vmap" {print $6}' <<< "$peers")")
     mb_runs+=("$(awk '$2 == "modelbatch" {print $6}' <<< "$peers")")
     hfta_runs+=("$(awk '$2 == "hfta" {print $6}' <<< "$peers")")
   done
-  local mbt_rate seq vmap mb hfta
+  local mbt_rate vec_rate=-1 seq vmap mb hfta
   mbt_rate=$(median "${mbt_runs[@]}")
+  [ "$vector" = 1 ] && vec_rate=$(median "${vec_runs[@]}")
   seq=$(median "${seq_runs[@]}")
   vmap=$(median "${vmap_runs[@]}")
   mb=$(median "${mb_runs[@]}")
   hfta=$(median "${hfta_runs[@]}")
   local f
   f=$(flops "$widths")
-  awk -v name="$name" -v n="$models" -v b="$batch" -v m="$mbt_rate" -v s="$seq" -v v="$vmap" -v mb="$mb" -v h="$hfta" -v f="$f" -v g="$gemm" -v c="$compile_ms" 'BEGIN {
+  awk -v name="$name" -v n="$models" -v b="$batch" -v m="$mbt_rate" -v mv="$vec_rate" -v s="$seq" -v v="$vmap" -v mb="$mb" -v h="$hfta" -v f="$f" -v g="$gemm" -v c="$compile_ms" 'BEGIN {
     best = s; if (v > best) best = v; if (mb > best) best = mb; if (h > best) best = h;
-    printf "%-8s %5d %5d %14.0f %14.0f %14.0f %14.0f %14.0f %8.2fx %9.1f%%   (compile %d ms)\n",
-      name, n, b, m, s, v, mb, h, m / best, 100 * m * f / 1e9 / g, c }'
+    vec = mv < 0 ? "-" : sprintf("%.0f", mv);
+    printf "%-8s %5d %5d %14.0f %14s %14.0f %14.0f %14.0f %14.0f %8.2fx %9.1f%%   (compile %d ms)\n",
+      name, n, b, m, vec, s, v, mb, h, m / best, 100 * m * f / 1e9 / g, c }'
 }
 if [ -z "$only" ] || [ "$only" = mlp-s ]; then
   for n in 1 16 64 256; do run mlp-s 784,128,10 128 "$n"; done

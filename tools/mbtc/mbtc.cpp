@@ -59,6 +59,18 @@ static cl::opt<bool> vectorMatmuls(
              "matmuls whose B is not transposed (default off; the others, "
              "and all with it off, follow --blas)"),
     cl::init(false), cl::cat(category));
+// Tuning knobs of --vector-matmul (docs/benchmarks.md compares them).
+static cl::opt<int64_t> vectorMatmulRows(
+    "vector-matmul-rows", cl::desc("Rows of C per register panel"),
+    cl::init(6), cl::Hidden, cl::cat(category));
+static cl::opt<int64_t> vectorMatmulVectors(
+    "vector-matmul-vectors",
+    cl::desc("Vectors of C per panel row (0: 4 for 512-bit vectors, else 2)"),
+    cl::init(0), cl::Hidden, cl::cat(category));
+static cl::opt<int64_t> vectorMatmulKBlock(
+    "vector-matmul-k-block",
+    cl::desc("Contraction steps per pass over C (0: all)"), cl::init(0),
+    cl::Hidden, cl::cat(category));
 static cl::opt<bool> planWorkspace(
     "workspace",
     cl::desc("Keep the steps' temporaries in one buffer the runtime allocates "
@@ -145,6 +157,9 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     codegen.parallel = parallelLoops;
     codegen.planWorkspace = planWorkspace;
     codegen.vectorMatmulBits = vectorMatmuls ? mbt::hostVectorBits() : 0;
+    codegen.vectorMatmulRows = vectorMatmulRows;
+    codegen.vectorMatmulVectors = vectorMatmulVectors;
+    codegen.vectorMatmulKBlock = vectorMatmulKBlock;
     if (failed(mbt::lowerTo(*module, lowered, codegen, manifest)))
       return failure();
     if (printStage && stage != mbt::Stage::LLVMIR) {

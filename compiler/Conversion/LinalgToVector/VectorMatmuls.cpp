@@ -14,7 +14,10 @@
 //       store acc
 //
 // The accumulators stay in registers across k (R * V of them, plus V for
-// B: 16 + 4 of AVX-512's 32). Column panels left over at the right edge use
+// B and one broadcast: 6 x 4 + 4 + 1 of AVX-512's 32 registers, 6 x 2 + 2
+// + 1 of AVX2's 16; 6 rows measured faster than 4 or 8 at MLP-S, and
+// blocking the contraction for the L1 cache did not help, see
+// docs/benchmarks.md). Column panels left over at the right edge use
 // one masked vector, rows left over at the bottom a one-row kernel, so any
 // shape (the batch dimension is dynamic) is computed in place. Each element
 // of C is a chain of fused multiply-adds in the order of k, the same code
@@ -48,6 +51,7 @@ struct Blocking {
   int64_t lanes;   // W: elements per vector
   int64_t vectors; // V: vectors per row of a full panel
   int64_t rows;    // R: rows of a full panel
+  int64_t kBlock;  // contraction steps per pass over C (0: all of them)
 };
 
 /// What every kernel of one matmul reads and writes.
@@ -56,7 +60,7 @@ struct MatmulOperands {
   bool transposeA;
   bool zeroInit; // C starts at zero (its zero fill was folded)
   Value batch;   // the model index
-  Value k;       // the contraction size
+  Value kBegin, kEnd; // the contraction steps of this pass over C
   VectorType vectorType;
 };
 
@@ -94,9 +98,9 @@ void emitKernel(OpBuilder &b, Location loc, const MatmulOperands &m, Value i,
                          ? zero
                          : load(b, m.c, {m.batch, rowIdx[r], cols[v]}, v));
 
-  Value c0 = indexConstant(b, loc, 0), c1 = indexConstant(b, loc, 1);
+  Value c1 = indexConstant(b, loc, 1);
   auto loop = b.create<scf::ForOp>(
-      loc, c0, m.k, c1, init,
+      loc, m.kBegin, m.kEnd, c1, init,
       [&](OpBuilder &lb, Location l, Value kk, ValueRange acc) {
         SmallVector<Value> bRow;
         for (int64_t v = 0; v < vectors; ++v)
@@ -172,30 +176,57 @@ void replaceWithKernels(linalg::LinalgOp op, const BatchMatmulKind &kind,
   VectorType vt = VectorType::get({lanes}, element);
   VectorType maskType = VectorType::get({lanes}, rewriter.getI1Type());
 
+  // Every column panel of C, accumulating contraction steps [kBegin, kEnd).
+  auto emitColumns = [&](OpBuilder &b, Location l, const MatmulOperands &m) {
+    // Full panels of V vectors.
+    b.create<scf::ForOp>(
+        l, indexConstant(b, l, 0), colsFullEnd, indexConstant(b, l, panel),
+        ValueRange{}, [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
+          emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows,
+                    blocking.vectors, Value());
+          pb.create<scf::YieldOp>(pl);
+        });
+    // The columns left: one vector at a time, masked to what is left.
+    b.create<scf::ForOp>(
+        l, colsFullEnd, colsEnd, indexConstant(b, l, lanes), ValueRange{},
+        [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
+          Value left = pb.create<arith::SubIOp>(pl, colsEnd, j);
+          Value mask =
+              pb.create<vector::CreateMaskOp>(pl, maskType, ValueRange{left});
+          emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows, 1,
+                    mask);
+          pb.create<scf::YieldOp>(pl);
+        });
+  };
+
   rewriter.create<scf::ParallelOp>(
       loc, ValueRange{indexConstant(rewriter, loc, 0)}, ValueRange{batches},
       ValueRange{indexConstant(rewriter, loc, 1)},
       [&](OpBuilder &b, Location l, ValueRange ivs) {
-        MatmulOperands m{a,      bOperand, c, kind.transposeA, zeroing != nullptr,
-                         ivs[0], k,        vt};
-        // Full panels of V vectors.
+        Value c0 = indexConstant(b, l, 0);
+        MatmulOperands m{a,      bOperand, c,  kind.transposeA, zeroing != nullptr,
+                         ivs[0], c0,       k,  vt};
+        if (blocking.kBlock <= 0) {
+          emitColumns(b, l, m);
+          return;
+        }
+        // Blocks of kBlock contraction steps, so that a panel's rows of B
+        // stay in the L1 cache while every row of C passes over them. The
+        // first block starts from zero (or C), the others from C: each
+        // element is still one chain of FMAs in the order of k.
+        Value kBlock = indexConstant(b, l, blocking.kBlock);
+        m.kEnd = b.create<arith::MinUIOp>(l, k, kBlock);
+        emitColumns(b, l, m);
         b.create<scf::ForOp>(
-            l, indexConstant(b, l, 0), colsFullEnd, indexConstant(b, l, panel),
-            ValueRange{}, [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
-              emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows,
-                        blocking.vectors, Value());
-              pb.create<scf::YieldOp>(pl);
-            });
-        // The columns left: one vector at a time, masked to what is left.
-        b.create<scf::ForOp>(
-            l, colsFullEnd, colsEnd, indexConstant(b, l, lanes), ValueRange{},
-            [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
-              Value left = pb.create<arith::SubIOp>(pl, colsEnd, j);
-              Value mask =
-                  pb.create<vector::CreateMaskOp>(pl, maskType, ValueRange{left});
-              emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows, 1,
-                        mask);
-              pb.create<scf::YieldOp>(pl);
+            l, kBlock, k, kBlock, ValueRange{},
+            [&](OpBuilder &kb, Location kl, Value kBegin, ValueRange) {
+              MatmulOperands rest = m;
+              rest.zeroInit = false;
+              rest.kBegin = kBegin;
+              rest.kEnd = kb.create<arith::MinUIOp>(
+                  kl, k, kb.create<arith::AddIOp>(kl, kBegin, kBlock));
+              emitColumns(kb, kl, rest);
+              kb.create<scf::YieldOp>(kl);
             });
       });
   if (zeroing)
@@ -214,6 +245,11 @@ struct VectorMatmulsPass
           << static_cast<int64_t>(vectorBits);
       return signalPassFailure();
     }
+    if (rows < 1 || vectors < 0 || kBlock < 0) {
+      getOperation().emitError("mbt-vector-matmuls: rows must be positive, "
+                               "vectors and k-block not negative");
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::LinalgOp, BatchMatmulKind>> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<BatchMatmulKind> kind = matchBatchMatmul(op);
@@ -223,10 +259,10 @@ struct VectorMatmulsPass
     IRRewriter rewriter(&getContext());
     for (auto &[op, kind] : matmuls) {
       Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-      // 4 rows x 4 vectors of accumulators fill half of 32 registers; with
-      // 16 registers (AVX2, SSE) 4 x 2.
+      // R x 4 vectors with 32 registers (AVX-512), R x 2 with 16.
       Blocking blocking{vectorBits / element.getIntOrFloatBitWidth(),
-                        vectorBits >= 512 ? 4 : 2, 4};
+                        vectors > 0 ? vectors : (vectorBits >= 512 ? 4 : 2),
+                        rows, kBlock};
       replaceWithKernels(op, kind, blocking, rewriter);
     }
   }

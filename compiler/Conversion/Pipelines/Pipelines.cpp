@@ -68,8 +68,10 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   if (opts.vectorMatmulBits > 0)
-    pm.addPass(createMBTVectorMatmuls(
-        MBTVectorMatmulsOptions{/*vectorBits=*/opts.vectorMatmulBits}));
+    pm.addPass(createMBTVectorMatmuls(MBTVectorMatmulsOptions{
+        /*vectorBits=*/opts.vectorMatmulBits, /*rows=*/opts.vectorMatmulRows,
+        /*vectors=*/opts.vectorMatmulVectors,
+        /*kBlock=*/opts.vectorMatmulKBlock}));
   if (opts.useBlas)
     pm.addPass(createMBTLinalgToBlas());
   pm.addPass(createCanonicalizerPass());

@@ -22,5 +22,11 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mbt_tools_dir, config.llvm_tools_dir]
-tools = ["mbt-opt", "mbtc", "FileCheck", "not", "count"]
+tools = ["mbt-opt", "mbtc", "mbt-run", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The CUDA target compiles kernels with the toolkit's ptxas (found by MLIR's
+# NVVM target in PATH or /usr/local/cuda); without it those tests skip.
+import shutil
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda")

@@ -48,6 +48,15 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       *this, "vector-matmul-k-block",
       llvm::cl::desc("Contraction steps per pass over C (0: all)"),
       llvm::cl::init(0)};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("cpu (LLVM for the host, OpenMP, BLAS) or cuda (NVVM "
+                     "kernels in a fatbin, cuBLAS, launched by the host)"),
+      llvm::cl::init("cpu")};
+  Option<std::string> cudaChip{
+      *this, "cuda-chip",
+      llvm::cl::desc("The NVIDIA architecture the kernels are compiled for"),
+      llvm::cl::init("sm_90")};
   Option<bool> planWorkspace{
       *this, "plan-workspace",
       llvm::cl::desc("Place the steps' temporaries in the caller's workspace "

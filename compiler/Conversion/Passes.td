@@ -20,6 +20,12 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
 }
 
 def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Whose kernel to call: cpu (mbt_rt_batch_matmul_*, over host "
+           "buffers) or cuda (mbt_rt_cuda_batch_matmul_*, over device "
+           "buffers)">,
+  ];
   let summary = "Call the runtime's BLAS kernel for batched matmuls on memrefs";
   let description = [{
     After bufferization, replaces `linalg.batch_matmul` and its
@@ -107,6 +113,17 @@ def MBTPlanWorkspace : Pass<"mbt-plan-workspace", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def MBTCopiesToLinalg : Pass<"mbt-copies-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Turn every memref.copy into a linalg.copy";
+  let description = [{
+    For the CUDA target, where buffers live in device memory and host code
+    must not touch them: a linalg.copy is lowered like any other linalg op,
+    to a parallel loop nest and then a GPU kernel, where a memref.copy
+    would become a host call to the memref runtime's copy.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp"> {

@@ -9,7 +9,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -65,6 +71,30 @@ static LogicalResult checkEntryPoints(ModuleOp module) {
   return success();
 }
 
+/// MLIR's NVVM target finds ptxas and libdevice (the math functions of the
+/// kernels) through CUDA_ROOT, CUDA_HOME or CUDA_PATH. When none is set,
+/// this points CUDA_HOME at the toolkit that holds the ptxas in PATH, or at
+/// /usr/local/cuda; without a toolkit the CUDA target cannot compile.
+static LogicalResult locateCudaToolkit(ModuleOp module) {
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *value = std::getenv(var); value && *value)
+      return success();
+  std::string toolkit;
+  if (llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas"))
+    toolkit = llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+                  .str();
+  else if (llvm::sys::fs::exists("/usr/local/cuda/bin/ptxas"))
+    toolkit = "/usr/local/cuda";
+  SmallString<256> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  if (toolkit.empty() || !llvm::sys::fs::exists(libdevice))
+    return module.emitError(
+        "--target=cuda needs the CUDA toolkit (ptxas and "
+        "nvvm/libdevice/libdevice.10.bc): set CUDA_HOME to its directory");
+  setenv("CUDA_HOME", toolkit.c_str(), /*overwrite=*/0);
+  return success();
+}
+
 static LogicalResult run(ModuleOp module,
                          llvm::function_ref<void(PassManager &)> build) {
   PassManager pm(module.getContext());
@@ -100,6 +130,9 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
   if (target >= Stage::Linalg &&
       failed(run(module, [](PassManager &pm) { buildFusedToLinalgPipeline(pm); })))
     return failure();
+  if (target >= Stage::LLVMDialect && codegen.target == "cuda" &&
+      failed(locateCudaToolkit(module)))
+    return failure();
   if (target >= Stage::LLVMDialect &&
       failed(run(module, [&](PassManager &pm) {
         LoweringOptions options;
@@ -110,6 +143,8 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
         options.vectorMatmulRows = codegen.vectorMatmulRows;
         options.vectorMatmulVectors = codegen.vectorMatmulVectors;
         options.vectorMatmulKBlock = codegen.vectorMatmulKBlock;
+        options.target = codegen.target;
+        options.cudaChip = codegen.cudaChip;
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();

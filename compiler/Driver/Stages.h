@@ -29,6 +29,9 @@ struct CodegenOptions {
   /// Their register panel (rows, vectors per row; 0: by the width) and
   /// contraction block (0: none); see mbt-vector-matmuls.
   int64_t vectorMatmulRows = 6, vectorMatmulVectors = 0, vectorMatmulKBlock = 0;
+  /// "cpu" or "cuda" (kernels for `cudaChip`, launched by the host code).
+  std::string target = "cpu";
+  std::string cudaChip = "sm_90";
 };
 
 /// Runs the passes that take a module at the "mbt" stage to `target`

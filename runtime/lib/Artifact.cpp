@@ -60,8 +60,15 @@ Artifact Artifact::load(const std::string &path) {
   std::string openPath =
       path.find('/') == std::string::npos ? "./" + path : path;
   artifact.handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!artifact.handle)
-    throw RuntimeError("cannot load artifact '" + path + "': " + dlErrorText());
+  if (!artifact.handle) {
+    std::string reason = dlErrorText();
+    // The GPU runtime functions a --target=cuda artifact launches through.
+    if (reason.find("mgpu") != std::string::npos ||
+        reason.find("mbt_rt_cuda_") != std::string::npos)
+      reason += " (the artifact was compiled with --target=cuda; this "
+                "runtime runs CPU artifacts only)";
+    throw RuntimeError("cannot load artifact '" + path + "': " + reason);
+  }
 
   auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);
   auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);

@@ -1,4 +1,13 @@
 // RUN: mbt-opt --mbt-linalg-to-blas --canonicalize -split-input-file -allow-unregistered-dialect %s | FileCheck %s
+// RUN: mbt-opt --mbt-linalg-to-blas="device=cuda" -split-input-file -allow-unregistered-dialect %s | FileCheck %s --check-prefix=CUDA
+// RUN: not mbt-opt --mbt-linalg-to-blas="device=tpu" -allow-unregistered-dialect %s 2>&1 | FileCheck %s --check-prefix=BAD
+
+// For the CUDA target the same calls go to the CUDA runtime's kernel, over
+// device buffers.
+// CUDA-LABEL: func.func @fill_then_matmul
+// CUDA:         call @mbt_rt_cuda_batch_matmul_f32(
+// CUDA-NOT:     call @mbt_rt_batch_matmul_f32(
+// BAD: error: mbt-linalg-to-blas: device must be cpu or cuda, got 'tpu'
 
 // A zero fill of the output just before the matmul is dropped: the kernel
 // overwrites the output (accumulate = 0).

@@ -53,6 +53,20 @@ static cl::opt<bool> parallelLoops(
              "(default on where libomp was found at build time; off: one "
              "thread)"),
     cl::init(mbt::kHaveOpenMP), cl::cat(category));
+enum class Target { CPU, CUDA };
+static cl::opt<Target> target(
+    "target", cl::desc("What the artifact runs on"),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "this host's CPU (default): LLVM, OpenMP, BLAS"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU: NVVM kernels for --cuda-chip in a "
+                          "fatbin (cubin and PTX), matmuls through the "
+                          "runtime's cuBLAS; compile only for now, the CUDA "
+                          "runtime that runs it is not built yet")),
+    cl::init(Target::CPU), cl::cat(category));
+static cl::opt<std::string> cudaChip(
+    "cuda-chip", cl::desc("NVIDIA architecture of the kernels (default sm_90)"),
+    cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(category));
 static cl::opt<bool> vectorMatmuls(
     "vector-matmul",
     cl::desc("Generate register-blocked vector kernels for the batched "
@@ -160,6 +174,8 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     codegen.vectorMatmulRows = vectorMatmulRows;
     codegen.vectorMatmulVectors = vectorMatmulVectors;
     codegen.vectorMatmulKBlock = vectorMatmulKBlock;
+    codegen.target = target == Target::CUDA ? "cuda" : "cpu";
+    codegen.cudaChip = cudaChip;
     if (failed(mbt::lowerTo(*module, lowered, codegen, manifest)))
       return failure();
     if (printStage && stage != mbt::Stage::LLVMIR) {
@@ -208,6 +224,12 @@ static int compileMain(mbt::Stage stage, bool printStage, StringRef libraryPath,
 }
 
 static int trainMain(MLIRContext &ctx) {
+  if (target == Target::CUDA) {
+    llvm::errs() << "mbtc: error: 'train --target=cuda' needs the CUDA "
+                    "runtime, which is not built yet; 'mbtc --target=cuda "
+                    "spec.mbt' compiles the artifact\n";
+    return 1;
+  }
   std::string dir = outDir;
   if (dir.empty())
     dir = ("results/" + llvm::sys::path::stem(inputFile)).str();
@@ -261,6 +283,20 @@ int main(int argc, char **argv) {
       llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(installed, "share", "mbt", "stdlib");
   frontendOptions.stdlibDir = mbt::findStdlibDir(stdlibDir, installed);
+
+  // CUDA 13's ptxas takes sm_75 and newer.
+  {
+    StringRef chip = cudaChip.getValue();
+    bool wellFormed = chip.consume_front("sm_");
+    chip.consume_back("a"); // sm_90a: the architecture-specific features
+    unsigned arch = 0;
+    if (!wellFormed || chip.getAsInteger(10, arch) || arch < 75) {
+      llvm::errs() << "mbtc: error: --cuda-chip takes sm_XY with XY >= 75 "
+                      "(sm_90 for H100/H200), got '"
+                   << cudaChip << "'\n";
+      return 1;
+    }
+  }
 
   DialectRegistry registry;
   mbt::registerAllDialects(registry);

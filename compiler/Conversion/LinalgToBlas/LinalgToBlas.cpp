@@ -24,9 +24,12 @@ namespace mlir::mbt {
 using namespace mlir;
 using namespace mlir::mbt;
 
-/// The runtime kernel for matmuls of `element` (f32 or f64).
-static std::string kernelName(Type element) {
-  return element.isF64() ? "mbt_rt_batch_matmul_f64" : "mbt_rt_batch_matmul_f32";
+/// The runtime kernel for matmuls of `element` (f32 or f64) on `device`'s
+/// buffers (cpu or cuda).
+static std::string kernelName(Type element, StringRef device) {
+  std::string name =
+      device == "cuda" ? "mbt_rt_cuda_batch_matmul_" : "mbt_rt_batch_matmul_";
+  return name + (element.isF64() ? "f64" : "f32");
 }
 
 static MemRefType dynamicStrided3D(Type element) {
@@ -36,8 +39,9 @@ static MemRefType dynamicStrided3D(Type element) {
   return MemRefType::get({dyn, dyn, dyn}, element, layout);
 }
 
-static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element) {
-  std::string name = kernelName(element);
+static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element,
+                                       StringRef device) {
+  std::string name = kernelName(element, device);
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -53,8 +57,15 @@ static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element) {
 namespace {
 struct LinalgToBlasPass
     : public mlir::mbt::impl::MBTLinalgToBlasBase<LinalgToBlasPass> {
+  using MBTLinalgToBlasBase::MBTLinalgToBlasBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (device != "cpu" && device != "cuda") {
+      module.emitError("mbt-linalg-to-blas: device must be cpu or cuda, got '")
+          << device << "'";
+      return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
       if (matchBatchMatmul(op))
@@ -64,7 +75,7 @@ struct LinalgToBlasPass
     for (linalg::LinalgOp op : matmuls) {
       BatchMatmulKind kind = *matchBatchMatmul(op);
       Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-      func::FuncOp kernel = getOrDeclareKernel(module, element);
+      func::FuncOp kernel = getOrDeclareKernel(module, element, device);
       MemRefType dyn = dynamicStrided3D(element);
       Operation *zeroing = zeroingBefore(op);
       rewriter.setInsertionPoint(op);

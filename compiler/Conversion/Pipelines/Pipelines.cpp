@@ -7,6 +7,9 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -58,8 +61,10 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
-                                          const LoweringOptions &opts) {
+/// Bufferization and the buffer-level clean-ups both targets share: every
+/// temporary a view of the workspace, the matmuls calls to the runtime.
+static void addBufferizationPasses(OpPassManager &pm,
+                                   const LoweringOptions &opts) {
   pm.addPass(createMBTDropMetadata());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -67,13 +72,14 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
-  if (opts.vectorMatmulBits > 0)
+  if (opts.vectorMatmulBits > 0 && opts.target != "cuda")
     pm.addPass(createMBTVectorMatmuls(MBTVectorMatmulsOptions{
         /*vectorBits=*/opts.vectorMatmulBits, /*rows=*/opts.vectorMatmulRows,
         /*vectors=*/opts.vectorMatmulVectors,
         /*kBlock=*/opts.vectorMatmulKBlock}));
   if (opts.useBlas)
-    pm.addPass(createMBTLinalgToBlas());
+    pm.addPass(createMBTLinalgToBlas(
+        MBTLinalgToBlasOptions{/*device=*/opts.target}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTElideCopies());
   // Before deallocation: planned temporaries live in the caller's
@@ -83,6 +89,37 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());
+}
+
+/// CUDA: every loop nest a kernel. linalg becomes scf.parallel, tiled so
+/// that the inner tile maps to a block's threads, then gpu.launch; upstream's
+/// NVVM pipeline outlines the kernels, compiles them for the chip (cubin and
+/// PTX in a fatbin, through ptxas) and lowers the host side, whose launches
+/// call the mgpu* functions the runtime provides.
+static void buildLinalgToCudaPipeline(OpPassManager &pm,
+                                      const LoweringOptions &opts) {
+  addBufferizationPasses(pm, opts);
+  pm.addPass(createMBTCopiesToLinalg());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
+      {1, 32, 32}, /*noMinMaxBounds=*/true));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addPass(createParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = opts.cudaChip;
+  nvvm.cubinFeatures = "+ptx80";
+  nvvm.cubinFormat = "fatbin";
+  nvvm.optLevel = 3;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                          const LoweringOptions &opts) {
+  if (opts.target == "cuda")
+    return buildLinalgToCudaPipeline(pm, opts);
+  addBufferizationPasses(pm, opts);
   if (opts.parallel) {
     // The model dimension of each large loop nest runs on all cores; the
     // loops inside stay serial (OuterParallelLoops.cpp).
@@ -95,9 +132,9 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   // Before scf-to-cf: the alloca_scope that scf-to-openmp puts around a
   // parallel loop's body must be lowered while that body is one block.
-  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -1,7 +1,9 @@
 //===- BlasKernels.cpp - make OpenBLAS use the CPU's vector units ---------===//
 #include "mbt/runtime/BlasKernels.h"
 
+#ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -11,11 +13,18 @@ namespace mbt {
 namespace runtime {
 
 const char *blasCoreName() {
+#ifdef MBT_HAVE_OPENBLAS
   const char *name = openblas_get_corename();
   return name ? name : "";
+#else
+  return "none (built without OpenBLAS)";
+#endif
 }
 
 const char *betterBlasCoreType() {
+#ifndef MBT_HAVE_OPENBLAS
+  return nullptr;
+#endif
   if (std::getenv("OPENBLAS_CORETYPE"))
     return nullptr; // the user's choice (or our re-execution)
   const char *core = blasCoreName();

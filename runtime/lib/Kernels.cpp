@@ -16,7 +16,9 @@
 
 #include "mbt/runtime/Kernels.h"
 
+#ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <condition_variable>
@@ -196,6 +198,7 @@ template <typename T> std::string shapeOf(const MemRef<T, 3> &ref) {
      << "]";
   return os.str();
 }
+#ifdef MBT_HAVE_OPENBLAS
 /// One GEMM in row-major order: sgemm or dgemm.
 inline void gemm(bool ta, bool tb, int m, int n, int k, const float *a,
                  int lda, const float *b, int ldb, bool accumulate, float *c,
@@ -211,6 +214,18 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const double *a,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
               accumulate ? 1.0 : 0.0, c, ldc);
 }
+#else
+/// A runtime built without OpenBLAS (MBT_WITH_OPENBLAS=OFF, for a GPU host
+/// that lacks it) multiplies with the reference loop: correct, slow.
+template <typename T>
+inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
+                 const T *b, int ldb, bool accumulate, T *c, int ldc) {
+  Matrix<T> sa{const_cast<T *>(a), ta ? k : m, ta ? m : k, lda, 1};
+  Matrix<T> sb{const_cast<T *>(b), tb ? n : k, tb ? k : n, ldb, 1};
+  Matrix<T> sc{c, m, n, ldc, 1};
+  naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate);
+}
+#endif
 
 /// The batched kernel for elements of T; `name` is its ABI name, for
 /// error messages.
@@ -270,8 +285,10 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   // its last bits with the split (measured), and model i must get the same
   // bits alone as in a batch. The pool spreads the models over threads.
   ThreadPool &pool = kernelPool();
+#ifdef MBT_HAVE_OPENBLAS
   if (openblas_get_num_threads() != 1)
     openblas_set_num_threads(1);
+#endif
   if (batch < 2 || pool.size() < 2) {
     for (int64_t i = 0; i < batch; ++i)
       multiply(i);

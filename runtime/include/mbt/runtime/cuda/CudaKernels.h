@@ -1,0 +1,64 @@
+//===- CudaKernels.h - What a --target=cuda artifact imports ----*- C++ -*-===//
+//
+// The functions a CUDA artifact leaves undefined (docs/abi.md, "CUDA
+// artifacts"): MLIR's GPU runtime interface (mgpu*), over the driver API,
+// and the batched matmul of the CPU kernel's contract on device buffers,
+// over cuBLAS. They are called from compiled code, so they never throw: the
+// first failure is recorded, and takeCudaError() returns (and clears) it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_CUDA_CUDAKERNELS_H
+#define MBT_RUNTIME_CUDA_CUDAKERNELS_H
+
+#include "mbt/runtime/Abi.h"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+extern "C" {
+#define MBT_EXPORT __attribute__((visibility("default")))
+MBT_EXPORT CUmodule mgpuModuleLoad(void *data, size_t size);
+MBT_EXPORT void mgpuModuleUnload(CUmodule module);
+MBT_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name);
+MBT_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t sharedMemory,
+                                 CUstream stream, void **params, void **extra,
+                                 size_t paramCount);
+MBT_EXPORT CUstream mgpuStreamCreate();
+MBT_EXPORT void mgpuStreamDestroy(CUstream stream);
+MBT_EXPORT void mgpuStreamSynchronize(CUstream stream);
+MBT_EXPORT void
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32(mbt::runtime::MemRef3F *a,
+                                          mbt::runtime::MemRef3F *b,
+                                          mbt::runtime::MemRef3F *c,
+                                          int64_t transposeA,
+                                          int64_t transposeB,
+                                          int64_t accumulate);
+MBT_EXPORT void
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::runtime::MemRef3D *a,
+                                          mbt::runtime::MemRef3D *b,
+                                          mbt::runtime::MemRef3D *c,
+                                          int64_t transposeA,
+                                          int64_t transposeB,
+                                          int64_t accumulate);
+#undef MBT_EXPORT
+}
+
+namespace mbt {
+namespace runtime {
+namespace cuda {
+/// The first failure of a function above since the last call; empty if none.
+std::string takeCudaError();
+/// Records `message` unless an earlier failure is pending.
+void recordCudaError(const std::string &message);
+} // namespace cuda
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_CUDA_CUDAKERNELS_H

@@ -1,0 +1,110 @@
+//===- CudaContext.cpp - Device 0, its primary context, one stream --------===//
+#include "mbt/runtime/cuda/CudaContext.h"
+
+#include "mbt/runtime/Error.h"
+
+#include <mutex>
+#include <utility>
+
+namespace mbt {
+namespace runtime {
+namespace cuda {
+
+void check(CUresult result, const char *what) {
+  if (result == CUDA_SUCCESS)
+    return;
+  const char *name = nullptr, *message = nullptr;
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &message);
+  throw RuntimeError(std::string(what) + ": " + (name ? name : "CUDA error") +
+                     " (" + (message ? message : "no description") + ")");
+}
+
+bool deviceAvailable() {
+  int count = 0;
+  return cuInit(0) == CUDA_SUCCESS &&
+         cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
+}
+
+namespace {
+struct Device {
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+};
+
+Device &device() {
+  static Device dev;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    check(cuInit(0), "cuInit");
+    CUdevice handle;
+    check(cuDeviceGet(&handle, 0), "cuDeviceGet(0)");
+    check(cuDevicePrimaryCtxRetain(&dev.context, handle),
+          "cuDevicePrimaryCtxRetain");
+    check(cuCtxSetCurrent(dev.context), "cuCtxSetCurrent");
+    // Blocking: it also orders against the legacy default stream.
+    check(cuStreamCreate(&dev.stream, CU_STREAM_DEFAULT), "cuStreamCreate");
+  });
+  // Each thread that calls in needs the context current.
+  CUcontext current = nullptr;
+  cuCtxGetCurrent(&current);
+  if (current != dev.context)
+    check(cuCtxSetCurrent(dev.context), "cuCtxSetCurrent");
+  return dev;
+}
+} // namespace
+
+CUstream sharedStream() { return device().stream; }
+
+void synchronize() { check(cuStreamSynchronize(sharedStream()), "cuStreamSynchronize"); }
+
+DeviceBuffer::DeviceBuffer(size_t size) : bytes(size) {
+  sharedStream(); // the context
+  if (bytes)
+    check(cuMemAlloc(&pointer, bytes), "cuMemAlloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (pointer)
+    cuMemFree(pointer);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept {
+  *this = std::move(other);
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    if (pointer)
+      cuMemFree(pointer);
+    pointer = std::exchange(other.pointer, 0);
+    bytes = std::exchange(other.bytes, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::upload(const void *host, size_t count) {
+  if (count > bytes)
+    throw RuntimeError("upload of " + std::to_string(count) +
+                       " bytes into a device buffer of " +
+                       std::to_string(bytes));
+  if (count)
+    check(cuMemcpyHtoDAsync(pointer, host, count, sharedStream()),
+          "cuMemcpyHtoD");
+  synchronize();
+}
+
+void DeviceBuffer::download(void *host, size_t count) const {
+  if (count > bytes)
+    throw RuntimeError("download of " + std::to_string(count) +
+                       " bytes from a device buffer of " +
+                       std::to_string(bytes));
+  if (count)
+    check(cuMemcpyDtoHAsync(host, pointer, count, sharedStream()),
+          "cuMemcpyDtoH");
+  synchronize();
+}
+
+} // namespace cuda
+} // namespace runtime
+} // namespace mbt

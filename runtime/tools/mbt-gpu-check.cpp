@@ -1,0 +1,282 @@
+//===- mbt-gpu-check.cpp - a CUDA artifact against its CPU twin -----------===//
+//
+//   mbt-gpu-check CPU.so CUDA.so [--steps N] [--bench-steps N] [--tolerance T]
+//
+// CPU.so and CUDA.so are the same f32 spec compiled by `mbtc` and
+// `mbtc --target=cuda` (on any host; this tool needs no MLIR). Both start
+// from the same initial parameters (the manifest's initializers) and train
+// N steps (default 20) on the same synthetic batches (features uniform in
+// [0, 1), labels uniform over the classes, drawn from a fixed seed, shared
+// by every model as the trainer shares a batch); then every model's
+// parameters are compared: ||gpu - cpu|| / ||cpu|| must stay within the
+// tolerance (default 1e-4: the GPU sums in another order). With
+// --bench-steps it then times that many GPU steps (after 5 warm-up steps)
+// and prints ms per step and model-samples/s. Exit status: 0 when every
+// model agrees, 1 when one does not or on any error, 2 on bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/Init.h"
+#include "mbt/runtime/Kernels.h"
+#include "mbt/runtime/Workspace.h"
+#include "mbt/runtime/cuda/CudaContext.h"
+#include "mbt/runtime/cuda/CudaKernels.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mbt::runtime;
+
+namespace {
+
+struct Arguments {
+  std::string cpuArtifact, cudaArtifact;
+  int64_t steps = 20, benchSteps = 0;
+  double tolerance = 1e-4;
+};
+
+[[noreturn]] void usage(const std::string &problem) {
+  std::cerr << "mbt-gpu-check: error: " << problem
+            << "\nusage: mbt-gpu-check CPU.so CUDA.so [--steps N] "
+               "[--bench-steps N] [--tolerance T]\n";
+  std::exit(2);
+}
+
+Arguments parse(int argc, char **argv) {
+  Arguments args;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usage(arg + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (arg == "--steps")
+        args.steps = std::stoll(value());
+      else if (arg == "--bench-steps")
+        args.benchSteps = std::stoll(value());
+      else if (arg == "--tolerance")
+        args.tolerance = std::stod(value());
+      else if (!arg.empty() && arg[0] == '-')
+        usage("unknown option '" + arg + "'");
+      else
+        positional.push_back(arg);
+    } catch (const std::logic_error &) {
+      usage("bad value for " + arg);
+    }
+  }
+  if (positional.size() != 2)
+    usage("expected CPU.so and CUDA.so");
+  if (args.steps < 1 || args.benchSteps < 0 || !(args.tolerance > 0))
+    usage("--steps must be positive, --bench-steps not negative, "
+          "--tolerance positive");
+  args.cpuArtifact = positional[0];
+  args.cudaArtifact = positional[1];
+  return args;
+}
+
+/// The host buffers of one model batch, and their descriptors.
+struct HostBatch {
+  int64_t m, p, s, h, k, b, f;
+  std::vector<float> params, state, x, out;
+  std::vector<double> hyper, step;
+  std::vector<int32_t> y;
+
+  explicit HostBatch(const Manifest &man)
+      : m(man.models), p(man.paramCount), s(man.numSlots()),
+        h(man.numHyper()), k(man.numOutputs()), b(man.data.batch),
+        f(man.features), params(m * p), state(s * m * p, 0.0f), x(b * f),
+        out(m * k), hyper(m * h), step(m), y(m * b) {
+    initAllParams(man, params.data());
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < h; ++j)
+        hyper[i * h + j] = man.hyperValues[i][j];
+  }
+
+  /// Batch `index`: the same samples for every model.
+  void drawBatch(int64_t index, int64_t classes) {
+    std::mt19937 rng(static_cast<uint32_t>(1000 + index));
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    for (float &v : x)
+      v = unit(rng);
+    for (int64_t j = 0; j < b; ++j)
+      y[j] = static_cast<int32_t>(rng() % classes);
+    for (int64_t i = 1; i < m; ++i)
+      std::memcpy(&y[i * b], &y[0], sizeof(int32_t) * b);
+  }
+};
+
+/// Descriptors of the train step's arguments over buffers at these
+/// addresses (host or device), x shared by every model (stride 0).
+struct StepArgs {
+  MemRef2F params;
+  MemRef3F state;
+  MemRef2D hyper;
+  MemRef1D step;
+  MemRef3F x;
+  MemRef2I y;
+  MemRef2F out;
+
+  StepArgs(const HostBatch &hb, float *params, float *state, double *hyper,
+           double *step, float *x, int32_t *y, float *out)
+      : params(makeDenseMemRef<float, 2>(params, {hb.m, hb.p})),
+        state(makeDenseMemRef<float, 3>(state, {hb.s, hb.m, hb.p})),
+        hyper(makeDenseMemRef<double, 2>(hyper, {hb.m, hb.h})),
+        step(makeDenseMemRef<double, 1>(step, {hb.m})),
+        x(makeDenseMemRef<float, 3>(x, {hb.m, hb.b, hb.f})),
+        y(makeDenseMemRef<int32_t, 2>(y, {hb.m, hb.b})),
+        out(makeDenseMemRef<float, 2>(out, {hb.m, hb.k})) {
+    this->x.strides[0] = 0;
+  }
+
+  int64_t workspaceBytes(const Artifact &artifact) {
+    return artifact.trainStepWorkspace()(&params, &state, &hyper, &step, &x,
+                                         &y, &out);
+  }
+  void train(const Artifact &artifact, WorkspaceRef *workspace) {
+    artifact.trainStep()(&params, &state, &hyper, &step, &x, &y, &out,
+                         workspace);
+  }
+};
+
+/// The device copy of a HostBatch.
+struct DeviceBatch {
+  cuda::DeviceBuffer params, state, hyper, step, x, y, out, workspace;
+
+  explicit DeviceBatch(const HostBatch &hb)
+      : params(sizeof(float) * hb.params.size()),
+        state(sizeof(float) * hb.state.size()),
+        hyper(sizeof(double) * hb.hyper.size()),
+        step(sizeof(double) * hb.step.size()),
+        x(sizeof(float) * hb.x.size()), y(sizeof(int32_t) * hb.y.size()),
+        out(sizeof(float) * hb.out.size()) {
+    params.upload(hb.params.data(), params.size());
+    state.upload(hb.state.data(), state.size());
+    hyper.upload(hb.hyper.data(), hyper.size());
+  }
+
+  StepArgs args(const HostBatch &hb) {
+    return StepArgs(hb, static_cast<float *>(params.data()),
+                    static_cast<float *>(state.data()),
+                    static_cast<double *>(hyper.data()),
+                    static_cast<double *>(step.data()),
+                    static_cast<float *>(x.data()),
+                    static_cast<int32_t *>(y.data()),
+                    static_cast<float *>(out.data()));
+  }
+};
+
+void checkCuda(const char *when) {
+  cuda::synchronize();
+  std::string error = cuda::takeCudaError();
+  if (!error.empty())
+    throw RuntimeError(std::string(when) + ": " + error);
+}
+
+int run(const Arguments &args) {
+  if (!cuda::deviceAvailable())
+    throw RuntimeError("no CUDA device (or no driver) on this host");
+  Artifact cpu = Artifact::load(args.cpuArtifact);
+  Artifact gpu = Artifact::load(args.cudaArtifact);
+  const Manifest &man = cpu.manifest();
+  if (gpu.manifestJson() != cpu.manifestJson())
+    throw RuntimeError("the two artifacts have different manifests: compile "
+                       "the same spec with and without --target=cuda");
+  if (man.dtype != DType::F32)
+    throw RuntimeError("mbt-gpu-check compares f32 models");
+
+  HostBatch host(man), device(man);
+  DeviceBatch dev(device);
+  StepArgs cpuArgs(host, host.params.data(), host.state.data(),
+                   host.hyper.data(), host.step.data(), host.x.data(),
+                   host.y.data(), host.out.data());
+  StepArgs gpuArgs = dev.args(device);
+  Workspace cpuWorkspace;
+  cpuWorkspace.reserve(cpuArgs.workspaceBytes(cpu));
+  dev.workspace = cuda::DeviceBuffer(
+      static_cast<size_t>(std::max<int64_t>(gpuArgs.workspaceBytes(gpu), 1)));
+  WorkspaceRef gpuWorkspace = makeDenseMemRef<uint8_t, 1>(
+      static_cast<uint8_t *>(dev.workspace.data()),
+      {static_cast<int64_t>(dev.workspace.size())});
+
+  for (int64_t t = 1; t <= args.steps; ++t) {
+    host.drawBatch(t, man.classes);
+    std::fill(host.step.begin(), host.step.end(), double(t));
+    WorkspaceRef cpuWs = cpuWorkspace.descriptor();
+    cpuArgs.train(cpu, &cpuWs);
+    std::string kernelError = takeKernelError();
+    if (!kernelError.empty())
+      throw RuntimeError("CPU step " + std::to_string(t) + ": " + kernelError);
+
+    dev.x.upload(host.x.data(), dev.x.size());
+    dev.y.upload(host.y.data(), dev.y.size());
+    dev.step.upload(host.step.data(), dev.step.size());
+    gpuArgs.train(gpu, &gpuWorkspace);
+    checkCuda(("GPU step " + std::to_string(t)).c_str());
+  }
+  dev.params.download(device.params.data(), dev.params.size());
+
+  bool agree = true;
+  std::printf("%-6s %14s %14s\n", "model", "rel. diff", "verdict");
+  for (int64_t i = 0; i < host.m; ++i) {
+    double diff = 0, norm = 0;
+    for (int64_t j = 0; j < host.p; ++j) {
+      double a = device.params[i * host.p + j], b = host.params[i * host.p + j];
+      diff += (a - b) * (a - b);
+      norm += b * b;
+    }
+    double rel = std::sqrt(diff / std::max(norm, 1e-300));
+    bool ok = rel <= args.tolerance;
+    agree = agree && ok;
+    if (!ok || i < 4 || i == host.m - 1)
+      std::printf("%-6lld %14.3e %14s\n", static_cast<long long>(i), rel,
+                  ok ? "ok" : "DIFFERS");
+  }
+  std::printf("%lld models, %lld steps: %s (tolerance %.1e)\n",
+              static_cast<long long>(host.m), static_cast<long long>(args.steps),
+              agree ? "GPU matches CPU" : "GPU DIFFERS FROM CPU",
+              args.tolerance);
+
+  if (args.benchSteps > 0) {
+    for (int t = 0; t < 5; ++t)
+      gpuArgs.train(gpu, &gpuWorkspace);
+    checkCuda("GPU warm-up");
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t t = 0; t < args.benchSteps; ++t)
+      gpuArgs.train(gpu, &gpuWorkspace);
+    checkCuda("GPU bench");
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    std::printf("gpu models %lld batch %lld steps %lld ms/step %.4f "
+                "model-samples/s %.1f\n",
+                static_cast<long long>(host.m), static_cast<long long>(host.b),
+                static_cast<long long>(args.benchSteps),
+                1e3 * seconds / args.benchSteps,
+                double(host.m * host.b * args.benchSteps) / seconds);
+  }
+  return agree ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Arguments args = parse(argc, argv);
+  try {
+    return run(args);
+  } catch (const RuntimeError &error) {
+    std::cerr << "mbt-gpu-check: error: " << error.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The GPU check of issue 6, on a host with an NVIDIA GPU, the CUDA toolkit,
+# CMake, ninja and Python with PyTorch, but no MLIR and no network. Run
+# tools/bench/gpu_prepare.sh first on a host with the compiler and bring
+# build-gpu/ along with the tree. This script:
+#   1. builds the runtime alone (no compiler, no OpenBLAS: the CPU twin's
+#      matmuls use the reference loop) with the CUDA runtime and
+#      mbt-gpu-check;
+#   2. trains MLP-S at N = 64 (10 steps) and N = 1024 (1 step) on the GPU
+#      and on the CPU from the same start and batches, and compares every
+#      model's parameters (mbt-gpu-check: within 1e-4);
+#   3. times the GPU step (mbt-gpu-check --bench-steps) and the PyTorch
+#      peers on the same GPU (tools/bench/gpu_peers.py: torch.func vmap
+#      eager, the same under torch.compile, sequential);
+#   4. prints a table: ms per step and model-samples/s per system, and mbt's
+#      speed-up over each.
+# Exit status 1 if any check fails. Takes a few minutes.
+#
+#   tools/bench/gpu_check.sh [--steps S]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+prep="$here/build-gpu"
+steps=50
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps="$2"; shift 2 ;;
+    *) echo "gpu_check.sh: error: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -d "$prep/artifacts" ] || { echo "gpu_check.sh: error: no $prep/artifacts (run tools/bench/gpu_prepare.sh on a host with mbtc)" >&2; exit 1; }
+python=${PYTHON:-python3}
+
+echo "== GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo unknown)"
+
+# 1. The runtime, without the compiler. zlib: the system's, with the
+#    carried headers where the system has none.
+build="$prep/runtime"
+zlib_args=()
+if [ ! -f /usr/include/zlib.h ]; then
+  zlib_lib=$(ls /usr/lib/x86_64-linux-gnu/libz.so* /lib/x86_64-linux-gnu/libz.so* /usr/lib64/libz.so* 2>/dev/null | head -1 || true)
+  [ -n "$zlib_lib" ] || { echo "gpu_check.sh: error: no libz on this host" >&2; exit 1; }
+  zlib_args=(-DZLIB_INCLUDE_DIR="$prep/deps" -DZLIB_LIBRARY="$zlib_lib")
+fi
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DMBT_BUILD_COMPILER=OFF -DMBT_BUILD_TESTS=OFF -DMBT_WITH_OPENBLAS=OFF \
+  -DMBT_BUILD_CUDA=ON -DMBT_NLOHMANN_JSON_INCLUDE_DIR="$prep/deps" \
+  "${zlib_args[@]}" > "$prep/cmake.log" 2>&1 || { cat "$prep/cmake.log"; exit 1; }
+ninja -C "$build" mbt-gpu-check > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
+check="$build/bin/mbt-gpu-check"
+
+status=0
+declare -A mbt_ms
+for n in 64 1024; do
+  check_steps=10
+  [ "$n" = 1024 ] && check_steps=1
+  echo "== mbt-gpu-check, MLP-S N = $n ($check_steps steps against the CPU, then $steps timed)"
+  out=$("$check" "$prep/artifacts/mlp-s-$n.cpu.so" "$prep/artifacts/mlp-s-$n.cuda.so" \
+          --steps "$check_steps" --bench-steps "$steps") || status=1
+  echo "$out"
+  mbt_ms[$n]=$(awk '/^gpu models/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i+1)}' <<< "$out")
+done
+
+declare -A peer_ms
+for n in 64 1024; do
+  echo "== PyTorch peers, MLP-S N = $n"
+  out=$("$python" "$here/tools/bench/gpu_peers.py" --models "$n" --steps "$steps") || status=1
+  echo "$out"
+  for p in vmap vmap-compiled sequential; do
+    peer_ms[$p-$n]=$(awk -v p="$p" '$1 == "PEER" && $2 == p && $3 == "ms/step" {print $4}' <<< "$out")
+  done
+done
+
+echo
+printf '%-8s %6s %14s %12s %16s %12s\n' workload N system ms/step model-samples/s "mbt speed-up"
+for n in 64 1024; do
+  m=${mbt_ms[$n]:-}
+  printf '%-8s %6s %14s %12s %16s %12s\n' MLP-S "$n" mbt "${m:-failed}" \
+    "$( [ -n "$m" ] && awk -v n="$n" -v t="$m" 'BEGIN {printf "%.0f", n * 128 / (t / 1e3)}')" "-"
+  for p in vmap vmap-compiled sequential; do
+    t=${peer_ms[$p-$n]:-}
+    if [ -z "$t" ]; then
+      printf '%-8s %6s %14s %12s %16s %12s\n' "" "" "$p" "-" "-" "-"
+      continue
+    fi
+    printf '%-8s %6s %14s %12s %16s %12s\n' "" "" "$p" "$t" \
+      "$(awk -v n="$n" -v t="$t" 'BEGIN {printf "%.0f", n * 128 / (t / 1e3)}')" \
+      "$( [ -n "$m" ] && awk -v a="$t" -v b="$m" 'BEGIN {printf "%.2fx", a / b}')"
+  done
+done
+exit $status

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Prepares, on a host with the compiler, what tools/bench/gpu_check.sh needs
+# on a GPU host that has CUDA, CMake and PyTorch but no MLIR and no network:
+#   build-gpu/artifacts/mlp-s-N.{cpu,cuda}.so   MLP-S 784-128-10, batch 128,
+#                                               Adam, N in {64, 1024}, the
+#                                               same spec for the CPU and
+#                                               for --target=cuda (sm_90)
+#   build-gpu/deps/                             nlohmann/json and zlib
+#                                               headers for the runtime build
+# build-gpu/ is ignored by git; hand it to the GPU host with the tree.
+#
+#   tools/bench/gpu_prepare.sh [--chip sm_90]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin="${MBT_BUILD_DIR:-$here/build}/bin"
+chip=sm_90
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --chip) chip="$2"; shift 2 ;;
+    *) echo "gpu_prepare.sh: error: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+out="$here/build-gpu"
+rm -rf "$out/artifacts" "$out/deps"
+mkdir -p "$out/artifacts" "$out/deps"
+for n in 64 1024; do
+  cat > "$out/artifacts/mlp-s-$n.mbt" <<SPEC
+model mlp {
+  input  x: f32[784]
+  target y: class[10]
+  param  w0: f32[784, 128] = kaiming_uniform
+  param  b0: f32[128] = zeros
+  param  w1: f32[128, 10] = kaiming_uniform
+  param  b1: f32[10] = zeros
+  logits = relu(x @ w0 + b0) @ w1 + b1
+  loss   = cross_entropy(logits, y)
+}
+sweep {
+  models = $n
+  optim  = adam(lr = logspace(1e-4, 1e-2, models))
+  data   = fashion_mnist(batch = 128)
+}
+SPEC
+  # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
+  "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
+  "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
+    -o "$out/artifacts/mlp-s-$n.cuda.so"
+done
+cp -r /usr/include/nlohmann "$out/deps/"
+cp /usr/include/zlib.h /usr/include/zconf.h "$out/deps/"
+du -sh "$out"

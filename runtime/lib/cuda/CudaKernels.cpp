@@ -6,7 +6,7 @@
 // cublas<S|D>gemmStridedBatched call covers the batch: a batch stride of 0
 // (the shared input of every model) is a valid stride for cuBLAS. cuBLAS is
 // column-major, so the row-major product C = op(A) op(B) is computed as its
-// transpose, C^T = op(B)^T op(A)^T, which reads the same memory.
+// transpose, C^T = op(B)^T op(A)^T, which reads the same memory (GemmPlan.h).
 //
 // Every batch index runs the same kernel on its own matrices, so model i's
 // product does not depend on the number of models beyond what cuBLAS's
@@ -18,6 +18,7 @@
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/cuda/CudaContext.h"
+#include "mbt/runtime/cuda/GemmPlan.h"
 
 #include <cublas_v2.h>
 
@@ -52,25 +53,6 @@ cublasHandle_t handle() {
   return h;
 }
 
-/// One operand as cuBLAS sees it: its column-major leading dimension and
-/// batch stride.
-template <typename T> struct Operand {
-  const T *data;
-  int64_t rows, cols; // stored, row-major
-  int64_t leading;    // elements between rows
-  int64_t batchStride;
-};
-
-template <typename T>
-Operand<T> operand(const MemRef<T, 3> &ref, const char *name) {
-  if (ref.strides[2] != 1 && ref.sizes[2] > 1)
-    throw RuntimeError(std::string("cuda batch matmul: operand ") + name +
-                       " has a non-unit inner stride");
-  int64_t leading = std::max<int64_t>({ref.strides[1], ref.sizes[2], 1});
-  return {ref.aligned + ref.offset, ref.sizes[1], ref.sizes[2], leading,
-          ref.strides[0]};
-}
-
 cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const float *alpha, const float *a, int lda,
                     long long sa, const float *b, int ldb, long long sb,
@@ -94,25 +76,18 @@ void batchMatmul(MemRef<T, 3> *a, MemRef<T, 3> *b, MemRef<T, 3> *c,
   try {
     if (!a || !b || !c)
       throw RuntimeError("cuda batch matmul: null operand");
-    Operand<T> A = operand(*a, "a"), B = operand(*b, "b"), C = operand(*c, "c");
-    int64_t m = C.rows, n = C.cols;
-    int64_t k = transposeA ? A.rows : A.cols;
-    int64_t batch = c->sizes[0];
-    if ((transposeA ? A.cols : A.rows) != m ||
-        (transposeB ? B.rows : B.cols) != n ||
-        (transposeB ? B.cols : B.rows) != k || a->sizes[0] != batch ||
-        b->sizes[0] != batch)
-      throw RuntimeError("cuda batch matmul: operand shapes do not agree");
-    if (batch == 0 || m == 0 || n == 0)
+    cuda::GemmPlan<T> plan = cuda::planBatchMatmul(
+        *a, *b, *c, transposeA != 0, transposeB != 0, accumulate != 0);
+    if (plan.batch == 0 || plan.m == 0 || plan.n == 0)
       return;
-    T alpha = 1, beta = accumulate ? 1 : 0;
-    // C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m), column-major.
-    checkCublas(gemm(transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                     transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, int(n), int(m),
-                     int(k), &alpha, B.data, int(B.leading), B.batchStride,
-                     A.data, int(A.leading), A.batchStride, &beta,
-                     const_cast<T *>(C.data), int(C.leading), C.batchStride,
-                     int(batch)),
+    T alpha = 1, beta = plan.accumulate ? 1 : 0;
+    auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+    checkCublas(gemm(op(plan.first.transpose), op(plan.second.transpose),
+                     int(plan.m), int(plan.n), int(plan.k), &alpha,
+                     plan.first.data, int(plan.first.leading),
+                     plan.first.batchStride, plan.second.data,
+                     int(plan.second.leading), plan.second.batchStride, &beta,
+                     plan.c, int(plan.ldc), plan.strideC, int(plan.batch)),
                 "cublasGemmStridedBatched");
   } catch (const RuntimeError &error) {
     cuda::recordCudaError(error.what());

@@ -1,6 +1,7 @@
 //===- mbt-gpu-check.cpp - a CUDA artifact against its CPU twin -----------===//
 //
 //   mbt-gpu-check CPU.so CUDA.so [--steps N] [--bench-steps N] [--tolerance T]
+//                 [--alone ALONE.so]
 //
 // CPU.so and CUDA.so are the same f32 spec compiled by `mbtc` and
 // `mbtc --target=cuda` (on any host; this tool needs no MLIR). Both start
@@ -11,8 +12,12 @@
 // parameters are compared: ||gpu - cpu|| / ||cpu|| must stay within the
 // tolerance (default 1e-4: the GPU sums in another order). With
 // --bench-steps it then times that many GPU steps (after 5 warm-up steps)
-// and prints ms per step and model-samples/s. Exit status: 0 when every
-// model agrees, 1 when one does not or on any error, 2 on bad usage.
+// and prints ms per step and model-samples/s. With --alone (a CUDA
+// artifact of the same spec with models = 1) it also trains models 0, 1,
+// N/2 and N-1 alone on the GPU, each from its own row of initial
+// parameters and hyperparameters, and compares with that model's row of
+// the batch (within 1e-6: batch against alone). Exit status: 0 when every
+// comparison holds, 1 when one does not or on any error, 2 on bad usage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +29,7 @@
 #include "mbt/runtime/cuda/CudaContext.h"
 #include "mbt/runtime/cuda/CudaKernels.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -39,7 +45,7 @@ using namespace mbt::runtime;
 namespace {
 
 struct Arguments {
-  std::string cpuArtifact, cudaArtifact;
+  std::string cpuArtifact, cudaArtifact, aloneArtifact;
   int64_t steps = 20, benchSteps = 0;
   double tolerance = 1e-4;
 };
@@ -47,7 +53,7 @@ struct Arguments {
 [[noreturn]] void usage(const std::string &problem) {
   std::cerr << "mbt-gpu-check: error: " << problem
             << "\nusage: mbt-gpu-check CPU.so CUDA.so [--steps N] "
-               "[--bench-steps N] [--tolerance T]\n";
+               "[--bench-steps N] [--tolerance T] [--alone ALONE.so]\n";
   std::exit(2);
 }
 
@@ -68,6 +74,8 @@ Arguments parse(int argc, char **argv) {
         args.benchSteps = std::stoll(value());
       else if (arg == "--tolerance")
         args.tolerance = std::stod(value());
+      else if (arg == "--alone")
+        args.aloneArtifact = value();
       else if (!arg.empty() && arg[0] == '-')
         usage("unknown option '" + arg + "'");
       else
@@ -177,11 +185,74 @@ struct DeviceBatch {
   }
 };
 
+/// ||a - b|| / ||b|| over `count` values.
+double relativeDifference(const float *a, const float *b, int64_t count) {
+  double diff = 0, norm = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    double x = a[j], y = b[j];
+    diff += (x - y) * (x - y);
+    norm += y * y;
+  }
+  return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
 void checkCuda(const char *when) {
   cuda::synchronize();
   std::string error = cuda::takeCudaError();
   if (!error.empty())
     throw RuntimeError(std::string(when) + ": " + error);
+}
+
+/// Trains models of the batch alone with the one-model artifact, from their
+/// rows of the batch's initial parameters and hyperparameters, on the same
+/// batches, and compares with their rows of `batchParams` (after training).
+bool checkAlone(const Arguments &args, const Manifest &batchManifest,
+                const std::vector<float> &batchParams, int64_t models) {
+  Artifact alone = Artifact::load(args.aloneArtifact);
+  const Manifest &man = alone.manifest();
+  if (man.models != 1 || man.paramCount != batchManifest.paramCount ||
+      man.numSlots() != batchManifest.numSlots() ||
+      man.numHyper() != batchManifest.numHyper())
+    throw RuntimeError("--alone wants the same spec compiled with models = 1");
+  HostBatch initial(batchManifest);
+  bool agree = true;
+  std::vector<int64_t> picks{0, 1, models / 2, models - 1};
+  std::printf("%-6s %14s %14s   (alone on the GPU against its row of the "
+              "batch)\n", "model", "rel. diff", "verdict");
+  for (size_t n = 0; n < picks.size(); ++n) {
+    int64_t i = picks[n];
+    if (i >= models || (n > 0 && i == picks[n - 1]))
+      continue;
+    HostBatch one(man);
+    std::copy_n(&initial.params[i * one.p], one.p, one.params.begin());
+    std::copy_n(&initial.hyper[i * one.h], one.h, one.hyper.begin());
+    DeviceBatch dev(one);
+    StepArgs stepArgs = dev.args(one);
+    dev.workspace = cuda::DeviceBuffer(static_cast<size_t>(
+        std::max<int64_t>(stepArgs.workspaceBytes(alone), 1)));
+    WorkspaceRef ws = makeDenseMemRef<uint8_t, 1>(
+        static_cast<uint8_t *>(dev.workspace.data()),
+        {static_cast<int64_t>(dev.workspace.size())});
+    for (int64_t t = 1; t <= args.steps; ++t) {
+      one.drawBatch(t, man.classes);
+      std::fill(one.step.begin(), one.step.end(), double(t));
+      dev.x.upload(one.x.data(), dev.x.size());
+      dev.y.upload(one.y.data(), dev.y.size());
+      dev.step.upload(one.step.data(), dev.step.size());
+      stepArgs.train(alone, &ws);
+      checkCuda(("alone step " + std::to_string(t)).c_str());
+    }
+    dev.params.download(one.params.data(), dev.params.size());
+    double rel = relativeDifference(&batchParams[i * one.p], one.params.data(),
+                                    one.p);
+    bool ok = rel <= 1e-6;
+    agree = agree && ok;
+    std::printf("%-6lld %14.3e %14s\n", static_cast<long long>(i), rel,
+                ok ? "ok" : "DIFFERS");
+  }
+  std::printf("batch against alone: %s (tolerance 1.0e-06)\n",
+              agree ? "every model matches" : "A MODEL DIFFERS");
+  return agree;
 }
 
 int run(const Arguments &args) {
@@ -230,13 +301,8 @@ int run(const Arguments &args) {
   bool agree = true;
   std::printf("%-6s %14s %14s\n", "model", "rel. diff", "verdict");
   for (int64_t i = 0; i < host.m; ++i) {
-    double diff = 0, norm = 0;
-    for (int64_t j = 0; j < host.p; ++j) {
-      double a = device.params[i * host.p + j], b = host.params[i * host.p + j];
-      diff += (a - b) * (a - b);
-      norm += b * b;
-    }
-    double rel = std::sqrt(diff / std::max(norm, 1e-300));
+    double rel = relativeDifference(&device.params[i * host.p],
+                                    &host.params[i * host.p], host.p);
     bool ok = rel <= args.tolerance;
     agree = agree && ok;
     if (!ok || i < 4 || i == host.m - 1)
@@ -247,6 +313,10 @@ int run(const Arguments &args) {
               static_cast<long long>(host.m), static_cast<long long>(args.steps),
               agree ? "GPU matches CPU" : "GPU DIFFERS FROM CPU",
               args.tolerance);
+
+  if (!args.aloneArtifact.empty() &&
+      !checkAlone(args, man, device.params, host.m))
+    agree = false;
 
   if (args.benchSteps > 0) {
     for (int t = 0; t < 5; ++t)

@@ -8,7 +8,9 @@
 #      mbt-gpu-check;
 #   2. trains MLP-S at N = 64 (10 steps) and N = 1024 (1 step) on the GPU
 #      and on the CPU from the same start and batches, and compares every
-#      model's parameters (mbt-gpu-check: within 1e-4);
+#      model's parameters (mbt-gpu-check: within 1e-4); at N = 64 also
+#      models 0, 1, 32 and 63 trained alone on the GPU against their rows of
+#      the batch (within 1e-6);
 #   3. times the GPU step (mbt-gpu-check --bench-steps) and the PyTorch
 #      peers on the same GPU (tools/bench/gpu_peers.py: torch.func vmap
 #      eager, the same under torch.compile, sequential);
@@ -51,11 +53,11 @@ check="$build/bin/mbt-gpu-check"
 status=0
 declare -A mbt_ms
 for n in 64 1024; do
-  check_steps=10
-  [ "$n" = 1024 ] && check_steps=1
+  check_steps=10 alone=(--alone "$prep/artifacts/mlp-s-1.cuda.so")
+  [ "$n" = 1024 ] && check_steps=1 alone=()
   echo "== mbt-gpu-check, MLP-S N = $n ($check_steps steps against the CPU, then $steps timed)"
   out=$("$check" "$prep/artifacts/mlp-s-$n.cpu.so" "$prep/artifacts/mlp-s-$n.cuda.so" \
-          --steps "$check_steps" --bench-steps "$steps") || status=1
+          --steps "$check_steps" --bench-steps "$steps" "${alone[@]}") || status=1
   echo "$out"
   mbt_ms[$n]=$(awk '/^gpu models/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i+1)}' <<< "$out")
 done

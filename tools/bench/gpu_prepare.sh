@@ -5,6 +5,8 @@
 #                                               Adam, N in {64, 1024}, the
 #                                               same spec for the CPU and
 #                                               for --target=cuda (sm_90)
+#   build-gpu/artifacts/mlp-s-1.cuda.so         the same spec with one
+#                                               model (batch against alone)
 #   build-gpu/deps/                             nlohmann/json and zlib
 #                                               headers for the runtime build
 # build-gpu/ is ignored by git; hand it to the GPU host with the tree.
@@ -23,7 +25,7 @@ done
 out="$here/build-gpu"
 rm -rf "$out/artifacts" "$out/deps"
 mkdir -p "$out/artifacts" "$out/deps"
-for n in 64 1024; do
+for n in 1 64 1024; do
   cat > "$out/artifacts/mlp-s-$n.mbt" <<SPEC
 model mlp {
   input  x: f32[784]
@@ -42,7 +44,7 @@ sweep {
 }
 SPEC
   # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
-  "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
+  [ "$n" = 1 ] || "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
   "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
     -o "$out/artifacts/mlp-s-$n.cuda.so"
 done

@@ -30,3 +30,13 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 import shutil
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("cuda")
+# Tests of what happens without a GPU run only where nvidia-smi finds none.
+import subprocess
+def _has_cuda_device():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                              timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+if not _has_cuda_device():
+    config.available_features.add("no-cuda-device")

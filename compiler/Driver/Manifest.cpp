@@ -27,7 +27,7 @@ static json::Value initToJson(DictionaryAttr init) {
 }
 
 namespace mbt {
-FailureOr<std::string> buildManifest(ModuleOp module) {
+FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   auto sweeps = module.getOps<mlir::mbt::SweepOp>();
   auto layout = module->getAttrOfType<ArrayAttr>("mbt.layout");
   auto outputs = module->getAttrOfType<ArrayAttr>("mbt.outputs");
@@ -161,6 +161,8 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
       {"abi_version", ::mbt::runtime::kAbiVersion},
       // The element type of params, state, x and out (docs/abi.md).
       {"dtype", rule.getElementType().isF64() ? "f64" : "f32"},
+      // Where the buffers live: host memory, or the GPU's (docs/abi.md).
+      {"device", device.str()},
       {"model", modelName ? modelName.getValue().str() : "model"},
       {"models", sweep.getModels()},
       {"params", std::move(params)},

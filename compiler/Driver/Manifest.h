@@ -11,7 +11,8 @@ namespace mbt {
 /// The manifest JSON of docs/abi.md for a module at the "fused" stage (it
 /// reads mbt.sweep and the mbt.* module attributes that mbt-fuse-optimizer
 /// records). Fails with an error on the module when something is missing.
-mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp fused);
+mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp fused,
+                                           llvm::StringRef device = "cpu");
 
 } // namespace mbt
 

@@ -122,7 +122,7 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
           pm.addPass(createCSEPass());
         })))
       return failure();
-    FailureOr<std::string> json = buildManifest(module);
+    FailureOr<std::string> json = buildManifest(module, codegen.target);
     if (failed(json))
       return failure();
     manifest = *json;

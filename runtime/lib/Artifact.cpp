@@ -10,6 +10,7 @@
 
 #include "mbt/runtime/Artifact.h"
 
+#include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Kernels.h"
 
@@ -62,12 +63,21 @@ Artifact Artifact::load(const std::string &path) {
   artifact.handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!artifact.handle) {
     std::string reason = dlErrorText();
-    // The GPU runtime functions a --target=cuda artifact launches through.
+    // A --target=cuda artifact imports the GPU launch functions and the
+    // cuBLAS kernel of libmbt_runtime_cuda.so, loaded on demand.
     if (reason.find("mgpu") != std::string::npos ||
-        reason.find("mbt_rt_cuda_") != std::string::npos)
-      reason += " (the artifact was compiled with --target=cuda; this "
-                "runtime runs CPU artifacts only)";
-    throw RuntimeError("cannot load artifact '" + path + "': " + reason);
+        reason.find("mbt_rt_cuda_") != std::string::npos) {
+      std::string why;
+      if (loadCudaRuntime(why))
+        artifact.handle = dlopen(openPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!artifact.handle)
+        reason += " (a --target=cuda artifact; the CUDA runtime " +
+                  (why.empty() ? "did not provide it: " + dlErrorText()
+                               : "cannot be loaded: " + why) +
+                  ")";
+    }
+    if (!artifact.handle)
+      throw RuntimeError("cannot load artifact '" + path + "': " + reason);
   }
 
   auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);

@@ -346,6 +346,15 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
     m.dtype = DType::F64;
   else
     r.fail("dtype", "must be \"f32\" or \"f64\", got \"" + dtype + "\"");
+  if (root.contains("device")) {
+    std::string device = r.string(root.at("device"), "device");
+    if (device == "cpu")
+      m.device = Manifest::Device::CPU;
+    else if (device == "cuda")
+      m.device = Manifest::Device::CUDA;
+    else
+      r.fail("device", "must be \"cpu\" or \"cuda\", got \"" + device + "\"");
+  }
   m.model = r.string(r.field(root, "model", ""), "model");
   m.models = r.integer(r.field(root, "models", ""), "models");
   if (m.models < 1)

@@ -84,6 +84,8 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
     reserveWorkspace<double>();
   else
     reserveWorkspace<float>();
+  if (manifest.device == Manifest::Device::CUDA)
+    mirrorOnDevice(onDevice.workspaceBytes);
 
   // The initial values are drawn in f32 whatever the dtype (Init.h), so an
   // f64 model starts where its f32 twin does.
@@ -137,13 +139,15 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
 
 void Trainer::checkKernels(const char *stepName) {
   std::string error = takeKernelError();
+  if (error.empty() && device)
+    error = device->takeError();
   if (!error.empty())
     throw RuntimeError("artifact '" + artifact.path() + "' made a malformed " +
                        "kernel call in " + stepName + ": " + error);
 }
 
-template <typename T> MemRef<T, 3> Trainer::xDescriptor(int64_t b) {
-  auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, b, f});
+template <typename T> MemRef<T, 3> Trainer::xDescriptor(T *base, int64_t b) {
+  auto x = makeDenseMemRef<T, 3>(base, {m, b, f});
   if (xShared)
     x.strides[0] = 0; // one batch, read by every model
   return x;
@@ -158,30 +162,105 @@ template <typename T> void Trainer::reserveWorkspace() {
   auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, batch, f});
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, batch});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  workspace.reserve(artifact.trainStepWorkspace<T>()(&params, &state, &hyper,
-                                                     &step, &x, &y, &out));
-  workspace.reserve(artifact.evalStepWorkspace<T>()(&params, &x, &y, &out));
+  int64_t bytes = std::max(
+      artifact.trainStepWorkspace<T>()(&params, &state, &hyper, &step, &x, &y,
+                                       &out),
+      artifact.evalStepWorkspace<T>()(&params, &x, &y, &out));
+  if (manifest.device == Manifest::Device::CUDA) {
+    if (bytes < 0)
+      throw RuntimeError("artifact '" + artifact.path() +
+                         "' asked for a negative workspace");
+    onDevice.workspaceBytes = bytes;
+  } else {
+    workspace.reserve(bytes);
+  }
 }
 
+void Trainer::mirrorOnDevice(int64_t workspaceBytes) {
+  device = openCudaDeviceMemory();
+  auto mirror = [&](void *host, size_t bytes) {
+    void *copy = device->allocate(bytes);
+    device->upload(copy, host, bytes);
+    return copy;
+  };
+  onDevice.params = mirror(paramsBuf.raw(), paramsBuf.bytes());
+  onDevice.state = mirror(stateBuf.raw(), stateBuf.bytes());
+  onDevice.hyper = mirror(hyperBuf.data(), sizeof(double) * hyperBuf.size());
+  onDevice.step = device->allocate(sizeof(double) * stepBuf.size());
+  onDevice.x = device->allocate(xBuf.bytes());
+  onDevice.y = device->allocate(sizeof(int32_t) * yBuf.size());
+  onDevice.out = device->allocate(outBuf.bytes());
+  onDevice.workspace = device->allocate(static_cast<size_t>(workspaceBytes));
+}
+
+void Trainer::uploadStepInputs(int64_t b, bool train) {
+  size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
+  // A shared batch is model 0's slice only (x has stride 0 along models).
+  size_t xBytes = element * static_cast<size_t>((xShared ? 1 : m) * b * f);
+  device->upload(onDevice.x, xBuf.raw(), xBytes);
+  device->upload(onDevice.y, yBuf.data(),
+                 sizeof(int32_t) * static_cast<size_t>(m * b));
+  if (train)
+    device->upload(onDevice.step, stepBuf.data(),
+                   sizeof(double) * static_cast<size_t>(m));
+}
+
+void Trainer::syncFromDevice() const {
+  if (!device || !hostStale)
+    return;
+  device->download(paramsBuf.raw(), onDevice.params, paramsBuf.bytes());
+  device->download(stateBuf.raw(), onDevice.state, stateBuf.bytes());
+  hostStale = false;
+}
+
+std::string Trainer::deviceName() const {
+  return device ? device->name() : "cpu";
+}
+
+namespace {
+/// `device` when there is one, else `host`, as T*.
+template <typename T, typename H> T *pick(void *device, H *host) {
+  return device ? static_cast<T *>(device) : reinterpret_cast<T *>(host);
+}
+} // namespace
+
 template <typename T> void Trainer::callTrainStep(int64_t b) {
-  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
-  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
-  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
-  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto x = xDescriptor<T>(b);
-  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
-  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  auto ws = workspace.descriptor();
+  if (device)
+    uploadStepInputs(b, /*train=*/true);
+  const DevicePointers &d = onDevice;
+  auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto state = makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(pick<double>(d.hyper, hyperBuf.data()), {m, h});
+  auto step = makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
+  auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
+  auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
+  auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
+  auto ws = device ? makeDenseMemRef<uint8_t, 1>(
+                         static_cast<uint8_t *>(d.workspace),
+                         {std::max<int64_t>(d.workspaceBytes, 1)})
+                   : workspace.descriptor();
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
+  if (device) {
+    device->download(outBuf.raw(), d.out, outBuf.bytes());
+    hostStale = true;
+  }
 }
 
 template <typename T> void Trainer::callEvalStep(int64_t b) {
-  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
-  auto x = xDescriptor<T>(b);
-  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
-  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  auto ws = workspace.descriptor();
+  if (device)
+    uploadStepInputs(b, /*train=*/false);
+  const DevicePointers &d = onDevice;
+  auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
+  auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
+  auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
+  auto ws = device ? makeDenseMemRef<uint8_t, 1>(
+                         static_cast<uint8_t *>(d.workspace),
+                         {std::max<int64_t>(d.workspaceBytes, 1)})
+                   : workspace.descriptor();
   artifact.evalStep<T>()(&params, &x, &y, &out, &ws);
+  if (device)
+    device->download(outBuf.raw(), d.out, outBuf.bytes());
 }
 
 void Trainer::trainOnLoadedBatch(int64_t b) {
@@ -293,6 +372,7 @@ std::vector<double> Trainer::modelParams(int64_t model) const {
   if (model < 0 || model >= m)
     throw RuntimeError("model index " + std::to_string(model) +
                        " out of range [0, " + std::to_string(m) + ")");
+  syncFromDevice();
   std::vector<double> row(p);
   for (int64_t i = 0; i < p; ++i)
     row[i] = paramsBuf.get(model * p + i);

@@ -11,10 +11,12 @@
 #      model's parameters (mbt-gpu-check: within 1e-4); at N = 64 also
 #      models 0, 1, 32 and 63 trained alone on the GPU against their rows of
 #      the batch (within 1e-6);
-#   3. times the GPU step (mbt-gpu-check --bench-steps) and the PyTorch
+#   3. trains MLP-S N = 64 for one epoch of Fashion-MNIST on the GPU with
+#      mbt-run (the whole runtime: data, steps, evaluation, leaderboard);
+#   4. times the GPU step (mbt-gpu-check --bench-steps) and the PyTorch
 #      peers on the same GPU (tools/bench/gpu_peers.py: torch.func vmap
 #      eager, the same under torch.compile, sequential);
-#   4. prints a table: ms per step and model-samples/s per system, and mbt's
+#   5. prints a table: ms per step and model-samples/s per system, and mbt's
 #      speed-up over each.
 # Exit status 1 if any check fails. Takes a few minutes.
 #
@@ -47,7 +49,7 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMBT_BUILD_COMPILER=OFF -DMBT_BUILD_TESTS=OFF -DMBT_WITH_OPENBLAS=OFF \
   -DMBT_BUILD_CUDA=ON -DMBT_NLOHMANN_JSON_INCLUDE_DIR="$prep/deps" \
   "${zlib_args[@]}" > "$prep/cmake.log" 2>&1 || { cat "$prep/cmake.log"; exit 1; }
-ninja -C "$build" mbt-gpu-check > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
+ninja -C "$build" mbt-gpu-check mbt-run > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
 check="$build/bin/mbt-gpu-check"
 
 status=0
@@ -61,6 +63,11 @@ for n in 64 1024; do
   echo "$out"
   mbt_ms[$n]=$(awk '/^gpu models/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i+1)}' <<< "$out")
 done
+
+echo "== mbt-run, MLP-S N = 64, one epoch of Fashion-MNIST on the GPU"
+MBT_DATA_DIR="$prep/data" "$build/bin/mbt-run" "$prep/artifacts/mlp-s-64.cuda.so" \
+  --epochs 1 --quiet --out "$prep/results-64" > "$prep/mbt-run-64.log" 2>&1 || status=1
+head -8 "$prep/mbt-run-64.log"
 
 declare -A peer_ms
 for n in 64 1024; do

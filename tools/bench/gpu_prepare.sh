@@ -9,6 +9,8 @@
 #                                               model (batch against alone)
 #   build-gpu/deps/                             nlohmann/json and zlib
 #                                               headers for the runtime build
+#   build-gpu/data/                             Fashion-MNIST (30 MB), for
+#                                               one epoch trained by mbt-run
 # build-gpu/ is ignored by git; hand it to the GPU host with the tree.
 #
 #   tools/bench/gpu_prepare.sh [--chip sm_90]
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 out="$here/build-gpu"
-rm -rf "$out/artifacts" "$out/deps"
+rm -rf "$out/artifacts" "$out/deps" "$out/data"
 mkdir -p "$out/artifacts" "$out/deps"
 for n in 1 64 1024; do
   cat > "$out/artifacts/mlp-s-$n.mbt" <<SPEC
@@ -48,6 +50,9 @@ SPEC
   "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
     -o "$out/artifacts/mlp-s-$n.cuda.so"
 done
+data="${MBT_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
+mkdir -p "$out/data"
+cp "$data"/*-idx?-ubyte* "$out/data/"
 cp -r /usr/include/nlohmann "$out/deps/"
 cp /usr/include/zlib.h /usr/include/zconf.h "$out/deps/"
 du -sh "$out"

@@ -60,9 +60,9 @@ static cl::opt<Target> target(
                           "this host's CPU (default): LLVM, OpenMP, BLAS"),
                clEnumValN(Target::CUDA, "cuda",
                           "an NVIDIA GPU: NVVM kernels for --cuda-chip in a "
-                          "fatbin (cubin and PTX), matmuls through the "
-                          "runtime's cuBLAS; compile only for now, the CUDA "
-                          "runtime that runs it is not built yet")),
+                          "fatbin (cubin and PTX), matmuls through cuBLAS; "
+                          "runs where the CUDA runtime (libmbt_runtime_cuda) "
+                          "and a GPU are")),
     cl::init(Target::CPU), cl::cat(category));
 static cl::opt<std::string> cudaChip(
     "cuda-chip", cl::desc("NVIDIA architecture of the kernels (default sm_90)"),
@@ -224,12 +224,6 @@ static int compileMain(mbt::Stage stage, bool printStage, StringRef libraryPath,
 }
 
 static int trainMain(MLIRContext &ctx) {
-  if (target == Target::CUDA) {
-    llvm::errs() << "mbtc: error: 'train --target=cuda' needs the CUDA "
-                    "runtime, which is not built yet; 'mbtc --target=cuda "
-                    "spec.mbt' compiles the artifact\n";
-    return 1;
-  }
   std::string dir = outDir;
   if (dir.empty())
     dir = ("results/" + llvm::sys::path::stem(inputFile)).str();

@@ -135,6 +135,17 @@ TEST(ManifestTest, ReadsDtype) {
   EXPECT_EQ(parseManifest(m.dump(), "model.so").dtype, DType::F64);
 }
 
+TEST(ManifestTest, ReadsDeviceDefaultingToCpu) {
+  json m = goodManifest();
+  m.erase("device");
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").device, Manifest::Device::CPU);
+  m["device"] = "cuda";
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").device, Manifest::Device::CUDA);
+  m["device"] = "tpu";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("field 'device'"),
+                                 HasSubstr("\"cpu\" or \"cuda\", got \"tpu\"")));
+}
+
 TEST(ManifestTest, RejectsUnknownDtype) {
   json m = goodManifest();
   m["dtype"] = "bf16";

@@ -35,6 +35,15 @@ public:
 
   DType dtype() const { return type; }
   int64_t size() const { return type == DType::F64 ? f64.size() : f32.size(); }
+  /// The storage, untyped (for copies to and from a device).
+  void *raw() {
+    return type == DType::F64 ? static_cast<void *>(f64.data())
+                              : static_cast<void *>(f32.data());
+  }
+  size_t bytes() const {
+    return static_cast<size_t>(size()) *
+           (type == DType::F64 ? sizeof(double) : sizeof(float));
+  }
 
   /// The elements as T; throws RuntimeError unless T is the buffer's type.
   template <typename T> T *as() {

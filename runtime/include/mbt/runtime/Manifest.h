@@ -67,6 +67,9 @@ struct Manifest {
   int64_t abiVersion = 0;
   /// The element type of params, state, x and out.
   DType dtype = DType::F32;
+  /// Where the artifact wants its buffers: host memory, or the GPU's (a
+  /// --target=cuda artifact). Optional in the JSON, default cpu.
+  enum class Device { CPU, CUDA } device = Device::CPU;
   std::string model;
   int64_t models = 0; // M
   std::vector<ParamSpec> params;

@@ -4,7 +4,9 @@
 // steps over a Dataset. All models see the same batches (shared data order
 // from Sampler.h). run() is the full job (epochs, evaluation, metrics.jsonl,
 // leaderboard); runSteps() trains an exact number of steps with no I/O, for
-// equivalence tests that compare parameters.
+// equivalence tests that compare parameters. A --target=cuda artifact's
+// buffers are mirrored on the GPU (DeviceMemory.h): each step uploads the
+// batch and downloads the outputs; parameters come back when read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/DataRouting.h"
+#include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Dataset.h"
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
@@ -78,12 +81,19 @@ public:
   /// params [M, P] and optimizer state [S, M, P], row-major, as T (float
   /// for an f32 artifact, double for f64; RuntimeError otherwise).
   template <typename T = float> const T *params() const {
+    syncFromDevice();
     return paramsBuf.as<T>();
   }
-  template <typename T = float> T *params() { return paramsBuf.as<T>(); }
+  template <typename T = float> T *params() {
+    syncFromDevice();
+    return paramsBuf.as<T>();
+  }
   template <typename T = float> const T *state() const {
+    syncFromDevice();
     return stateBuf.as<T>();
   }
+  /// Where the steps run: "cpu", or the GPU's name.
+  std::string deviceName() const;
   /// Copy of model `model`'s params row (exact for either dtype).
   std::vector<double> modelParams(int64_t model) const;
   /// `out` of the last train step: [M][K] (NaN before the first step).
@@ -106,9 +116,17 @@ private:
   void trainOnLoadedBatch(int64_t b);
   /// The descriptor of x for a loaded batch of `b` samples: dense, or with
   /// stride 0 along the model dimension when every model shares the batch.
-  template <typename T> MemRef<T, 3> xDescriptor(int64_t b);
+  template <typename T> MemRef<T, 3> xDescriptor(T *base, int64_t b);
   /// Sizes the workspace for the train and eval steps at the largest batch.
   template <typename T> void reserveWorkspace();
+  /// For a CUDA artifact: the device copies of every buffer, and the
+  /// initial upload.
+  void mirrorOnDevice(int64_t workspaceBytes);
+  /// Uploads what a step reads that changed (the batch; the step numbers
+  /// when `train`).
+  void uploadStepInputs(int64_t b, bool train);
+  /// Brings params and state back from the device, if they changed there.
+  void syncFromDevice() const;
   /// The artifact's train step on the loaded batch, with buffers of T.
   template <typename T> void callTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
@@ -136,13 +154,26 @@ private:
   int64_t m, p, s, h, k, f, batch;
 
   // Of the model's float type (docs/abi.md).
-  FloatBuffer paramsBuf, stateBuf, xBuf, outBuf;
+  // params and state are refreshed from the device by const readers.
+  mutable FloatBuffer paramsBuf, stateBuf;
+  FloatBuffer xBuf, outBuf;
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;
   /// The steps' temporaries (docs/abi.md, "The workspace"): allocated once,
   /// for the largest batch, shared by train and eval steps.
   Workspace workspace;
+  /// A CUDA artifact's device copies (null pointers for a CPU artifact).
+  struct DevicePointers {
+    void *params = nullptr, *state = nullptr, *hyper = nullptr,
+         *step = nullptr, *x = nullptr, *y = nullptr, *out = nullptr,
+         *workspace = nullptr;
+    int64_t workspaceBytes = 0;
+  };
+  std::unique_ptr<DeviceMemory> device;
+  DevicePointers onDevice;
+  /// Whether params and state changed on the device since the last sync.
+  mutable bool hostStale = false;
   /// Whether the loaded batch is one batch every model shares (x holds
   /// model 0's slice only).
   bool xShared = false;

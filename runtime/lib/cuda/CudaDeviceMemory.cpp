@@ -1,0 +1,83 @@
+//===- CudaDeviceMemory.cpp - DeviceMemory over the CUDA driver API -------===//
+//
+// What the trainer uses to mirror its buffers on device 0 (DeviceMemory.h).
+// Exported as a C factory so that libmbt_runtime.so can load this library
+// on demand instead of linking it.
+//
+//===----------------------------------------------------------------------===//
+#include "mbt/runtime/DeviceMemory.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/cuda/CudaContext.h"
+#include "mbt/runtime/cuda/CudaKernels.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace mbt {
+namespace runtime {
+namespace {
+
+class CudaDeviceMemory : public DeviceMemory {
+public:
+  void *allocate(size_t bytes) override {
+    buffers.emplace_back(std::max<size_t>(bytes, 1));
+    return buffers.back().data();
+  }
+  void upload(void *device, const void *host, size_t bytes) override {
+    if (!bytes)
+      return;
+    cuda::check(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host,
+                                  bytes, cuda::sharedStream()),
+                "cuMemcpyHtoD");
+    cuda::synchronize();
+  }
+  void download(void *host, const void *device, size_t bytes) override {
+    if (!bytes)
+      return;
+    cuda::check(cuMemcpyDtoHAsync(host,
+                                  reinterpret_cast<CUdeviceptr>(device), bytes,
+                                  cuda::sharedStream()),
+                "cuMemcpyDtoH");
+    cuda::synchronize();
+  }
+  std::string takeError() override {
+    // Launch and kernel failures surface at the next synchronization.
+    try {
+      cuda::synchronize();
+    } catch (const RuntimeError &error) {
+      cuda::recordCudaError(error.what());
+    }
+    return cuda::takeCudaError();
+  }
+  std::string name() const override {
+    CUdevice device;
+    char text[256] = {0};
+    if (cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+        cuDeviceGetName(text, sizeof(text), device) != CUDA_SUCCESS)
+      return "CUDA device 0";
+    return text;
+  }
+
+private:
+  std::vector<cuda::DeviceBuffer> buffers;
+};
+
+} // namespace
+} // namespace runtime
+} // namespace mbt
+
+extern "C" __attribute__((visibility("default"))) mbt::runtime::DeviceMemory *
+mbt_cuda_open_device_memory(char *error, size_t errorSize) {
+  try {
+    if (!mbt::runtime::cuda::deviceAvailable())
+      throw mbt::runtime::RuntimeError("no CUDA device (or no driver)");
+    mbt::runtime::cuda::sharedStream();
+    return new mbt::runtime::CudaDeviceMemory();
+  } catch (const mbt::runtime::RuntimeError &e) {
+    std::snprintf(error, errorSize, "%s", e.what());
+    return nullptr;
+  }
+}

@@ -213,6 +213,14 @@ void Trainer::syncFromDevice() const {
   hostStale = false;
 }
 
+WorkspaceRef Trainer::stepWorkspace() {
+  if (!device)
+    return workspace.descriptor();
+  return makeDenseMemRef<uint8_t, 1>(
+      static_cast<uint8_t *>(onDevice.workspace),
+      {std::max<int64_t>(onDevice.workspaceBytes, 1)});
+}
+
 std::string Trainer::deviceName() const {
   return device ? device->name() : "cpu";
 }
@@ -235,10 +243,7 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
   auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
-  auto ws = device ? makeDenseMemRef<uint8_t, 1>(
-                         static_cast<uint8_t *>(d.workspace),
-                         {std::max<int64_t>(d.workspaceBytes, 1)})
-                   : workspace.descriptor();
+  auto ws = stepWorkspace();
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
   if (device) {
     device->download(outBuf.raw(), d.out, outBuf.bytes());
@@ -254,10 +259,7 @@ template <typename T> void Trainer::callEvalStep(int64_t b) {
   auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
-  auto ws = device ? makeDenseMemRef<uint8_t, 1>(
-                         static_cast<uint8_t *>(d.workspace),
-                         {std::max<int64_t>(d.workspaceBytes, 1)})
-                   : workspace.descriptor();
+  auto ws = stepWorkspace();
   artifact.evalStep<T>()(&params, &x, &y, &out, &ws);
   if (device)
     device->download(outBuf.raw(), d.out, outBuf.bytes());

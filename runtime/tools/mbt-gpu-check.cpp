@@ -174,6 +174,24 @@ struct DeviceBatch {
     hyper.upload(hb.hyper.data(), hyper.size());
   }
 
+  /// Sizes the device workspace for `artifact`'s train step; returns its
+  /// descriptor.
+  WorkspaceRef reserveWorkspace(StepArgs &stepArgs, const Artifact &artifact) {
+    workspace = cuda::DeviceBuffer(static_cast<size_t>(
+        std::max<int64_t>(stepArgs.workspaceBytes(artifact), 1)));
+    return makeDenseMemRef<uint8_t, 1>(static_cast<uint8_t *>(workspace.data()),
+                                       {static_cast<int64_t>(workspace.size())});
+  }
+
+  /// Uploads `hb`'s batch and step numbers, then runs one train step.
+  void train(const HostBatch &hb, StepArgs &stepArgs, const Artifact &artifact,
+             WorkspaceRef *ws) {
+    x.upload(hb.x.data(), x.size());
+    y.upload(hb.y.data(), y.size());
+    step.upload(hb.step.data(), step.size());
+    stepArgs.train(artifact, ws);
+  }
+
   StepArgs args(const HostBatch &hb) {
     return StepArgs(hb, static_cast<float *>(params.data()),
                     static_cast<float *>(state.data()),
@@ -228,18 +246,11 @@ bool checkAlone(const Arguments &args, const Manifest &batchManifest,
     std::copy_n(&initial.hyper[i * one.h], one.h, one.hyper.begin());
     DeviceBatch dev(one);
     StepArgs stepArgs = dev.args(one);
-    dev.workspace = cuda::DeviceBuffer(static_cast<size_t>(
-        std::max<int64_t>(stepArgs.workspaceBytes(alone), 1)));
-    WorkspaceRef ws = makeDenseMemRef<uint8_t, 1>(
-        static_cast<uint8_t *>(dev.workspace.data()),
-        {static_cast<int64_t>(dev.workspace.size())});
+    WorkspaceRef ws = dev.reserveWorkspace(stepArgs, alone);
     for (int64_t t = 1; t <= args.steps; ++t) {
       one.drawBatch(t, man.classes);
       std::fill(one.step.begin(), one.step.end(), double(t));
-      dev.x.upload(one.x.data(), dev.x.size());
-      dev.y.upload(one.y.data(), dev.y.size());
-      dev.step.upload(one.step.data(), dev.step.size());
-      stepArgs.train(alone, &ws);
+      dev.train(one, stepArgs, alone, &ws);
       checkCuda(("alone step " + std::to_string(t)).c_str());
     }
     dev.params.download(one.params.data(), dev.params.size());
@@ -275,11 +286,7 @@ int run(const Arguments &args) {
   StepArgs gpuArgs = dev.args(device);
   Workspace cpuWorkspace;
   cpuWorkspace.reserve(cpuArgs.workspaceBytes(cpu));
-  dev.workspace = cuda::DeviceBuffer(
-      static_cast<size_t>(std::max<int64_t>(gpuArgs.workspaceBytes(gpu), 1)));
-  WorkspaceRef gpuWorkspace = makeDenseMemRef<uint8_t, 1>(
-      static_cast<uint8_t *>(dev.workspace.data()),
-      {static_cast<int64_t>(dev.workspace.size())});
+  WorkspaceRef gpuWorkspace = dev.reserveWorkspace(gpuArgs, gpu);
 
   for (int64_t t = 1; t <= args.steps; ++t) {
     host.drawBatch(t, man.classes);
@@ -290,10 +297,7 @@ int run(const Arguments &args) {
     if (!kernelError.empty())
       throw RuntimeError("CPU step " + std::to_string(t) + ": " + kernelError);
 
-    dev.x.upload(host.x.data(), dev.x.size());
-    dev.y.upload(host.y.data(), dev.y.size());
-    dev.step.upload(host.step.data(), dev.step.size());
-    gpuArgs.train(gpu, &gpuWorkspace);
+    dev.train(host, gpuArgs, gpu, &gpuWorkspace);
     checkCuda(("GPU step " + std::to_string(t)).c_str());
   }
   dev.params.download(device.params.data(), dev.params.size());

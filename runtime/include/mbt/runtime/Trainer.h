@@ -127,6 +127,8 @@ private:
   void uploadStepInputs(int64_t b, bool train);
   /// Brings params and state back from the device, if they changed there.
   void syncFromDevice() const;
+  /// The workspace descriptor the steps get: the host's, or the device's.
+  WorkspaceRef stepWorkspace();
   /// The artifact's train step on the loaded batch, with buffers of T.
   template <typename T> void callTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.

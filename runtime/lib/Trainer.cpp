@@ -84,8 +84,6 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
     reserveWorkspace<double>();
   else
     reserveWorkspace<float>();
-  if (manifest.device == Manifest::Device::CUDA)
-    mirrorOnDevice(onDevice.workspaceBytes);
 
   // The initial values are drawn in f32 whatever the dtype (Init.h), so an
   // f64 model starts where its f32 twin does.
@@ -104,6 +102,9 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   divergedFlags.assign(m, false);
+  // Last: the device copies start from the initialized host buffers.
+  if (manifest.device == Manifest::Device::CUDA)
+    mirrorOnDevice(onDevice.workspaceBytes);
 }
 
 Trainer::~Trainer() = default;

@@ -178,7 +178,7 @@ template <typename T> void Trainer::reserveWorkspace() {
 }
 
 void Trainer::mirrorOnDevice(int64_t workspaceBytes) {
-  device = openCudaDeviceMemory();
+  device = options.openDevice ? options.openDevice() : openCudaDeviceMemory();
   auto mirror = [&](void *host, size_t bytes) {
     void *copy = device->allocate(bytes);
     device->upload(copy, host, bytes);

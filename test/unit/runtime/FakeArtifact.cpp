@@ -12,6 +12,8 @@
 //   FAKE_ABI       the version mbt_abi_version() reports
 //   FAKE_NO_EVAL   leave out the eval step symbol
 //   FAKE_NO_WORKSPACE  leave out the train step's workspace function
+//   FAKE_DEVICE    the device the manifest names ("cuda": the trainer
+//                  mirrors the buffers on a device; tests give it a fake one)
 // Model 3 of the table has a huge learning rate and diverges on purpose.
 // The train step computes its gradients in the workspace, as compiled steps
 // keep their temporaries there; a test hook says whether a call ever got
@@ -49,6 +51,9 @@ using mbt::runtime::WorkspaceRef;
 #endif
 #ifndef FAKE_ABI
 #define FAKE_ABI 5
+#endif
+#ifndef FAKE_DEVICE
+#define FAKE_DEVICE "cpu"
 #endif
 #ifndef FAKE_BATCH
 #define FAKE_BATCH 32
@@ -88,7 +93,8 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 5, "dtype": "f32", "model": "softmax", "models": %d,
+                R"({"abi_version": 5, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+  "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
      "init": {"kind": "kaiming_uniform"}},

@@ -19,6 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <vector>
+#include <memory>
+#include <list>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -94,6 +98,70 @@ TEST_F(TrainerTest, PassesTheWorkspaceTheArtifactAskedFor) {
   Trainer trainer(artifact, train, test, silent());
   trainer.runSteps(7); // a full batch, then the short last one
   EXPECT_FALSE(fakeHook<bool>(path, "fake_artifact_workspace_too_small"));
+}
+
+/// A device whose memory is separate host memory: an upload or a download
+/// the trainer forgets leaves the artifact reading stale data, or the
+/// trainer reading stale results.
+class HostBackedDevice : public DeviceMemory {
+public:
+  explicit HostBackedDevice(int *opened) { ++*opened; }
+  void *allocate(size_t bytes) override {
+    blocks.emplace_back(bytes, 0x7f); // garbage until uploaded
+    return blocks.back().data();
+  }
+  void upload(void *device, const void *host, size_t bytes) override {
+    std::memcpy(device, host, bytes);
+  }
+  void download(void *host, const void *device, size_t bytes) override {
+    std::memcpy(host, device, bytes);
+  }
+  std::string takeError() override { return ""; }
+  std::string name() const override { return "host-backed test device"; }
+
+private:
+  std::list<std::vector<unsigned char>> blocks;
+};
+
+TEST_F(TrainerTest, DeviceArtifactTrainsExactlyLikeTheHostOne) {
+  // The same fake artifact, once with host buffers and once mirrored on a
+  // device ("device": "cuda" in its manifest): 7 steps (a short last batch
+  // included) and an evaluation must give the same bits.
+  Artifact host = Artifact::load(fakeArtifactPath("fake_m4"));
+  Artifact onDevice = Artifact::load(fakeArtifactPath("fake_m4_device"));
+  ASSERT_EQ(onDevice.manifest().device, Manifest::Device::CUDA);
+  int opened = 0;
+  TrainOptions options = silent();
+  options.openDevice = [&] {
+    return std::unique_ptr<DeviceMemory>(new HostBackedDevice(&opened));
+  };
+  Trainer hostTrainer(host, train, test, silent());
+  Trainer deviceTrainer(onDevice, train, test, options);
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(deviceTrainer.deviceName(), "host-backed test device");
+  EXPECT_EQ(hostTrainer.deviceName(), "cpu");
+  hostTrainer.runSteps(7);
+  deviceTrainer.runSteps(7);
+  // Same bits, NaN included (model 3 diverges on purpose).
+  auto same = [](const std::vector<double> &a, const std::vector<double> &b) {
+    return a.size() == b.size() &&
+           std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0;
+  };
+  for (int64_t model = 0; model < 4; ++model)
+    EXPECT_TRUE(same(deviceTrainer.modelParams(model),
+                     hostTrainer.modelParams(model)))
+        << "model " << model;
+  auto deviceOut = deviceTrainer.lastTrainOutputs(),
+       hostOut = hostTrainer.lastTrainOutputs();
+  auto deviceEval = deviceTrainer.evaluate(test),
+       hostEval = hostTrainer.evaluate(test);
+  for (int64_t model = 0; model < 4; ++model) {
+    EXPECT_TRUE(same(deviceOut[model], hostOut[model])) << "model " << model;
+    EXPECT_TRUE(same(deviceEval[model], hostEval[model])) << "model " << model;
+  }
+  // Training moved the parameters away from their start.
+  Trainer fresh(host, train, test, silent());
+  EXPECT_NE(fresh.modelParams(0), hostTrainer.modelParams(0));
 }
 
 TEST_F(TrainerTest, TrainingLowersTestLossOfHealthyModels) {

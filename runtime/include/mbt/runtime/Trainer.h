@@ -23,6 +23,7 @@
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/Workspace.h"
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -45,6 +46,10 @@ struct TrainOptions {
   int progressTty = -1;
   /// Where run() prints the leaderboard table (null: nowhere).
   std::ostream *report = &std::cout;
+  /// For an artifact whose buffers live on a device: opens that device's
+  /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
+  /// fake.
+  std::function<std::unique_ptr<DeviceMemory>()> openDevice;
 };
 
 class Trainer {

@@ -57,6 +57,11 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       *this, "cuda-chip",
       llvm::cl::desc("The NVIDIA architecture the kernels are compiled for"),
       llvm::cl::init("sm_90")};
+  Option<std::string> cudaFormat{
+      *this, "cuda-format",
+      llvm::cl::desc("How the kernels are embedded: fatbin (cubin and PTX) "
+                     "or isa (PTX text)"),
+      llvm::cl::init("fatbin")};
   Option<bool> planWorkspace{
       *this, "plan-workspace",
       llvm::cl::desc("Place the steps' temporaries in the caller's workspace "

@@ -5,6 +5,7 @@
 #include "compiler/Driver/Manifest.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -31,6 +32,7 @@ std::optional<Stage> parseStage(llvm::StringRef name) {
       .Case("linalg", Stage::Linalg)
       .Case("llvm-dialect", Stage::LLVMDialect)
       .Case("llvm", Stage::LLVMIR)
+      .Case("ptx", Stage::PTX)
       .Default(std::nullopt);
 }
 
@@ -145,6 +147,7 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
         options.vectorMatmulKBlock = codegen.vectorMatmulKBlock;
         options.target = codegen.target;
         options.cudaChip = codegen.cudaChip;
+        options.cudaFormat = codegen.cudaFormat;
         buildLinalgToLLVMPipeline(pm, options);
       })))
     return failure();
@@ -153,3 +156,21 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
   return success();
 }
 } // namespace mbt
+
+LogicalResult (::mbt::printKernelPTX)(ModuleOp module, llvm::raw_ostream &os) {
+  bool any = false;
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      if (object.getFormat() != gpu::CompilationTarget::Assembly)
+        return binary.emitError("internal error: kernel ")
+               << binary.getName() << " was not compiled to PTX";
+      // The serialized PTX ends in a NUL for the driver's JIT.
+      os << "// kernel " << binary.getName() << "\n"
+         << object.getObject().getValue().rtrim('\0') << "\n";
+      any = true;
+    }
+  if (!any)
+    return module.emitError("no kernels: --emit=ptx needs --target=cuda");
+  return success();
+}

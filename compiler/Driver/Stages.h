@@ -10,7 +10,8 @@
 namespace mbt {
 
 /// What `mbtc --emit=` can print, in pipeline order.
-enum class Stage { AST, MBT, Grad, Batched, Fused, Linalg, LLVMDialect, LLVMIR };
+/// (PTX: the kernels of a --target=cuda module, as PTX text.)
+enum class Stage { AST, MBT, Grad, Batched, Fused, Linalg, LLVMDialect, LLVMIR, PTX };
 
 std::optional<Stage> parseStage(llvm::StringRef name);
 
@@ -32,7 +33,14 @@ struct CodegenOptions {
   /// "cpu" or "cuda" (kernels for `cudaChip`, launched by the host code).
   std::string target = "cpu";
   std::string cudaChip = "sm_90";
+  /// How the kernels are embedded: "fatbin" (cubin and PTX), or "isa" (PTX
+  /// text, for --emit=ptx).
+  std::string cudaFormat = "fatbin";
 };
+
+/// Prints the PTX of every kernel of a module lowered with cudaFormat "isa",
+/// each after a `// kernel NAME` line.
+mlir::LogicalResult printKernelPTX(mlir::ModuleOp module, llvm::raw_ostream &os);
 
 /// Runs the passes that take a module at the "mbt" stage to `target`
 /// (Grad..LLVMDialect). At or past Fused, `manifest` receives the

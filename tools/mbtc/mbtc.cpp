@@ -42,7 +42,8 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdo
 static cl::opt<std::string> emit(
     "emit",
     cl::desc("Print a stage instead of writing the artifact: ast, mbt, grad, "
-             "batched, fused, linalg, llvm-dialect, llvm (LLVM IR)"),
+             "batched, fused, linalg, llvm-dialect, llvm (LLVM IR), ptx (the "
+             "kernels of --target=cuda)"),
     cl::value_desc("stage"), cl::cat(category));
 static cl::opt<bool> useBlas("blas", cl::desc("Call BLAS for batched matmuls "
                                               "(default on; off: generated loops)"),
@@ -163,7 +164,8 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (!module)
       return failure();
     std::string manifest;
-    mbt::Stage lowered = stage == mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
+    bool ptx = printStage && stage == mbt::Stage::PTX;
+    mbt::Stage lowered = stage >= mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
     if (!printStage)
       lowered = mbt::Stage::LLVMDialect;
     mbt::CodegenOptions codegen;
@@ -176,8 +178,11 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     codegen.vectorMatmulKBlock = vectorMatmulKBlock;
     codegen.target = target == Target::CUDA ? "cuda" : "cpu";
     codegen.cudaChip = cudaChip;
+    codegen.cudaFormat = ptx ? "isa" : "fatbin";
     if (failed(mbt::lowerTo(*module, lowered, codegen, manifest)))
       return failure();
+    if (ptx)
+      return mbt::printKernelPTX(*module, os);
     if (printStage && stage != mbt::Stage::LLVMIR) {
       module->print(os);
       return success();
@@ -310,7 +315,11 @@ int main(int argc, char **argv) {
     if (!stage) {
       llvm::errs() << "mbtc: error: unknown stage '" << emit
                    << "' for --emit (expected ast, mbt, grad, batched, fused, "
-                      "linalg, llvm-dialect or llvm)\n";
+                      "linalg, llvm-dialect, llvm or ptx)\n";
+      return 1;
+    }
+    if (*stage == mbt::Stage::PTX && target != Target::CUDA) {
+      llvm::errs() << "mbtc: error: --emit=ptx needs --target=cuda\n";
       return 1;
     }
   }

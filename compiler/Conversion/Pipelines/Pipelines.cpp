@@ -110,7 +110,7 @@ static void buildLinalgToCudaPipeline(OpPassManager &pm,
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = opts.cudaChip;
   nvvm.cubinFeatures = "+ptx80";
-  nvvm.cubinFormat = "fatbin";
+  nvvm.cubinFormat = opts.cudaFormat;
   nvvm.optLevel = 3;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }

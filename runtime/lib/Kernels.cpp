@@ -37,12 +37,6 @@ namespace {
 std::mutex errorMutex;
 std::string firstError;
 
-void recordError(const std::string &message) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  if (firstError.empty())
-    firstError = message;
-}
-
 /// A rank-2 view of batch slice `i` of a 3-d operand.
 template <typename T> struct Matrix {
   T *data;
@@ -234,7 +228,7 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
                  MemRef<T, 3> *c, int64_t transposeA, int64_t transposeB,
                  int64_t accumulate) {
   if (!a || !b || !c) {
-    recordError(std::string(name) + ": null descriptor");
+    recordKernelError(std::string(name) + ": null descriptor");
     return;
   }
   bool ta = transposeA != 0, tb = transposeB != 0;
@@ -246,7 +240,7 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   int64_t bn = tb ? b->sizes[1] : b->sizes[2];
   if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
       bn != n) {
-    recordError(std::string(name) + ": operand shapes do not agree: a " +
+    recordKernelError(std::string(name) + ": operand shapes do not agree: a " +
                 shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
                 shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
                 shapeOf(*c));
@@ -255,7 +249,7 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   }
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   if (m > kIntMax || n > kIntMax || k > kIntMax) {
-    recordError(std::string(name) + ": dimension exceeds BLAS int range");
+    recordKernelError(std::string(name) + ": dimension exceeds BLAS int range");
     fillNaN(c);
     return;
   }
@@ -306,6 +300,12 @@ void configureLoopThreads() {
   std::string threads = std::to_string(kernelThreads());
   setenv("OMP_NUM_THREADS", threads.c_str(), 0);
   setenv("KMP_BLOCKTIME", "0", 0);
+}
+
+void recordKernelError(const std::string &message) {
+  std::lock_guard<std::mutex> lock(errorMutex);
+  if (firstError.empty())
+    firstError = message;
 }
 
 std::string takeKernelError() {

@@ -104,7 +104,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   divergedFlags.assign(m, false);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA)
-    mirrorOnDevice(onDevice.workspaceBytes);
+    mirrorOnDevice();
 }
 
 Trainer::~Trainer() = default;
@@ -177,7 +177,7 @@ template <typename T> void Trainer::reserveWorkspace() {
   }
 }
 
-void Trainer::mirrorOnDevice(int64_t workspaceBytes) {
+void Trainer::mirrorOnDevice() {
   device = options.openDevice ? options.openDevice() : openCudaDeviceMemory();
   auto mirror = [&](void *host, size_t bytes) {
     void *copy = device->allocate(bytes);
@@ -191,7 +191,8 @@ void Trainer::mirrorOnDevice(int64_t workspaceBytes) {
   onDevice.x = device->allocate(xBuf.bytes());
   onDevice.y = device->allocate(sizeof(int32_t) * yBuf.size());
   onDevice.out = device->allocate(outBuf.bytes());
-  onDevice.workspace = device->allocate(static_cast<size_t>(workspaceBytes));
+  onDevice.workspace =
+      device->allocate(static_cast<size_t>(onDevice.workspaceBytes));
 }
 
 void Trainer::uploadStepInputs(int64_t b, bool train) {

@@ -216,7 +216,7 @@ double relativeDifference(const float *a, const float *b, int64_t count) {
 
 void checkCuda(const char *when) {
   cuda::synchronize();
-  std::string error = cuda::takeCudaError();
+  std::string error = takeKernelError();
   if (!error.empty())
     throw RuntimeError(std::string(when) + ": " + error);
 }

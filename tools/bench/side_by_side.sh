@@ -99,6 +99,11 @@ median() {
 
 printf '\n%-8s %5s %5s %14s %14s %14s %14s %14s %14s %9s %10s\n' workload N batch "mbt" mbt-vec sequential vmap modelbatch hfta "mbt/best" "%gemm"
 printf '%-8s %5s %5s %14s %14s %14s %14s %14s %14s %9s %10s\n' "" "" "" "(model-samples/s)" "" "" "" "" "" "" ""
+# mbt_rate ARTIFACT: model-samples/s of `steps` timed steps.
+mbt_rate() {
+  "$bin/mbt-run" "$1" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p'
+}
+
 run() {
   local name="$1" widths="$2" batch="$3" models="$4"
   spec "$widths" "$models" "$batch" > "$work/$name-$models.mbt"
@@ -113,9 +118,9 @@ run() {
   # R rounds, mbt then the peers in each; the median of each system.
   local mbt_runs=() vec_runs=() seq_runs=() vmap_runs=() mb_runs=() hfta_runs=() r peers
   for ((r = 0; r < repeat; r++)); do
-    mbt_runs+=("$("$bin/mbt-run" "$work/$name-$models.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')")
+    mbt_runs+=("$(mbt_rate "$work/$name-$models.so")")
     if [ "$vector" = 1 ]; then
-      vec_runs+=("$("$bin/mbt-run" "$work/$name-$models-vec.so" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p')")
+      vec_runs+=("$(mbt_rate "$work/$name-$models-vec.so")")
     fi
     peers=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers "$widths" --models "$models" --batch "$batch" --steps "$steps" --threads "$threads")
     seq_runs+=("$(awk '$2 == "sequential" {print $6}' <<< "$peers")")

@@ -58,6 +58,24 @@ CUstream sharedStream() { return device().stream; }
 
 void synchronize() { check(cuStreamSynchronize(sharedStream()), "cuStreamSynchronize"); }
 
+void copyToDevice(void *device, const void *host, size_t bytes) {
+  if (!bytes)
+    return;
+  check(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host, bytes,
+                          sharedStream()),
+        "cuMemcpyHtoD");
+  synchronize();
+}
+
+void copyToHost(void *host, const void *device, size_t bytes) {
+  if (!bytes)
+    return;
+  check(cuMemcpyDtoHAsync(host, reinterpret_cast<CUdeviceptr>(device), bytes,
+                          sharedStream()),
+        "cuMemcpyDtoH");
+  synchronize();
+}
+
 DeviceBuffer::DeviceBuffer(size_t size) : bytes(size) {
   sharedStream(); // the context
   if (bytes)
@@ -88,10 +106,7 @@ void DeviceBuffer::upload(const void *host, size_t count) {
     throw RuntimeError("upload of " + std::to_string(count) +
                        " bytes into a device buffer of " +
                        std::to_string(bytes));
-  if (count)
-    check(cuMemcpyHtoDAsync(pointer, host, count, sharedStream()),
-          "cuMemcpyHtoD");
-  synchronize();
+  copyToDevice(data(), host, count);
 }
 
 void DeviceBuffer::download(void *host, size_t count) const {
@@ -99,10 +114,7 @@ void DeviceBuffer::download(void *host, size_t count) const {
     throw RuntimeError("download of " + std::to_string(count) +
                        " bytes from a device buffer of " +
                        std::to_string(bytes));
-  if (count)
-    check(cuMemcpyDtoHAsync(host, pointer, count, sharedStream()),
-          "cuMemcpyDtoH");
-  synchronize();
+  copyToHost(host, data(), count);
 }
 
 } // namespace cuda

@@ -8,8 +8,8 @@
 #include "mbt/runtime/DeviceMemory.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Kernels.h"
 #include "mbt/runtime/cuda/CudaContext.h"
-#include "mbt/runtime/cuda/CudaKernels.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -27,30 +27,19 @@ public:
     return buffers.back().data();
   }
   void upload(void *device, const void *host, size_t bytes) override {
-    if (!bytes)
-      return;
-    cuda::check(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host,
-                                  bytes, cuda::sharedStream()),
-                "cuMemcpyHtoD");
-    cuda::synchronize();
+    cuda::copyToDevice(device, host, bytes);
   }
   void download(void *host, const void *device, size_t bytes) override {
-    if (!bytes)
-      return;
-    cuda::check(cuMemcpyDtoHAsync(host,
-                                  reinterpret_cast<CUdeviceptr>(device), bytes,
-                                  cuda::sharedStream()),
-                "cuMemcpyDtoH");
-    cuda::synchronize();
+    cuda::copyToHost(host, device, bytes);
   }
   std::string takeError() override {
     // Launch and kernel failures surface at the next synchronization.
     try {
       cuda::synchronize();
     } catch (const RuntimeError &error) {
-      cuda::recordCudaError(error.what());
+      recordKernelError(error.what());
     }
-    return cuda::takeCudaError();
+    return takeKernelError();
   }
   std::string name() const override {
     CUdevice device;

@@ -17,21 +17,17 @@
 #include "mbt/runtime/cuda/CudaKernels.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Kernels.h"
 #include "mbt/runtime/cuda/CudaContext.h"
 #include "mbt/runtime/cuda/GemmPlan.h"
 
 #include <cublas_v2.h>
 
 #include <algorithm>
-#include <mutex>
-#include <utility>
 
 using namespace mbt::runtime;
 
 namespace {
-std::mutex errorMutex;
-std::string firstError;
-
 void checkCublas(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw RuntimeError(std::string(what) + ": " +
@@ -90,27 +86,10 @@ void batchMatmul(MemRef<T, 3> *a, MemRef<T, 3> *b, MemRef<T, 3> *c,
                      plan.c, int(plan.ldc), plan.strideC, int(plan.batch)),
                 "cublasGemmStridedBatched");
   } catch (const RuntimeError &error) {
-    cuda::recordCudaError(error.what());
+    recordKernelError(error.what());
   }
 }
 } // namespace
-
-namespace mbt {
-namespace runtime {
-namespace cuda {
-std::string takeCudaError() {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  return std::exchange(firstError, std::string());
-}
-
-void recordCudaError(const std::string &message) {
-  std::lock_guard<std::mutex> lock(errorMutex);
-  if (firstError.empty())
-    firstError = message;
-}
-} // namespace cuda
-} // namespace runtime
-} // namespace mbt
 
 extern "C" void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32(
     MemRef3F *a, MemRef3F *b, MemRef3F *c, int64_t transposeA,

@@ -17,6 +17,7 @@
 #include "mbt/runtime/cuda/CudaKernels.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Kernels.h"
 #include "mbt/runtime/cuda/CudaContext.h"
 
 #include <map>
@@ -39,7 +40,7 @@ template <typename Body> void guarded(Body body) {
   try {
     body();
   } catch (const RuntimeError &error) {
-    cuda::recordCudaError(error.what());
+    recordKernelError(error.what());
   }
 }
 } // namespace

@@ -47,6 +47,11 @@ namespace runtime {
 /// it; empty when none. Callers check it after each artifact call.
 std::string takeKernelError();
 
+/// Records `message` unless an earlier error is pending. Every function an
+/// artifact imports (these kernels, and the CUDA runtime's) reports here,
+/// since it must not throw into compiled code.
+void recordKernelError(const std::string &message);
+
 /// Sets up the OpenMP runtime that an artifact's parallel loops use, before
 /// it starts (Artifact::load calls it): as many threads as the batched
 /// kernels use (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the

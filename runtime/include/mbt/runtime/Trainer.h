@@ -124,9 +124,9 @@ private:
   template <typename T> MemRef<T, 3> xDescriptor(T *base, int64_t b);
   /// Sizes the workspace for the train and eval steps at the largest batch.
   template <typename T> void reserveWorkspace();
-  /// For a CUDA artifact: the device copies of every buffer, and the
-  /// initial upload.
-  void mirrorOnDevice(int64_t workspaceBytes);
+  /// For a CUDA artifact: the device copies of every buffer (the workspace
+  /// of onDevice.workspaceBytes), and the initial upload.
+  void mirrorOnDevice();
   /// Uploads what a step reads that changed (the batch; the step numbers
   /// when `train`).
   void uploadStepInputs(int64_t b, bool train);

@@ -35,6 +35,11 @@ CUstream sharedStream();
 /// Waits for everything queued on the shared stream.
 void synchronize();
 
+/// Copies `bytes` bytes host to device, or device to host, on the shared
+/// stream (after everything queued before), and waits for the copy.
+void copyToDevice(void *device, const void *host, size_t bytes);
+void copyToHost(void *host, const void *device, size_t bytes);
+
 /// Device memory of `bytes` bytes, freed on destruction.
 class DeviceBuffer {
 public:

@@ -4,7 +4,8 @@
 // artifacts"): MLIR's GPU runtime interface (mgpu*), over the driver API,
 // and the batched matmul of the CPU kernel's contract on device buffers,
 // over cuBLAS. They are called from compiled code, so they never throw: the
-// first failure is recorded, and takeCudaError() returns (and clears) it.
+// first failure is recorded with the CPU kernels' (Kernels.h,
+// recordKernelError), and takeKernelError() returns (and clears) it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,16 +50,5 @@ _mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::runtime::MemRef3D *a,
                                           int64_t accumulate);
 #undef MBT_EXPORT
 }
-
-namespace mbt {
-namespace runtime {
-namespace cuda {
-/// The first failure of a function above since the last call; empty if none.
-std::string takeCudaError();
-/// Records `message` unless an earlier failure is pending.
-void recordCudaError(const std::string &message);
-} // namespace cuda
-} // namespace runtime
-} // namespace mbt
 
 #endif // MBT_RUNTIME_CUDA_CUDAKERNELS_H

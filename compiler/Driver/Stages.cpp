@@ -106,7 +106,8 @@ static LogicalResult run(ModuleOp module,
 
 namespace mbt {
 LogicalResult lowerTo(ModuleOp module, Stage target,
-                      const CodegenOptions &codegen, std::string &manifest) {
+                      const mlir::mbt::LoweringOptions &codegen,
+                      std::string &manifest) {
   using namespace mlir::mbt;
   using ::mbt::Stage;
   using ::mbt::buildManifest;
@@ -137,18 +138,7 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
     return failure();
   if (target >= Stage::LLVMDialect &&
       failed(run(module, [&](PassManager &pm) {
-        LoweringOptions options;
-        options.useBlas = codegen.useBlas;
-        options.parallel = codegen.parallel;
-        options.planWorkspace = codegen.planWorkspace;
-        options.vectorMatmulBits = codegen.vectorMatmulBits;
-        options.vectorMatmulRows = codegen.vectorMatmulRows;
-        options.vectorMatmulVectors = codegen.vectorMatmulVectors;
-        options.vectorMatmulKBlock = codegen.vectorMatmulKBlock;
-        options.target = codegen.target;
-        options.cudaChip = codegen.cudaChip;
-        options.cudaFormat = codegen.cudaFormat;
-        buildLinalgToLLVMPipeline(pm, options);
+        buildLinalgToLLVMPipeline(pm, codegen);
       })))
     return failure();
   if (target >= Stage::LLVMDialect)

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/ArtifactEmitter.h"
+#include "compiler/Conversion/Passes.h"
 #include "compiler/Driver/Stages.h"
 #include "compiler/Frontend/Frontend.h"
 #include "mbt/InitAllDialects.h"
@@ -53,7 +54,7 @@ static cl::opt<bool> parallelLoops(
     cl::desc("Run the compiled loops of every model on all cores with OpenMP "
              "(default on where libomp was found at build time; off: one "
              "thread)"),
-    cl::init(mbt::kHaveOpenMP), cl::cat(category));
+    cl::init(::mbt::kHaveOpenMP), cl::cat(category));
 enum class Target { CPU, CUDA };
 static cl::opt<Target> target(
     "target", cl::desc("What the artifact runs on"),
@@ -120,7 +121,7 @@ static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false
                            cl::cat(trainCategory));
 
 /// Where imports look; set in main from --stdlib-dir and the binary's path.
-static mbt::FrontendOptions frontendOptions;
+static ::mbt::FrontendOptions frontendOptions;
 
 /// Parses one input into a module at the "mbt" stage (or prints the AST).
 static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
@@ -130,21 +131,21 @@ static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
   if (name.ends_with(".mlir"))
     return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-  std::unique_ptr<mbt::ModuleAST> ast =
-      mbt::parseAndCheck(sourceMgr, ctx, frontendOptions);
+  std::unique_ptr<::mbt::ModuleAST> ast =
+      ::mbt::parseAndCheck(sourceMgr, ctx, frontendOptions);
   if (!ast)
     return nullptr;
   if (printAst) {
-    mbt::dumpAST(*ast, os);
+    ::mbt::dumpAST(*ast, os);
     return nullptr;
   }
-  return mbt::mlirGen(ctx, *ast);
+  return ::mbt::mlirGen(ctx, *ast);
 }
 
 /// Compiles one buffer to `stage` (printing it) or to the artifact at
 /// `libraryPath`. Errors go through the context's diagnostic handler.
 static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
-                                   MLIRContext &ctx, mbt::Stage stage,
+                                   MLIRContext &ctx, ::mbt::Stage stage,
                                    bool printStage, StringRef libraryPath,
                                    llvm::raw_ostream &os) {
   llvm::SourceMgr sourceMgr;
@@ -157,37 +158,37 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     handler.emplace(sourceMgr, &ctx);
 
   LogicalResult result = [&]() -> LogicalResult {
-    bool printAst = printStage && stage == mbt::Stage::AST;
+    bool printAst = printStage && stage == ::mbt::Stage::AST;
     OwningOpRef<ModuleOp> module = parseInput(sourceMgr, ctx, printAst, os);
     if (printAst)
       return success();
     if (!module)
       return failure();
     std::string manifest;
-    bool ptx = printStage && stage == mbt::Stage::PTX;
-    mbt::Stage lowered = stage >= mbt::Stage::LLVMIR ? mbt::Stage::LLVMDialect : stage;
+    bool ptx = printStage && stage == ::mbt::Stage::PTX;
+    ::mbt::Stage lowered = stage >= ::mbt::Stage::LLVMIR ? ::mbt::Stage::LLVMDialect : stage;
     if (!printStage)
-      lowered = mbt::Stage::LLVMDialect;
-    mbt::CodegenOptions codegen;
-    codegen.useBlas = useBlas;
-    codegen.parallel = parallelLoops;
-    codegen.planWorkspace = planWorkspace;
-    codegen.vectorMatmulBits = vectorMatmuls ? mbt::hostVectorBits() : 0;
-    codegen.vectorMatmulRows = vectorMatmulRows;
-    codegen.vectorMatmulVectors = vectorMatmulVectors;
-    codegen.vectorMatmulKBlock = vectorMatmulKBlock;
+      lowered = ::mbt::Stage::LLVMDialect;
+    mlir::mbt::LoweringOptions codegen;
+    codegen.useBlas = useBlas.getValue();
+    codegen.parallel = parallelLoops.getValue();
+    codegen.planWorkspace = planWorkspace.getValue();
+    codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
+    codegen.vectorMatmulRows = vectorMatmulRows.getValue();
+    codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();
+    codegen.vectorMatmulKBlock = vectorMatmulKBlock.getValue();
     codegen.target = target == Target::CUDA ? "cuda" : "cpu";
-    codegen.cudaChip = cudaChip;
+    codegen.cudaChip = cudaChip.getValue();
     codegen.cudaFormat = ptx ? "isa" : "fatbin";
-    if (failed(mbt::lowerTo(*module, lowered, codegen, manifest)))
+    if (failed(::mbt::lowerTo(*module, lowered, codegen, manifest)))
       return failure();
     if (ptx)
-      return mbt::printKernelPTX(*module, os);
-    if (printStage && stage != mbt::Stage::LLVMIR) {
+      return ::mbt::printKernelPTX(*module, os);
+    if (printStage && stage != ::mbt::Stage::LLVMIR) {
       module->print(os);
       return success();
     }
-    return mbt::emitArtifact(*module, manifest, printStage ? &os : nullptr,
+    return ::mbt::emitArtifact(*module, manifest, printStage ? &os : nullptr,
                              libraryPath);
   }();
   if (verifyDiagnostics)
@@ -195,7 +196,7 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return result;
 }
 
-static int compileMain(mbt::Stage stage, bool printStage, StringRef libraryPath,
+static int compileMain(::mbt::Stage stage, bool printStage, StringRef libraryPath,
                        MLIRContext &ctx) {
   std::string error;
   auto input = openInputFile(inputFile, &error);
@@ -240,7 +241,7 @@ static int trainMain(MLIRContext &ctx) {
   SmallString<256> library(dir);
   llvm::sys::path::append(library, "model.so");
   auto start = std::chrono::steady_clock::now();
-  if (int status = compileMain(mbt::Stage::LLVMIR, false, library, ctx))
+  if (int status = compileMain(::mbt::Stage::LLVMIR, false, library, ctx))
     return status;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                  start)
@@ -248,19 +249,19 @@ static int trainMain(MLIRContext &ctx) {
   if (!quiet)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library << " in "
                  << llvm::format("%.2f", seconds) << " s\n";
-  mbt::runtime::RunRequest request;
+  ::mbt::runtime::RunRequest request;
   request.artifact = std::string(library.str());
   request.outDir = dir;
   request.dataDir = dataDir;
   request.epochs = epochs;
   request.quiet = quiet;
-  return mbt::runtime::runArtifact(request, "mbtc");
+  return ::mbt::runtime::runArtifact(request, "mbtc");
 }
 
 int main(int argc, char **argv) {
   // Training calls OpenBLAS: make it use the CPU's vector kernels.
   if (argc > 1 && StringRef(argv[1]) == "train")
-    mbt::runtime::useVectorBlasKernels(argv);
+    ::mbt::runtime::useVectorBlasKernels(argv);
   llvm::InitLLVM init(argc, argv);
   // `mbtc train ...`: a subcommand in the style of git/cargo.
   bool train = argc > 1 && StringRef(argv[1]) == "train";
@@ -281,7 +282,7 @@ int main(int argc, char **argv) {
   SmallString<256> installed(llvm::sys::path::parent_path(
       llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(installed, "share", "mbt", "stdlib");
-  frontendOptions.stdlibDir = mbt::findStdlibDir(stdlibDir, installed);
+  frontendOptions.stdlibDir = ::mbt::findStdlibDir(stdlibDir, installed);
 
   // CUDA 13's ptxas takes sm_75 and newer.
   {
@@ -298,7 +299,7 @@ int main(int argc, char **argv) {
   }
 
   DialectRegistry registry;
-  mbt::registerAllDialects(registry);
+  ::mbt::registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
 
@@ -309,16 +310,16 @@ int main(int argc, char **argv) {
     }
     return trainMain(ctx);
   }
-  std::optional<mbt::Stage> stage = mbt::Stage::LLVMIR;
+  std::optional<::mbt::Stage> stage = ::mbt::Stage::LLVMIR;
   if (!emit.empty()) {
-    stage = mbt::parseStage(emit);
+    stage = ::mbt::parseStage(emit);
     if (!stage) {
       llvm::errs() << "mbtc: error: unknown stage '" << emit
                    << "' for --emit (expected ast, mbt, grad, batched, fused, "
                       "linalg, llvm-dialect, llvm or ptx)\n";
       return 1;
     }
-    if (*stage == mbt::Stage::PTX && target != Target::CUDA) {
+    if (*stage == ::mbt::Stage::PTX && target != Target::CUDA) {
       llvm::errs() << "mbtc: error: --emit=ptx needs --target=cuda\n";
       return 1;
     }

@@ -71,8 +71,9 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
 
 /// mbt (one model) -> autodiff -> batch -> fuse: the "fused" stage.
 void buildMBTToFusedPipeline(OpPassManager &pm);
-/// Fused mbt -> linalg on tensors: the "linalg" stage.
-void buildFusedToLinalgPipeline(OpPassManager &pm);
+/// Fused mbt -> linalg on tensors: the "linalg" stage. For `target` cuda,
+/// each fused optimizer update becomes a single loop nest (one kernel).
+void buildFusedToLinalgPipeline(OpPassManager &pm, StringRef target = "cpu");
 /// linalg on tensors -> bufferized loops -> LLVM dialect: the "llvm" stage.
 void buildLinalgToLLVMPipeline(OpPassManager &pm, const LoweringOptions &opts);
 

@@ -11,8 +11,17 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     (named matmuls where one fits, `linalg.generic` elsewhere), so that
     upstream elementwise fusion and one-shot bufferization apply.
     `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
-    corrections in f64) and one `linalg.generic` over `[M, P]`.
+    corrections in f64) and one `linalg.generic` over `[M, P]`; with
+    `scalars-per-element`, the prologue is folded into that loop nest, each
+    element computing its model's scalars, so the update is one kernel.
   }];
+  let options = [
+    Option<"scalarsPerElement", "scalars-per-element", "bool",
+           /*default=*/"false",
+           "Compute the optimizer's per-model scalars in every element of "
+           "the fused update instead of a prologue over the models (one "
+           "kernel on a GPU)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
@@ -113,6 +122,31 @@ def MBTPlanWorkspace : Pass<"mbt-plan-workspace", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def MBTMapLoopsToGpu : Pass<"mbt-map-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Tile outermost parallel loops into GPU blocks and threads, "
+                "innermost dimension on x";
+  let description = [{
+    Each outermost `scf.parallel` is tiled into a loop over blocks around a
+    loop over a block's threads (scf::tileParallelLoop, with in-bounds
+    guards) and gets the mapping attributes that `convert-parallel-loops-to-gpu`
+    reads. The innermost dimension goes to x at both levels, so that a warp
+    reads consecutive elements and the long dimension (a model's
+    parameters) meets the 2^31 - 1 limit of grid x rather than the 65,535
+    of y and z. Blocks are `threads-x` by `threads-y` threads, fewer along a
+    dimension that is statically shorter; dimensions beyond three stay
+    loops inside the kernel.
+  }];
+  let options = [
+    Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
+           "Threads of a block along the innermost dimension">,
+    Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
+           "Threads of a block along the dimension outside it">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def MBTCopiesToLinalg : Pass<"mbt-copies-to-linalg", "::mlir::ModuleOp"> {

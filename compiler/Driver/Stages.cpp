@@ -131,7 +131,9 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
     manifest = *json;
   }
   if (target >= Stage::Linalg &&
-      failed(run(module, [](PassManager &pm) { buildFusedToLinalgPipeline(pm); })))
+      failed(run(module, [&](PassManager &pm) {
+        buildFusedToLinalgPipeline(pm, codegen.target);
+      })))
     return failure();
   if (target >= Stage::LLVMDialect && codegen.target == "cuda" &&
       failed(locateCudaToolkit(module)))

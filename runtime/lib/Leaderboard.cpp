@@ -105,7 +105,10 @@ std::string formatLeaderboard(const Leaderboard &board) {
     line.push_back(std::to_string(row.seed));
     for (size_t k = 0; k < board.outputs.size(); ++k)
       line.push_back(k < row.test.size() ? formatNumber(row.test[k]) : "");
-    line.push_back(row.diverged ? "diverged" : "ok");
+    line.push_back(!row.diverged ? "ok"
+                   : row.divergedStep
+                       ? "diverged at step " + std::to_string(row.divergedStep)
+                       : "diverged");
     cells.push_back(std::move(line));
   }
 
@@ -144,7 +147,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
 
 std::string leaderboardToJson(const Leaderboard &board) {
   static const std::set<std::string> reserved = {"rank", "model", "seed",
-                                                 "diverged"};
+                                                 "diverged", "diverged_at_step"};
   auto finiteOrNull = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value)
                                 : nlohmann::ordered_json();
@@ -171,6 +174,9 @@ std::string leaderboardToJson(const Leaderboard &board) {
             finiteOrNull(row.validation[k]);
     }
     object["diverged"] = row.diverged;
+    object["diverged_at_step"] = row.divergedStep
+                                     ? nlohmann::ordered_json(row.divergedStep)
+                                     : nlohmann::ordered_json();
     rows.push_back(std::move(object));
   }
   return rows.dump(2) + "\n";

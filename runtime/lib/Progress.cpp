@@ -35,6 +35,19 @@ std::string formatProgress(const ProgressSample &s) {
 ProgressMeter::ProgressMeter(std::ostream *out, bool isTty, bool quiet)
     : out(out), isTty(isTty), enabled(out && !quiet) {}
 
+void ProgressMeter::note(const std::string &line) {
+  if (!out)
+    return;
+  // Blank the in-place line, so the note does not run into it.
+  if (isTty && enabled && lastWidth > 0)
+    *out << '\r' << std::string(lastWidth, ' ') << '\r';
+  *out << line << '\n';
+  out->flush();
+  // Redraw at the next update.
+  lastWidth = 0;
+  lastPrint = std::chrono::steady_clock::time_point();
+}
+
 void ProgressMeter::beginEpoch() {
   lastPrint = std::chrono::steady_clock::now();
   nextTenth = 1;

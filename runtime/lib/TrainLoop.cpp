@@ -1,9 +1,10 @@
 //===- TrainLoop.cpp - Epochs, progress, metrics and leaderboard ----------===//
 //
 // Trainer::run(): the user-facing job on top of the step machinery in
-// Trainer.cpp. A diverged model (NaN/inf loss) is only flagged here and
-// ranked last; the others keep training untouched because every model owns
-// its own rows of every buffer.
+// Trainer.cpp. A diverged model (a NaN/inf loss or gradient) is frozen by
+// the train step itself (docs/abi.md, version 6), reported here with its
+// step as it happens, and ranked last; the others keep training untouched
+// because every model owns its own rows of every buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,6 +78,7 @@ Leaderboard Trainer::buildLeaderboard(
     // empty test split gives NaN for everyone and says nothing).
     row.diverged = divergedFlags[model] ||
                    (testData.count > 0 && !std::isfinite(row.test[0]));
+    row.divergedStep = divergedAt[model];
     board.rows.push_back(std::move(row));
   }
   rankModels(board);
@@ -107,6 +109,12 @@ Leaderboard Trainer::run() {
     auto start = std::chrono::steady_clock::now();
     for (int64_t step = 1; step <= stepsPerEpoch; ++step) {
       trainNextBatch();
+      for (int64_t model : newlyDiverged)
+        progress.note("mbt: warning: model " + std::to_string(model) +
+                      " diverged at step " + std::to_string(stepCount) +
+                      " (its loss or gradients are not finite); it is frozen "
+                      "at its parameters of the step before, and the other "
+                      "models go on");
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();

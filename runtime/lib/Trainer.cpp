@@ -102,6 +102,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   divergedFlags.assign(m, false);
+  divergedAt.assign(m, 0);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA)
     mirrorOnDevice();
@@ -269,17 +270,26 @@ template <typename T> void Trainer::callEvalStep(int64_t b) {
 
 void Trainer::trainOnLoadedBatch(int64_t b) {
   ++stepCount;
+  // A frozen model gets step 0: the step leaves it as it is.
   for (int64_t model = 0; model < m; ++model)
-    stepBuf[model] = static_cast<double>(stepCount);
+    stepBuf[model] = divergedAt[model] ? 0.0 : static_cast<double>(stepCount);
   if (dtype() == DType::F64)
     callTrainStep<double>(b);
   else
     callTrainStep<float>(b);
   checkKernels("train_step");
 
+  newlyDiverged.clear();
   for (int64_t model = 0; model < m; ++model) {
-    if (!std::isfinite(outBuf.get(model * k)))
+    // A NaN loss says the model did not step: its loss or gradients were
+    // not finite (or it was already frozen).
+    if (!std::isfinite(outBuf.get(model * k))) {
       divergedFlags[model] = true;
+      if (!divergedAt[model]) {
+        divergedAt[model] = stepCount;
+        newlyDiverged.push_back(model);
+      }
+    }
     for (int64_t col = 0; col < k; ++col) {
       double value = outBuf.get(model * k + col);
       lastTrainOut[model * k + col] = value;

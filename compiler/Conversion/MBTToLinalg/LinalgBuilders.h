@@ -67,8 +67,12 @@ void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateSlicePatterns(RewritePatternSet &patterns);
 void populateClipPatterns(RewritePatternSet &patterns);
+void populateGuardStepPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);
-void populateOptimizerPatterns(RewritePatternSet &patterns);
+/// `scalarsPerElement`: the update's per-model scalars are computed by each
+/// element of its one loop nest instead of a prologue over the models.
+void populateOptimizerPatterns(RewritePatternSet &patterns,
+                               bool scalarsPerElement);
 
 } // namespace mlir::mbt
 

@@ -16,6 +16,7 @@ using namespace mlir::mbt;
 namespace {
 struct LowerToLinalgPass
     : public mlir::mbt::impl::MBTLowerToLinalgBase<LowerToLinalgPass> {
+  using MBTLowerToLinalgBase::MBTLowerToLinalgBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RewritePatternSet patterns(&getContext());
@@ -25,8 +26,9 @@ struct LowerToLinalgPass
     populateLossPatterns(patterns);
     populateSlicePatterns(patterns);
     populateClipPatterns(patterns);
+    populateGuardStepPatterns(patterns);
     populateSchedulePatterns(patterns);
-    populateOptimizerPatterns(patterns);
+    populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingOps;
     if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns),

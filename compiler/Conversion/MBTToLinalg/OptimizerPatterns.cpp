@@ -8,6 +8,16 @@
 // second time with weight_decay = 0, and each element picks its column's
 // set.
 //
+// A model whose step is 0 (mbt.guard_step's mark of non-finite gradients,
+// or the runtime's of a frozen model) keeps its parameters and slots: each
+// result is selected against the old value.
+//
+// With `scalarsPerElement` (CUDA), there is no (1): every element of (2)
+// runs the scalars region itself on its model's hyperparameters, so the
+// update is one kernel. On a GPU the update is memory-bound and the few
+// f64 operations per element are free, where a second launch is not; on
+// the CPU the recomputation would cost time, so it keeps the prologue.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 #include "dialects/MBT/IR/MBTOps.h"
@@ -52,7 +62,8 @@ SmallVector<bool> scalarsDependingOn(OptimizerOp rule, int index) {
 }
 
 struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FusedUpdatePattern(MLIRContext *ctx, bool scalarsPerElement)
+      : OpRewritePattern(ctx), scalarsPerElement(scalarsPerElement) {}
 
   LogicalResult matchAndRewrite(FusedUpdateOp op,
                                 PatternRewriter &rewriter) const override {
@@ -104,38 +115,76 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
           });
       return SmallVector<Value>(generic.getResults());
     };
-    SmallVector<Value> scalars = runScalars(false);
     SmallVector<bool> decays(numScalars, false);
-    SmallVector<Value> undecayed;
-    if (mask) {
+    if (mask)
       decays = scalarsDependingOn(rule, wdIndex);
-      SmallVector<Value> all = runScalars(true);
-      for (unsigned j = 0; j < numScalars; ++j)
-        if (decays[j])
-          undecayed.push_back(all[j]);
+    SmallVector<Value> scalars, undecayed;
+    if (!scalarsPerElement) {
+      scalars = runScalars(false);
+      if (mask) {
+        SmallVector<Value> all = runScalars(true);
+        for (unsigned j = 0; j < numScalars; ++j)
+          if (decays[j])
+            undecayed.push_back(all[j]);
+      }
     }
 
-    // (2) One loop nest over [M, P], in place on params and slots.
-    SmallVector<Value> ins{op.getGrads()};
-    llvm::append_range(ins, scalars);
-    llvm::append_range(ins, undecayed);
-    if (mask)
-      ins.push_back(mask);
-    SmallVector<Value> outs{op.getParams()};
-    llvm::append_range(outs, op.getState());
+    // (2) One loop nest over [M, P], in place on params and slots. Its
+    // inputs: the gradients; the per-model scalars (or, computing them per
+    // element, each hyperparameter column and the step); the mask.
     AffineMap id = rewriter.getMultiDimIdentityMap(2);
     AffineMap perModel = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
     AffineMap perColumn = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<Value> ins{op.getGrads()};
     SmallVector<AffineMap> maps{id};
-    maps.append(numScalars + undecayed.size(), perModel);
-    if (mask)
+    if (scalarsPerElement) {
+      for (int64_t j = 0; j < numHyper; ++j) {
+        ins.push_back(op.getHyper());
+        maps.push_back(AffineMap::get(
+            2, 0, {getAffineDimExpr(0, ctx), getAffineConstantExpr(j, ctx)},
+            ctx));
+      }
+      ins.push_back(op.getStep());
+      maps.push_back(perModel);
+    } else {
+      llvm::append_range(ins, scalars);
+      llvm::append_range(ins, undecayed);
+      maps.append(numScalars + undecayed.size(), perModel);
+      ins.push_back(op.getStep());
+      maps.push_back(perModel);
+    }
+    // The step is the last input before the mask.
+    unsigned stepIndex = ins.size() - 1;
+    if (mask) {
+      ins.push_back(mask);
       maps.push_back(perColumn);
+    }
+    SmallVector<Value> outs{op.getParams()};
+    llvm::append_range(outs, op.getState());
     maps.append(outs.size(), id);
     SmallVector<Type> types(outs.size(), flatType);
     unsigned numIns = ins.size();
     auto update = rewriter.create<linalg::GenericOp>(
         loc, types, ins, outs, maps, iterators(2),
         [&](OpBuilder &b, Location l, ValueRange a) {
+          // This element's scalars, and those with weight_decay = 0.
+          SmallVector<Value> own, zeroDecay;
+          if (scalarsPerElement) {
+            SmallVector<Value> hyper(a.slice(1, numHyper + 1));
+            own = inlineBlock(b, rule.getScalars().front(), hyper);
+            if (mask) {
+              hyper[wdIndex] =
+                  b.create<arith::ConstantOp>(l, b.getF64FloatAttr(0.0));
+              zeroDecay = inlineBlock(b, rule.getScalars().front(), hyper);
+            }
+          } else {
+            own.assign(a.begin() + 1, a.begin() + 1 + numScalars);
+            unsigned next = 1 + numScalars;
+            zeroDecay.assign(numScalars, Value());
+            for (unsigned j = 0; j < numScalars; ++j)
+              if (decays[j])
+                zeroDecay[j] = a[next++];
+          }
           // The rule's arguments: grad, param, slots, scalars. A column
           // the mask leaves undecayed takes the weight_decay = 0 scalars.
           SmallVector<Value> args{a[0]};
@@ -146,24 +195,34 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
             decayed = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
                                               a[numIns - 1], zero);
           }
-          unsigned next = 1 + numScalars;
           for (unsigned j = 0; j < numScalars; ++j) {
-            Value v = a[1 + j];
+            Value v = own[j];
             if (decays[j])
-              v = b.create<arith::SelectOp>(l, decayed, v, a[next++]);
+              v = b.create<arith::SelectOp>(l, decayed, v, zeroDecay[j]);
             args.push_back(v);
           }
-          b.create<linalg::YieldOp>(
-              l, inlineBlock(b, rule.getElements().front(), args));
+          // A model whose step is 0 keeps its parameters and slots.
+          SmallVector<Value> updated =
+              inlineBlock(b, rule.getElements().front(), args);
+          Value none = b.create<arith::ConstantOp>(l, b.getF64FloatAttr(0.0));
+          Value steps = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
+                                                a[stepIndex], none);
+          for (auto [value, old] : llvm::zip(updated, a.drop_front(numIns)))
+            value = b.create<arith::SelectOp>(l, steps, value, old);
+          b.create<linalg::YieldOp>(l, updated);
         });
 
     rewriter.replaceOp(op, update.getResults());
     return success();
   }
+
+private:
+  bool scalarsPerElement;
 };
 
 } // namespace
 
-void mlir::mbt::populateOptimizerPatterns(RewritePatternSet &patterns) {
-  patterns.add<FusedUpdatePattern>(patterns.getContext());
+void mlir::mbt::populateOptimizerPatterns(RewritePatternSet &patterns,
+                                          bool scalarsPerElement) {
+  patterns.add<FusedUpdatePattern>(patterns.getContext(), scalarsPerElement);
 }

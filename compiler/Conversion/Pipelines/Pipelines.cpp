@@ -53,8 +53,10 @@ void mlir::mbt::buildMBTToFusedPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createMBTLowerToLinalg());
+void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
+                                           StringRef target) {
+  pm.addPass(createMBTLowerToLinalg(
+      MBTLowerToLinalgOptions{/*scalarsPerElement=*/target == "cuda"}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
@@ -92,7 +94,8 @@ static void addBufferizationPasses(OpPassManager &pm,
 }
 
 /// CUDA: every loop nest a kernel. linalg becomes scf.parallel, tiled so
-/// that the inner tile maps to a block's threads, then gpu.launch; upstream's
+/// that the inner tile maps to a block's threads, innermost dimension on x
+/// (MapLoopsToGpu.cpp), then gpu.launch; upstream's
 /// NVVM pipeline outlines the kernels, compiles them for the chip (cubin and
 /// PTX in a fatbin, through ptxas) and lowers the host side, whose launches
 /// call the mgpu* functions the runtime provides.
@@ -102,9 +105,7 @@ static void buildLinalgToCudaPipeline(OpPassManager &pm,
   pm.addPass(createMBTCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
-      {1, 32, 32}, /*noMinMaxBounds=*/true));
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addPass(createMBTMapLoopsToGpu());
   pm.addPass(createParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
   gpu::GPUToNVVMPipelineOptions nvvm;
@@ -154,7 +155,9 @@ void mlir::mbt::registerMBTPipelines() {
                              buildMBTToFusedPipeline);
   PassPipelineRegistration<>("mbt-fused-to-linalg",
                              "lower fused mbt to linalg on tensors and fuse",
-                             buildFusedToLinalgPipeline);
+                             [](OpPassManager &pm) {
+                               buildFusedToLinalgPipeline(pm);
+                             });
   PassPipelineRegistration<LoweringOptions>(
       "mbt-linalg-to-llvm", "bufferize and lower linalg to the LLVM dialect",
       buildLinalgToLLVMPipeline);
@@ -162,7 +165,7 @@ void mlir::mbt::registerMBTPipelines() {
       "mbt-to-llvm", "the whole pipeline from mbt to the LLVM dialect",
       [](OpPassManager &pm, const LoweringOptions &opts) {
         buildMBTToFusedPipeline(pm);
-        buildFusedToLinalgPipeline(pm);
+        buildFusedToLinalgPipeline(pm, opts.target);
         buildLinalgToLLVMPipeline(pm, opts);
       });
 }

@@ -264,6 +264,22 @@ LogicalResult ClipGradNormOp::verify() {
   return success();
 }
 
+LogicalResult GuardStepOp::verify() {
+  auto step = getStep().getType();
+  auto grads = getGrads().getType();
+  if (step.getRank() != 1 || grads.getRank() != 2 ||
+      step.getDimSize(0) != grads.getDimSize(0))
+    return emitOpError("needs step [M] and grads [M, P], got ")
+           << formatShape(step.getShape()) << " and "
+           << formatShape(grads.getShape());
+  auto lossType = getLoss().getType();
+  if (lossType.getShape() != step.getShape() ||
+      lossType.getElementType() != grads.getElementType())
+    return emitOpError("needs a loss [M] of the gradients' type, got ")
+           << lossType;
+  return success();
+}
+
 LogicalResult LRScheduleOp::verify() {
   const ScheduleRule *rule = lookupScheduleRule(getRule());
   if (!rule)

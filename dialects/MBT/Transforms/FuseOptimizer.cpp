@@ -305,12 +305,22 @@ void FuseOptimizerPass::runOnOperation() {
       {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
 
-  // The optimizer step on flat buffers: the gradients [M, P] clipped (if
-  // the sweep clips), the hyperparameters scheduled (if it has a
-  // schedule), then one fused update, with a decay mask under no_decay.
+  // The optimizer step on flat buffers: the models whose loss or
+  // gradients are not finite set aside (their step becomes 0 and their
+  // reported loss NaN), the gradients [M, P] clipped (if the sweep clips),
+  // the hyperparameters scheduled (if it has a schedule), then one fused
+  // update, with a decay mask under no_decay. Returns the new parameters,
+  // the new slots and the loss to report.
   Location loc = trainStep.getLoc();
+  struct OptimizerStep {
+    Value params;
+    SmallVector<Value> state;
+    Value loss;
+  };
   auto buildOptimizerStep = [&](Value params, Value grads, ValueRange state,
-                                Value hyper, Value step) {
+                                Value hyper, Value step, Value loss) {
+    auto guard = b.create<GuardStepOp>(loc, step, grads, loss);
+    Value guardedStep = guard.getResult();
     // Per-model clipping of the gradient's global norm, if asked for.
     if (auto clip = sweep.getClipNorm()) {
       auto normType = RankedTensorType::get({numModels}, b.getF64Type());
@@ -348,9 +358,10 @@ void FuseOptimizerPass::runOnOperation() {
           loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
     }
     auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
-                                         state, hyper, step, decayMask);
-    return std::make_pair(fused.getNewParams(),
-                          SmallVector<Value>(fused.getNewState()));
+                                         state, hyper, guardedStep, decayMask);
+    return OptimizerStep{fused.getNewParams(),
+                         SmallVector<Value>(fused.getNewState()),
+                         guard.getReportedLoss()};
   };
 
   // Slot s of the state buffer as a [M, P] subview, and as a tensor that is
@@ -385,6 +396,13 @@ void FuseOptimizerPass::runOnOperation() {
           loc, Type(), value, view, /*restrict=*/true, /*writable=*/true);
   };
   SmallVector<Value> trainViews, trainSlots;
+  // A finite [M] loss, for guarding where there is none.
+  auto zeroLoss = [&]() -> Value {
+    auto type = RankedTensorType::get({numModels}, element);
+    return b.create<ConstantOp>(loc, type,
+                                DenseElementsAttr::get(
+                                    type, b.getFloatAttr(element, 0.0)));
+  };
 
   // @mbt_train_step(params, state, hyper, step, x, y, out).
   buildEntryPoint(
@@ -419,15 +437,30 @@ void FuseOptimizerPass::runOnOperation() {
                                        slots[p].size);
           updates.push_back(update);
         }
-        auto [newParams, newState] =
+        // The loss is the first output (a model without outputs reports
+        // none, and is guarded on its gradients alone).
+        auto outputs = trainStep->getAttrOfType<ArrayAttr>("mbt.outputs");
+        Value loss;
+        unsigned lossIndex = 0;
+        if (outputs && !outputs.empty()) {
+          lossIndex = ret.getNumOperands() - outputs.size();
+          loss = mapping.lookup(ret.getOperand(lossIndex));
+        } else {
+          loss = zeroLoss();
+        }
+        OptimizerStep next =
             buildOptimizerStep(entry->getArgument(0), grads, trainSlots,
-                               entry->getArgument(2), entry->getArgument(3));
-        writeSlots(newState, trainViews);
+                               entry->getArgument(2), entry->getArgument(3),
+                               loss);
+        // A model that did not step reports a NaN loss (docs/abi.md).
+        if (outputs && !outputs.empty())
+          mapping.map(ret.getOperand(lossIndex), next.loss);
+        writeSlots(next.state, trainViews);
         // The per-parameter updates are now dead (their results were only
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)
           op->erase();
-        return SmallVector<Value>{newParams};
+        return SmallVector<Value>{next.params};
       });
 
   // @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
@@ -447,13 +480,15 @@ void FuseOptimizerPass::runOnOperation() {
     b.setInsertionPointToEnd(entry);
     SmallVector<Value> views;
     SmallVector<Value> state = slotTensors(entry->getArgument(1), views);
-    auto [newParams, newState] =
+    // No loss: the models are guarded on their gradients alone.
+    OptimizerStep next =
         buildOptimizerStep(entry->getArgument(0), entry->getArgument(4), state,
-                           entry->getArgument(2), entry->getArgument(3));
-    writeSlots(newState, views);
+                           entry->getArgument(2), entry->getArgument(3),
+                           zeroLoss());
+    writeSlots(next.state, views);
     SmallVector<Value> results{
         b.create<bufferization::MaterializeInDestinationOp>(
-             loc, newParams, entry->getArgument(0))
+             loc, next.params, entry->getArgument(0))
             .getResult()};
     b.create<func::ReturnOp>(loc, results);
     func.setFunctionType(

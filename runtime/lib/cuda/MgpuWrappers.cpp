@@ -89,6 +89,17 @@ extern "C" void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
     // An empty grid (a batch of 0 samples) launches nothing.
     if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
       return;
+    // The compiler puts the long dimension on x (MapLoopsToGpu.cpp); a
+    // model too large for y or z is named here, not as a bare
+    // CUDA_ERROR_INVALID_VALUE.
+    constexpr intptr_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
+    if (gridX > kMaxGridX || gridY > kMaxGridYZ || gridZ > kMaxGridYZ)
+      throw RuntimeError("a kernel's grid of " + std::to_string(gridX) +
+                         " x " + std::to_string(gridY) + " x " +
+                         std::to_string(gridZ) +
+                         " blocks exceeds the device's limits (x < 2^31, "
+                         "y and z <= 65535): the model or batch is too "
+                         "large for the CUDA target");
     cuda::check(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                blockZ, sharedMemory, stream, params, extra),
                 "cuLaunchKernel");

@@ -345,6 +345,22 @@ func.func @slice_grad_fit(%g: tensor<2x2xf32>, %x: tensor<2x3xf32>) {
 
 // -----
 
+func.func @guard_step_shapes(%g: tensor<2x12xf32>, %t: tensor<3xf64>, %l: tensor<3xf32>) {
+  // expected-error@+1 {{needs step [M] and grads [M, P], got [3] and [2, 12]}}
+  %0:2 = mbt.guard_step %t, %g, %l : tensor<3xf64>, tensor<2x12xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @guard_step_loss(%g: tensor<2x12xf32>, %t: tensor<2xf64>, %l: tensor<2xf64>) {
+  // expected-error@+1 {{needs a loss [M] of the gradients' type, got 'tensor<2xf64>'}}
+  %0:2 = mbt.guard_step %t, %g, %l : tensor<2xf64>, tensor<2x12xf32>, tensor<2xf64>
+  return
+}
+
+// -----
+
 func.func @clip_shapes(%g: tensor<2x12xf32>, %m: tensor<3xf64>) {
   // expected-error@+1 {{needs grads [M, P] and max_norm [M], got [2, 12] and [3]}}
   %0 = mbt.clip_grad_norm %g, %m : tensor<2x12xf32>, tensor<3xf64>

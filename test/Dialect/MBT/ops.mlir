@@ -105,6 +105,9 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
   %p1, %m1, %v1 = mbt.update @adam %p, %g state(%m, %v) hyper(%h) step(%t)
       : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<5xf64>, tensor<f64>)
       -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
+  // CHECK: mbt.guard_step %{{.*}}, %{{.*}}, %{{.*}} : tensor<2xf64>, tensor<2x12xf32>, tensor<2xf32>
+  %loss = mbt.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %guarded, %reported = mbt.guard_step %ts, %flat, %loss : tensor<2xf64>, tensor<2x12xf32>, tensor<2xf32>
   // CHECK: mbt.clip_grad_norm %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2xf64>
   %clipped = mbt.clip_grad_norm %flat, %ts : tensor<2x12xf32>, tensor<2xf64>
   // CHECK: mbt.lr_schedule "cosine" %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>

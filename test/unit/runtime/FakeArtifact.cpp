@@ -14,7 +14,9 @@
 //   FAKE_NO_WORKSPACE  leave out the train step's workspace function
 //   FAKE_DEVICE    the device the manifest names ("cuda": the trainer
 //                  mirrors the buffers on a device; tests give it a fake one)
-// Model 3 of the table has a huge learning rate and diverges on purpose.
+// Model 3 of the table has a huge learning rate and diverges on purpose;
+// as compiled steps do (ABI 6), the step then leaves it at its last finite
+// parameters.
 // The train step computes its gradients in the workspace, as compiled steps
 // keep their temporaries there; a test hook says whether a call ever got
 // fewer bytes than the workspace function asked for.
@@ -50,7 +52,7 @@ using mbt::runtime::WorkspaceRef;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 5
+#define FAKE_ABI 6
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
@@ -93,7 +95,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 5, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+                R"({"abi_version": 6, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
   "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
@@ -208,6 +210,17 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
           momentum = static_cast<float>(h[hyper->strides[1]]);
     float *p = params->aligned + params->offset + i * params->strides[0];
     float *v = state->aligned + state->offset + i * state->strides[1];
+    // ABI 6: a model whose step is 0, or whose loss or gradients are not
+    // finite, does not step, and reports a NaN loss.
+    float *o = out->aligned + out->offset + i * out->strides[0];
+    bool steps = step->aligned[step->offset + i * step->strides[0]] != 0 &&
+                 std::isfinite(o[0]);
+    for (int64_t k = 0; k < P; ++k)
+      steps = steps && std::isfinite(grad[i * P + k]);
+    if (!steps) {
+      o[0] = std::nanf("");
+      continue;
+    }
     for (int64_t k = 0; k < P; ++k) {
       v[k] = momentum * v[k] + grad[i * P + k];
       p[k] -= lr * v[k];

@@ -151,6 +151,21 @@ TEST(LeaderboardTest, JsonHasOneObjectPerModelWithNullForNaN) {
   EXPECT_EQ(json[0]["diverged"], false);
   EXPECT_TRUE(json[1]["test_loss"].is_null());
   EXPECT_EQ(json[1]["diverged"], true);
+  // No train step to blame (it diverged at evaluation only): null.
+  EXPECT_TRUE(json[1]["diverged_at_step"].is_null());
+  EXPECT_TRUE(json[0]["diverged_at_step"].is_null());
+}
+
+// A model frozen by the train step carries the step where it diverged,
+// in the table's status column and in the JSON.
+TEST(LeaderboardTest, DivergedModelShowsItsStep) {
+  Leaderboard b =
+      board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, 2.3, 0.1, true)});
+  b.rows[1].divergedStep = 17;
+  rankModels(b);
+  EXPECT_THAT(formatLeaderboard(b), HasSubstr("diverged at step 17"));
+  nlohmann::json json = nlohmann::json::parse(leaderboardToJson(b));
+  EXPECT_EQ(json[1]["diverged_at_step"], 17);
 }
 
 TEST(LeaderboardTest, HyperparameterNamedLikeAFieldDoesNotOverwriteIt) {

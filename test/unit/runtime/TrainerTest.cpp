@@ -176,6 +176,12 @@ TEST_F(TrainerTest, TrainingLowersTestLossOfHealthyModels) {
   }
   EXPECT_TRUE(trainer.diverged()[3]);
   EXPECT_FALSE(trainer.diverged()[0]);
+  // Model 3 is frozen at its last finite parameters (ABI 6), at the step
+  // it diverged.
+  EXPECT_GT(trainer.divergedSteps()[3], 0);
+  EXPECT_EQ(trainer.divergedSteps()[0], 0);
+  for (double v : trainer.modelParams(3))
+    ASSERT_TRUE(std::isfinite(v));
 }
 
 TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
@@ -199,8 +205,16 @@ TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
   for (int i = 0; i < 3; ++i)
     EXPECT_FALSE(board.rows[i].diverged);
   EXPECT_THAT(report.str(), HasSubstr("test_acc"));
-  EXPECT_THAT(report.str(), HasSubstr("diverged"));
+  EXPECT_THAT(report.str(), HasSubstr("diverged at step "));
   EXPECT_THAT(progress.str(), HasSubstr("epoch 2/2  step 7/7"));
+  // The divergence is reported as it happens, once, with its step.
+  int64_t divergedStep = trainer.divergedSteps()[3];
+  ASSERT_GT(divergedStep, 0);
+  std::string warning = "mbt: warning: model 3 diverged at step " +
+                        std::to_string(divergedStep) + " ";
+  EXPECT_THAT(progress.str(), HasSubstr(warning));
+  EXPECT_EQ(progress.str().find(warning), progress.str().rfind(warning));
+  EXPECT_EQ(board.rows.back().divergedStep, divergedStep);
 
   // metrics.jsonl: per epoch, a train and a test line for each model.
   std::ifstream metrics(out + "/metrics.jsonl");
@@ -227,6 +241,8 @@ TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
   EXPECT_TRUE(json[0].contains("train_loss"));
   EXPECT_EQ(json[3]["model"], 3);
   EXPECT_EQ(json[3]["diverged"], true);
+  EXPECT_EQ(json[3]["diverged_at_step"], divergedStep);
+  EXPECT_TRUE(json[0]["diverged_at_step"].is_null());
 }
 
 TEST_F(TrainerTest, RunWithTheSameInputsIsReproducible) {

@@ -28,7 +28,11 @@ namespace runtime {
 /// Version 5: every entry point takes a last argument, the workspace (the
 /// step's temporaries, owned by the caller), whose size in bytes the
 /// artifact's `<entry>_workspace_bytes` functions return.
-constexpr int64_t kAbiVersion = 5;
+/// Version 6: a model whose `step` is 0 does not step (params and state
+/// unchanged); the train step also skips a model whose loss or gradients
+/// are not finite, and reports a NaN loss for every model that did not
+/// step.
+constexpr int64_t kAbiVersion = 6;
 
 /// The element type of the float buffers (params, state, x, out): the
 /// model's float type, the manifest's `dtype`.

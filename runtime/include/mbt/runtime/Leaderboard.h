@@ -27,6 +27,9 @@ struct ModelResult {
   std::vector<double> test;  // test-split means, one per output
   std::vector<double> validation; // k-fold: held-out fold means, or empty
   bool diverged = false;     // loss went NaN/inf at some point
+  /// The train step whose loss or gradients were not finite (the model is
+  /// frozen at its parameters of the step before); 0 when none or unknown.
+  int64_t divergedStep = 0;
   int64_t rank = 0;          // 1-based, set by rankModels
 };
 
@@ -57,7 +60,8 @@ std::string formatLeaderboard(const Leaderboard &board);
 
 /// JSON array, one object per row: "rank", "model", "seed", each
 /// hyperparameter by name, "test_<output>" and "train_<output>" for each
-/// output (null when not finite) and "diverged".
+/// output (null when not finite), "diverged" and "diverged_at_step" (null
+/// when it did not, or when no train step was to blame).
 std::string leaderboardToJson(const Leaderboard &board);
 
 } // namespace runtime

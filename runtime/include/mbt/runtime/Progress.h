@@ -42,6 +42,9 @@ public:
   /// Reports a step; prints when the throttle allows, or always when
   /// `endOfEpoch` (which also ends the in-place line with a newline).
   void update(const ProgressSample &sample, bool endOfEpoch);
+  /// Prints `line` on a line of its own (a warning: also when quiet),
+  /// clearing an in-place progress line first; the next update redraws it.
+  void note(const std::string &line);
 
 private:
   std::ostream *out;

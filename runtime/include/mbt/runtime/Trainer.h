@@ -105,6 +105,11 @@ public:
   std::vector<std::vector<double>> lastTrainOutputs() const;
   /// Whether each model's train loss has ever been NaN/inf.
   const std::vector<bool> &diverged() const { return divergedFlags; }
+  /// Per model, the train step (1-based) whose loss or gradients were not
+  /// finite, or 0. From that step on the model is frozen: the steps leave
+  /// its parameters and state as they were after the step before, and the
+  /// other models train on unchanged (docs/abi.md, version 6).
+  const std::vector<int64_t> &divergedSteps() const { return divergedAt; }
 
 private:
   /// Whether the data-order cursor sits between two epochs.
@@ -195,6 +200,9 @@ private:
   int64_t runningSamples = 0;
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
   std::vector<bool> divergedFlags;
+  std::vector<int64_t> divergedAt;
+  /// Models that diverged in the last train step, for run() to report.
+  std::vector<int64_t> newlyDiverged;
 };
 
 } // namespace runtime

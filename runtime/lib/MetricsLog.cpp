@@ -2,7 +2,14 @@
 
 #include "mbt/runtime/MetricsLog.h"
 
+#include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +44,27 @@ MetricsLog::MetricsLog(const std::string &dir)
 void MetricsLog::reset() {
   if (!filePath.empty())
     writeFileAtomically(filePath, "");
+}
+
+void MetricsLog::truncate(int64_t bytes) {
+  if (filePath.empty())
+    return;
+  struct stat info;
+  if (::stat(filePath.c_str(), &info) != 0) {
+    if (bytes == 0)
+      return reset();
+    throw RuntimeError("cannot resume: '" + filePath + "' is missing (the " +
+                       "checkpoint counts " + std::to_string(bytes) +
+                       " bytes of it)");
+  }
+  if (info.st_size < bytes)
+    throw RuntimeError("cannot resume: '" + filePath + "' has " +
+                       std::to_string(info.st_size) +
+                       " bytes, fewer than the " + std::to_string(bytes) +
+                       " the checkpoint counts");
+  if (::truncate(filePath.c_str(), bytes) != 0)
+    throw RuntimeError("cannot truncate '" + filePath +
+                       "': " + std::strerror(errno));
 }
 
 void MetricsLog::append(const std::string &lines) {

@@ -22,6 +22,8 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     options.outDir = request.outDir;
     options.epochs = request.epochs;
     options.quiet = request.quiet;
+    options.checkpointEvery = request.checkpointEvery;
+    options.resume = request.resume;
     if (request.benchSteps > 0) {
       options.quiet = true;
       Trainer trainer(artifact, data.train, data.test, options);
@@ -43,9 +45,10 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     }
     Trainer trainer(artifact, data.train, data.test, options);
     if (!request.quiet)
-      std::cerr << tool << ": " << manifest.models << " models of '"
-                << manifest.model << "', " << data.train.count
-                << " training samples, results in " << options.outDir << "\n";
+      std::cerr << tool << ": " << (request.resume ? "resuming " : "")
+                << manifest.models << " models of '" << manifest.model
+                << "', " << data.train.count << " training samples, results in "
+                << options.outDir << "\n";
     trainer.run();
   } catch (const std::exception &error) {
     std::cerr << tool << ": error: " << error.what() << "\n";

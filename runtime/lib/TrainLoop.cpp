@@ -10,6 +10,7 @@
 
 #include "mbt/runtime/Trainer.h"
 
+#include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/MetricsLog.h"
@@ -86,14 +87,23 @@ Leaderboard Trainer::buildLeaderboard(
 }
 
 Leaderboard Trainer::run() {
-  if (!atEpochBoundary())
-    throw RuntimeError("Trainer::run() must start at an epoch boundary; "
-                       "runSteps() left the data order mid-epoch");
   int64_t epochs = options.epochs >= 0 ? options.epochs : manifest.epochs;
   if (!options.outDir.empty())
     createDirectories(options.outDir);
   MetricsLog metrics(options.outDir);
-  metrics.reset();
+  if (options.resume) {
+    if (options.outDir.empty())
+      throw RuntimeError("resuming a run needs its results directory");
+    RunCheckpoint saved =
+        readCheckpoint(options.outDir + "/" + kCheckpointFile);
+    restore(saved);
+    metrics.truncate(saved.metricsBytes);
+  } else {
+    if (!atEpochBoundary())
+      throw RuntimeError("Trainer::run() must start at an epoch boundary; "
+                         "runSteps() left the data order mid-epoch");
+    metrics.reset();
+  }
 
   bool tty = options.progressTty >= 0
                  ? options.progressTty != 0
@@ -103,11 +113,19 @@ Leaderboard Trainer::run() {
   std::vector<std::vector<double>> trainMeans(
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
   std::vector<std::vector<double>> testMeans, validationMeans;
+  // A resumed run goes on inside the epoch it stopped in; one stopped
+  // after its last epoch only reports.
+  int64_t firstEpoch = completedEpochs() + 1;
+  int64_t firstStep = atEpochBoundary() ? 1 : batchIndex + 1;
+  if (firstEpoch > 1 && firstStep == 1)
+    trainMeans = runningMeans();
 
-  for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
+  for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
     progress.beginEpoch();
     auto start = std::chrono::steady_clock::now();
-    for (int64_t step = 1; step <= stepsPerEpoch; ++step) {
+    int64_t samplesBefore = epoch == firstEpoch ? runningSamples : 0;
+    for (int64_t step = epoch == firstEpoch ? firstStep : 1;
+         step <= stepsPerEpoch; ++step) {
       trainNextBatch();
       for (int64_t model : newlyDiverged)
         progress.note("mbt: warning: model " + std::to_string(model) +
@@ -115,6 +133,9 @@ Leaderboard Trainer::run() {
                       " (its loss or gradients are not finite); it is frozen "
                       "at its parameters of the step before, and the other "
                       "models go on");
+      if (options.checkpointEvery > 0 &&
+          stepCount % options.checkpointEvery == 0 && step < stepsPerEpoch)
+        writeCheckpoint(metrics.path());
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -132,7 +153,9 @@ Leaderboard Trainer::run() {
       sample.stepsInEpoch = stepsPerEpoch;
       sample.bestLoss = best;
       sample.samplesPerSecond =
-          seconds > 0 ? static_cast<double>(runningSamples) / seconds : 0.0;
+          seconds > 0
+              ? static_cast<double>(runningSamples - samplesBefore) / seconds
+              : 0.0;
       sample.models = m;
       progress.update(sample, step == stepsPerEpoch);
     }
@@ -150,8 +173,11 @@ Leaderboard Trainer::run() {
                                    manifest.outputs, validationMeans[model]);
     }
     metrics.append(lines);
+    // After the epoch's metrics: a run killed from here on resumes after
+    // this epoch without logging it twice.
+    writeCheckpoint(metrics.path());
   }
-  if (testMeans.empty()) { // zero epochs: still report the initial models
+  if (testMeans.empty()) { // no epoch trained here: still report the models
     testMeans = evaluate(testData);
     validationMeans = evaluateValidation();
   }

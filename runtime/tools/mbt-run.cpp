@@ -1,6 +1,7 @@
 //===- mbt-run.cpp - Train with an already-compiled artifact --------------===//
 //
 //   mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] [--quiet]
+//           [--checkpoint-every N] [--resume]
 //
 // Runs a model batch that mbtc compiled elsewhere: this is how a host without
 // MLIR (a GPU box with only a C++ toolchain) trains artifacts. Exit status 0
@@ -22,6 +23,7 @@ namespace {
 void printUsage(std::ostream &os) {
   os << "usage: mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] "
         "[--quiet] [--bench-steps N]\n"
+        "               [--checkpoint-every N] [--resume]\n"
         "  --out DIR       results directory (default: "
         "DIR_OF_ARTIFACT/results)\n"
         "  --epochs N      override the manifest's epoch count\n"
@@ -29,14 +31,19 @@ void printUsage(std::ostream &os) {
         "/usr/share/datasets/fashion-mnist)\n"
         "  --quiet         no progress line\n"
         "  --bench-steps N time N training steps (after 5 warm-up steps), "
-        "print throughput, write nothing\n";
+        "print throughput, write nothing\n"
+        "  --checkpoint-every N  also write DIR/checkpoint.mbtrun every N "
+        "steps (always at the end of each epoch)\n"
+        "  --resume        continue the run whose checkpoint is in DIR\n";
 }
 
 struct Arguments {
   std::string artifact, outDir, dataDir;
   int64_t epochs = -1;
   int64_t benchSteps = 0;
+  int64_t checkpointEvery = 0;
   bool quiet = false;
+  bool resume = false;
 };
 
 /// Parses argv; returns false (after printing why) on bad usage.
@@ -84,6 +91,11 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
     } else if (arg == "--bench-steps") {
       if (!nonNegative("--bench-steps", args.benchSteps))
         return false;
+    } else if (arg == "--checkpoint-every") {
+      if (!nonNegative("--checkpoint-every", args.checkpointEvery))
+        return false;
+    } else if (arg == "--resume") {
+      args.resume = true;
     } else if (arg == "--quiet") {
       args.quiet = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -125,5 +137,7 @@ int main(int argc, char **argv) {
   request.epochs = args.epochs;
   request.quiet = args.quiet;
   request.benchSteps = args.benchSteps;
+  request.checkpointEvery = args.checkpointEvery;
+  request.resume = args.resume;
   return runArtifact(request, "mbt-run");
 }

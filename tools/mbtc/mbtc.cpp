@@ -119,6 +119,16 @@ static cl::opt<std::string> dataDir("data-dir",
                                     cl::value_desc("dir"), cl::cat(trainCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false),
                            cl::cat(trainCategory));
+static cl::opt<int> checkpointEvery(
+    "checkpoint-every",
+    cl::desc("Also write DIR/checkpoint.mbtrun every N steps (it is always "
+             "written at the end of each epoch)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
+static cl::opt<std::string> resumeDir(
+    "resume",
+    cl::desc("Continue the run in DIR from its checkpoint, with the model "
+             "it compiled (DIR/model.so); no spec is given"),
+    cl::value_desc("DIR"), cl::cat(trainCategory));
 
 /// Where imports look; set in main from --stdlib-dir and the binary's path.
 static ::mbt::FrontendOptions frontendOptions;
@@ -229,7 +239,39 @@ static int compileMain(::mbt::Stage stage, bool printStage, StringRef libraryPat
   return 0;
 }
 
+/// `mbtc train --resume DIR`: the run goes on with DIR's artifact.
+static int resumeMain() {
+  if (inputFile.getNumOccurrences() > 0) {
+    llvm::errs() << "mbtc: error: --resume continues the model compiled in "
+                 << resumeDir << "; give no spec (got '" << inputFile << "')\n";
+    return 1;
+  }
+  if (!outDir.empty() && outDir != resumeDir) {
+    llvm::errs() << "mbtc: error: --resume writes to the run's own directory '"
+                 << resumeDir << "', not --out '" << outDir << "'\n";
+    return 1;
+  }
+  SmallString<256> library(resumeDir.getValue());
+  llvm::sys::path::append(library, "model.so");
+  ::mbt::runtime::RunRequest request;
+  request.artifact = std::string(library.str());
+  request.outDir = resumeDir;
+  request.dataDir = dataDir;
+  request.epochs = epochs;
+  request.quiet = quiet;
+  request.checkpointEvery = checkpointEvery;
+  request.resume = true;
+  return ::mbt::runtime::runArtifact(request, "mbtc");
+}
+
 static int trainMain(MLIRContext &ctx) {
+  if (checkpointEvery < 0) {
+    llvm::errs() << "mbtc: error: --checkpoint-every takes N >= 0, got "
+                 << checkpointEvery << "\n";
+    return 1;
+  }
+  if (!resumeDir.empty())
+    return resumeMain();
   std::string dir = outDir;
   if (dir.empty())
     dir = ("results/" + llvm::sys::path::stem(inputFile)).str();
@@ -255,6 +297,7 @@ static int trainMain(MLIRContext &ctx) {
   request.dataDir = dataDir;
   request.epochs = epochs;
   request.quiet = quiet;
+  request.checkpointEvery = checkpointEvery;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }
 
@@ -274,7 +317,8 @@ int main(int argc, char **argv) {
       "mbt compiler: trains many models at once\n\n"
       "  mbtc [options] spec.mbt            write the artifact (model.so)\n"
       "  mbtc --emit=STAGE spec.mbt         print a stage of the pipeline\n"
-      "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n");
+      "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n"
+      "  mbtc train --resume DIR            continue a run from its checkpoint\n");
 
   // An installed mbtc finds the standard library next to it.
   std::string self =

@@ -30,6 +30,10 @@ public:
 
   /// Empties the file: a new run starts a new log.
   void reset();
+  /// Cuts the file back to its first `bytes` bytes: a resumed run drops
+  /// what the killed one appended after its checkpoint. Throws
+  /// RuntimeError if the file is shorter (it is not that run's log).
+  void truncate(int64_t bytes);
   /// Appends `lines` and flushes them, so each epoch is on disk when the
   /// call returns. Throws RuntimeError naming the file on failure.
   void append(const std::string &lines);

@@ -24,6 +24,11 @@ struct RunRequest {
   /// > 0: instead of training, time this many steps (after a short warm-up)
   /// and print one line of throughput; writes nothing.
   int64_t benchSteps = 0;
+  /// > 0: also write the run's checkpoint every this many steps (it is
+  /// always written at the end of every epoch).
+  int64_t checkpointEvery = 0;
+  /// Continue the run whose checkpoint is in outDir.
+  bool resume = false;
 };
 
 /// Trains, prints the leaderboard, writes the results. Returns 0 on

@@ -15,6 +15,7 @@
 
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/DataRouting.h"
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Dataset.h"
@@ -50,6 +51,12 @@ struct TrainOptions {
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
   /// fake.
   std::function<std::unique_ptr<DeviceMemory>()> openDevice;
+  /// run() writes outDir/checkpoint.mbtrun (Checkpoint.h) at the end of
+  /// every epoch and, when > 0, every this many steps.
+  int64_t checkpointEvery = 0;
+  /// run() continues the run whose checkpoint is in outDir instead of
+  /// starting a new one (metrics.jsonl is cut back to what it held then).
+  bool resume = false;
 };
 
 class Trainer {
@@ -61,9 +68,18 @@ public:
           TrainOptions options = {});
   ~Trainer();
 
-  /// Trains every epoch from the start, evaluates after each one, writes
-  /// the results directory, prints and returns the ranked leaderboard.
+  /// Trains every epoch from where the data order stands (the start, or a
+  /// restored checkpoint's step), evaluates after each one, writes the
+  /// results directory, prints and returns the ranked leaderboard.
   Leaderboard run();
+
+  /// The run's full state (Checkpoint.h), with `metricsBytes` as the length
+  /// of metrics.jsonl.
+  RunCheckpoint checkpoint(int64_t metricsBytes = 0) const;
+  /// Continues from `checkpoint`: parameters, optimizer state, data order,
+  /// step, the epoch's running sums, the diverged models. Throws
+  /// RuntimeError if another artifact wrote it or its sizes differ.
+  void restore(const RunCheckpoint &checkpoint);
 
   /// Trains exactly `n` more steps, continuing the data order across epoch
   /// boundaries. No evaluation, no output.
@@ -114,6 +130,10 @@ public:
 private:
   /// Whether the data-order cursor sits between two epochs.
   bool atEpochBoundary() const;
+  /// Epochs whose every batch has been taken.
+  int64_t completedEpochs() const;
+  /// Writes checkpoint() to outDir, with the current length of `metrics`.
+  void writeCheckpoint(const std::string &metricsPath) const;
   /// Takes the next batch of the data order and runs one train step.
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.

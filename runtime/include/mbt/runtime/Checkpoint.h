@@ -1,0 +1,68 @@
+//===- Checkpoint.h - A run's full state, to resume it ----------*- C++ -*-===//
+//
+// What `Trainer` needs to continue a run exactly where it stopped: every
+// model's parameters and optimizer state, the data-order cursor (the data
+// order itself is a function of the shuffle seed and the epoch, Sampler.h),
+// the step counter, the epoch's running sums, which models diverged and
+// where, and how long metrics.jsonl was (lines a killed run appended after
+// the checkpoint are dropped on resume). Written atomically (FileUtil.h) as
+// DIR/checkpoint.mbtrun: a little-endian binary file with a magic, a
+// version, the manifest's digest (a checkpoint resumes only the artifact
+// that wrote it) and a CRC-32 of everything before it, so a truncated or
+// corrupt file is named, with the offset, rather than resumed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_RUNTIME_CHECKPOINT_H
+#define MBT_RUNTIME_CHECKPOINT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mbt {
+namespace runtime {
+
+struct RunCheckpoint {
+  /// manifestDigest(mbt_manifest()) of the artifact that wrote it.
+  uint64_t manifestDigest = 0;
+  int64_t models = 0, paramCount = 0, slots = 0, outputs = 0;
+  /// 4 (f32) or 8 (f64): the width of the parameter and state elements.
+  int64_t elementBytes = 4;
+  /// Train steps taken; the data-order cursor: epochs started (0 before
+  /// the first), batches taken in the current one.
+  int64_t step = 0, epochsStarted = 0, batchInEpoch = 0;
+  /// The current epoch's running sums of the outputs [M*K] and samples.
+  std::vector<double> runningSums;
+  int64_t runningSamples = 0;
+  /// Per model: whether it ever diverged, and the step (0: none).
+  std::vector<uint8_t> diverged;
+  std::vector<int64_t> divergedStep;
+  /// Bytes of metrics.jsonl when the checkpoint was written.
+  int64_t metricsBytes = 0;
+  /// params [M, P] and state [S, M, P], raw elements.
+  std::vector<uint8_t> params, state;
+};
+
+/// The file name inside a results directory.
+constexpr const char *kCheckpointFile = "checkpoint.mbtrun";
+
+/// FNV-1a (64 bits) of the manifest's JSON text.
+uint64_t manifestDigest(const std::string &manifestJson);
+
+/// The file's bytes.
+std::string serializeCheckpoint(const RunCheckpoint &checkpoint);
+
+/// Parses a checkpoint file's bytes; throws RuntimeError naming `path` and
+/// what is wrong (not a checkpoint, another version, truncated at byte N,
+/// a checksum mismatch, inconsistent sizes).
+RunCheckpoint parseCheckpoint(const std::string &bytes,
+                              const std::string &path);
+
+/// Reads and parses `path`; RuntimeError if it cannot be read.
+RunCheckpoint readCheckpoint(const std::string &path);
+
+} // namespace runtime
+} // namespace mbt
+
+#endif // MBT_RUNTIME_CHECKPOINT_H

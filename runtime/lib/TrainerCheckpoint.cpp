@@ -1,0 +1,121 @@
+//===- TrainerCheckpoint.cpp - Save and restore a Trainer's run -----------===//
+//
+// The state a run needs to continue bit for bit (Checkpoint.h): the
+// buffers the steps update, the data-order cursor and step counter (the
+// order itself is recomputed from the shuffle seed and the epoch), the
+// epoch's running sums and the diverged models. Everything else (hyper,
+// the batch buffers, the workspace) is either constant or rewritten before
+// it is read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/runtime/Trainer.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/FileUtil.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+std::vector<uint8_t> bytesOf(const FloatBuffer &buffer) {
+  const auto *data = static_cast<const uint8_t *>(
+      const_cast<FloatBuffer &>(buffer).raw());
+  return std::vector<uint8_t>(data, data + buffer.bytes());
+}
+
+/// The size of `path` in bytes, 0 if it does not exist.
+int64_t fileSize(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 ? static_cast<int64_t>(info.st_size)
+                                          : 0;
+}
+} // namespace
+
+int64_t Trainer::completedEpochs() const {
+  if (!epochBatches)
+    return 0;
+  return batchIndex == epochBatches->numBatches() ? epochIndex + 1
+                                                  : epochIndex;
+}
+
+RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
+  syncFromDevice();
+  RunCheckpoint c;
+  c.manifestDigest = manifestDigest(artifact.manifestJson());
+  c.models = m;
+  c.paramCount = p;
+  c.slots = s;
+  c.outputs = k;
+  c.elementBytes = dtype() == DType::F64 ? 8 : 4;
+  c.step = stepCount;
+  c.epochsStarted = epochBatches ? epochIndex + 1 : 0;
+  c.batchInEpoch = batchIndex;
+  c.runningSums = runningSums;
+  c.runningSamples = runningSamples;
+  c.diverged.assign(divergedFlags.begin(), divergedFlags.end());
+  c.divergedStep = divergedAt;
+  c.metricsBytes = metricsBytes;
+  c.params = bytesOf(paramsBuf);
+  c.state = bytesOf(stateBuf);
+  return c;
+}
+
+void Trainer::restore(const RunCheckpoint &c) {
+  auto mismatch = [&](const std::string &what) {
+    throw RuntimeError("the checkpoint does not belong to artifact '" +
+                       artifact.path() + "': " + what);
+  };
+  if (c.manifestDigest != manifestDigest(artifact.manifestJson()))
+    mismatch("it was written by an artifact with another manifest "
+             "(recompiled or another spec)");
+  if (c.models != m || c.paramCount != p || c.slots != s || c.outputs != k ||
+      c.elementBytes != (dtype() == DType::F64 ? 8 : 4))
+    mismatch("its buffer sizes differ");
+  if (static_cast<int64_t>(c.params.size()) !=
+          static_cast<int64_t>(paramsBuf.bytes()) ||
+      static_cast<int64_t>(c.state.size()) !=
+          static_cast<int64_t>(stateBuf.bytes()))
+    mismatch("its parameter or state bytes differ in size");
+  // The cursor must lie inside the data order.
+  if (c.epochsStarted > 0) {
+    auto batches = std::make_unique<EpochBatches>(
+        routing.trainSize(), batch, manifest.data.shuffleSeed,
+        static_cast<uint32_t>(c.epochsStarted - 1));
+    if (c.batchInEpoch > batches->numBatches())
+      mismatch("batch " + std::to_string(c.batchInEpoch) + " of an epoch of " +
+               std::to_string(batches->numBatches()));
+    epochBatches = std::move(batches);
+    epochIndex = static_cast<uint32_t>(c.epochsStarted - 1);
+  } else {
+    epochBatches.reset();
+    epochIndex = 0;
+  }
+  batchIndex = c.batchInEpoch;
+  stepCount = c.step;
+  runningSums = c.runningSums;
+  runningSamples = c.runningSamples;
+  divergedFlags.assign(c.diverged.begin(), c.diverged.end());
+  divergedAt = c.divergedStep;
+  std::memcpy(paramsBuf.raw(), c.params.data(), c.params.size());
+  std::memcpy(stateBuf.raw(), c.state.data(), c.state.size());
+  if (device) {
+    device->upload(onDevice.params, paramsBuf.raw(), paramsBuf.bytes());
+    device->upload(onDevice.state, stateBuf.raw(), stateBuf.bytes());
+  }
+  hostStale = false;
+}
+
+void Trainer::writeCheckpoint(const std::string &metricsPath) const {
+  if (options.outDir.empty())
+    return;
+  writeFileAtomically(options.outDir + "/" + kCheckpointFile,
+                      serializeCheckpoint(checkpoint(fileSize(metricsPath))));
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -173,6 +173,7 @@ Leaderboard Trainer::run() {
                                    manifest.outputs, validationMeans[model]);
     }
     metrics.append(lines);
+    writeStateDicts();
     // After the epoch's metrics: a run killed from here on resumes after
     // this epoch without logging it twice.
     writeCheckpoint(metrics.path());

@@ -13,6 +13,7 @@
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
+#include "mbt/runtime/TorchStateDict.h"
 
 #include <sys/stat.h>
 
@@ -115,6 +116,29 @@ void Trainer::writeCheckpoint(const std::string &metricsPath) const {
     return;
   writeFileAtomically(options.outDir + "/" + kCheckpointFile,
                       serializeCheckpoint(checkpoint(fileSize(metricsPath))));
+}
+
+std::string Trainer::modelStateDict(int64_t model) const {
+  syncFromDevice();
+  const auto *row = static_cast<const uint8_t *>(
+                        const_cast<FloatBuffer &>(paramsBuf).raw()) +
+                    paramsBuf.bytes() / m * model;
+  size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
+  std::vector<NamedTensor> tensors;
+  for (const ParamSpec &param : manifest.params)
+    tensors.push_back({param.name, param.shape, dtype(),
+                       row + element * static_cast<size_t>(param.offset)});
+  return torchStateDict(tensors);
+}
+
+void Trainer::writeStateDicts() const {
+  if (options.outDir.empty())
+    return;
+  std::string dir = options.outDir + "/models";
+  createDirectories(dir);
+  for (int64_t model = 0; model < m; ++model)
+    writeFileAtomically(dir + "/model-" + std::to_string(model) + ".pt",
+                        modelStateDict(model));
 }
 
 } // namespace runtime

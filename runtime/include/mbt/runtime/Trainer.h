@@ -117,6 +117,9 @@ public:
   std::string deviceName() const;
   /// Copy of model `model`'s params row (exact for either dtype).
   std::vector<double> modelParams(int64_t model) const;
+  /// Model `model`'s parameters as a PyTorch state dict file (the bytes of
+  /// a .pt: TorchStateDict.h), each under its spec name and shape.
+  std::string modelStateDict(int64_t model) const;
   /// `out` of the last train step: [M][K] (NaN before the first step).
   std::vector<std::vector<double>> lastTrainOutputs() const;
   /// Whether each model's train loss has ever been NaN/inf.
@@ -134,6 +137,8 @@ private:
   int64_t completedEpochs() const;
   /// Writes checkpoint() to outDir, with the current length of `metrics`.
   void writeCheckpoint(const std::string &metricsPath) const;
+  /// Writes every model's parameters as outDir/models/model-<i>.pt.
+  void writeStateDicts() const;
   /// Takes the next batch of the data order and runs one train step.
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.

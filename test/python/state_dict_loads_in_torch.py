@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""mbt's per-model state dicts, read by PyTorch.
+
+Trains a sweep of 3 models for one epoch with `mbtc train`, then, for each
+model, loads DIR/models/model-<i>.pt with torch.load into a torch.nn.Module
+written to match the spec (the same parameter names and shapes),
+load_state_dict(strict=True), evaluates it on the Fashion-MNIST test split
+and checks that its mean loss and accuracy are the test_loss and test_acc
+that mbt's leaderboard.json reports for that model. Exit status 0 when all
+agree; a message and 1 otherwise.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import torch
+
+SPEC = """
+model mlp {
+  input  x: f32[784]
+  target y: class[10]
+  param  w1: f32[784, 48] = kaiming_uniform
+  param  b1: f32[48] = zeros
+  param  w2: f32[48, 10] = kaiming_uniform
+  param  b2: f32[10] = zeros
+  logits = tanh(x @ w1 + b1) @ w2 + b2
+  loss   = cross_entropy(logits, y)
+  metric acc = accuracy(logits, y)
+}
+sweep {
+  models = 3
+  seed   = [11, 12, 13]
+  optim  = sgd(lr = [0.01, 0.05, 0.2], momentum = 0.9)
+  data   = fashion_mnist(batch = 128)
+  epochs = 1
+}
+"""
+
+
+class Mlp(torch.nn.Module):
+    """The spec's model, parameter for parameter."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1 = torch.nn.Parameter(torch.empty(784, 48))
+        self.b1 = torch.nn.Parameter(torch.empty(48))
+        self.w2 = torch.nn.Parameter(torch.empty(48, 10))
+        self.b2 = torch.nn.Parameter(torch.empty(10))
+
+    def forward(self, x):
+        return torch.tanh(x @ self.w1 + self.b1) @ self.w2 + self.b2
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = struct.unpack(">" + "I" * dims, data[4:4 + 4 * dims])
+    return torch.frombuffer(bytearray(data[4 + 4 * dims:]),
+                            dtype=torch.uint8).reshape(shape)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mbtc", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--data", required=True)
+    args = parser.parse_args()
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    spec = os.path.join(args.work, "sweep.mbt")
+    with open(spec, "w") as f:
+        f.write(SPEC)
+    out = os.path.join(args.work, "run")
+    subprocess.run([args.mbtc, "train", spec, "--out", out, "--quiet",
+                    "--data-dir", args.data], check=True,
+                   stdout=subprocess.DEVNULL)
+
+    images = read_idx(os.path.join(args.data, "t10k-images-idx3-ubyte.gz"))
+    labels = read_idx(os.path.join(args.data, "t10k-labels-idx1-ubyte.gz"))
+    x = images.reshape(len(images), 784).float() / 255.0
+    y = labels.long()
+    with open(os.path.join(out, "leaderboard.json")) as f:
+        board = {row["model"]: row for row in json.load(f)}
+
+    failures = []
+    for i in range(3):
+        path = os.path.join(out, "models", "model-%d.pt" % i)
+        state = torch.load(path)
+        module = Mlp()
+        module.load_state_dict(state, strict=True)
+        with torch.no_grad():
+            logits = module(x)
+            loss = torch.nn.functional.cross_entropy(logits, y).item()
+            acc = (logits.argmax(dim=1) == y).float().mean().item()
+        want_loss, want_acc = board[i]["test_loss"], board[i]["test_acc"]
+        print("model %d: torch loss %.6f acc %.4f, mbt loss %.6f acc %.4f"
+              % (i, loss, acc, want_loss, want_acc))
+        # float32 sums in another order: a relative 1e-4 on the loss; the
+        # accuracy may differ by a sample whose two top logits tie closely.
+        if abs(loss - want_loss) > 1e-4 * max(1.0, abs(want_loss)):
+            failures.append("model %d: loss %r, mbt reported %r"
+                            % (i, loss, want_loss))
+        if abs(acc - want_acc) > 1.5 / len(y):
+            failures.append("model %d: accuracy %r, mbt reported %r"
+                            % (i, acc, want_acc))
+    # The models trained: they differ and beat chance by far.
+    if min(board[i]["test_acc"] for i in range(3)) < 0.5:
+        failures.append("a model did not train: %r" % board)
+    for failure in failures:
+        print("state_dict_loads_in_torch: " + failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -136,8 +136,21 @@ IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
                          "dims exceed " + std::to_string(kMaxIdxBytes) +
                          " bytes)");
   }
-  result.data.resize(count);
-  in.readExactly(result.data.data(), count, "idx data");
+  // Grown chunk by chunk as the data arrives: a corrupt header that
+  // advertises gigabytes costs only what the file really holds.
+  constexpr uint64_t kChunk = uint64_t(16) << 20;
+  uint64_t start = in.position();
+  while (result.data.size() < count) {
+    uint64_t have = result.data.size();
+    uint64_t want = std::min(kChunk, count - have);
+    result.data.resize(have + want);
+    uint64_t got = in.read(result.data.data() + have, want);
+    if (got != want)
+      throw RuntimeError(
+          "'" + path + "' is truncated: expected " + std::to_string(count) +
+          " bytes of idx data at byte offset " + std::to_string(start) +
+          ", but the data ended at byte offset " + std::to_string(in.position()));
+  }
   unsigned char extra;
   uint64_t dataEnd = in.position();
   if (in.read(&extra, 1) != 0)

@@ -95,6 +95,20 @@ TEST(IdxReaderTest, ImplausibleHeaderIsRejectedWithoutAllocating) {
               HasSubstr("implausible"));
 }
 
+// A header under the size cap that claims far more than the file holds (a
+// fuzzer finding: the reader used to allocate the claimed 4 GiB first). It
+// is reported as truncated, after reading only what is there
+// (test/fuzz/data-corpus/regression-labels-claim-4g keeps the memory side
+// under the fuzzer's 2 GiB limit).
+TEST(IdxReaderTest, HeaderClaimingMoreThanTheFileIsTruncated) {
+  TempDir dir;
+  writePlain(dir.file("claims"), idxBytes(kIdxLabelsMagic, {0xffffffff}, {1, 2, 3}));
+  EXPECT_THAT(errorOf([&] { readIdxFile(dir.file("claims"), kIdxLabelsMagic); }),
+              AllOf(HasSubstr(dir.file("claims")), HasSubstr("truncated"),
+                    HasSubstr("expected 4294967295 bytes of idx data at byte offset 8"),
+                    HasSubstr("ended at byte offset 11")));
+}
+
 TEST(IdxReaderTest, ClassificationPairScalesPixelsAndKeepsLabels) {
   TempDir dir;
   writeGzip(dir.file("i.gz"), twoImages());

@@ -90,6 +90,32 @@ void writeFileAtomically(const std::string &path, const std::string &contents) {
   }
 }
 
+std::string readFileBytes(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return "";
+    fail("cannot read", path, errno);
+  }
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t got = ::read(fd, buffer, sizeof(buffer));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      int code = errno;
+      ::close(fd);
+      fail("cannot read", path, code);
+    }
+    if (got == 0)
+      break;
+    bytes.append(buffer, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return bytes;
+}
+
 void appendToFile(const std::string &path, const std::string &contents) {
   int fd =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);

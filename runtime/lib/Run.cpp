@@ -21,9 +21,12 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     TrainOptions options;
     options.outDir = request.outDir;
     options.epochs = request.epochs;
-    options.quiet = request.quiet;
+    options.quiet = request.quiet || request.json;
+    options.reportJson = request.json;
     options.checkpointEvery = request.checkpointEvery;
     options.resume = request.resume;
+    options.logEvery = request.logEvery;
+    options.evalEvery = request.evalEvery;
     if (request.benchSteps > 0) {
       options.quiet = true;
       Trainer trainer(artifact, data.train, data.test, options);
@@ -44,7 +47,7 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
       return 0;
     }
     Trainer trainer(artifact, data.train, data.test, options);
-    if (!request.quiet)
+    if (!options.quiet)
       std::cerr << tool << ": " << (request.resume ? "resuming " : "")
                 << manifest.models << " models of '" << manifest.model
                 << "', " << data.train.count << " training samples, results in "

@@ -15,6 +15,7 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/MetricsLog.h"
 #include "mbt/runtime/Progress.h"
+#include "mbt/runtime/Report.h"
 
 #include <chrono>
 #include <cmath>
@@ -117,6 +118,9 @@ Leaderboard Trainer::run() {
   // after its last epoch only reports.
   int64_t firstEpoch = completedEpochs() + 1;
   int64_t firstStep = atEpochBoundary() ? 1 : batchIndex + 1;
+  int64_t logEvery = options.logEvery >= 0
+                         ? options.logEvery
+                         : std::max<int64_t>(1, (stepsPerEpoch + 19) / 20);
   if (firstEpoch > 1 && firstStep == 1)
     trainMeans = runningMeans();
 
@@ -133,9 +137,23 @@ Leaderboard Trainer::run() {
                       " (its loss or gradients are not finite); it is frozen "
                       "at its parameters of the step before, and the other "
                       "models go on");
-      if (options.checkpointEvery > 0 &&
-          stepCount % options.checkpointEvery == 0 && step < stepsPerEpoch)
-        writeCheckpoint(metrics.path());
+      if (step < stepsPerEpoch) {
+        // Within the epoch: curve points, evaluations, checkpoints.
+        std::string lines;
+        if (logEvery > 0 && step % logEvery == 0)
+          lines += metricsLines(epoch, "train", runningMeans());
+        if (options.evalEvery > 0 && stepCount % options.evalEvery == 0) {
+          lines += metricsLines(epoch, "test", evaluate(testData));
+          std::vector<std::vector<double>> held = evaluateValidation();
+          if (!held.empty())
+            lines += metricsLines(epoch, "validation", held);
+        }
+        if (!lines.empty())
+          metrics.append(lines);
+        if (options.checkpointEvery > 0 &&
+            stepCount % options.checkpointEvery == 0)
+          writeCheckpoint(metrics.path());
+      }
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -174,6 +192,8 @@ Leaderboard Trainer::run() {
     }
     metrics.append(lines);
     writeStateDicts();
+    writeReport(metrics.path(),
+                buildLeaderboard(trainMeans, testMeans, validationMeans));
     // After the epoch's metrics: a run killed from here on resumes after
     // this epoch without logging it twice.
     writeCheckpoint(metrics.path());
@@ -184,12 +204,38 @@ Leaderboard Trainer::run() {
   }
 
   Leaderboard board = buildLeaderboard(trainMeans, testMeans, validationMeans);
-  if (!options.outDir.empty())
+  if (!options.outDir.empty()) {
     writeFileAtomically(options.outDir + "/leaderboard.json",
                         leaderboardToJson(board));
+    writeReport(metrics.path(), board);
+  }
   if (options.report)
-    *options.report << formatLeaderboard(board) << std::flush;
+    *options.report << (options.reportJson ? leaderboardToJson(board)
+                                           : formatLeaderboard(board))
+                    << std::flush;
   return board;
+}
+
+std::string Trainer::metricsLines(
+    int64_t epoch, const std::string &split,
+    const std::vector<std::vector<double>> &means) const {
+  std::string lines;
+  for (int64_t model = 0; model < m; ++model)
+    lines += formatMetricsLine(epoch, stepCount, model, split,
+                               manifest.outputs, means[model]);
+  return lines;
+}
+
+void Trainer::writeReport(const std::string &metricsPath,
+                          const Leaderboard &board) const {
+  if (options.outDir.empty())
+    return;
+  std::string title = "mbt: " + std::to_string(m) + " models of '" +
+                      manifest.model + "' (" + options.outDir + ")";
+  writeFileAtomically(
+      options.outDir + "/report.html",
+      renderReport(title, manifest.outputs,
+                   parseMetricsLog(readFileBytes(metricsPath)), board));
 }
 
 } // namespace runtime

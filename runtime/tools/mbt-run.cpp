@@ -22,19 +22,26 @@ using namespace mbt::runtime;
 namespace {
 void printUsage(std::ostream &os) {
   os << "usage: mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] "
-        "[--quiet] [--bench-steps N]\n"
-        "               [--checkpoint-every N] [--resume]\n"
+        "[--quiet] [--json] [--bench-steps N]\n"
+        "               [--checkpoint-every N] [--resume] [--log-every N] "
+        "[--eval-every N]\n"
         "  --out DIR       results directory (default: "
         "DIR_OF_ARTIFACT/results)\n"
         "  --epochs N      override the manifest's epoch count\n"
         "  --data-dir D    data directory (default: $MBT_DATA_DIR or "
         "/usr/share/datasets/fashion-mnist)\n"
         "  --quiet         no progress line\n"
+        "  --json          print the leaderboard as JSON (no progress, no "
+        "table)\n"
         "  --bench-steps N time N training steps (after 5 warm-up steps), "
         "print throughput, write nothing\n"
         "  --checkpoint-every N  also write DIR/checkpoint.mbtrun every N "
         "steps (always at the end of each epoch)\n"
-        "  --resume        continue the run whose checkpoint is in DIR\n";
+        "  --resume        continue the run whose checkpoint is in DIR\n"
+        "  --log-every N   log each model's running train means every N steps "
+        "(default: ~20 times an epoch; 0: epoch ends only)\n"
+        "  --eval-every N  also evaluate the test split every N steps "
+        "(default: epoch ends only)\n";
 }
 
 struct Arguments {
@@ -42,7 +49,10 @@ struct Arguments {
   int64_t epochs = -1;
   int64_t benchSteps = 0;
   int64_t checkpointEvery = 0;
+  int64_t logEvery = -1;
+  int64_t evalEvery = 0;
   bool quiet = false;
+  bool json = false;
   bool resume = false;
 };
 
@@ -94,10 +104,18 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
     } else if (arg == "--checkpoint-every") {
       if (!nonNegative("--checkpoint-every", args.checkpointEvery))
         return false;
+    } else if (arg == "--log-every") {
+      if (!nonNegative("--log-every", args.logEvery))
+        return false;
+    } else if (arg == "--eval-every") {
+      if (!nonNegative("--eval-every", args.evalEvery))
+        return false;
     } else if (arg == "--resume") {
       args.resume = true;
     } else if (arg == "--quiet") {
       args.quiet = true;
+    } else if (arg == "--json") {
+      args.json = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "mbt-run: error: unknown option '" << arg << "'\n";
       return false;
@@ -139,5 +157,8 @@ int main(int argc, char **argv) {
   request.benchSteps = args.benchSteps;
   request.checkpointEvery = args.checkpointEvery;
   request.resume = args.resume;
+  request.json = args.json;
+  request.logEvery = args.logEvery;
+  request.evalEvery = args.evalEvery;
   return runArtifact(request, "mbt-run");
 }

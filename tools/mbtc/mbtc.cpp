@@ -119,6 +119,21 @@ static cl::opt<std::string> dataDir("data-dir",
                                     cl::value_desc("dir"), cl::cat(trainCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false),
                            cl::cat(trainCategory));
+static cl::opt<bool> jsonOutput(
+    "json",
+    cl::desc("Print the leaderboard as JSON on stdout (leaderboard.json's "
+             "text), with no progress or table: for scripts"),
+    cl::init(false), cl::cat(trainCategory));
+static cl::opt<int> logEvery(
+    "log-every",
+    cl::desc("Log each model's running train means to metrics.jsonl every N "
+             "steps (default: about 20 times an epoch; 0: epoch ends only)"),
+    cl::value_desc("N"), cl::init(-1), cl::cat(trainCategory));
+static cl::opt<int> evalEvery(
+    "eval-every",
+    cl::desc("Also evaluate the test split every N steps (default: at epoch "
+             "ends only)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
 static cl::opt<int> checkpointEvery(
     "checkpoint-every",
     cl::desc("Also write DIR/checkpoint.mbtrun every N steps (it is always "
@@ -259,15 +274,27 @@ static int resumeMain() {
   request.dataDir = dataDir;
   request.epochs = epochs;
   request.quiet = quiet;
+  request.json = jsonOutput;
+  request.logEvery = logEvery;
+  request.evalEvery = evalEvery;
   request.checkpointEvery = checkpointEvery;
   request.resume = true;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }
 
 static int trainMain(MLIRContext &ctx) {
-  if (checkpointEvery < 0) {
-    llvm::errs() << "mbtc: error: --checkpoint-every takes N >= 0, got "
-                 << checkpointEvery << "\n";
+  for (auto [flag, value] : {std::pair<const char *, int>{"checkpoint-every",
+                                                        checkpointEvery},
+                             {"eval-every", evalEvery}}) {
+    if (value < 0) {
+      llvm::errs() << "mbtc: error: --" << flag << " takes N >= 0, got "
+                   << value << "\n";
+      return 1;
+    }
+  }
+  if (logEvery < -1) {
+    llvm::errs() << "mbtc: error: --log-every takes N >= 0, got " << logEvery
+                 << "\n";
     return 1;
   }
   if (!resumeDir.empty())
@@ -288,7 +315,7 @@ static int trainMain(MLIRContext &ctx) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                  start)
                        .count();
-  if (!quiet)
+  if (!quiet && !jsonOutput)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library << " in "
                  << llvm::format("%.2f", seconds) << " s\n";
   ::mbt::runtime::RunRequest request;
@@ -297,6 +324,9 @@ static int trainMain(MLIRContext &ctx) {
   request.dataDir = dataDir;
   request.epochs = epochs;
   request.quiet = quiet;
+  request.json = jsonOutput;
+  request.logEvery = logEvery;
+  request.evalEvery = evalEvery;
   request.checkpointEvery = checkpointEvery;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }

@@ -191,6 +191,7 @@ TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
   std::ostringstream report, progress;
   TrainOptions options = silent(out);
   options.epochs = 2;
+  options.logEvery = 0; // epoch lines only
   options.quiet = false;
   options.progress = &progress;
   options.progressTty = 0;
@@ -243,6 +244,41 @@ TEST_F(TrainerTest, RunWritesMetricsAndLeaderboardWithDivergedModelLast) {
   EXPECT_EQ(json[3]["diverged"], true);
   EXPECT_EQ(json[3]["diverged_at_step"], divergedStep);
   EXPECT_TRUE(json[0]["diverged_at_step"].is_null());
+}
+
+// Curve points every logEvery steps, test evaluations every evalEvery, the
+// report and the per-model state dicts.
+TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
+  TempDir dir;
+  std::string out = dir.file("run");
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TrainOptions options = silent(out);
+  options.epochs = 2;
+  options.logEvery = 3; // steps 3 and 6 of each 7-step epoch
+  options.evalEvery = 4; // steps 4, 8, 12 (none falls on an epoch end)
+  Trainer trainer(artifact, train, test, options);
+  trainer.run();
+  std::ifstream metrics(out + "/metrics.jsonl");
+  std::string line;
+  std::vector<std::pair<int64_t, std::string>> seen; // model 0's lines
+  while (std::getline(metrics, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j["model"] == 0)
+      seen.push_back({j["step"].get<int64_t>(), j["split"].get<std::string>()});
+  }
+  std::vector<std::pair<int64_t, std::string>> expected = {
+      {3, "train"}, {4, "test"},  {6, "train"}, {7, "train"}, {7, "test"},
+      {8, "test"},  {10, "train"}, {12, "test"}, {13, "train"}, {14, "train"},
+      {14, "test"}};
+  EXPECT_EQ(seen, expected);
+  std::string report = readWholeFile(out + "/report.html");
+  EXPECT_THAT(report, HasSubstr("<h2>loss</h2>"));
+  EXPECT_THAT(report, HasSubstr("<h2>acc</h2>"));
+  EXPECT_THAT(report, HasSubstr("<title>model 3 test</title>"));
+  for (int model = 0; model < 4; ++model)
+    EXPECT_FALSE(readWholeFile(out + "/models/model-" + std::to_string(model) +
+                               ".pt")
+                     .empty());
 }
 
 TEST_F(TrainerTest, RunWithTheSameInputsIsReproducible) {

@@ -23,6 +23,10 @@ void createDirectories(const std::string &dir);
 /// rename survives a crash. Throws RuntimeError naming the path.
 void writeFileAtomically(const std::string &path, const std::string &contents);
 
+/// The bytes of `path`; "" if it does not exist. Throws RuntimeError naming
+/// the path if it exists but cannot be read.
+std::string readFileBytes(const std::string &path);
+
 /// Appends `contents` to `path` (created if missing) and flushes it to the
 /// OS. Throws RuntimeError naming the path.
 void appendToFile(const std::string &path, const std::string &contents);

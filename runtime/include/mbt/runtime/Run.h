@@ -21,6 +21,9 @@ struct RunRequest {
   std::string dataDir;  ///< empty: $MBT_DATA_DIR or the Debian default
   int64_t epochs = -1;  ///< -1: the manifest's
   bool quiet = false;   ///< no progress line
+  /// The leaderboard as JSON on stdout instead of the table, and nothing
+  /// else there or on stderr but warnings and errors (for scripts).
+  bool json = false;
   /// > 0: instead of training, time this many steps (after a short warm-up)
   /// and print one line of throughput; writes nothing.
   int64_t benchSteps = 0;
@@ -29,6 +32,10 @@ struct RunRequest {
   int64_t checkpointEvery = 0;
   /// Continue the run whose checkpoint is in outDir.
   bool resume = false;
+  /// Train-curve points every this many steps (-1: ~20 an epoch; 0: none
+  /// within epochs) and test evaluations every this many (0: epoch ends).
+  int64_t logEvery = -1;
+  int64_t evalEvery = 0;
 };
 
 /// Trains, prints the leaderboard, writes the results. Returns 0 on

@@ -47,10 +47,20 @@ struct TrainOptions {
   int progressTty = -1;
   /// Where run() prints the leaderboard table (null: nowhere).
   std::ostream *report = &std::cout;
+  /// run() prints the leaderboard as JSON (leaderboard.json's text)
+  /// instead of the table.
+  bool reportJson = false;
   /// For an artifact whose buffers live on a device: opens that device's
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
   /// fake.
   std::function<std::unique_ptr<DeviceMemory>()> openDevice;
+  /// run() appends each model's running train means to metrics.jsonl
+  /// every this many steps within an epoch (the curves of report.html);
+  /// -1: about 20 times an epoch; 0: at epoch ends only.
+  int64_t logEvery = -1;
+  /// run() also evaluates the test split (and k-fold held-out folds)
+  /// every this many steps, not only at epoch ends; 0: epoch ends only.
+  int64_t evalEvery = 0;
   /// run() writes outDir/checkpoint.mbtrun (Checkpoint.h) at the end of
   /// every epoch and, when > 0, every this many steps.
   int64_t checkpointEvery = 0;
@@ -139,6 +149,12 @@ private:
   void writeCheckpoint(const std::string &metricsPath) const;
   /// Writes every model's parameters as outDir/models/model-<i>.pt.
   void writeStateDicts() const;
+  /// Renders outDir/report.html from metrics.jsonl and `board`.
+  void writeReport(const std::string &metricsPath,
+                   const Leaderboard &board) const;
+  /// metrics.jsonl lines of every model's `split` means at this step.
+  std::string metricsLines(int64_t epoch, const std::string &split,
+                           const std::vector<std::vector<double>> &means) const;
   /// Takes the next batch of the data order and runs one train step.
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.

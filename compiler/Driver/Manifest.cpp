@@ -134,6 +134,8 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
                     {"batch", sweep.getBatchSize()},
                     {"shuffle_seed", sweep.getShuffleSeed()},
                     {"routing", sweep.getRouting().str()}};
+  if (sweep.getValidation().convertToDouble() > 0)
+    data["validation"] = sweep.getValidation().convertToDouble();
   if (sweep.getRouting() == "kfold") {
     data["folds"] = sweep.getFolds();
     json::Array folds;

@@ -395,6 +395,9 @@ struct SweepConfig {
   int64_t shuffleSeed = 0;
   /// Which samples each model trains on: "shared", "kfold", "bootstrap".
   std::string routing = "shared";
+  /// The fraction of the training data held out as a validation split
+  /// (0: none); not with kfold, which validates on the held-out folds.
+  double validation = 0;
   /// kfold: the number of folds and each model's held-out fold.
   int64_t folds = 0;
   std::vector<int64_t> fold;

@@ -418,7 +418,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
                               : builder.getStringAttr(config.schedule),
       config.schedule.empty() ? mlir::ArrayAttr()
                               : builder.getArrayAttr(scheduleParams),
-      noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay));
+      noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay),
+      builder.getF64FloatAttr(config.validation));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

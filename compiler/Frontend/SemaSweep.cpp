@@ -34,7 +34,7 @@ const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
 const llvm::StringRef kDataArgs[] = {"batch", "shuffle_seed", "folds",
-                                     "bootstrap"};
+                                     "bootstrap", "validation"};
 
 std::string join(llvm::ArrayRef<llvm::StringRef> names) {
   return llvm::join(names, ", ");
@@ -445,6 +445,21 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
       config.routing = "kfold";
       config.folds = *n;
     }
+  }
+  if (const ExprAST *validation = (*args)[4]) {
+    auto v = eval.evaluateNumber(*validation, "validation");
+    if (failed(v))
+      ok = false;
+    else if (folds)
+      error(validation->loc())
+          << "k-fold routing validates each model on its held-out fold; "
+             "give either folds or validation";
+    else if (!(v->value > 0 && v->value < 1))
+      error(validation->loc())
+          << "validation must be a fraction between 0 and 1 (exclusive), got "
+          << formatNumber(*v);
+    else
+      config.validation = v->value;
   }
   if (bootstrap) {
     auto n = eval.evaluateInteger(*bootstrap, "bootstrap");

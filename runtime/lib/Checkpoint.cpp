@@ -4,7 +4,9 @@
 //   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | S | K |
 //   element bytes | step | epochs started | batch in epoch |
 //   running samples | metrics bytes | running sums (M*K f64) |
-//   diverged (M bytes) | diverged step (M) | params (M*P elements) |
+//   diverged (M bytes) | diverged step (M) | stopped step (M) |
+//   stop reason (M strings: length, bytes) | best validation loss (M f64) |
+//   evaluations since best (M) | params (M*P elements) |
 //   state (S*M*P elements) | CRC-32 of all the above (u32)
 //
 //===----------------------------------------------------------------------===//
@@ -26,7 +28,7 @@ namespace runtime {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'B', 'T', 'R', 'U', 'N', '\0', '\0'};
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;
 
 class Writer {
 public:
@@ -134,6 +136,16 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
   w.bytes(c.diverged.data(), c.diverged.size());
   for (int64_t v : c.divergedStep)
     w.i64(v);
+  for (int64_t v : c.stoppedStep)
+    w.i64(v);
+  for (const std::string &reason : c.stopReason) {
+    w.i64(static_cast<int64_t>(reason.size()));
+    w.bytes(reason.data(), reason.size());
+  }
+  for (double v : c.bestValidationLoss)
+    w.f64(v);
+  for (int64_t v : c.evaluationsSinceBest)
+    w.i64(v);
   w.bytes(c.params.data(), c.params.size());
   w.bytes(c.state.data(), c.state.size());
   uint32_t crc = crcOf(w.out.data(), w.out.size());
@@ -194,6 +206,21 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.divergedStep.resize(c.models);
   for (int64_t &v : c.divergedStep)
     v = r.count("a diverged step", kMax);
+  c.stoppedStep.resize(c.models);
+  for (int64_t &v : c.stoppedStep)
+    v = r.count("a stopped step", kMax);
+  c.stopReason.resize(c.models);
+  for (std::string &reason : c.stopReason) {
+    int64_t n = r.count("a stop reason's length", 4096);
+    const char *text = r.take(n, "a stop reason");
+    reason.assign(text, n);
+  }
+  c.bestValidationLoss.resize(c.models);
+  for (double &v : c.bestValidationLoss)
+    v = r.f64("a best validation loss");
+  c.evaluationsSinceBest.resize(c.models);
+  for (int64_t &v : c.evaluationsSinceBest)
+    v = r.count("an evaluation count", kMax);
   int64_t paramBytes =
       product(r, product(r, c.models, c.paramCount, kMax, "params"),
               c.elementBytes, kMax, "params");

@@ -47,6 +47,18 @@ void rankModels(Leaderboard &board) {
     board.rows[i].rank = static_cast<int64_t>(i) + 1;
 }
 
+std::string statusOf(const ModelResult &row) {
+  if (row.diverged)
+    return row.divergedStep
+               ? "diverged at step " + std::to_string(row.divergedStep)
+               : "diverged";
+  if (row.stoppedStep)
+    return "stopped at step " + std::to_string(row.stoppedStep) +
+           (row.stopReason.rfind("early", 0) == 0 ? " (early stopping)"
+                                                   : " (halving)");
+  return "ok";
+}
+
 namespace {
 std::string formatNumber(double value) {
   if (std::isnan(value))
@@ -105,10 +117,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
     line.push_back(std::to_string(row.seed));
     for (size_t k = 0; k < board.outputs.size(); ++k)
       line.push_back(k < row.test.size() ? formatNumber(row.test[k]) : "");
-    line.push_back(!row.diverged ? "ok"
-                   : row.divergedStep
-                       ? "diverged at step " + std::to_string(row.divergedStep)
-                       : "diverged");
+    line.push_back(statusOf(row));
     cells.push_back(std::move(line));
   }
 
@@ -147,7 +156,8 @@ std::string formatLeaderboard(const Leaderboard &board) {
 
 std::string leaderboardToJson(const Leaderboard &board) {
   static const std::set<std::string> reserved = {"rank", "model", "seed",
-                                                 "diverged", "diverged_at_step"};
+                                                 "diverged", "diverged_at_step",
+                                                 "stopped_at_step", "stop_reason"};
   auto finiteOrNull = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value)
                                 : nlohmann::ordered_json();
@@ -177,6 +187,11 @@ std::string leaderboardToJson(const Leaderboard &board) {
     object["diverged_at_step"] = row.divergedStep
                                      ? nlohmann::ordered_json(row.divergedStep)
                                      : nlohmann::ordered_json();
+    object["stopped_at_step"] = row.stoppedStep
+                                    ? nlohmann::ordered_json(row.stoppedStep)
+                                    : nlohmann::ordered_json();
+    if (row.stoppedStep)
+      object["stop_reason"] = row.stopReason;
     rows.push_back(std::move(object));
   }
   return rows.dump(2) + "\n";

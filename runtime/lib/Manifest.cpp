@@ -437,6 +437,14 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
                                  routing + "'");
     }
   }
+  if (data.is_object() && data.contains("validation")) {
+    m.data.validation = r.number(data["validation"], "data.validation");
+    if (!(m.data.validation >= 0 && m.data.validation < 1))
+      r.fail("data.validation", "must be a fraction in [0, 1), got " +
+                                    std::to_string(m.data.validation));
+    if (m.data.validation > 0 && m.data.routing == DataSpec::Routing::KFold)
+      r.fail("data.validation", "cannot be combined with kfold routing");
+  }
 
   m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
   return m;

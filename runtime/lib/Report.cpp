@@ -66,7 +66,7 @@ struct Series {
 std::string chart(const std::string &output,
                   const std::vector<MetricsRecord> &records,
                   const Leaderboard &board) {
-  std::map<int64_t, Series> train, test;
+  std::map<int64_t, Series> train, test, validation;
   double maxStep = 0, lo = std::numeric_limits<double>::infinity(),
          hi = -std::numeric_limits<double>::infinity();
   for (const MetricsRecord &r : records) {
@@ -74,7 +74,10 @@ std::string chart(const std::string &output,
     if (it == r.values.end())
       continue;
     std::map<int64_t, Series> *target =
-        r.split == "train" ? &train : r.split == "test" ? &test : nullptr;
+        r.split == "train"        ? &train
+        : r.split == "test"       ? &test
+        : r.split == "validation" ? &validation
+                                  : nullptr;
     if (!target)
       continue;
     (*target)[r.model].points.push_back({double(r.step), it->second});
@@ -125,7 +128,10 @@ std::string chart(const std::string &output,
   for (auto row = board.rows.rbegin(); row != board.rows.rend(); ++row) {
     std::string color = colorOf(row->rank, int64_t(board.rows.size()),
                                 row->diverged);
-    auto draw = [&](const Series &series, bool dashed) {
+    // Train solid, validation dotted, test dashed; points on the latter.
+    auto draw = [&](const Series &series, const char *split,
+                    const char *dashes) {
+      bool dashed = dashes != nullptr;
       std::string path;
       bool open = false;
       for (auto [step, v] : series.points) {
@@ -141,9 +147,11 @@ std::string chart(const std::string &output,
       }
       if (path.empty())
         return;
-      svg << "<path d=\"" << path << "\" stroke=\"" << color << "\""
-          << (dashed ? " stroke-dasharray=\"5 3\"" : "") << "><title>model "
-          << row->model << (dashed ? " test" : " train") << "</title></path>";
+      svg << "<path d=\"" << path << "\" stroke=\"" << color << "\"";
+      if (dashed)
+        svg << " stroke-dasharray=\"" << dashes << "\"";
+      svg << "><title>model " << row->model << " " << split
+          << "</title></path>";
       if (dashed)
         for (auto [step, v] : series.points)
           if (std::isfinite(v))
@@ -151,9 +159,11 @@ std::string chart(const std::string &output,
                 << "\" r=\"2.5\" fill=\"" << color << "\"/>";
     };
     if (auto it = train.find(row->model); it != train.end())
-      draw(it->second, false);
+      draw(it->second, "train", nullptr);
+    if (auto it = validation.find(row->model); it != validation.end())
+      draw(it->second, "validation", "1.5 2.5");
     if (auto it = test.find(row->model); it != test.end())
-      draw(it->second, true);
+      draw(it->second, "test", "5 3");
   }
   svg << "</svg>\n";
   return svg.str();
@@ -180,12 +190,7 @@ std::string table(const Leaderboard &board) {
     for (size_t k = 0; k < board.outputs.size(); ++k)
       html << "<td>" << (k < row.test.size() ? number(row.test[k], "%.6g") : "")
            << "</td>";
-    html << "<td>"
-         << (!row.diverged ? std::string("ok")
-             : row.divergedStep
-                 ? "diverged at step " + std::to_string(row.divergedStep)
-                 : std::string("diverged"))
-         << "</td></tr>\n";
+    html << "<td>" << escape(statusOf(row)) << "</td></tr>\n";
   }
   html << "</tbody></table>\n";
   return html.str();
@@ -243,8 +248,8 @@ std::string renderReport(const std::string &title,
        << "</style></head><body>\n<h1>" << escape(title) << "</h1>\n"
        << "<p>" << board.rows.size()
        << " models. Solid: the running mean of the epoch's train batches; "
-       << "dashed with points: the test split. Colors follow the rank "
-       << "(grey: diverged).</p>\n";
+       << "dotted with points: the validation split; dashed with points: the "
+       << "test split. Colors follow the rank (grey: diverged).</p>\n";
   for (const std::string &output : outputs)
     html << "<h2>" << escape(output) << "</h2>\n" << chart(output, records, board);
   html << "<h2>Leaderboard</h2>\n" << table(board) << "</body></html>\n";

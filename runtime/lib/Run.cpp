@@ -27,6 +27,8 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     options.resume = request.resume;
     options.logEvery = request.logEvery;
     options.evalEvery = request.evalEvery;
+    options.earlyStopPatience = request.earlyStop;
+    options.halveEvery = request.halveEvery;
     if (request.benchSteps > 0) {
       options.quiet = true;
       Trainer trainer(artifact, data.train, data.test, options);

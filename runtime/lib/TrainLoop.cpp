@@ -81,6 +81,8 @@ Leaderboard Trainer::buildLeaderboard(
     row.diverged = divergedFlags[model] ||
                    (testData.count > 0 && !std::isfinite(row.test[0]));
     row.divergedStep = divergedAt[model];
+    row.stoppedStep = stoppedAt[model];
+    row.stopReason = stopReason[model];
     board.rows.push_back(std::move(row));
   }
   rankModels(board);
@@ -114,6 +116,11 @@ Leaderboard Trainer::run() {
   std::vector<std::vector<double>> trainMeans(
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
   std::vector<std::vector<double>> testMeans, validationMeans;
+  if ((options.earlyStopPatience > 0 || options.halveEvery > 0) &&
+      !routing.hasValidation())
+    throw RuntimeError("early stopping and successive halving rank the "
+                       "models on a validation split: give the data one "
+                       "(fashion_mnist(validation = 0.1), or folds)");
   // A resumed run goes on inside the epoch it stopped in; one stopped
   // after its last epoch only reports.
   int64_t firstEpoch = completedEpochs() + 1;
@@ -137,16 +144,23 @@ Leaderboard Trainer::run() {
                       " (its loss or gradients are not finite); it is frozen "
                       "at its parameters of the step before, and the other "
                       "models go on");
+      bool halveNow =
+          options.halveEvery > 0 && stepCount % options.halveEvery == 0;
       if (step < stepsPerEpoch) {
         // Within the epoch: curve points, evaluations, checkpoints.
         std::string lines;
         if (logEvery > 0 && step % logEvery == 0)
           lines += metricsLines(epoch, "train", runningMeans());
-        if (options.evalEvery > 0 && stepCount % options.evalEvery == 0) {
+        bool evalNow =
+            options.evalEvery > 0 && stepCount % options.evalEvery == 0;
+        if (evalNow)
           lines += metricsLines(epoch, "test", evaluate(testData));
+        if (evalNow || halveNow) {
           std::vector<std::vector<double>> held = evaluateValidation();
-          if (!held.empty())
+          if (!held.empty()) {
             lines += metricsLines(epoch, "validation", held);
+            applyStopping(held, halveNow, progress);
+          }
         }
         if (!lines.empty())
           metrics.append(lines);
@@ -180,6 +194,11 @@ Leaderboard Trainer::run() {
     trainMeans = runningMeans();
     testMeans = evaluate(testData);
     validationMeans = evaluateValidation();
+    if (!validationMeans.empty())
+      applyStopping(validationMeans,
+                    options.halveEvery > 0 &&
+                        stepCount % options.halveEvery == 0,
+                    progress);
     std::string lines;
     for (int64_t model = 0; model < m; ++model) {
       lines += formatMetricsLine(epoch, stepCount, model, "train",
@@ -214,6 +233,51 @@ Leaderboard Trainer::run() {
                                            : formatLeaderboard(board))
                     << std::flush;
   return board;
+}
+
+void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
+                             bool halve, ProgressMeter &progress) {
+  auto stop = [&](int64_t model, const std::string &reason) {
+    stoppedAt[model] = stepCount;
+    stopReason[model] = reason;
+    progress.note("mbt: model " + std::to_string(model) + " stopped at step " +
+                  std::to_string(stepCount) + " (" + reason + ")");
+  };
+  if (options.earlyStopPatience > 0)
+    for (int64_t model = 0; model < m; ++model) {
+      if (!training(model))
+        continue;
+      double loss = held[model][0];
+      if (loss < bestValidationLoss[model]) {
+        bestValidationLoss[model] = loss;
+        evaluationsSinceBest[model] = 0;
+      } else if (++evaluationsSinceBest[model] >= options.earlyStopPatience) {
+        stop(model, "early stopping: no lower validation loss in " +
+                        std::to_string(options.earlyStopPatience) +
+                        " evaluations");
+      }
+    }
+  if (!halve)
+    return;
+  // The models still training, best first by the leaderboard's key on the
+  // validation split (a NaN score last); the worse half stops.
+  RankKey key = chooseRankKey(manifest.outputs);
+  std::vector<int64_t> active;
+  for (int64_t model = 0; model < m; ++model)
+    if (training(model))
+      active.push_back(model);
+  auto score = [&](int64_t model) { return held[model][key.output]; };
+  std::stable_sort(active.begin(), active.end(), [&](int64_t a, int64_t b) {
+    double sa = score(a), sb = score(b);
+    if (std::isnan(sa) != std::isnan(sb))
+      return std::isnan(sb);
+    return key.descending ? sa > sb : sa < sb;
+  });
+  size_t keep = (active.size() + 1) / 2;
+  for (size_t i = keep; i < active.size(); ++i)
+    stop(active[i], "successive halving: in the worse half of " +
+                        std::to_string(active.size()) + " on validation " +
+                        manifest.outputs[key.output]);
 }
 
 std::string Trainer::metricsLines(

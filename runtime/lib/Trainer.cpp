@@ -103,6 +103,10 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   divergedFlags.assign(m, false);
   divergedAt.assign(m, 0);
+  stoppedAt.assign(m, 0);
+  stopReason.assign(m, "");
+  bestValidationLoss.assign(m, std::numeric_limits<double>::infinity());
+  evaluationsSinceBest.assign(m, 0);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA)
     mirrorOnDevice();
@@ -272,7 +276,7 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
   ++stepCount;
   // A frozen model gets step 0: the step leaves it as it is.
   for (int64_t model = 0; model < m; ++model)
-    stepBuf[model] = divergedAt[model] ? 0.0 : static_cast<double>(stepCount);
+    stepBuf[model] = training(model) ? static_cast<double>(stepCount) : 0.0;
   if (dtype() == DType::F64)
     callTrainStep<double>(b);
   else
@@ -282,8 +286,8 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
   newlyDiverged.clear();
   for (int64_t model = 0; model < m; ++model) {
     // A NaN loss says the model did not step: its loss or gradients were
-    // not finite (or it was already frozen).
-    if (!std::isfinite(outBuf.get(model * k))) {
+    // not finite (or it was frozen already: diverged or stopped).
+    if (stepBuf[model] != 0.0 && !std::isfinite(outBuf.get(model * k))) {
       divergedFlags[model] = true;
       if (!divergedAt[model]) {
         divergedAt[model] = stepCount;
@@ -310,9 +314,14 @@ void Trainer::trainNextBatch() {
     runningSamples = 0;
   }
   int64_t b = epochBatches->batchLength(batchIndex);
-  if (routing.shared())
-    loadBatch(trainData, epochBatches->batch(batchIndex), b);
-  else
+  if (routing.shared()) {
+    // Positions are samples, unless a validation split was carved out.
+    const int64_t *positions = epochBatches->batch(batchIndex);
+    std::vector<int64_t> samples(positions, positions + b);
+    for (int64_t &s : samples)
+      s = routing.sharedSample(s);
+    loadBatch(trainData, samples.data(), b);
+  } else
     loadRoutedBatch(trainData, epochBatches->batch(batchIndex), b,
                     [&](int64_t model, int64_t pos) {
                       return routing.trainSample(model, pos);

@@ -60,6 +60,10 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.runningSamples = runningSamples;
   c.diverged.assign(divergedFlags.begin(), divergedFlags.end());
   c.divergedStep = divergedAt;
+  c.stoppedStep = stoppedAt;
+  c.stopReason = stopReason;
+  c.bestValidationLoss = bestValidationLoss;
+  c.evaluationsSinceBest = evaluationsSinceBest;
   c.metricsBytes = metricsBytes;
   c.params = bytesOf(paramsBuf);
   c.state = bytesOf(stateBuf);
@@ -102,6 +106,10 @@ void Trainer::restore(const RunCheckpoint &c) {
   runningSamples = c.runningSamples;
   divergedFlags.assign(c.diverged.begin(), c.diverged.end());
   divergedAt = c.divergedStep;
+  stoppedAt = c.stoppedStep;
+  stopReason = c.stopReason;
+  bestValidationLoss = c.bestValidationLoss;
+  evaluationsSinceBest = c.evaluationsSinceBest;
   std::memcpy(paramsBuf.raw(), c.params.data(), c.params.size());
   std::memcpy(stateBuf.raw(), c.state.data(), c.state.size());
   if (device) {

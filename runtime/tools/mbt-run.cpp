@@ -25,6 +25,7 @@ void printUsage(std::ostream &os) {
         "[--quiet] [--json] [--bench-steps N]\n"
         "               [--checkpoint-every N] [--resume] [--log-every N] "
         "[--eval-every N]\n"
+        "               [--early-stop N] [--halve-every N]\n"
         "  --out DIR       results directory (default: "
         "DIR_OF_ARTIFACT/results)\n"
         "  --epochs N      override the manifest's epoch count\n"
@@ -41,7 +42,11 @@ void printUsage(std::ostream &os) {
         "  --log-every N   log each model's running train means every N steps "
         "(default: ~20 times an epoch; 0: epoch ends only)\n"
         "  --eval-every N  also evaluate the test split every N steps "
-        "(default: epoch ends only)\n";
+        "(default: epoch ends only)\n"
+        "  --early-stop N  stop a model whose validation loss has not improved "
+        "in N evaluations\n"
+        "  --halve-every N every N steps, stop the worse half of the models "
+        "still training (by validation)\n";
 }
 
 struct Arguments {
@@ -51,6 +56,8 @@ struct Arguments {
   int64_t checkpointEvery = 0;
   int64_t logEvery = -1;
   int64_t evalEvery = 0;
+  int64_t earlyStop = 0;
+  int64_t halveEvery = 0;
   bool quiet = false;
   bool json = false;
   bool resume = false;
@@ -110,6 +117,12 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
     } else if (arg == "--eval-every") {
       if (!nonNegative("--eval-every", args.evalEvery))
         return false;
+    } else if (arg == "--early-stop") {
+      if (!nonNegative("--early-stop", args.earlyStop))
+        return false;
+    } else if (arg == "--halve-every") {
+      if (!nonNegative("--halve-every", args.halveEvery))
+        return false;
     } else if (arg == "--resume") {
       args.resume = true;
     } else if (arg == "--quiet") {
@@ -160,5 +173,7 @@ int main(int argc, char **argv) {
   request.json = args.json;
   request.logEvery = args.logEvery;
   request.evalEvery = args.evalEvery;
+  request.earlyStop = args.earlyStop;
+  request.halveEvery = args.halveEvery;
   return runArtifact(request, "mbt-run");
 }

@@ -134,6 +134,16 @@ static cl::opt<int> evalEvery(
     cl::desc("Also evaluate the test split every N steps (default: at epoch "
              "ends only)"),
     cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
+static cl::opt<int> earlyStop(
+    "early-stop",
+    cl::desc("Stop a model whose validation loss has not improved in N "
+             "evaluations (needs a validation split)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
+static cl::opt<int> halveEvery(
+    "halve-every",
+    cl::desc("Every N steps, stop the worse half of the models still "
+             "training, ranked on the validation split"),
+    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
 static cl::opt<int> checkpointEvery(
     "checkpoint-every",
     cl::desc("Also write DIR/checkpoint.mbtrun every N steps (it is always "
@@ -277,6 +287,8 @@ static int resumeMain() {
   request.json = jsonOutput;
   request.logEvery = logEvery;
   request.evalEvery = evalEvery;
+  request.earlyStop = earlyStop;
+  request.halveEvery = halveEvery;
   request.checkpointEvery = checkpointEvery;
   request.resume = true;
   return ::mbt::runtime::runArtifact(request, "mbtc");
@@ -285,7 +297,9 @@ static int resumeMain() {
 static int trainMain(MLIRContext &ctx) {
   for (auto [flag, value] : {std::pair<const char *, int>{"checkpoint-every",
                                                         checkpointEvery},
-                             {"eval-every", evalEvery}}) {
+                             {"eval-every", evalEvery},
+                             {"early-stop", earlyStop},
+                             {"halve-every", halveEvery}}) {
     if (value < 0) {
       llvm::errs() << "mbtc: error: --" << flag << " takes N >= 0, got "
                    << value << "\n";
@@ -327,6 +341,8 @@ static int trainMain(MLIRContext &ctx) {
   request.json = jsonOutput;
   request.logEvery = logEvery;
   request.evalEvery = evalEvery;
+  request.earlyStop = earlyStop;
+  request.halveEvery = halveEvery;
   request.checkpointEvery = checkpointEvery;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }

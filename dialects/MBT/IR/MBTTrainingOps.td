@@ -272,7 +272,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     `schedule` names a learning-rate schedule and `schedule_params` gives
     one array of per-model values per parameter of it (see
     `mbt.lr_schedule`). `no_decay` lists glob patterns of parameter names
-    that get no weight decay.
+    that get no weight decay. `validation` (a fraction in [0, 1), 0: none)
+    carves a validation split, the same for every model, out of the
+    training data (keyed by the shuffle seed); the models train on the
+    rest.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
@@ -301,7 +304,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<StrAttr>:$schedule,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$schedule_params,
-                       OptionalAttr<StrArrayAttr>:$no_decay);
+                       OptionalAttr<StrArrayAttr>:$no_decay,
+                       DefaultValuedAttr<F64Attr, "0.0">:$validation);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

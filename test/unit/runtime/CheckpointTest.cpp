@@ -18,6 +18,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 
 using namespace mbt::runtime;
 using namespace mbt::test;
@@ -40,6 +42,10 @@ RunCheckpoint sample() {
   c.runningSamples = 160;
   c.diverged = {0, 1};
   c.divergedStep = {0, 9};
+  c.stoppedStep = {12, 0};
+  c.stopReason = {"early stopping", ""};
+  c.bestValidationLoss = {0.5, std::numeric_limits<double>::infinity()};
+  c.evaluationsSinceBest = {3, 0};
   c.metricsBytes = 4242;
   c.params.assign(2 * 3 * 4, 0);
   c.state.assign(2 * 3 * 4, 0);
@@ -66,6 +72,10 @@ TEST(CheckpointTest, RoundTripsEveryField) {
   EXPECT_EQ(back.runningSamples, 160);
   EXPECT_EQ(back.diverged, c.diverged);
   EXPECT_EQ(back.divergedStep, c.divergedStep);
+  EXPECT_EQ(back.stoppedStep, c.stoppedStep);
+  EXPECT_EQ(back.stopReason, c.stopReason);
+  EXPECT_EQ(back.bestValidationLoss, c.bestValidationLoss);
+  EXPECT_EQ(back.evaluationsSinceBest, c.evaluationsSinceBest);
   EXPECT_EQ(back.metricsBytes, 4242);
   EXPECT_EQ(back.params, c.params);
   EXPECT_EQ(back.state, c.state);
@@ -90,7 +100,7 @@ TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
   std::string other = bytes;
   other[8] = 9;
   EXPECT_THAT(errorOf([&] { parseCheckpoint(other, "c"); }),
-              HasSubstr("version 9, this runtime reads 1"));
+              HasSubstr("version 9, this runtime reads 2"));
   EXPECT_THAT(errorOf([] { readCheckpoint("/nonexistent/checkpoint.mbtrun"); }),
               HasSubstr("cannot read checkpoint '/nonexistent/checkpoint.mbtrun'"));
 }

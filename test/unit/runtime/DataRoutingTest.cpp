@@ -93,4 +93,54 @@ TEST(DataRoutingTest, BootstrapResamplesWithReplacementKeyedByTheSeed) {
   EXPECT_LT(same, 20) << "two seeds gave nearly the same resample";
 }
 
+// A validation fraction carves the same held-out samples for every model
+// out of the training data, keyed by the shuffle seed; shared models train
+// on the rest in ascending order, bootstrap models draw only from the rest.
+TEST(DataRoutingTest, ValidationSplitIsCarvedOutOfTheTrainingData) {
+  const int64_t n = 200;
+  Manifest shared = manifestWith(DataSpec::Routing::Shared, {1, 2});
+  shared.data.validation = 0.1;
+  DataRouting routing(shared, n);
+  EXPECT_TRUE(routing.shared());
+  ASSERT_TRUE(routing.hasValidation());
+  EXPECT_EQ(routing.validationSize(), 20);
+  EXPECT_EQ(routing.trainSize(), 180);
+  std::set<int64_t> held, trained;
+  for (int64_t pos = 0; pos < 20; ++pos) {
+    EXPECT_EQ(routing.validationSample(0, pos), routing.validationSample(1, pos));
+    held.insert(routing.validationSample(0, pos));
+  }
+  for (int64_t pos = 0; pos < 180; ++pos) {
+    trained.insert(routing.trainSample(1, pos));
+    if (pos > 0) {
+      EXPECT_LT(routing.sharedSample(pos - 1), routing.sharedSample(pos));
+    }
+  }
+  EXPECT_EQ(held.size(), 20u);
+  EXPECT_EQ(trained.size(), 180u);
+  for (int64_t s : held)
+    EXPECT_EQ(trained.count(s), 0u) << "sample " << s << " both held and trained";
+  // Not simply the first or last samples.
+  EXPECT_NE(*held.rbegin() - *held.begin(), 19);
+  // The same split for the same seed, another for another seed.
+  DataRouting again(shared, n);
+  for (int64_t pos = 0; pos < 20; ++pos)
+    EXPECT_EQ(again.validationSample(0, pos), routing.validationSample(0, pos));
+  Manifest other = shared;
+  other.data.shuffleSeed = 6;
+  DataRouting moved(other, n);
+  bool differs = false;
+  for (int64_t pos = 0; pos < 20; ++pos)
+    differs |= moved.validationSample(0, pos) != routing.validationSample(0, pos);
+  EXPECT_TRUE(differs);
+
+  Manifest boot = manifestWith(DataSpec::Routing::Bootstrap, {1, 2});
+  boot.data.validation = 0.1;
+  DataRouting drawn(boot, n);
+  EXPECT_EQ(drawn.trainSize(), 180);
+  for (int64_t model = 0; model < 2; ++model)
+    for (int64_t pos = 0; pos < 180; ++pos)
+      EXPECT_EQ(held.count(drawn.trainSample(model, pos)), 0u);
+}
+
 } // namespace

@@ -12,6 +12,7 @@
 //   FAKE_ABI       the version mbt_abi_version() reports
 //   FAKE_NO_EVAL   leave out the eval step symbol
 //   FAKE_NO_WORKSPACE  leave out the train step's workspace function
+//   FAKE_VALIDATION_FRACTION  a validation split (a string: "0.2")
 //   FAKE_DEVICE    the device the manifest names ("cuda": the trainer
 //                  mirrors the buffers on a device; tests give it a fake one)
 // Model 3 of the table has a huge learning rate and diverges on purpose;
@@ -56,6 +57,11 @@ using mbt::runtime::WorkspaceRef;
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
+#endif
+#ifdef FAKE_VALIDATION_FRACTION
+#define FAKE_VALIDATION ", \"validation\": " FAKE_VALIDATION_FRACTION
+#else
+#define FAKE_VALIDATION ""
 #endif
 #ifndef FAKE_BATCH
 #define FAKE_BATCH 32
@@ -108,7 +114,8 @@ std::string buildManifest() {
   "optimizer": {"rule": "sgd", "slots": ["momentum"], "hyper": ["lr", "momentum"]},
   "hyper_values": [%s], "seeds": [%s],
   "outputs": ["loss", "acc"],
-  "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7},
+  "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)"
+                FAKE_VALIDATION R"(},
   "epochs": 3})",
                 FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
                 (long long)C, (long long)(F * C), (long long)C, (long long)P,

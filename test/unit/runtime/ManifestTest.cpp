@@ -341,6 +341,20 @@ TEST(ManifestTest, RejectsAFoldIndexOutOfRange) {
   EXPECT_THAT(errorFor(m), HasSubstr("must be in [0, 3), got 3"));
 }
 
+TEST(ManifestTest, ParsesAValidationFractionAndRejectsBadOnes) {
+  json m = goodManifest();
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").data.validation, 0.0);
+  m["data"]["validation"] = 0.25;
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").data.validation, 0.25);
+  m["data"]["validation"] = 1.0;
+  EXPECT_THAT(errorFor(m), HasSubstr("must be a fraction in [0, 1)"));
+  m["data"]["validation"] = 0.1;
+  m["data"]["routing"] = "kfold";
+  m["data"]["folds"] = 3;
+  m["data"]["fold"] = {2, 0};
+  EXPECT_THAT(errorFor(m), HasSubstr("cannot be combined with kfold routing"));
+}
+
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 #include <memory>
@@ -279,6 +280,83 @@ TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
     EXPECT_FALSE(readWholeFile(out + "/models/model-" + std::to_string(model) +
                                ".pt")
                      .empty());
+}
+
+// Successive halving every 5 steps (one epoch of the 160 samples a 20%
+// validation split leaves). Model 3 diverges at step 2 and is out; of the
+// 3 left, 1 stops after epoch 1, and 1 of the 2 left after epoch 2. A
+// stopped model keeps the parameters it had then.
+TEST_F(TrainerTest, SuccessiveHalvingStopsTheWorseHalfAndFreezesIt) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4_validation"));
+  TrainOptions options = silent();
+  options.epochs = 3;
+  options.halveEvery = 5;
+  std::ostringstream notes;
+  options.progress = &notes;
+  Trainer trainer(artifact, train, test, options);
+  Leaderboard board = trainer.run();
+  const std::vector<int64_t> &stopped = trainer.stoppedSteps();
+  EXPECT_GT(trainer.divergedSteps()[3], 0);
+  EXPECT_EQ(stopped[3], 0);
+  EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 5), 1);
+  EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 10), 1);
+  EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 0), 2);
+  EXPECT_THAT(notes.str(), HasSubstr("stopped at step 5 (successive halving: "
+                                     "in the worse half of 3 on validation acc)"));
+  EXPECT_THAT(notes.str(), HasSubstr("stopped at step 10 (successive halving: "
+                                     "in the worse half of 2 on validation acc)"));
+  for (int64_t model = 0; model < 4; ++model) {
+    if (!stopped[model])
+      continue;
+    Trainer upTo(artifact, train, test, silent());
+    upTo.runSteps(stopped[model]);
+    EXPECT_EQ(trainer.modelParams(model), upTo.modelParams(model))
+        << "model " << model;
+  }
+  bool reported = false;
+  for (const ModelResult &row : board.rows)
+    reported |= row.stoppedStep == 10 && row.stopReason.find("halving") !=
+                                             std::string::npos;
+  EXPECT_TRUE(reported);
+  EXPECT_THAT(formatLeaderboard(board), HasSubstr("stopped at step 5 (halving)"));
+}
+
+// Early stopping with a patience of 1 evaluation: every step evaluates the
+// validation split, so a model stops at the first step whose validation
+// loss is no lower than its best (or not finite).
+TEST_F(TrainerTest, EarlyStoppingStopsAModelWhoseValidationLossStalls) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4_validation"));
+  TrainOptions options = silent();
+  options.epochs = 30;
+  options.evalEvery = 1;
+  options.earlyStopPatience = 1;
+  Trainer trainer(artifact, train, test, options);
+  trainer.run();
+  // Model 3 (lr far too large) has no finite validation loss after its
+  // first step: no improvement, so it stops there, before it would
+  // diverge. The others' validation losses fall at every one of the 150
+  // steps (separable data): they are never stopped. (A finite stall is
+  // test/mbtc/early-stopping.mbt.)
+  EXPECT_EQ(trainer.stoppedSteps()[3], 1);
+  EXPECT_EQ(trainer.divergedSteps()[3], 0);
+  int64_t stoppedCount = 0;
+  for (int64_t model = 0; model < 4; ++model)
+    if (trainer.stoppedSteps()[model]) {
+      ++stoppedCount;
+      EXPECT_THAT(trainer.stopReasons()[model],
+                  HasSubstr("early stopping: no lower validation loss in 1 "
+                            "evaluations"));
+    }
+  EXPECT_EQ(stoppedCount, 1);
+}
+
+TEST_F(TrainerTest, StoppingPoliciesNeedAValidationSplit) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TrainOptions options = silent();
+  options.halveEvery = 5;
+  Trainer trainer(artifact, train, test, options);
+  EXPECT_THAT(errorOf([&] { trainer.run(); }),
+              HasSubstr("rank the models on a validation split"));
 }
 
 TEST_F(TrainerTest, RunWithTheSameInputsIsReproducible) {

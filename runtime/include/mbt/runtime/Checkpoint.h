@@ -38,6 +38,12 @@ struct RunCheckpoint {
   /// Per model: whether it ever diverged, and the step (0: none).
   std::vector<uint8_t> diverged;
   std::vector<int64_t> divergedStep;
+  /// Per model: the step a stopping policy stopped it (0: none), why, and
+  /// early stopping's best validation loss and evaluations since it.
+  std::vector<int64_t> stoppedStep;
+  std::vector<std::string> stopReason;
+  std::vector<double> bestValidationLoss;
+  std::vector<int64_t> evaluationsSinceBest;
   /// Bytes of metrics.jsonl when the checkpoint was written.
   int64_t metricsBytes = 0;
   /// params [M, P] and state [S, M, P], raw elements.

@@ -7,6 +7,9 @@
 //              all but fold `fold[m]` and is validated on that fold;
 //   bootstrap  model m trains on n draws with replacement keyed by its
 //              seed.
+// With a validation fraction v (shared or bootstrap), round(v n) samples
+// of a permutation keyed by the shuffle seed are held out, the same for
+// every model, and the models train on the others (in their order).
 // Every model's training set has the same size, so one step takes the same
 // batch positions for every model; position p of model m's set is a sample
 // that depends only on m's own settings (seed, fold), never on the other
@@ -27,6 +30,7 @@ namespace runtime {
 /// Domain words (Philox counter word 3) of the routing's random streams.
 constexpr uint32_t kFoldDomain = 0x464F4C44;      // "FOLD"
 constexpr uint32_t kBootstrapDomain = 0x424F4F54; // "BOOT"
+constexpr uint32_t kValidationDomain = 0x56414C44; // "VALD"
 
 class DataRouting {
 public:
@@ -39,15 +43,23 @@ public:
   int64_t trainSize() const { return trainCount; }
   /// The sample at position `pos` of model `model`'s training set.
   int64_t trainSample(int64_t model, int64_t pos) const {
-    return shared() ? pos : trainSets[setOf[model]][pos];
+    return shared() ? sharedSample(pos) : trainSets[setOf[model]][pos];
+  }
+  /// Under shared routing: the sample at position `pos` of every model's
+  /// training set (`pos` itself unless a validation split was carved).
+  int64_t sharedSample(int64_t pos) const {
+    return pool.empty() ? pos : pool[pos];
   }
 
-  /// Whether the models have held-out validation sets (k-fold).
-  bool hasValidation() const { return !validationSets.empty(); }
+  /// Whether the models have validation sets (k-fold's held-out folds, or
+  /// the carved validation split).
+  bool hasValidation() const {
+    return !validationSets.empty() || !heldOut.empty();
+  }
   /// The size of every model's validation set.
   int64_t validationSize() const { return validationCount; }
   int64_t validationSample(int64_t model, int64_t pos) const {
-    return validationSets[setOf[model]][pos];
+    return heldOut.empty() ? validationSets[setOf[model]][pos] : heldOut[pos];
   }
 
 private:
@@ -55,6 +67,9 @@ private:
   /// Distinct sets (one per fold, or one per model), and each model's set.
   std::vector<std::vector<int64_t>> trainSets, validationSets;
   std::vector<int64_t> setOf;
+  /// With a validation split: the samples the models train on (ascending)
+  /// and the held-out ones.
+  std::vector<int64_t> pool, heldOut;
 };
 
 } // namespace runtime

@@ -30,6 +30,10 @@ struct ModelResult {
   /// The train step whose loss or gradients were not finite (the model is
   /// frozen at its parameters of the step before); 0 when none or unknown.
   int64_t divergedStep = 0;
+  /// The step at which early stopping or successive halving stopped it
+  /// (0: it trained to the end), and why.
+  int64_t stoppedStep = 0;
+  std::string stopReason;
   int64_t rank = 0;          // 1-based, set by rankModels
 };
 
@@ -45,6 +49,10 @@ struct RankKey {
   bool descending = false;
 };
 RankKey chooseRankKey(const std::vector<std::string> &outputs);
+
+/// "ok", "diverged at step N", "stopped at step N (early stopping)" or
+/// "(halving)": the status column of the table and the report.
+std::string statusOf(const ModelResult &row);
 
 /// Sorts `board.rows` best first by the test value of chooseRankKey's output
 /// and numbers them from 1. Order: healthy models with a finite score, then

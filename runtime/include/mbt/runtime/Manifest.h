@@ -60,6 +60,9 @@ struct DataSpec {
   enum class Routing { Shared, KFold, Bootstrap } routing = Routing::Shared;
   int64_t folds = 0;         // kfold: the number of folds
   std::vector<int64_t> fold; // kfold: each model's held-out fold
+  /// The fraction of the training split held out for validation, the same
+  /// samples for every model (0: none; not with kfold).
+  double validation = 0;
 };
 
 /// The parsed, validated manifest. Sizes use the ABI's letters.

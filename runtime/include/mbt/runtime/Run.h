@@ -36,6 +36,10 @@ struct RunRequest {
   /// within epochs) and test evaluations every this many (0: epoch ends).
   int64_t logEvery = -1;
   int64_t evalEvery = 0;
+  /// Stopping policies (TrainOptions): early stopping's patience in
+  /// validation evaluations, successive halving's period in steps; 0: off.
+  int64_t earlyStop = 0;
+  int64_t halveEvery = 0;
 };
 
 /// Trains, prints the leaderboard, writes the results. Returns 0 on

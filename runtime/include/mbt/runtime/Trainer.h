@@ -21,6 +21,7 @@
 #include "mbt/runtime/Dataset.h"
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
+#include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/Workspace.h"
 
@@ -61,6 +62,15 @@ struct TrainOptions {
   /// run() also evaluates the test split (and k-fold held-out folds)
   /// every this many steps, not only at epoch ends; 0: epoch ends only.
   int64_t evalEvery = 0;
+  /// Early stopping: run() stops a model (leaves its parameters as they
+  /// are, like a diverged one) once its validation loss has not improved
+  /// in this many validation evaluations; 0: never. Needs a validation
+  /// split (the data's `validation` or `folds`).
+  int64_t earlyStopPatience = 0;
+  /// Successive halving: every this many steps run() evaluates the
+  /// validation split and stops the worse half of the models still
+  /// training (by validation accuracy, else loss); 0: never.
+  int64_t halveEvery = 0;
   /// run() writes outDir/checkpoint.mbtrun (Checkpoint.h) at the end of
   /// every epoch and, when > 0, every this many steps.
   int64_t checkpointEvery = 0;
@@ -139,6 +149,11 @@ public:
   /// its parameters and state as they were after the step before, and the
   /// other models train on unchanged (docs/abi.md, version 6).
   const std::vector<int64_t> &divergedSteps() const { return divergedAt; }
+  /// Per model, the step at which run()'s early stopping or successive
+  /// halving stopped it, or 0. A stopped model is frozen like a diverged
+  /// one; stopReasons() says which policy stopped it.
+  const std::vector<int64_t> &stoppedSteps() const { return stoppedAt; }
+  const std::vector<std::string> &stopReasons() const { return stopReason; }
 
 private:
   /// Whether the data-order cursor sits between two epochs.
@@ -149,6 +164,14 @@ private:
   void writeCheckpoint(const std::string &metricsPath) const;
   /// Writes every model's parameters as outDir/models/model-<i>.pt.
   void writeStateDicts() const;
+  /// Whether `model` takes part in train steps (not diverged or stopped).
+  bool training(int64_t model) const {
+    return !divergedAt[model] && !stoppedAt[model];
+  }
+  /// Applies early stopping and, when `halve`, successive halving to the
+  /// validation means `held` ([M][K]); reports each stopped model.
+  void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
+                     ProgressMeter &progress);
   /// Renders outDir/report.html from metrics.jsonl and `board`.
   void writeReport(const std::string &metricsPath,
                    const Leaderboard &board) const;
@@ -242,6 +265,12 @@ private:
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
   std::vector<bool> divergedFlags;
   std::vector<int64_t> divergedAt;
+  /// Stopping policies: the step and reason a model was stopped, and early
+  /// stopping's best validation loss and evaluations since it.
+  std::vector<int64_t> stoppedAt;
+  std::vector<std::string> stopReason;
+  std::vector<double> bestValidationLoss;
+  std::vector<int64_t> evaluationsSinceBest;
   /// Models that diverged in the last train step, for run() to report.
   std::vector<int64_t> newlyDiverged;
 };

@@ -153,10 +153,13 @@ Leaderboard Trainer::run() {
           lines += metricsLines(epoch, "train", runningMeans());
         bool evalNow =
             options.evalEvery > 0 && stepCount % options.evalEvery == 0;
-        if (evalNow)
-          lines += metricsLines(epoch, "test", evaluate(testData));
+        std::vector<std::vector<double>> tested, held;
+        if (evalNow) {
+          tested = evaluate(testData);
+          lines += metricsLines(epoch, "test", tested);
+        }
         if (evalNow || halveNow) {
-          std::vector<std::vector<double>> held = evaluateValidation();
+          held = evaluateValidation();
           if (!held.empty()) {
             lines += metricsLines(epoch, "validation", held);
             applyStopping(held, halveNow, progress);
@@ -164,6 +167,9 @@ Leaderboard Trainer::run() {
         }
         if (!lines.empty())
           metrics.append(lines);
+        // A live leaderboard: each evaluation republishes it.
+        if (evalNow)
+          publish(metrics.path(), buildLeaderboard(runningMeans(), tested, held));
         if (options.checkpointEvery > 0 &&
             stepCount % options.checkpointEvery == 0)
           writeCheckpoint(metrics.path());
@@ -211,8 +217,8 @@ Leaderboard Trainer::run() {
     }
     metrics.append(lines);
     writeStateDicts();
-    writeReport(metrics.path(),
-                buildLeaderboard(trainMeans, testMeans, validationMeans));
+    publish(metrics.path(),
+            buildLeaderboard(trainMeans, testMeans, validationMeans));
     // After the epoch's metrics: a run killed from here on resumes after
     // this epoch without logging it twice.
     writeCheckpoint(metrics.path());
@@ -223,11 +229,7 @@ Leaderboard Trainer::run() {
   }
 
   Leaderboard board = buildLeaderboard(trainMeans, testMeans, validationMeans);
-  if (!options.outDir.empty()) {
-    writeFileAtomically(options.outDir + "/leaderboard.json",
-                        leaderboardToJson(board));
-    writeReport(metrics.path(), board);
-  }
+  publish(metrics.path(), board);
   if (options.report)
     *options.report << (options.reportJson ? leaderboardToJson(board)
                                            : formatLeaderboard(board))
@@ -288,6 +290,15 @@ std::string Trainer::metricsLines(
     lines += formatMetricsLine(epoch, stepCount, model, split,
                                manifest.outputs, means[model]);
   return lines;
+}
+
+void Trainer::publish(const std::string &metricsPath,
+                      const Leaderboard &board) const {
+  if (options.outDir.empty())
+    return;
+  writeFileAtomically(options.outDir + "/leaderboard.json",
+                      leaderboardToJson(board));
+  writeReport(metricsPath, board);
 }
 
 void Trainer::writeReport(const std::string &metricsPath,

@@ -282,6 +282,42 @@ TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
                      .empty());
 }
 
+// The leaderboard is live: an --eval-every evaluation republishes
+// leaderboard.json (and report.html) while the epoch goes on. A progress
+// stream that looks at the directory whenever a line arrives sees it after
+// step 4's evaluation, before the first epoch ends.
+TEST_F(TrainerTest, EvaluationsPublishALiveLeaderboard) {
+  TempDir dir;
+  std::string out = dir.file("live");
+  struct Watcher : std::stringbuf {
+    std::string path;
+    std::vector<std::string> seen; // the progress line, and the board then
+    int sync() override {
+      std::string line = str();
+      str("");
+      if (line.find("epoch 1/1  step 5/7") != std::string::npos)
+        seen.push_back(readWholeFile(path));
+      return 0;
+    }
+  } watcher;
+  watcher.path = out + "/leaderboard.json";
+  std::ostream progress(&watcher);
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TrainOptions options = silent(out);
+  options.epochs = 1;
+  options.evalEvery = 4;
+  options.quiet = false;
+  options.progress = &progress;
+  options.progressTty = 0;
+  Trainer trainer(artifact, train, test, options);
+  trainer.run();
+  ASSERT_EQ(watcher.seen.size(), 1u);
+  nlohmann::json board = nlohmann::json::parse(watcher.seen[0]);
+  ASSERT_EQ(board.size(), 4u);
+  EXPECT_EQ(board[0]["rank"], 1);
+  EXPECT_TRUE(board[0]["test_acc"].is_number());
+}
+
 // Successive halving every 5 steps (one epoch of the 160 samples a 20%
 // validation split leaves). Model 3 diverges at step 2 and is out; of the
 // 3 left, 1 stops after epoch 1, and 1 of the 2 left after epoch 2. A

@@ -172,6 +172,10 @@ private:
   /// validation means `held` ([M][K]); reports each stopped model.
   void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
                      ProgressMeter &progress);
+  /// Writes `board` as outDir/leaderboard.json and renders report.html:
+  /// at the end, after every epoch and at every --eval-every evaluation,
+  /// so both files follow the run while it trains.
+  void publish(const std::string &metricsPath, const Leaderboard &board) const;
   /// Renders outDir/report.html from metrics.jsonl and `board`.
   void writeReport(const std::string &metricsPath,
                    const Leaderboard &board) const;

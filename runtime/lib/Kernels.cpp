@@ -223,6 +223,13 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
 
 /// The batched kernel for elements of T; `name` is its ABI name, for
 /// error messages.
+/// The calling thread's frozen models (IdleModelsGuard).
+struct IdleModels {
+  const uint8_t *idle = nullptr;
+  int64_t models = 0;
+};
+thread_local IdleModels idleModels;
+
 template <typename T>
 void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
                  MemRef<T, 3> *c, int64_t transposeA, int64_t transposeB,
@@ -253,7 +260,14 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
     fillNaN(c);
     return;
   }
+  // Slices of frozen models are skipped (their results are discarded).
+  const IdleModels idle = idleModels;
+  int64_t perModel = idle.idle && idle.models > 0 && batch % idle.models == 0
+                         ? batch / idle.models
+                         : 0;
   auto multiply = [&](int64_t i) {
+    if (perModel && idle.idle[i / perModel])
+      return;
     Matrix<T> sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
     if (m == 0 || n == 0)
       return;
@@ -294,6 +308,12 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   });
 }
 } // namespace
+
+IdleModelsGuard::IdleModelsGuard(const uint8_t *idle, int64_t models) {
+  idleModels = {idle, models};
+}
+
+IdleModelsGuard::~IdleModelsGuard() { idleModels = {}; }
 
 void configureLoopThreads() {
   // setenv with overwrite = 0 keeps what the user set.

@@ -251,6 +251,12 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
+  // Frozen models' matmuls are skipped on the CPU (Kernels.h).
+  std::vector<uint8_t> idle(m);
+  bool anyIdle = false;
+  for (int64_t model = 0; model < m; ++model)
+    anyIdle |= (idle[model] = stepBuf[model] == 0.0);
+  IdleModelsGuard guard(anyIdle && !device ? idle.data() : nullptr, m);
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
   if (device) {
     device->download(outBuf.raw(), d.out, outBuf.bytes());
@@ -295,7 +301,11 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
       }
     }
     for (int64_t col = 0; col < k; ++col) {
-      double value = outBuf.get(model * k + col);
+      // A frozen model's outputs are not its own (its matmuls were
+      // skipped): none are reported.
+      double value = stepBuf[model] != 0.0
+                         ? outBuf.get(model * k + col)
+                         : std::numeric_limits<double>::quiet_NaN();
       lastTrainOut[model * k + col] = value;
       runningSums[model * k + col] += value * static_cast<double>(b);
     }

@@ -294,3 +294,51 @@ TEST(BatchMatmulKernelTest, AccumulateWithEmptyContractionLeavesCUnchanged) {
 }
 
 } // namespace
+
+namespace {
+
+// While an IdleModelsGuard lives, the slices of frozen models are skipped:
+// a batch of 6 is 3 models x 2 slices; model 1 is idle, so slices 2 and 3
+// keep what they held and the others are computed. Without the guard, or
+// for a batch that is not a multiple of the model count, everything is.
+TEST(BatchMatmulKernelTest, SkipsTheSlicesOfIdleModels) {
+  const int64_t batch = 6, m = 3, n = 4, k = 5;
+  std::vector<float> a = filled(batch * m * k, 1), b = filled(batch * k * n, 2);
+  auto run = [&](std::vector<float> &c, int64_t slices) {
+    auto ra = makeDenseMemRef<float, 3>(a.data(), {slices, m, k});
+    auto rb = makeDenseMemRef<float, 3>(b.data(), {slices, k, n});
+    auto rc = makeDenseMemRef<float, 3>(c.data(), {slices, m, n});
+    _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 0);
+  };
+  std::vector<float> full(batch * m * n, 0.0f);
+  run(full, batch);
+  const float sentinel = 12345.0f;
+  const uint8_t idle[3] = {0, 1, 0};
+  std::vector<float> skipped(batch * m * n, sentinel);
+  {
+    IdleModelsGuard guard(idle, 3);
+    run(skipped, batch);
+  }
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t e = 0; e < m * n; ++e) {
+      float got = skipped[i * m * n + e];
+      if (i == 2 || i == 3)
+        ASSERT_EQ(got, sentinel) << "slice " << i << " of the idle model";
+      else
+        ASSERT_EQ(got, full[i * m * n + e]) << "slice " << i;
+    }
+  // The guard is gone: every slice again.
+  std::vector<float> again(batch * m * n, sentinel);
+  run(again, batch);
+  EXPECT_EQ(again, full);
+  // 5 slices are not a whole number per model: all are computed.
+  std::vector<float> odd(5 * m * n, sentinel);
+  {
+    IdleModelsGuard guard(idle, 3);
+    run(odd, 5);
+  }
+  for (float v : odd)
+    ASSERT_NE(v, sentinel);
+}
+
+} // namespace

@@ -52,6 +52,22 @@ std::string takeKernelError();
 /// since it must not throw into compiled code.
 void recordKernelError(const std::string &message);
 
+/// Frozen models (diverged or stopped: their step is 0, and the train
+/// step's results for them are discarded) whose slices the batched matmul
+/// kernels skip while the guard lives, on the thread that creates it:
+/// `idle[m]` for each of `models` models. A matmul whose batch is a
+/// multiple k of `models` holds model m's slices at [m k, (m + 1) k) (the
+/// model dimension is outermost); other batches are computed whole. The
+/// trainer sets it around each CPU train step, so successive halving frees
+/// the stopped models' matmul time.
+class IdleModelsGuard {
+public:
+  IdleModelsGuard(const uint8_t *idle, int64_t models);
+  ~IdleModelsGuard();
+  IdleModelsGuard(const IdleModelsGuard &) = delete;
+  IdleModelsGuard &operator=(const IdleModelsGuard &) = delete;
+};
+
 /// Sets up the OpenMP runtime that an artifact's parallel loops use, before
 /// it starts (Artifact::load calls it): as many threads as the batched
 /// kernels use (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the

@@ -264,6 +264,24 @@ static int compileMain(::mbt::Stage stage, bool printStage, StringRef libraryPat
   return 0;
 }
 
+/// The run the train options ask for, of `artifact` into `dir`.
+static ::mbt::runtime::RunRequest runRequest(StringRef artifact,
+                                            StringRef dir) {
+  ::mbt::runtime::RunRequest request;
+  request.artifact = artifact.str();
+  request.outDir = dir.str();
+  request.dataDir = dataDir;
+  request.epochs = epochs;
+  request.quiet = quiet;
+  request.json = jsonOutput;
+  request.logEvery = logEvery;
+  request.evalEvery = evalEvery;
+  request.earlyStop = earlyStop;
+  request.halveEvery = halveEvery;
+  request.checkpointEvery = checkpointEvery;
+  return request;
+}
+
 /// `mbtc train --resume DIR`: the run goes on with DIR's artifact.
 static int resumeMain() {
   if (inputFile.getNumOccurrences() > 0) {
@@ -278,18 +296,7 @@ static int resumeMain() {
   }
   SmallString<256> library(resumeDir.getValue());
   llvm::sys::path::append(library, "model.so");
-  ::mbt::runtime::RunRequest request;
-  request.artifact = std::string(library.str());
-  request.outDir = resumeDir;
-  request.dataDir = dataDir;
-  request.epochs = epochs;
-  request.quiet = quiet;
-  request.json = jsonOutput;
-  request.logEvery = logEvery;
-  request.evalEvery = evalEvery;
-  request.earlyStop = earlyStop;
-  request.halveEvery = halveEvery;
-  request.checkpointEvery = checkpointEvery;
+  ::mbt::runtime::RunRequest request = runRequest(library, resumeDir);
   request.resume = true;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }
@@ -332,19 +339,7 @@ static int trainMain(MLIRContext &ctx) {
   if (!quiet && !jsonOutput)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library << " in "
                  << llvm::format("%.2f", seconds) << " s\n";
-  ::mbt::runtime::RunRequest request;
-  request.artifact = std::string(library.str());
-  request.outDir = dir;
-  request.dataDir = dataDir;
-  request.epochs = epochs;
-  request.quiet = quiet;
-  request.json = jsonOutput;
-  request.logEvery = logEvery;
-  request.evalEvery = evalEvery;
-  request.earlyStop = earlyStop;
-  request.halveEvery = halveEvery;
-  request.checkpointEvery = checkpointEvery;
-  return ::mbt::runtime::runArtifact(request, "mbtc");
+  return ::mbt::runtime::runArtifact(runRequest(library, dir), "mbtc");
 }
 
 int main(int argc, char **argv) {

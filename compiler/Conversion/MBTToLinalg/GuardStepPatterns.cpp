@@ -1,7 +1,8 @@
 //===- GuardStepPatterns.cpp - mbt.guard_step to linalg -------------------===//
 //
 // mbt.guard_step is a segmented "any non-finite" over the flat gradient
-// buffer, then a select per model. The test is on the bits (the exponent
+// buffer, then a select per model (one loop for the step, one for the
+// reported loss). The test is on the bits (the exponent
 // all ones: inf or NaN) and the per-row reduction an integer OR, which
 // LLVM vectorizes; a floating-point formulation (a sum of g * 0, a chain
 // of selects) would be a strict in-order reduction it cannot.
@@ -65,32 +66,43 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
             .getResult(0);
 
     // step, or 0 where the gradients or the loss are not finite; the
-    // loss, or NaN there.
+    // loss, or NaN there. Two loops, each with one use, so that elementwise
+    // fusion can pull the step's into the fused update that reads it (on a
+    // GPU: no kernel of its own).
     Value loss = op.getLoss();
     auto lossType = cast<RankedTensorType>(loss.getType());
-    SmallVector<AffineMap> maps(5, id1);
-    Value steps = buildEmpty(rewriter, loc, stepType, {{step, 0}});
-    Value losses = buildEmpty(rewriter, loc, lossType, {{loss, 0}});
-    auto guard = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{stepType, lossType}, ValueRange{step, nonFinite, loss},
-        ValueRange{steps, losses}, maps, iterators(1),
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value bad =
-              b.create<arith::OrIOp>(l, a[1], nonFiniteBit(b, l, a[2], flagType));
-          Value zero = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(0));
-          Value none = floatConstant(b, l, a[0].getType(), 0.0);
-          Value finite =
-              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, bad, zero);
-          Value steps = b.create<arith::AndIOp>(
-              l, finite,
-              b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE, a[0], none));
-          Value nan = floatConstant(b, l, a[2].getType(),
-                                    std::numeric_limits<double>::quiet_NaN());
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, steps, a[0], none),
-                            b.create<arith::SelectOp>(l, steps, a[2], nan)});
-        });
-    rewriter.replaceOp(op, guard.getResults());
+    auto perModel = [&](RankedTensorType type, Value like, bool stepResult) {
+      Value init = buildEmpty(rewriter, loc, type, {{like, 0}});
+      return rewriter
+          .create<linalg::GenericOp>(
+              loc, TypeRange{type}, ValueRange{step, nonFinite, loss},
+              ValueRange{init}, SmallVector<AffineMap>(4, id1), iterators(1),
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value bad = b.create<arith::OrIOp>(
+                    l, a[1], nonFiniteBit(b, l, a[2], flagType));
+                Value zero =
+                    b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(0));
+                Value none = floatConstant(b, l, a[0].getType(), 0.0);
+                Value finite = b.create<arith::CmpIOp>(
+                    l, arith::CmpIPredicate::eq, bad, zero);
+                Value steps = b.create<arith::AndIOp>(
+                    l, finite,
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE, a[0],
+                                            none));
+                Value kept =
+                    stepResult
+                        ? b.create<arith::SelectOp>(l, steps, a[0], none)
+                        : b.create<arith::SelectOp>(
+                              l, steps, a[2],
+                              floatConstant(
+                                  b, l, a[2].getType(),
+                                  std::numeric_limits<double>::quiet_NaN()));
+                b.create<linalg::YieldOp>(l, ValueRange{kept});
+              })
+          .getResult(0);
+    };
+    rewriter.replaceOp(op, {perModel(stepType, step, true),
+                            perModel(lossType, loss, false)});
     return success();
   }
 };

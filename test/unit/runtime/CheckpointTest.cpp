@@ -112,12 +112,7 @@ protected:
   Dataset test = makeSyntheticDataset(90, 16, 4, 2, "synthetic/test");
 
   static TrainOptions silent(const std::string &outDir = "") {
-    TrainOptions options;
-    options.outDir = outDir;
-    options.quiet = true;
-    options.progress = nullptr;
-    options.report = nullptr;
-    return options;
+    return silentOptions(outDir);
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "mbt/runtime/Dataset.h"
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Trainer.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -97,6 +98,17 @@ inline std::string errorOf(const std::function<void()> &body) {
 }
 
 /// Path of a fake artifact variant built by this directory's CMakeLists.
+/// Trainer options that print nothing (no progress, no table), writing
+/// results to `outDir` (none when empty).
+inline runtime::TrainOptions silentOptions(const std::string &outDir = "") {
+  runtime::TrainOptions options;
+  options.outDir = outDir;
+  options.quiet = true;
+  options.progress = nullptr;
+  options.report = nullptr;
+  return options;
+}
+
 inline std::string fakeArtifactPath(const std::string &name) {
   return std::string(MBT_TEST_ARTIFACT_DIR) + "/" + name + ".so";
 }

@@ -40,11 +40,7 @@ protected:
   Dataset test = makeSyntheticDataset(90, 16, 4, 2, "synthetic/test");
 
   static TrainOptions silent(const std::string &outDir = "") {
-    TrainOptions options;
-    options.outDir = outDir;
-    options.quiet = true;
-    options.report = nullptr;
-    return options;
+    return silentOptions(outDir);
   }
 };
 
@@ -419,6 +415,13 @@ TEST_F(TrainerTest, LabelsOutsideTheTargetClassesAreRejected) {
   bad.y[5] = 4;
   EXPECT_THAT(errorOf([&] { Trainer(artifact, bad, test, silent()); }),
               HasSubstr("label 4 of sample 5"));
+}
+
+TEST_F(TrainerTest, EmptyTrainingSetIsRejected) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  Dataset empty = makeSyntheticDataset(0, 16, 4, 3, "nothing");
+  EXPECT_THAT(errorOf([&] { Trainer(artifact, empty, test, silent()); }),
+              HasSubstr("training set 'nothing' is empty"));
 }
 
 TEST_F(TrainerTest, UncreatableOutputDirectoryIsReported) {

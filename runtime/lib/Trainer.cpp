@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -108,11 +109,43 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   bestValidationLoss.assign(m, std::numeric_limits<double>::infinity());
   evaluationsSinceBest.assign(m, 0);
   // Last: the device copies start from the initialized host buffers.
-  if (manifest.device == Manifest::Device::CUDA)
+  if (manifest.device == Manifest::Device::CUDA) {
     mirrorOnDevice();
+    const char *env = std::getenv("MBT_CUDA_GRAPHS");
+    useGraphs = this->options.deviceGraphs && !(env && std::string(env) == "0");
+  }
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  for (auto &[shape, step] : trainGraphs)
+    if (step.graph)
+      device->destroyGraph(step.graph);
+}
+
+void Trainer::runOnDevice(const std::function<void()> &issue, int64_t b) {
+  if (!useGraphs)
+    return issue();
+  StepGraph &step = trainGraphs[{b, xShared}];
+  if (step.graph) {
+    device->launchGraph(step.graph);
+  } else if (step.uses == 0) {
+    issue();
+  } else {
+    std::string why;
+    step.graph = device->captureGraph(issue, why);
+    if (step.graph) {
+      device->launchGraph(step.graph);
+    } else {
+      useGraphs = false;
+      if (options.progress)
+        *options.progress << "mbt: warning: the train step could not be "
+                             "captured as a graph ("
+                          << why << "); its launches are issued one by one\n";
+      issue();
+    }
+  }
+  ++step.uses;
+}
 
 void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
                         int64_t b) {
@@ -240,8 +273,18 @@ template <typename T, typename H> T *pick(void *device, H *host) {
 } // namespace
 
 template <typename T> void Trainer::callTrainStep(int64_t b) {
-  if (device)
+  if (device) {
     uploadStepInputs(b, /*train=*/true);
+    // Captured by value: a graph device may keep it to replay the step.
+    runOnDevice([this, b] { issueTrainStep<T>(b); }, b);
+    device->download(outBuf.raw(), onDevice.out, outBuf.bytes());
+    hostStale = true;
+    return;
+  }
+  issueTrainStep<T>(b);
+}
+
+template <typename T> void Trainer::issueTrainStep(int64_t b) {
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
   auto state = makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
@@ -258,10 +301,6 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
     anyIdle |= (idle[model] = stepBuf[model] == 0.0);
   IdleModelsGuard guard(anyIdle && !device ? idle.data() : nullptr, m);
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
-  if (device) {
-    device->download(outBuf.raw(), d.out, outBuf.bytes());
-    hostStale = true;
-  }
 }
 
 template <typename T> void Trainer::callEvalStep(int64_t b) {

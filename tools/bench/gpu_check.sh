@@ -12,7 +12,9 @@
 #      models 0, 1, 32 and 63 trained alone on the GPU against their rows of
 #      the batch (within 1e-6);
 #   3. trains MLP-S N = 64 for one epoch of Fashion-MNIST on the GPU with
-#      mbt-run (the whole runtime: data, steps, evaluation, leaderboard);
+#      mbt-run (the whole runtime: data, steps, evaluation, leaderboard),
+#      once with the steps captured as CUDA graphs and once without, and
+#      compares the two final checkpoints byte for byte;
 #   4. times the GPU step (mbt-gpu-check --bench-steps) and the PyTorch
 #      peers on the same GPU (tools/bench/gpu_peers.py: torch.func vmap
 #      eager, the same under torch.compile, sequential);
@@ -65,9 +67,24 @@ for n in 64 1024; do
 done
 
 echo "== mbt-run, MLP-S N = 64, one epoch of Fashion-MNIST on the GPU"
+start=$(date +%s.%N)
 MBT_DATA_DIR="$prep/data" "$build/bin/mbt-run" "$prep/artifacts/mlp-s-64.cuda.so" \
   --epochs 1 --quiet --out "$prep/results-64" > "$prep/mbt-run-64.log" 2>&1 || status=1
+graphs_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 head -8 "$prep/mbt-run-64.log"
+# The same epoch with every launch issued one by one (no CUDA graphs): the
+# final checkpoints (every model's parameters and Adam state) must match
+# byte for byte, since a replayed graph runs the same kernels.
+start=$(date +%s.%N)
+MBT_CUDA_GRAPHS=0 MBT_DATA_DIR="$prep/data" "$build/bin/mbt-run" \
+  "$prep/artifacts/mlp-s-64.cuda.so" --epochs 1 --quiet \
+  --out "$prep/results-64-nographs" > "$prep/mbt-run-64-nographs.log" 2>&1 || status=1
+plain_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if cmp -s "$prep/results-64/checkpoint.mbtrun" "$prep/results-64-nographs/checkpoint.mbtrun"; then
+  echo "CUDA graphs: same final checkpoint as launch by launch (epoch: $graphs_s s with graphs, $plain_s s without)"
+else
+  echo "CUDA graphs: FINAL CHECKPOINTS DIFFER from launch by launch"; status=1
+fi
 
 declare -A peer_ms
 for n in 64 1024; do

@@ -41,6 +41,44 @@ public:
     }
     return takeKernelError();
   }
+  void *captureGraph(const std::function<void()> &issue,
+                     std::string &why) override {
+    CUstream stream = cuda::sharedStream();
+    // Thread-local: other threads' CUDA calls are not part of the capture
+    // and do not break it.
+    CUresult began =
+        cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (began != CUDA_SUCCESS)
+      return failed(began, "cuStreamBeginCapture", why);
+    issue();
+    CUgraph graph = nullptr;
+    CUresult ended = cuStreamEndCapture(stream, &graph);
+    // A launch or cuBLAS call that failed while capturing recorded why.
+    std::string issued = takeKernelError();
+    if (ended != CUDA_SUCCESS || !graph || !issued.empty()) {
+      if (graph)
+        cuGraphDestroy(graph);
+      if (!issued.empty()) {
+        why = issued;
+        return nullptr;
+      }
+      return failed(ended, "cuStreamEndCapture", why);
+    }
+    CUgraphExec exec = nullptr;
+    CUresult made = cuGraphInstantiate(&exec, graph, 0);
+    cuGraphDestroy(graph);
+    if (made != CUDA_SUCCESS)
+      return failed(made, "cuGraphInstantiate", why);
+    return exec;
+  }
+  void launchGraph(void *graph) override {
+    cuda::check(cuGraphLaunch(static_cast<CUgraphExec>(graph),
+                              cuda::sharedStream()),
+                "cuGraphLaunch");
+  }
+  void destroyGraph(void *graph) override {
+    cuGraphExecDestroy(static_cast<CUgraphExec>(graph));
+  }
   std::string name() const override {
     CUdevice device;
     char text[256] = {0};
@@ -51,6 +89,15 @@ public:
   }
 
 private:
+  static void *failed(CUresult result, const char *what, std::string &why) {
+    try {
+      cuda::check(result, what);
+    } catch (const RuntimeError &error) {
+      why = error.what();
+    }
+    return nullptr;
+  }
+
   std::vector<cuda::DeviceBuffer> buffers;
 };
 

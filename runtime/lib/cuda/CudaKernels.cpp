@@ -44,6 +44,12 @@ cublasHandle_t handle() {
     // The FP32 path: TF32 would change every product's rounding.
     checkCublas(cublasSetMathMode(created, CUBLAS_PEDANTIC_MATH),
                 "cublasSetMathMode");
+    // A workspace of its own, so that no call allocates one, which a
+    // captured step (CUDA graph) must not (32 MiB: NVIDIA's advice for
+    // Hopper).
+    static cuda::DeviceBuffer workspace(size_t(32) << 20);
+    checkCublas(cublasSetWorkspace(created, workspace.data(), workspace.size()),
+                "cublasSetWorkspace");
     return created;
   }();
   return h;

@@ -161,6 +161,82 @@ TEST_F(TrainerTest, DeviceArtifactTrainsExactlyLikeTheHostOne) {
   EXPECT_NE(fresh.modelParams(0), hostTrainer.modelParams(0));
 }
 
+/// A host-backed device that "captures" graphs: it keeps the work to
+/// replay it (the trainer's closure holds no reference into its stack), or
+/// refuses to capture, as a device without graph support would.
+class GraphDevice : public HostBackedDevice {
+public:
+  GraphDevice(int *opened, bool capture)
+      : HostBackedDevice(opened), capture(capture) {}
+  void *captureGraph(const std::function<void()> &issue,
+                     std::string &why) override {
+    ++attempts;
+    if (!capture) {
+      why = "no graphs here";
+      return nullptr;
+    }
+    graphs.push_back(issue);
+    return reinterpret_cast<void *>(graphs.size());
+  }
+  void launchGraph(void *graph) override {
+    ++launches;
+    graphs[reinterpret_cast<size_t>(graph) - 1]();
+  }
+  void destroyGraph(void *) override { ++destroyed; }
+
+  bool capture;
+  std::vector<std::function<void()>> graphs;
+  int attempts = 0, launches = 0;
+  static inline int destroyed = 0;
+};
+
+// Graph capture and replay: 14 steps of 200 samples in batches of 32 are
+// two shapes (12 full batches, 2 of 8). Each shape's first step runs
+// directly, its second is captured, the later ones replay its graph; the
+// parameters are the host run's bits. A device that cannot capture warns
+// once and runs every step directly, with the same bits.
+TEST_F(TrainerTest, DeviceStepsAreCapturedOncePerShapeAndReplayed) {
+  Artifact host = Artifact::load(fakeArtifactPath("fake_m4"));
+  Artifact onDevice = Artifact::load(fakeArtifactPath("fake_m4_device"));
+  Trainer hostTrainer(host, train, test, silent());
+  hostTrainer.runSteps(14);
+  for (bool capture : {true, false}) {
+    int opened = 0;
+    GraphDevice *device = nullptr;
+    std::ostringstream notes;
+    TrainOptions options = silent();
+    options.progress = &notes;
+    options.openDevice = [&] {
+      device = new GraphDevice(&opened, capture);
+      return std::unique_ptr<DeviceMemory>(device);
+    };
+    GraphDevice::destroyed = 0;
+    {
+      Trainer trainer(onDevice, train, test, options);
+      trainer.runSteps(14);
+      for (int64_t model = 0; model < 4; ++model) {
+        std::vector<double> a = trainer.modelParams(model),
+                            b = hostTrainer.modelParams(model);
+        EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()), 0)
+            << "model " << model << (capture ? " (graphs)" : " (no graphs)");
+      }
+      if (capture) {
+        EXPECT_EQ(device->attempts, 2);
+        EXPECT_EQ(device->graphs.size(), 2u);
+        // 12 + 2 steps: 2 direct, 2 captured and launched, 10 replays.
+        EXPECT_EQ(device->launches, 12);
+        EXPECT_EQ(notes.str(), "");
+      } else {
+        EXPECT_EQ(device->attempts, 1);
+        EXPECT_EQ(device->launches, 0);
+        EXPECT_THAT(notes.str(), HasSubstr("could not be captured as a graph "
+                                           "(no graphs here)"));
+      }
+    }
+    EXPECT_EQ(GraphDevice::destroyed, capture ? 2 : 0);
+  }
+}
+
 TEST_F(TrainerTest, TrainingLowersTestLossOfHealthyModels) {
   Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
   Trainer trainer(artifact, train, test, silent());

@@ -15,6 +15,7 @@
 #define MBT_RUNTIME_DEVICEMEMORY_H
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,20 @@ public:
   virtual std::string takeError() = 0;
   /// What it runs on, for messages ("NVIDIA H200").
   virtual std::string name() const = 0;
+
+  /// Graphs (CUDA graphs): records the device work that `issue` submits,
+  /// without running it, as a graph that launchGraph() replays; the work
+  /// must then be replayed to happen. Returns null, with `why`, where the
+  /// device cannot capture it (the work did not run either).
+  virtual void *captureGraph(const std::function<void()> &issue,
+                             std::string &why) {
+    why = "this device does not capture graphs";
+    return nullptr;
+  }
+  /// Queues a captured graph's work, after everything queued before.
+  virtual void launchGraph(void *graph) {}
+  /// Frees a captured graph.
+  virtual void destroyGraph(void *graph) {}
 };
 
 /// Loads libmbt_runtime_cuda.so (next to libmbt_runtime.so, else by the

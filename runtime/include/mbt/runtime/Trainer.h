@@ -27,6 +27,7 @@
 
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -55,6 +56,10 @@ struct TrainOptions {
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
   /// fake.
   std::function<std::unique_ptr<DeviceMemory>()> openDevice;
+  /// On a device: capture each shape of train step once as a graph (CUDA
+  /// graphs) and replay it, instead of issuing its launches one by one.
+  /// MBT_CUDA_GRAPHS=0 in the environment turns it off too.
+  bool deviceGraphs = true;
   /// run() appends each model's running train means to metrics.jsonl
   /// every this many steps within an epoch (the curves of report.html);
   /// -1: about 20 times an epoch; 0: at epoch ends only.
@@ -203,12 +208,20 @@ private:
   /// Uploads what a step reads that changed (the batch; the step numbers
   /// when `train`).
   void uploadStepInputs(int64_t b, bool train);
+  /// Runs `issue` (a train step's device work) directly, or captured as a
+  /// graph and replayed (deviceGraphs): a batch shape's first step runs
+  /// directly (it loads the kernels), its second is captured, later ones
+  /// replay that graph. A failed capture turns graphs off, with a warning.
+  void runOnDevice(const std::function<void()> &issue, int64_t b);
   /// Brings params and state back from the device, if they changed there.
   void syncFromDevice() const;
   /// The workspace descriptor the steps get: the host's, or the device's.
   WorkspaceRef stepWorkspace();
-  /// The artifact's train step on the loaded batch, with buffers of T.
+  /// The artifact's train step on the loaded batch, with buffers of T:
+  /// the device's uploads and download around issueTrainStep.
   template <typename T> void callTrainStep(int64_t b);
+  /// The call itself, on the buffers (the host's or the device's).
+  template <typename T> void issueTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
   template <typename T> void callEvalStep(int64_t b);
   /// Per-model means of every output over `n` samples, loaded `batch` at a
@@ -252,6 +265,13 @@ private:
   };
   std::unique_ptr<DeviceMemory> device;
   DevicePointers onDevice;
+  /// Captured train steps by batch shape (size, x shared).
+  struct StepGraph {
+    int64_t uses = 0;
+    void *graph = nullptr;
+  };
+  std::map<std::pair<int64_t, bool>, StepGraph> trainGraphs;
+  bool useGraphs = false;
   /// Whether params and state changed on the device since the last sync.
   mutable bool hostStale = false;
   /// Whether the loaded batch is one batch every model shares (x holds

@@ -41,15 +41,15 @@ public:
   /// without running it, as a graph that launchGraph() replays; the work
   /// must then be replayed to happen. Returns null, with `why`, where the
   /// device cannot capture it (the work did not run either).
-  virtual void *captureGraph(const std::function<void()> &issue,
+  virtual void *captureGraph(const std::function<void()> & /*issue*/,
                              std::string &why) {
     why = "this device does not capture graphs";
     return nullptr;
   }
   /// Queues a captured graph's work, after everything queued before.
-  virtual void launchGraph(void *graph) {}
+  virtual void launchGraph(void * /*graph*/) {}
   /// Frees a captured graph.
-  virtual void destroyGraph(void *graph) {}
+  virtual void destroyGraph(void * /*graph*/) {}
 };
 
 /// Loads libmbt_runtime_cuda.so (next to libmbt_runtime.so, else by the

@@ -4,7 +4,7 @@
 //   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | S | K |
 //   element bytes | step | epochs started | batch in epoch |
 //   running samples | metrics bytes | running sums (M*K f64) |
-//   diverged (M bytes) | diverged step (M) | stopped step (M) |
+//   diverged step (M) | stopped step (M) |
 //   stop reason (M strings: length, bytes) | best validation loss (M f64) |
 //   evaluations since best (M) | params (M*P elements) |
 //   state (S*M*P elements) | CRC-32 of all the above (u32)
@@ -28,7 +28,7 @@ namespace runtime {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'B', 'T', 'R', 'U', 'N', '\0', '\0'};
-constexpr int64_t kVersion = 2;
+constexpr int64_t kVersion = 3;
 
 class Writer {
 public:
@@ -133,7 +133,6 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
     w.i64(v);
   for (double v : c.runningSums)
     w.f64(v);
-  w.bytes(c.diverged.data(), c.diverged.size());
   for (int64_t v : c.divergedStep)
     w.i64(v);
   for (int64_t v : c.stoppedStep)
@@ -201,8 +200,6 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.runningSums.resize(sums);
   for (double &v : c.runningSums)
     v = r.f64("the running sums");
-  const char *flags = r.take(c.models, "the diverged flags");
-  c.diverged.assign(flags, flags + c.models);
   c.divergedStep.resize(c.models);
   for (int64_t &v : c.divergedStep)
     v = r.count("a diverged step", kMax);

@@ -78,7 +78,7 @@ Leaderboard Trainer::buildLeaderboard(
       row.validation = validationMeans[model];
     // A non-finite test loss is as much a divergence as a train one (an
     // empty test split gives NaN for everyone and says nothing).
-    row.diverged = divergedFlags[model] ||
+    row.diverged = diverged(model) ||
                    (testData.count > 0 && !std::isfinite(row.test[0]));
     row.divergedStep = divergedAt[model];
     row.stoppedStep = stoppedAt[model];
@@ -130,6 +130,10 @@ Leaderboard Trainer::run() {
                          : std::max<int64_t>(1, (stepsPerEpoch + 19) / 20);
   if (firstEpoch > 1 && firstStep == 1)
     trainMeans = runningMeans();
+  // Successive halving stops models at every multiple of its period.
+  auto halvingDue = [&] {
+    return options.halveEvery > 0 && stepCount % options.halveEvery == 0;
+  };
 
   for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
     progress.beginEpoch();
@@ -144,8 +148,7 @@ Leaderboard Trainer::run() {
                       " (its loss or gradients are not finite); it is frozen "
                       "at its parameters of the step before, and the other "
                       "models go on");
-      bool halveNow =
-          options.halveEvery > 0 && stepCount % options.halveEvery == 0;
+      bool halveNow = halvingDue();
       if (step < stepsPerEpoch) {
         // Within the epoch: curve points, evaluations, checkpoints.
         std::string lines;
@@ -180,7 +183,7 @@ Leaderboard Trainer::run() {
       double best = std::numeric_limits<double>::quiet_NaN();
       for (int64_t model = 0; model < m; ++model) {
         double loss = runningSums[model * k] / runningSamples;
-        if (!divergedFlags[model] && std::isfinite(loss) &&
+        if (!diverged(model) && std::isfinite(loss) &&
             (std::isnan(best) || loss < best))
           best = loss;
       }
@@ -201,10 +204,7 @@ Leaderboard Trainer::run() {
     testMeans = evaluate(testData);
     validationMeans = evaluateValidation();
     if (!validationMeans.empty())
-      applyStopping(validationMeans,
-                    options.halveEvery > 0 &&
-                        stepCount % options.halveEvery == 0,
-                    progress);
+      applyStopping(validationMeans, halvingDue(), progress);
     std::string lines;
     for (int64_t model = 0; model < m; ++model) {
       lines += formatMetricsLine(epoch, stepCount, model, "train",
@@ -298,13 +298,6 @@ void Trainer::publish(const std::string &metricsPath,
     return;
   writeFileAtomically(options.outDir + "/leaderboard.json",
                       leaderboardToJson(board));
-  writeReport(metricsPath, board);
-}
-
-void Trainer::writeReport(const std::string &metricsPath,
-                          const Leaderboard &board) const {
-  if (options.outDir.empty())
-    return;
   std::string title = "mbt: " + std::to_string(m) + " models of '" +
                       manifest.model + "' (" + options.outDir + ")";
   writeFileAtomically(

@@ -102,7 +102,6 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
-  divergedFlags.assign(m, false);
   divergedAt.assign(m, 0);
   stoppedAt.assign(m, 0);
   stopReason.assign(m, "");
@@ -333,11 +332,8 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
     // A NaN loss says the model did not step: its loss or gradients were
     // not finite (or it was frozen already: diverged or stopped).
     if (stepBuf[model] != 0.0 && !std::isfinite(outBuf.get(model * k))) {
-      divergedFlags[model] = true;
-      if (!divergedAt[model]) {
-        divergedAt[model] = stepCount;
-        newlyDiverged.push_back(model);
-      }
+      divergedAt[model] = stepCount;
+      newlyDiverged.push_back(model);
     }
     for (int64_t col = 0; col < k; ++col) {
       // A frozen model's outputs are not its own (its matmuls were

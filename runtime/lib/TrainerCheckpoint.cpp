@@ -58,7 +58,6 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.batchInEpoch = batchIndex;
   c.runningSums = runningSums;
   c.runningSamples = runningSamples;
-  c.diverged.assign(divergedFlags.begin(), divergedFlags.end());
   c.divergedStep = divergedAt;
   c.stoppedStep = stoppedAt;
   c.stopReason = stopReason;
@@ -104,7 +103,6 @@ void Trainer::restore(const RunCheckpoint &c) {
   stepCount = c.step;
   runningSums = c.runningSums;
   runningSamples = c.runningSamples;
-  divergedFlags.assign(c.diverged.begin(), c.diverged.end());
   divergedAt = c.divergedStep;
   stoppedAt = c.stoppedStep;
   stopReason = c.stopReason;

@@ -113,7 +113,7 @@ TEST_F(DivergenceIsolation, DivergingModelIsFrozenAndTheOthersAreUnchanged) {
   for (int model = 0; model < kModels; ++model)
     if (model != kDiverging) {
       EXPECT_EQ(trainer.divergedSteps()[model], 0) << "model " << model;
-      EXPECT_FALSE(trainer.diverged()[model]) << "model " << model;
+      EXPECT_FALSE(trainer.diverged(model)) << "model " << model;
     }
 
   // Frozen at its parameters (and momentum) of step s - 1, all finite.

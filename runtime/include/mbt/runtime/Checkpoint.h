@@ -35,8 +35,7 @@ struct RunCheckpoint {
   /// The current epoch's running sums of the outputs [M*K] and samples.
   std::vector<double> runningSums;
   int64_t runningSamples = 0;
-  /// Per model: whether it ever diverged, and the step (0: none).
-  std::vector<uint8_t> diverged;
+  /// Per model: the step its loss or gradients were not finite (0: none).
   std::vector<int64_t> divergedStep;
   /// Per model: the step a stopping policy stopped it (0: none), why, and
   /// early stopping's best validation loss and evaluations since it.

@@ -147,8 +147,8 @@ public:
   std::string modelStateDict(int64_t model) const;
   /// `out` of the last train step: [M][K] (NaN before the first step).
   std::vector<std::vector<double>> lastTrainOutputs() const;
-  /// Whether each model's train loss has ever been NaN/inf.
-  const std::vector<bool> &diverged() const { return divergedFlags; }
+  /// Whether model `model`'s loss or gradients were ever NaN/inf.
+  bool diverged(int64_t model) const { return divergedAt[model] != 0; }
   /// Per model, the train step (1-based) whose loss or gradients were not
   /// finite, or 0. From that step on the model is frozen: the steps leave
   /// its parameters and state as they were after the step before, and the
@@ -181,9 +181,6 @@ private:
   /// at the end, after every epoch and at every --eval-every evaluation,
   /// so both files follow the run while it trains.
   void publish(const std::string &metricsPath, const Leaderboard &board) const;
-  /// Renders outDir/report.html from metrics.jsonl and `board`.
-  void writeReport(const std::string &metricsPath,
-                   const Leaderboard &board) const;
   /// metrics.jsonl lines of every model's `split` means at this step.
   std::string metricsLines(int64_t epoch, const std::string &split,
                            const std::vector<std::vector<double>> &means) const;
@@ -287,7 +284,7 @@ private:
   std::vector<double> runningSums; // [M*K], weighted by batch size
   int64_t runningSamples = 0;
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
-  std::vector<bool> divergedFlags;
+  /// Per model, the step its loss or gradients were not finite (0: never).
   std::vector<int64_t> divergedAt;
   /// Stopping policies: the step and reason a model was stopped, and early
   /// stopping's best validation loss and evaluations since it.

@@ -100,6 +100,8 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];
+  idleModels.assign(m, 0);
+  batchSamples.assign(batch, 0);
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   divergedAt.assign(m, 0);
@@ -294,11 +296,10 @@ template <typename T> void Trainer::issueTrainStep(int64_t b) {
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
   // Frozen models' matmuls are skipped on the CPU (Kernels.h).
-  std::vector<uint8_t> idle(m);
   bool anyIdle = false;
   for (int64_t model = 0; model < m; ++model)
-    anyIdle |= (idle[model] = stepBuf[model] == 0.0);
-  IdleModelsGuard guard(anyIdle && !device ? idle.data() : nullptr, m);
+    anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
+  IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
   artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
 }
 
@@ -362,10 +363,9 @@ void Trainer::trainNextBatch() {
   if (routing.shared()) {
     // Positions are samples, unless a validation split was carved out.
     const int64_t *positions = epochBatches->batch(batchIndex);
-    std::vector<int64_t> samples(positions, positions + b);
-    for (int64_t &s : samples)
-      s = routing.sharedSample(s);
-    loadBatch(trainData, samples.data(), b);
+    for (int64_t j = 0; j < b; ++j)
+      batchSamples[j] = routing.sharedSample(positions[j]);
+    loadBatch(trainData, batchSamples.data(), b);
   } else
     loadRoutedBatch(trainData, epochBatches->batch(batchIndex), b,
                     [&](int64_t model, int64_t pos) {

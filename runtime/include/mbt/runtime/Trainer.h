@@ -281,6 +281,10 @@ private:
   int64_t batchIndex = 0;
   int64_t stepCount = 0;
 
+  /// Per step, without allocating: which models are frozen (their
+  /// matmuls are skipped) and the samples of a shared batch.
+  std::vector<uint8_t> idleModels;
+  std::vector<int64_t> batchSamples;
   std::vector<double> runningSums; // [M*K], weighted by batch size
   int64_t runningSamples = 0;
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out

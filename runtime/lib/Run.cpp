@@ -18,17 +18,8 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     Artifact artifact = Artifact::load(request.artifact);
     const Manifest &manifest = artifact.manifest();
     DataSplits data = loadDataSplits(manifest.data.name, request.dataDir);
-    TrainOptions options;
-    options.outDir = request.outDir;
-    options.epochs = request.epochs;
-    options.quiet = request.quiet || request.json;
-    options.reportJson = request.json;
-    options.checkpointEvery = request.checkpointEvery;
-    options.resume = request.resume;
-    options.logEvery = request.logEvery;
-    options.evalEvery = request.evalEvery;
-    options.earlyStopPatience = request.earlyStop;
-    options.halveEvery = request.halveEvery;
+    TrainOptions options = request.train;
+    options.quiet = options.quiet || options.reportJson;
     if (request.benchSteps > 0) {
       options.quiet = true;
       Trainer trainer(artifact, data.train, data.test, options);
@@ -50,7 +41,7 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     }
     Trainer trainer(artifact, data.train, data.test, options);
     if (!options.quiet)
-      std::cerr << tool << ": " << (request.resume ? "resuming " : "")
+      std::cerr << tool << ": " << (options.resume ? "resuming " : "")
                 << manifest.models << " models of '" << manifest.model
                 << "', " << data.train.count << " training samples, results in "
                 << options.outDir << "\n";

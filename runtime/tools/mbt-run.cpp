@@ -12,6 +12,7 @@
 #include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -49,22 +50,19 @@ void printUsage(std::ostream &os) {
         "still training (by validation)\n";
 }
 
-struct Arguments {
-  std::string artifact, outDir, dataDir;
-  int64_t epochs = -1;
-  int64_t benchSteps = 0;
-  int64_t checkpointEvery = 0;
-  int64_t logEvery = -1;
-  int64_t evalEvery = 0;
-  int64_t earlyStop = 0;
-  int64_t halveEvery = 0;
-  bool quiet = false;
-  bool json = false;
-  bool resume = false;
-};
-
-/// Parses argv; returns false (after printing why) on bad usage.
-bool parseArguments(int argc, char **argv, Arguments &args) {
+/// Parses argv into `request`; returns false (after printing why) on bad
+/// usage.
+bool parseArguments(int argc, char **argv, RunRequest &request) {
+  TrainOptions &train = request.train;
+  // Every flag that takes a non-negative integer, and where it goes.
+  const std::pair<const char *, int64_t *> integers[] = {
+      {"--epochs", &train.epochs},
+      {"--bench-steps", &request.benchSteps},
+      {"--checkpoint-every", &train.checkpointEvery},
+      {"--log-every", &train.logEvery},
+      {"--eval-every", &train.evalEvery},
+      {"--early-stop", &train.earlyStopPatience},
+      {"--halve-every", &train.halveEvery}};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -74,73 +72,46 @@ bool parseArguments(int argc, char **argv, Arguments &args) {
       }
       return argv[++i];
     };
-    // The value of `flag` as a non-negative integer, into `out`.
-    auto nonNegative = [&](const char *flag, int64_t &out) {
-      const char *v = value(flag);
+    auto integer = std::find_if(std::begin(integers), std::end(integers),
+                                [&](const auto &f) { return arg == f.first; });
+    if (integer != std::end(integers)) {
+      const char *v = value(integer->first);
       if (!v)
         return false;
       char *end = nullptr;
       long long n = std::strtoll(v, &end, 10);
       if (*v == '\0' || *end != '\0' || n < 0) {
-        std::cerr << "mbt-run: error: " << flag
+        std::cerr << "mbt-run: error: " << integer->first
                   << " expects a non-negative integer, got '" << v << "'\n";
         return false;
       }
-      out = n;
-      return true;
-    };
-    if (arg == "-h" || arg == "--help") {
+      *integer->second = n;
+    } else if (arg == "-h" || arg == "--help") {
       printUsage(std::cout);
       std::exit(0);
-    } else if (arg == "--out") {
-      const char *v = value("--out");
+    } else if (arg == "--out" || arg == "--data-dir") {
+      const char *v = value(arg.c_str());
       if (!v)
         return false;
-      args.outDir = v;
-    } else if (arg == "--data-dir") {
-      const char *v = value("--data-dir");
-      if (!v)
-        return false;
-      args.dataDir = v;
-    } else if (arg == "--epochs") {
-      if (!nonNegative("--epochs", args.epochs))
-        return false;
-    } else if (arg == "--bench-steps") {
-      if (!nonNegative("--bench-steps", args.benchSteps))
-        return false;
-    } else if (arg == "--checkpoint-every") {
-      if (!nonNegative("--checkpoint-every", args.checkpointEvery))
-        return false;
-    } else if (arg == "--log-every") {
-      if (!nonNegative("--log-every", args.logEvery))
-        return false;
-    } else if (arg == "--eval-every") {
-      if (!nonNegative("--eval-every", args.evalEvery))
-        return false;
-    } else if (arg == "--early-stop") {
-      if (!nonNegative("--early-stop", args.earlyStop))
-        return false;
-    } else if (arg == "--halve-every") {
-      if (!nonNegative("--halve-every", args.halveEvery))
-        return false;
+      (arg == "--out" ? train.outDir : request.dataDir) = v;
     } else if (arg == "--resume") {
-      args.resume = true;
+      train.resume = true;
     } else if (arg == "--quiet") {
-      args.quiet = true;
+      train.quiet = true;
     } else if (arg == "--json") {
-      args.json = true;
+      train.reportJson = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "mbt-run: error: unknown option '" << arg << "'\n";
       return false;
-    } else if (args.artifact.empty()) {
-      args.artifact = arg;
+    } else if (request.artifact.empty()) {
+      request.artifact = arg;
     } else {
       std::cerr << "mbt-run: error: more than one artifact given ('"
-                << args.artifact << "', '" << arg << "')\n";
+                << request.artifact << "', '" << arg << "')\n";
       return false;
     }
   }
-  if (args.artifact.empty()) {
+  if (request.artifact.empty()) {
     std::cerr << "mbt-run: error: no artifact given\n";
     return false;
   }
@@ -155,25 +126,12 @@ std::string directoryOf(const std::string &path) {
 
 int main(int argc, char **argv) {
   mbt::runtime::useVectorBlasKernels(argv); // see BlasKernels.h
-  Arguments args;
-  if (!parseArguments(argc, argv, args)) {
+  RunRequest request;
+  if (!parseArguments(argc, argv, request)) {
     printUsage(std::cerr);
     return 2;
   }
-  RunRequest request;
-  request.artifact = args.artifact;
-  request.outDir = args.outDir.empty() ? directoryOf(args.artifact) + "/results"
-                                       : args.outDir;
-  request.dataDir = args.dataDir;
-  request.epochs = args.epochs;
-  request.quiet = args.quiet;
-  request.benchSteps = args.benchSteps;
-  request.checkpointEvery = args.checkpointEvery;
-  request.resume = args.resume;
-  request.json = args.json;
-  request.logEvery = args.logEvery;
-  request.evalEvery = args.evalEvery;
-  request.earlyStop = args.earlyStop;
-  request.halveEvery = args.halveEvery;
+  if (request.train.outDir.empty())
+    request.train.outDir = directoryOf(request.artifact) + "/results";
   return runArtifact(request, "mbt-run");
 }

@@ -269,16 +269,17 @@ static ::mbt::runtime::RunRequest runRequest(StringRef artifact,
                                             StringRef dir) {
   ::mbt::runtime::RunRequest request;
   request.artifact = artifact.str();
-  request.outDir = dir.str();
   request.dataDir = dataDir;
-  request.epochs = epochs;
-  request.quiet = quiet;
-  request.json = jsonOutput;
-  request.logEvery = logEvery;
-  request.evalEvery = evalEvery;
-  request.earlyStop = earlyStop;
-  request.halveEvery = halveEvery;
-  request.checkpointEvery = checkpointEvery;
+  ::mbt::runtime::TrainOptions &train = request.train;
+  train.outDir = dir.str();
+  train.epochs = epochs;
+  train.quiet = quiet;
+  train.reportJson = jsonOutput;
+  train.logEvery = logEvery;
+  train.evalEvery = evalEvery;
+  train.earlyStopPatience = earlyStop;
+  train.halveEvery = halveEvery;
+  train.checkpointEvery = checkpointEvery;
   return request;
 }
 
@@ -297,7 +298,7 @@ static int resumeMain() {
   SmallString<256> library(resumeDir.getValue());
   llvm::sys::path::append(library, "model.so");
   ::mbt::runtime::RunRequest request = runRequest(library, resumeDir);
-  request.resume = true;
+  request.train.resume = true;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }
 

@@ -9,6 +9,8 @@
 #ifndef MBT_RUNTIME_RUN_H
 #define MBT_RUNTIME_RUN_H
 
+#include "mbt/runtime/TrainOptions.h"
+
 #include <cstdint>
 #include <string>
 
@@ -17,29 +19,15 @@ namespace runtime {
 
 struct RunRequest {
   std::string artifact; ///< path of the compiled shared library
-  std::string outDir;   ///< results directory
   std::string dataDir;  ///< empty: $MBT_DATA_DIR or the Debian default
-  int64_t epochs = -1;  ///< -1: the manifest's
-  bool quiet = false;   ///< no progress line
-  /// The leaderboard as JSON on stdout instead of the table, and nothing
-  /// else there or on stderr but warnings and errors (for scripts).
-  bool json = false;
   /// > 0: instead of training, time this many steps (after a short warm-up)
   /// and print one line of throughput; writes nothing.
   int64_t benchSteps = 0;
-  /// > 0: also write the run's checkpoint every this many steps (it is
-  /// always written at the end of every epoch).
-  int64_t checkpointEvery = 0;
-  /// Continue the run whose checkpoint is in outDir.
-  bool resume = false;
-  /// Train-curve points every this many steps (-1: ~20 an epoch; 0: none
-  /// within epochs) and test evaluations every this many (0: epoch ends).
-  int64_t logEvery = -1;
-  int64_t evalEvery = 0;
-  /// Stopping policies (TrainOptions): early stopping's patience in
-  /// validation evaluations, successive halving's period in steps; 0: off.
-  int64_t earlyStop = 0;
-  int64_t halveEvery = 0;
+  /// How to train: results directory, epochs, logging, evaluation,
+  /// checkpoints, resume, stopping policies. With `reportJson` (for
+  /// scripts) stdout gets the leaderboard as JSON and nothing else, and
+  /// the run is quiet.
+  TrainOptions train;
 };
 
 /// Trains, prints the leaderboard, writes the results. Returns 0 on

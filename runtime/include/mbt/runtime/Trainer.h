@@ -23,6 +23,7 @@
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
+#include "mbt/runtime/TrainOptions.h"
 #include "mbt/runtime/Workspace.h"
 
 #include <functional>
@@ -34,55 +35,6 @@
 namespace mbt {
 namespace runtime {
 
-struct TrainOptions {
-  /// Results directory (metrics.jsonl, leaderboard.json); created if
-  /// missing. Empty: write no files.
-  std::string outDir;
-  /// Number of epochs; negative means the manifest's.
-  int64_t epochs = -1;
-  /// Suppresses the progress line.
-  bool quiet = false;
-  /// Where progress goes (null: nowhere).
-  std::ostream *progress = &std::cerr;
-  /// In-place progress: 1 yes, 0 no, -1 when `progress` is std::cerr and
-  /// stderr is a terminal.
-  int progressTty = -1;
-  /// Where run() prints the leaderboard table (null: nowhere).
-  std::ostream *report = &std::cout;
-  /// run() prints the leaderboard as JSON (leaderboard.json's text)
-  /// instead of the table.
-  bool reportJson = false;
-  /// For an artifact whose buffers live on a device: opens that device's
-  /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
-  /// fake.
-  std::function<std::unique_ptr<DeviceMemory>()> openDevice;
-  /// On a device: capture each shape of train step once as a graph (CUDA
-  /// graphs) and replay it, instead of issuing its launches one by one.
-  /// MBT_CUDA_GRAPHS=0 in the environment turns it off too.
-  bool deviceGraphs = true;
-  /// run() appends each model's running train means to metrics.jsonl
-  /// every this many steps within an epoch (the curves of report.html);
-  /// -1: about 20 times an epoch; 0: at epoch ends only.
-  int64_t logEvery = -1;
-  /// run() also evaluates the test split (and k-fold held-out folds)
-  /// every this many steps, not only at epoch ends; 0: epoch ends only.
-  int64_t evalEvery = 0;
-  /// Early stopping: run() stops a model (leaves its parameters as they
-  /// are, like a diverged one) once its validation loss has not improved
-  /// in this many validation evaluations; 0: never. Needs a validation
-  /// split (the data's `validation` or `folds`).
-  int64_t earlyStopPatience = 0;
-  /// Successive halving: every this many steps run() evaluates the
-  /// validation split and stops the worse half of the models still
-  /// training (by validation accuracy, else loss); 0: never.
-  int64_t halveEvery = 0;
-  /// run() writes outDir/checkpoint.mbtrun (Checkpoint.h) at the end of
-  /// every epoch and, when > 0, every this many steps.
-  int64_t checkpointEvery = 0;
-  /// run() continues the run whose checkpoint is in outDir instead of
-  /// starting a new one (metrics.jsonl is cut back to what it held then).
-  bool resume = false;
-};
 
 class Trainer {
 public:

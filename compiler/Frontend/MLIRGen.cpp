@@ -78,6 +78,8 @@ private:
   llvm::StringMap<mlir::Value> symbols;
   /// The func argument of every parameter of the model being generated.
   llvm::DenseMap<const ParamDeclAST *, mlir::Value> paramValues;
+  /// The random-drawing calls (dropout) generated so far in this model.
+  int64_t randomSites = 0;
   /// The value of the `return` of the function body being generated.
   mlir::Value returned;
   /// The float type of the model being generated.
@@ -184,6 +186,7 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   mlir::Block *entry = func.addEntryBlock();
   symbols.clear();
   paramValues.clear();
+  randomSites = 0;
   for (auto [i, param] : llvm::enumerate(model.params)) {
     mlir::BlockArgument arg = entry->getArgument(i);
     arg.setLoc(loc(param.decl->nameLoc()));
@@ -293,7 +296,8 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
   llvm::StringMap<mlir::Value> tensorOptions;
   for (const auto &option : call.builtinTensorOptions)
     tensorOptions[option.getKey()] = genExpr(*option.getValue());
-  return genBuiltinCall(builder, l, elementType, call, args, tensorOptions);
+  return genBuiltinCall(builder, l, elementType, call, args, tensorOptions,
+                        randomSites);
 }
 
 /// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector

@@ -21,8 +21,10 @@ namespace {
 class BuiltinGen {
 public:
   BuiltinGen(mlir::OpBuilder &b, mlir::Location loc,
-             mlir::FloatType elementType, const CallExprAST &call)
-      : b(b), loc(loc), elementType(elementType), call(call) {}
+             mlir::FloatType elementType, const CallExprAST &call,
+             int64_t &randomSites)
+      : b(b), loc(loc), elementType(elementType), call(call),
+        randomSites(randomSites) {}
 
   /// `tensorOptions` holds the values of the call's tensor options.
   mlir::Value gen(llvm::ArrayRef<mlir::Value> args,
@@ -74,6 +76,7 @@ private:
   /// The model's float type.
   mlir::FloatType elementType;
   const CallExprAST &call;
+  int64_t &randomSites;
 };
 
 } // namespace
@@ -131,6 +134,14 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     return b.create<SoftplusOp>(loc, x);
   if (name == "sqrt")
     return b.create<SqrtOp>(loc, x);
+  if (name == "dropout") {
+    // The evaluation form; mbt-autodiff keys the train step's copy.
+    mlir::Value rate = tensorOptions.lookup("rate");
+    if (!rate)
+      rate = scalar(call.builtinOptions.find("rate")->second.floatValue);
+    return b.create<DropoutOp>(loc, x.getType(), x, rate, mlir::ValueRange{},
+                               b.getI64IntegerAttr(randomSites++));
+  }
   if (name == "transpose") {
     llvm::SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank(x); ++d)
@@ -186,6 +197,8 @@ mlir::Value
 mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
                     mlir::FloatType elementType, const CallExprAST &call,
                     llvm::ArrayRef<mlir::Value> args,
-                    const llvm::StringMap<mlir::Value> &tensorOptions) {
-  return BuiltinGen(builder, loc, elementType, call).gen(args, tensorOptions);
+                    const llvm::StringMap<mlir::Value> &tensorOptions,
+                    int64_t &randomSites) {
+  return BuiltinGen(builder, loc, elementType, call, randomSites)
+      .gen(args, tensorOptions);
 }

@@ -15,12 +15,15 @@ namespace mbt {
 /// `tensorOptions` those of its options given as tensors.
 /// Values that depend on the input carry the batch dimension in front, so
 /// per-sample axes are shifted by one for them. Constants and one_hot have
-/// the model's float type `elementType`.
+/// the model's float type `elementType`. `randomSites` counts the model's
+/// calls that draw random numbers (dropout): each takes the next number as
+/// its site, which keys its draws apart from the others'.
 mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
                            mlir::FloatType elementType,
                            const CallExprAST &call,
                            llvm::ArrayRef<mlir::Value> args,
-                           const llvm::StringMap<mlir::Value> &tensorOptions);
+                           const llvm::StringMap<mlir::Value> &tensorOptions,
+                           int64_t &randomSites);
 
 } // namespace mbt
 

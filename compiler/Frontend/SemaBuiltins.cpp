@@ -78,6 +78,8 @@ const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
 const BuiltinOption kSmoothing[] = {
     {"label_smoothing", ConstScalar::Float, 0.0, /*acceptsTensor=*/true}};
+const BuiltinOption kDropout[] = {
+    {"rate", ConstScalar::Float, 0.5, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
 const BuiltinOption kSlice[] = {
     {"start", ConstScalar::Int, {}, false, false, /*required=*/true},
@@ -98,6 +100,7 @@ const BuiltinInfo kBuiltins[] = {
     {"log", kX, {}},
     {"softplus", kX, {}},
     {"sqrt", kX, {}},
+    {"dropout", kX, kDropout},
     {"transpose", kX, {}},
     {"flatten", kX, {}},
     {"concat", kConcat, kLastAxis},
@@ -259,6 +262,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkSlice(call, args[0]);
   if (name == "flatten" || name == "reshape")
     return checkReshape(call, args[0]);
+  if (name == "dropout")
+    return checkDropout(call, args[0]);
   if (name == "transpose") {
     const ValueType &x = args[0];
     if (x.shape.size() < 2) {
@@ -271,6 +276,32 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return result;
   }
   return args[0]; // elementwise functions keep the shape
+}
+
+/// dropout(x, rate): the rate a number or a per-model value in [0, 1).
+ValueType BodyChecker::checkDropout(const CallExprAST &call,
+                                    const ValueType &x) {
+  for (double value : knownOptionValues(call, "rate"))
+    if (!(value >= 0.0 && value < 1.0)) {
+      error(call.loc()) << "rate of 'dropout' must be at least 0 and below 1, "
+                        << "got " << ConstScalar::real(value).str();
+      return ValueType();
+    }
+  return x;
+}
+
+std::vector<double>
+BodyChecker::knownOptionValues(const CallExprAST &call,
+                               llvm::StringRef option) const {
+  auto it = call.builtinTensorOptions.find(option);
+  if (it == call.builtinTensorOptions.end())
+    return {call.builtinOptions.find(option)->second.floatValue};
+  // A per-model argument's values are known here; other tensors are not.
+  if (const auto *var = llvm::dyn_cast<VariableExprAST>(it->second))
+    for (const auto &[argName, values] : instance.perModelArgs)
+      if (argName == var->getName())
+        return values;
+  return {};
 }
 
 bool BodyChecker::resolveAxis(CallExprAST &call, const ValueType &x) {
@@ -348,18 +379,7 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
     return call.builtinOptions.find(key)->second;
   };
   if (name == "cross_entropy") {
-    // A per-model argument's values are known here; other tensors are not.
-    std::vector<double> smoothing;
-    auto it = call.builtinTensorOptions.find("label_smoothing");
-    if (it == call.builtinTensorOptions.end()) {
-      smoothing.push_back(option("label_smoothing").floatValue);
-    } else {
-      if (const auto *var = llvm::dyn_cast<VariableExprAST>(it->second))
-        for (const auto &[argName, values] : instance.perModelArgs)
-          if (argName == var->getName())
-            smoothing = values;
-    }
-    for (double value : smoothing)
+    for (double value : knownOptionValues(call, "label_smoothing"))
       if (!(value >= 0.0 && value <= 1.0)) {
         error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
                           << "between 0 and 1, got "

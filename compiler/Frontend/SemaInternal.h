@@ -176,6 +176,11 @@ private:
   ValueType checkConcat(CallExprAST &call, const ValueType &a,
                         const ValueType &b);
   ValueType checkSlice(CallExprAST &call, const ValueType &x);
+  ValueType checkDropout(const CallExprAST &call, const ValueType &x);
+  /// The values a float option of `call` is known to take: its number, a
+  /// per-model argument's values, or none for another scalar tensor.
+  std::vector<double> knownOptionValues(const CallExprAST &call,
+                                        llvm::StringRef option) const;
   bool evaluateShape(CallExprAST &call, const ExprAST &expr);
   /// Resolves the call's `axis` option against `x` (negative counts from
   /// the end) and stores it back normalized; false after an error.

@@ -27,6 +27,7 @@ struct LowerToLinalgPass
     populateSlicePatterns(patterns);
     populateClipPatterns(patterns);
     populateGuardStepPatterns(patterns);
+    populateDropoutPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

@@ -28,7 +28,15 @@ def GradientOpInterface : OpInterface<"GradientOpInterface"> {
       }],
       "::llvm::SmallVector<::mlir::Value>", "buildGradients",
       (ins "::mlir::OpBuilder &":$builder,
-           "::mlir::ValueRange":$resultGrads)>
+           "::mlir::ValueRange":$resultGrads)>,
+    InterfaceMethod<[{
+        Whether the op can carry a gradient to operand `index`. An operand
+        it cannot (dropout's rate) must not depend on the parameters:
+        `mbt-autodiff` reports it if it does, rather than dropping that
+        path's contribution to the gradient.
+      }],
+      "bool", "isDifferentiableOperand", (ins "unsigned":$index),
+      /*methodBody=*/"", /*defaultImplementation=*/"return true;">
   ];
 }
 

@@ -683,5 +683,7 @@ def MBT_AccuracyOp : MBT_PureOp<"accuracy", [
 
 // The ops of the optimizer step and the sweep.
 include "dialects/MBT/IR/MBTTrainingOps.td"
+// Random draws (dropout masks).
+include "dialects/MBT/IR/MBTRandomOps.td"
 
 #endif // MBT_OPS_TD

@@ -108,12 +108,38 @@ static LogicalResult buildReverseSweep(Block &block, Value loss,
     if (!grad)
       return op->emitOpError("is not differentiable, but the loss depends on "
                              "it");
+    for (OpOperand &operand : op->getOpOperands())
+      if (active.contains(operand.get()) &&
+          !grad.isDifferentiableOperand(operand.getOperandNumber()))
+        return op->emitOpError("cannot carry a gradient to operand #")
+               << operand.getOperandNumber()
+               << ", but it depends on the parameters";
     SmallVector<Value> operandGrads = grad.buildGradients(builder, resultGrads);
     for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads))
       if (active.contains(operand))
         adjoints.accumulate(op->getLoc(), operand, g);
   }
   return success();
+}
+
+/// The train step draws dropout masks: each copied dropout (the model's
+/// evaluation form) gets the key of its model's seed and the step.
+static void keyDropouts(Block &block, SweepOp sweep, Value step,
+                        OpBuilder &builder) {
+  Value seed;
+  for (Operation &op : block.without_terminator()) {
+    auto dropout = dyn_cast<DropoutOp>(op);
+    if (!dropout || dropout.isTraining())
+      continue;
+    if (!seed) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&block);
+      seed = builder.create<ModelSeedOp>(
+          sweep.getLoc(), RankedTensorType::get({}, builder.getI64Type()),
+          sweep.getSeedsAttr());
+    }
+    dropout.getKeyMutable().assign(ValueRange{seed, step});
+  }
 }
 
 void AutodiffPass::runOnOperation() {
@@ -204,6 +230,8 @@ void AutodiffPass::runOnOperation() {
   for (Operation &op : model.getBody().front())
     builder.clone(op, mapping);
   auto ret = cast<func::ReturnOp>(entry->getTerminator());
+  Value stepArg = entry->getArgument(numParams * (1 + numSlots) + 1);
+  keyDropouts(*entry, sweep, stepArg, builder);
 
   // Reverse sweep, then one update per parameter.
   AdjointMap adjoints(builder);
@@ -213,7 +241,6 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   builder.setInsertionPoint(ret);
   Value hyper = entry->getArgument(numParams * (1 + numSlots));
-  Value stepArg = entry->getArgument(numParams * (1 + numSlots) + 1);
   SmallVector<Value> newParams, newState(numParams * numSlots);
   for (size_t k = 0; k < numParams; ++k) {
     Value param = entry->getArgument(k);

@@ -13,7 +13,11 @@ def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
     `mbt.update` per parameter with the sweep's optimizer rule. Its
     arguments are the parameters, their state slots, the hyperparameter
     vector, the step, the inputs and the targets; its results are the new
-    parameters, the new state and the loss and metrics.
+    parameters, the new state and the loss and metrics. The forward pass's
+    dropouts (the model function holds their evaluation form) get the key
+    of the training form: an `mbt.model_seed` of the sweep's seeds and the
+    step. An op that cannot carry a gradient to an operand that depends on
+    the parameters (dropout's rate) is an error.
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect"];
 }

@@ -31,3 +31,15 @@ func.func @other(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<3x2x4xf32
   %t = mbt.transpose %x {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
   return %t : tensor<3x2x4xf32>
 }
+
+// Dropout's evaluation form (no key) is the identity; the training form
+// stays.
+// CHECK-LABEL: func.func @dropout_eval
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<?x8xf32>
+// CHECK-NEXT:    %[[T:.*]] = mbt.dropout %[[X]], %{{.*}}, %{{.*}}, %{{.*}} {site = 1 : i64}
+// CHECK-NEXT:    return %[[X]], %[[T]]
+func.func @dropout_eval(%x: tensor<?x8xf32>, %rate: tensor<f32>, %seed: tensor<i64>, %step: tensor<f64>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %0 = mbt.dropout %x, %rate {site = 0 : i64} : tensor<?x8xf32>, tensor<f32>
+  %1 = mbt.dropout %x, %rate, %seed, %step {site = 1 : i64} : tensor<?x8xf32>, tensor<f32>, tensor<i64>, tensor<f64>
+  return %0, %1 : tensor<?x8xf32>, tensor<?x8xf32>
+}

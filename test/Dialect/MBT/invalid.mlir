@@ -588,3 +588,59 @@ func.func @update_element_type(%p: tensor<3xf64>, %h: tensor<1xf64>, %t: tensor<
       : (tensor<3xf64>, tensor<3xf64>, tensor<1xf64>, tensor<f64>) -> (tensor<3xf64>)
   return
 }
+
+// -----
+
+func.func @model_seed_empty() {
+  // expected-error@+1 {{'mbt.model_seed' op needs at least one seed}}
+  %0 = mbt.model_seed {seeds = array<i64>} : tensor<i64>
+  return
+}
+
+// -----
+
+func.func @dropout_rate_type(%x: tensor<?x8xf32>, %rate: tensor<f64>) {
+  // expected-error@+1 {{'mbt.dropout' op needs a rate of the input's element type 'f32', got 'tensor<f64>'}}
+  %0 = mbt.dropout %x, %rate {site = 0 : i64} : tensor<?x8xf32>, tensor<f64>
+  return
+}
+
+// -----
+
+func.func @dropout_rate_shape(%x: tensor<2x?x8xf32>, %rate: tensor<3xf32>) {
+  // expected-error@+1 {{'mbt.dropout' op needs a rate whose shape [3] is a prefix of the input's [2, ?, 8]}}
+  %0 = mbt.dropout %x, %rate {site = 0 : i64} : tensor<2x?x8xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_key_size(%x: tensor<?x8xf32>, %rate: tensor<f32>, %seed: tensor<i64>) {
+  // expected-error@+1 {{'mbt.dropout' op needs a key of a seed and a step, or none, got 1 values}}
+  %0 = mbt.dropout %x, %rate, %seed {site = 0 : i64} : tensor<?x8xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+func.func @dropout_key_types(%x: tensor<?x8xf32>, %rate: tensor<f32>, %step: tensor<f64>) {
+  // expected-error@+1 {{'mbt.dropout' op needs an i64 seed and an f64 step, got 'tensor<f64>' and 'tensor<f64>'}}
+  %0 = mbt.dropout %x, %rate, %step, %step {site = 0 : i64} : tensor<?x8xf32>, tensor<f32>, tensor<f64>, tensor<f64>
+  return
+}
+
+// -----
+
+func.func @dropout_key_shapes(%x: tensor<2x?x8xf32>, %rate: tensor<2xf32>, %seed: tensor<i64>, %step: tensor<2xf64>) {
+  // expected-error@+1 {{'mbt.dropout' op needs the seed and the step shaped like the rate [2], got [] and [2]}}
+  %0 = mbt.dropout %x, %rate, %seed, %step {site = 0 : i64} : tensor<2x?x8xf32>, tensor<2xf32>, tensor<i64>, tensor<2xf64>
+  return
+}
+
+// -----
+
+func.func @dropout_site(%x: tensor<?x8xf32>, %rate: tensor<f32>) {
+  // expected-error@+1 {{'mbt.dropout' op attribute 'site' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = mbt.dropout %x, %rate {site = -1 : i64} : tensor<?x8xf32>, tensor<f32>
+  return
+}

@@ -182,3 +182,20 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
   %p1 = arith.subf %p, %delta : f32
   mbt.yield %p1, %buf1 : f32, f32
 }
+
+// Dropout: the evaluation form (a model's function) and the training form,
+// keyed by the model's seed and the step, unbatched and batched.
+// CHECK-LABEL: func.func @dropout
+// CHECK:         %[[SEED:.*]] = mbt.model_seed {seeds = array<i64: 7, 8>} : tensor<i64>
+// CHECK:         mbt.dropout %{{.*}}, %{{.*}} {site = 0 : i64} : tensor<?x128xf32>, tensor<f32>
+// CHECK:         mbt.dropout %{{.*}}, %{{.*}}, %[[SEED]], %{{.*}} {site = 1 : i64} : tensor<?x128xf32>, tensor<f32>, tensor<i64>, tensor<f64>
+// CHECK:         mbt.dropout %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {site = 1 : i64} : tensor<2x?x128xf32>, tensor<2xf32>, tensor<2xi64>, tensor<2xf64>
+func.func @dropout(%h: tensor<?x128xf32>, %rate: tensor<f32>, %step: tensor<f64>,
+                   %hb: tensor<2x?x128xf32>, %rates: tensor<2xf32>,
+                   %seeds: tensor<2xi64>, %steps: tensor<2xf64>) {
+  %seed = mbt.model_seed {seeds = array<i64: 7, 8>} : tensor<i64>
+  %0 = mbt.dropout %h, %rate {site = 0 : i64} : tensor<?x128xf32>, tensor<f32>
+  %1 = mbt.dropout %h, %rate, %seed, %step {site = 1 : i64} : tensor<?x128xf32>, tensor<f32>, tensor<i64>, tensor<f64>
+  %2 = mbt.dropout %hb, %rates, %seeds, %steps {site = 1 : i64} : tensor<2x?x128xf32>, tensor<2xf32>, tensor<2xi64>, tensor<2xf64>
+  return
+}

@@ -111,6 +111,14 @@ const Network kGain{"  param  w1: f32[784, 32] = kaiming_uniform\n"
                     "  logits = gain * (tanh(x @ w1) @ w2) + (1 - gain)\n",
                     "cross_entropy(logits, y, label_smoothing = gain / 4)"};
 
+/// Dropout on the input (rate 0.2) and on the hidden layer at the model
+/// argument `gain` as the rate: masks drawn from each model's seed.
+const Network kDropout{"  param  w1: f32[784, 32] = kaiming_uniform\n"
+                       "  param  b1: f32[32] = zeros\n"
+                       "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
+                       "  h      = tanh(dropout(x, 0.2) @ w1 + b1)\n"
+                       "  logits = dropout(h, rate = gain) @ w2\n"};
+
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;
 /// and the values of the model argument `gain`, when the network has one.
@@ -270,6 +278,17 @@ TEST(Equivalence, PerModelArgumentBatchOfEightEqualsEachModelAlone) {
                         {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
                         kGain,
                         {"", {}, {0.25, 0.5, 1.0, 2.0, 0.25, 0.5, 1.0, 2.0}});
+}
+
+// Dropout: model m's masks are keyed by its seed, the call site, the step
+// and the element, never by m or the number of models, so model m of the
+// batch draws what it draws alone (the case torch.vmap's batching of
+// ModelBatch fails). Each model has its own hidden-layer rate.
+TEST(Equivalence, DropoutBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("dropout", "adam",
+                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
+                        kDropout,
+                        {"", {}, {0.1, 0.2, 0.3, 0.5, 0.1, 0.2, 0.3, 0.5}});
 }
 
 // Each model clips its own gradient's global norm at its own bound; the

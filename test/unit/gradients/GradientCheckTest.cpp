@@ -8,7 +8,8 @@
 // batched x parameter, parameter x parameter, each transpose), add, sub,
 // mul, div, neg, relu, tanh, sigmoid, silu, gelu, exp, log, softplus,
 // reshape, transpose, broadcast, reduce_sum, reduce_max, logsumexp, count
-// (a mean), cross_entropy (with label smoothing) and the compositions the
+// (a mean), cross_entropy (with label smoothing), dropout (through the
+// train step's loss, at the masks of its step) and the compositions the
 // language builds from them (softmax, log_softmax, mse, bce_with_logits,
 // nll over one_hot targets).
 //
@@ -91,7 +92,15 @@ public:
 
   int64_t size() const { return p; }
 
+  /// The loss at `at`: the eval step's, or, for a model that draws random
+  /// numbers in training (dropout), the train step's at step 1, whose
+  /// masks are those of gradient().
   T loss(const std::vector<T> &at) {
+    if (lossFromTrainStep) {
+      std::vector<T> local(at), out;
+      trainStep(local, out);
+      return out[0];
+    }
     std::vector<T> local(at), out(artifact.manifest().outputs.size());
     auto pm = makeDenseMemRef<T, 2>(local.data(), {1, p});
     auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
@@ -105,8 +114,20 @@ public:
 
   /// params - (params after one SGD step at lr 1) = the gradient.
   std::vector<double> gradient() {
-    std::vector<T> updated(params), state(p, T(0)),
-        out(artifact.manifest().outputs.size());
+    std::vector<T> updated(params), out;
+    trainStep(updated, out);
+    std::vector<double> g(p);
+    for (int64_t i = 0; i < p; ++i)
+      g[i] = double(params[i]) - double(updated[i]);
+    return g;
+  }
+
+  /// One SGD step at lr 1 (step number 1) on `at`, in place; `out` gets
+  /// the loss and metrics (computed before the update).
+  void trainStep(std::vector<T> &at, std::vector<T> &out) {
+    std::vector<T> &updated = at;
+    std::vector<T> state(p, T(0));
+    out.assign(artifact.manifest().outputs.size(), T(0));
     std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
     auto pm = makeDenseMemRef<T, 2>(updated.data(), {1, p});
     auto sm = makeDenseMemRef<T, 3>(state.data(), {1, 1, p});
@@ -118,10 +139,6 @@ public:
     auto ws = workspace.descriptor(artifact.trainStepWorkspace<T>()(
         &pm, &sm, &hm, &tm, &xm, &ym, &om));
     artifact.trainStep<T>()(&pm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
-    std::vector<double> g(p);
-    for (int64_t i = 0; i < p; ++i)
-      g[i] = double(params[i]) - double(updated[i]);
-    return g;
   }
 
   /// Central differences of the loss along every parameter.
@@ -138,6 +155,7 @@ public:
   }
 
   std::vector<T> params;
+  bool lossFromTrainStep = false;
 
 private:
   Artifact artifact;
@@ -170,8 +188,10 @@ template <> struct Precision<double> {
 };
 
 template <typename T = float>
-void checkGradient(const std::string &artifactPath) {
+void checkGradient(const std::string &artifactPath,
+                   bool lossFromTrainStep = false) {
   CompiledModel<T> model(artifactPath);
+  model.lossFromTrainStep = lossFromTrainStep;
   ASSERT_GT(model.size(), 0);
   std::vector<double> analytic = model.gradient();
   std::vector<double> numeric = model.finiteDifferences(Precision<T>::kStep);
@@ -192,10 +212,11 @@ void checkGradient(const std::string &artifactPath) {
 
 /// Compiles `source` as written (f32) and as an f64 model, and checks the
 /// gradient of both.
-void checkGradients(const std::string &name, const std::string &source) {
-  checkGradient<float>(compileSpec(name, source));
+void checkGradients(const std::string &name, const std::string &source,
+                    bool lossFromTrainStep = false) {
+  checkGradient<float>(compileSpec(name, source), lossFromTrainStep);
   std::string f64 = std::regex_replace(source, std::regex("f32\\["), "f64[");
-  checkGradient<double>(compileSpec(name + "_f64", f64));
+  checkGradient<double>(compileSpec(name + "_f64", f64), lossFromTrainStep);
 }
 
 TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
@@ -203,6 +224,17 @@ TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
       "matmul_add", spec("  param w: f32[6, 4] = zeros\n"
                          "  param b: f32[4] = zeros\n",
                          "  logits = x @ w + b\n"));
+}
+
+// Dropout: the train step's loss at fixed masks (seed, site, step 1) is a
+// smooth function of the parameters; two sites, so two different masks.
+TEST(GradientCheck, Dropout) {
+  checkGradients(
+      "dropout", spec("  param w1: f32[6, 8] = zeros\n"
+                      "  param w2: f32[8, 4] = zeros\n",
+                      "  logits = dropout(tanh(dropout(x, 0.3) @ w1), 0.5)"
+                      " @ w2\n"),
+      /*lossFromTrainStep=*/true);
 }
 
 TEST(GradientCheck, Sub) {

@@ -51,6 +51,7 @@
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/FashionMnist.h"
+#include "mbt/runtime/Philox.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/Trainer.h"
 
@@ -132,9 +133,12 @@ double hyper(const Manifest &manifest, const std::string &name) {
 /// manifest's hyperparameters.
 class TorchReference {
 public:
+  /// `dropout`: the rate of a dropout on the hidden layer (the spec's
+  /// `dropout(h, rate)`, its only dropout call), 0 for none.
   TorchReference(const Manifest &manifest, const std::vector<float> &row,
-                 bool reluHead, torch::Dtype dtype)
-      : manifest(manifest), reluHead(reluHead), dtype(dtype) {
+                 bool reluHead, torch::Dtype dtype, double dropout = 0.0)
+      : manifest(manifest), reluHead(reluHead), dtype(dtype),
+        dropout(dropout) {
     for (const ParamSpec &param : manifest.params) {
       auto values =
           torch::from_blob(const_cast<float *>(row.data()) + param.offset,
@@ -203,6 +207,8 @@ public:
 
     optimizer->zero_grad();
     torch::Tensor h = torch::tanh(x.matmul(param("w1")) + param("b1"));
+    if (dropout > 0)
+      h = h * dropoutMask(h.size(0), h.size(1)).to(dtype);
     torch::Tensor z = h.matmul(param("w2"));
     torch::Tensor logits = (reluHead ? torch::relu(z) : z) + param("b2");
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
@@ -225,6 +231,24 @@ public:
     return loss.item<double>();
   }
 
+  /// Model 0's dropout mask of this step for an [b, n] hidden layer, as
+  /// mbt draws it (mbt::runtime::dropoutBits: its seed, site 0, the step
+  /// number, the row-major element index), holding 0 for a dropped element
+  /// and 1 / (1 - rate) (in float32, as the artifact's scale) for a kept
+  /// one. Only the masks are shared with mbt; torch does the arithmetic.
+  torch::Tensor dropoutMask(int64_t b, int64_t n) const {
+    float rate = static_cast<float>(dropout);
+    float scale = 1.0f / (1.0f - rate);
+    std::vector<float> mask(b * n);
+    uint32_t step = static_cast<uint32_t>(stepsTaken + 1);
+    for (int64_t e = 0; e < b * n; ++e)
+      mask[e] = uniformFloat(dropoutBits(manifest.seeds[0], 0, step,
+                                         static_cast<uint32_t>(e))) >= rate
+                    ? scale
+                    : 0.0f;
+    return torch::from_blob(mask.data(), {b, n}, torch::kFloat32).clone();
+  }
+
   /// Parameter `k` (manifest order), flattened, as doubles.
   std::vector<double> values(size_t k) const {
     torch::Tensor t = params[k].detach().to(torch::kFloat64).contiguous();
@@ -241,6 +265,7 @@ private:
   const Manifest &manifest;
   bool reluHead;
   torch::Dtype dtype;
+  double dropout;
   std::vector<torch::Tensor> params;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
@@ -277,7 +302,8 @@ struct Result {
 
 Result trainBoth(const std::string &name, const std::string &logits,
                  const std::string &optim, bool reluHead,
-                 const std::string &extraSweep = "", int64_t steps = kSteps) {
+                 const std::string &extraSweep = "", int64_t steps = kSteps,
+                 double dropout = 0.0) {
   static DataSplits data = loadDataSplits("fashion_mnist");
   std::string path = compileSpec(name, spec(logits, optim, extraSweep));
   Artifact artifact = Artifact::load(path);
@@ -290,8 +316,8 @@ Result trainBoth(const std::string &name, const std::string &logits,
   std::vector<double> row = trainer.modelParams(0);
   std::vector<float> initial(row.begin(), row.end());
 
-  TorchReference ref32(manifest, initial, reluHead, torch::kFloat32);
-  TorchReference ref64(manifest, initial, reluHead, torch::kFloat64);
+  TorchReference ref32(manifest, initial, reluHead, torch::kFloat32, dropout);
+  TorchReference ref64(manifest, initial, reluHead, torch::kFloat64, dropout);
 
   // The runtime's data order, rebuilt here independently of the Trainer:
   // epoch 0's permutation, batches of consecutive indices.
@@ -361,8 +387,9 @@ Result trainBoth(const std::string &name, const std::string &logits,
 void checkMatchesTorch(const std::string &name, const std::string &logits,
                        const std::string &optim, bool reluHead,
                        const std::string &extraSweep = "",
-                       int64_t steps = kSteps) {
-  Result r = trainBoth(name, logits, optim, reluHead, extraSweep, steps);
+                       int64_t steps = kSteps, double dropout = 0.0) {
+  Result r =
+      trainBoth(name, logits, optim, reluHead, extraSweep, steps, dropout);
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
   // With clipping on, it acted on most steps: the case tests it.
   if (extraSweep.find("clip") != std::string::npos) {
@@ -406,6 +433,13 @@ TEST(EquivalenceWithLibTorch, SgdLoneModelMatchesTorchOptim) {
 // Adam (torch's defaults but lr); a linear output layer.
 TEST(EquivalenceWithLibTorch, AdamLoneModelMatchesTorchOptim) {
   checkMatchesTorch("adam_linear", "h @ w2 + b2", "adam(lr = [0.001])", false);
+}
+
+// Dropout on the hidden layer: given mbt's masks (the only thing shared),
+// torch's forward and backward through h * mask end where mbt ends.
+TEST(EquivalenceWithLibTorch, AdamWithDropoutMatchesTorchGivenTheSameMasks) {
+  checkMatchesTorch("adam_dropout", "dropout(h, 0.3) @ w2 + b2",
+                    "adam(lr = [0.001])", false, "", kSteps, 0.3);
 }
 
 // Gradient clipping by global norm (torch::nn::utils::clip_grad_norm_

@@ -12,7 +12,8 @@
 //   init of params : key = seed,         ctr = {block lo, block hi, param,
 //   kInitDomain} data shuffling : key = shuffle seed, ctr = {block lo, block
 //   hi, epoch, kShuffleDomain}
-// The compiler's in-artifact draws (dropout) must use another domain word.
+//   dropout masks  : key = model seed,   ctr = {element, call site, step,
+//   kDropoutDomain} (drawn inside the artifact; dropoutBits below)
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,8 @@ constexpr uint32_t kInitDomain = 0x494E4954;    // "INIT"
 constexpr uint32_t kShuffleDomain = 0x53485546; // "SHUF"
 /// Domain of the compiler's seeded sweep draws (uniform, loguniform, ...).
 constexpr uint32_t kSweepDrawDomain = 0x44524157; // "DRAW"
+/// Domain of the dropout masks the compiled train step draws.
+constexpr uint32_t kDropoutDomain = 0x44524F50; // "DROP"
 
 /// One Philox4x32-10 block: 10 rounds over `counter` under `key`. The round
 /// function follows Random123's philox.h: each round multiplies counter
@@ -61,6 +64,16 @@ inline PhiloxCounter philox4x32x10(PhiloxCounter counter, PhiloxKey key) {
 /// Splits a 64-bit seed into a Philox key, low word first.
 inline PhiloxKey makePhiloxKey(uint64_t seed) {
   return {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+}
+
+/// The random word of element `element` (row-major, within one model's
+/// tensor) of dropout call `site` at train step `step` of the model with
+/// seed `seed`: what mbt.dropout's lowering computes. The element is kept
+/// when uniformFloat(word) >= rate.
+inline uint32_t dropoutBits(uint64_t seed, uint32_t site, uint32_t step,
+                            uint32_t element) {
+  return philox4x32x10({element, site, step, kDropoutDomain},
+                       makePhiloxKey(seed))[0];
 }
 
 /// Uniform float in [0, 1) from the top 24 bits of `bits` (a float holds 24

@@ -142,6 +142,30 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     return b.create<DropoutOp>(loc, x.getType(), x, rate, mlir::ValueRange{},
                                b.getI64IntegerAttr(randomSites++));
   }
+  if (name == "conv2d") {
+    auto pair = [&](llvm::StringRef key) {
+      int64_t v = call.builtinOptions.find(key)->second.intValue;
+      return b.getDenseI64ArrayAttr({v, v});
+    };
+    return b.create<Conv2dOp>(
+        loc, args[0], args[1], pair("stride"), pair("padding"),
+        pair("dilation"),
+        b.getI64IntegerAttr(call.builtinOptions.find("groups")->second.intValue));
+  }
+  if (name == "max_pool2d" || name == "avg_pool2d") {
+    int64_t kernel = call.builtinOptions.find("kernel")->second.intValue;
+    auto strideIt = call.builtinOptions.find("stride");
+    int64_t stride = strideIt == call.builtinOptions.end()
+                         ? kernel
+                         : strideIt->second.intValue;
+    int64_t padding = call.builtinOptions.find("padding")->second.intValue;
+    auto k = b.getDenseI64ArrayAttr({kernel, kernel});
+    auto st = b.getDenseI64ArrayAttr({stride, stride});
+    auto pad = b.getDenseI64ArrayAttr({padding, padding});
+    if (name == "max_pool2d")
+      return b.create<MaxPool2dOp>(loc, x, k, st, pad).getResult();
+    return b.create<AvgPool2dOp>(loc, x, k, st, pad);
+  }
   if (name == "transpose") {
     llvm::SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank(x); ++d)

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cmath>
+
 using namespace mbt;
 using namespace mbt::sema;
 using llvm::cast;
@@ -182,8 +184,24 @@ bool BodyChecker::resolveDims(TypeAST &type) {
   bool dimsOk = true;
   llvm::SmallVector<int64_t, 4> dims;
   for (const auto &dimExpr : type.dimExprs) {
-    auto dim =
-        scalarEval().evaluateAs(*dimExpr, ConstScalar::Int, "a dimension size");
+    // '/' is true division, so a size computed as a ratio (channels per
+    // group, `dim(x, 0) / groups`) is a float: a whole one is a size.
+    mlir::FailureOr<ConstScalar> dim =
+        scalarEval().evaluate(*dimExpr, "a dimension size");
+    if (succeeded(dim) && dim->kind == ConstScalar::Float) {
+      double v = dim->floatValue;
+      if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+        dim = ConstScalar::integer(static_cast<int64_t>(v));
+      } else {
+        error(dimExpr->loc()) << "a dimension size must be a whole number, got "
+                              << dim->str();
+        dimsOk = false;
+        continue;
+      }
+    }
+    else if (succeeded(dim) && dim->kind == ConstScalar::Bool)
+      dim = scalarEval().evaluateAs(*dimExpr, ConstScalar::Int,
+                                    "a dimension size"); // reports it
     if (failed(dim)) {
       dimsOk = ok = false;
       continue;

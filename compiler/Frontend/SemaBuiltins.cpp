@@ -12,6 +12,7 @@
 #include "compiler/Frontend/SemaInternal.h"
 #include "compiler/Frontend/SweepEval.h"
 
+#include "dialects/MBT/IR/ConvShapes.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -78,6 +79,16 @@ const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
 const BuiltinOption kSmoothing[] = {
     {"label_smoothing", ConstScalar::Float, 0.0, /*acceptsTensor=*/true}};
+constexpr llvm::StringLiteral kConvTensors[] = {"x", "w"};
+const BuiltinOption kConv[] = {{"stride", ConstScalar::Int, 1.0},
+                               {"padding", ConstScalar::Int, 0.0},
+                               {"dilation", ConstScalar::Int, 1.0},
+                               {"groups", ConstScalar::Int, 1.0}};
+/// Pooling: the stride defaults to the kernel (absent: MLIRGen takes it).
+const BuiltinOption kPool[] = {
+    {"kernel", ConstScalar::Int, {}, false, false, /*required=*/true},
+    {"stride", ConstScalar::Int, {}},
+    {"padding", ConstScalar::Int, 0.0}};
 const BuiltinOption kDropout[] = {
     {"rate", ConstScalar::Float, 0.5, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
@@ -101,6 +112,9 @@ const BuiltinInfo kBuiltins[] = {
     {"softplus", kX, {}},
     {"sqrt", kX, {}},
     {"dropout", kX, kDropout},
+    {"conv2d", kConvTensors, kConv},
+    {"max_pool2d", kX, kPool},
+    {"avg_pool2d", kX, kPool},
     {"transpose", kX, {}},
     {"flatten", kX, {}},
     {"concat", kConcat, kLastAxis},
@@ -264,6 +278,10 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkReshape(call, args[0]);
   if (name == "dropout")
     return checkDropout(call, args[0]);
+  if (name == "conv2d")
+    return checkConv2d(call, args[0], args[1]);
+  if (name == "max_pool2d" || name == "avg_pool2d")
+    return checkPool2d(call, args[0]);
   if (name == "transpose") {
     const ValueType &x = args[0];
     if (x.shape.size() < 2) {
@@ -288,6 +306,67 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
       return ValueType();
     }
   return x;
+}
+
+/// conv2d(x, w): a batched image [C, H, W] and a filter [O, C/groups, KH,
+/// KW] that does not depend on the input; the batched result [O, OH, OW].
+ValueType BodyChecker::checkConv2d(const CallExprAST &call, const ValueType &x,
+                                   const ValueType &w) {
+  if (!x.batched || x.shape.size() != 3) {
+    error(call.builtinArgs[0]->loc())
+        << "the input of 'conv2d' must be a per-sample image [C, H, W] "
+        << "(computed from the input), got " << describeShape(x);
+    return ValueType();
+  }
+  if (w.batched || w.shape.size() != 4) {
+    error(call.builtinArgs[1]->loc())
+        << "the filter of 'conv2d' must be a parameter-like [O, C/groups, KH, "
+        << "KW] that does not depend on the input, got " << describeShape(w);
+    return ValueType();
+  }
+  auto option = [&](llvm::StringRef key) {
+    return call.builtinOptions.find(key)->second.intValue;
+  };
+  int64_t stride = option("stride"), padding = option("padding"),
+          dilation = option("dilation");
+  std::string message;
+  auto shape = mlir::mbt::conv2dShape(x.shape, w.shape, {stride, stride},
+                                      {padding, padding}, {dilation, dilation},
+                                      option("groups"), message);
+  if (!shape) {
+    error(call.loc()) << message;
+    return ValueType();
+  }
+  return ValueType::tensor({shape->begin(), shape->end()}, /*batched=*/true);
+}
+
+/// max_pool2d / avg_pool2d(x, kernel): over the last two dims of x.
+ValueType BodyChecker::checkPool2d(const CallExprAST &call,
+                                   const ValueType &x) {
+  llvm::StringRef name = call.getCallee();
+  if (x.shape.size() < 2) {
+    error(call.builtinArgs[0]->loc())
+        << "'" << name << "' pools the last two dimensions, got "
+        << describeShape(x);
+    return ValueType();
+  }
+  int64_t kernel = call.builtinOptions.find("kernel")->second.intValue;
+  auto stride = call.builtinOptions.find("stride");
+  int64_t step = stride == call.builtinOptions.end() ? kernel
+                                                     : stride->second.intValue;
+  int64_t padding = call.builtinOptions.find("padding")->second.intValue;
+  std::string message;
+  auto plane = mlir::mbt::pool2dShape(
+      llvm::ArrayRef<int64_t>(x.shape).take_back(2), {kernel, kernel},
+      {step, step}, {padding, padding}, name, message);
+  if (!plane) {
+    error(call.loc()) << message;
+    return ValueType();
+  }
+  ValueType result = x;
+  result.shape[x.shape.size() - 2] = (*plane)[0];
+  result.shape[x.shape.size() - 1] = (*plane)[1];
+  return result;
 }
 
 std::vector<double>

@@ -177,6 +177,9 @@ private:
                         const ValueType &b);
   ValueType checkSlice(CallExprAST &call, const ValueType &x);
   ValueType checkDropout(const CallExprAST &call, const ValueType &x);
+  ValueType checkConv2d(const CallExprAST &call, const ValueType &x,
+                        const ValueType &w);
+  ValueType checkPool2d(const CallExprAST &call, const ValueType &x);
   /// The values a float option of `call` is known to take: its number, a
   /// per-model argument's values, or none for another scalar tensor.
   std::vector<double> knownOptionValues(const CallExprAST &call,

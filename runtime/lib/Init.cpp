@@ -58,10 +58,19 @@ void fillNormal(uint32_t paramIndex, uint64_t seed, double mean, double stddev,
 } // namespace
 
 double initUniformBound(const ParamSpec &param) {
-  double fanIn =
-      param.shape.empty() ? 1.0 : static_cast<double>(param.shape[0]);
-  double fanOut =
-      param.shape.size() < 2 ? 1.0 : static_cast<double>(param.shape[1]);
+  const std::vector<int64_t> &shape = param.shape;
+  double fanIn = shape.empty() ? 1.0 : static_cast<double>(shape[0]);
+  double fanOut = shape.size() < 2 ? 1.0 : static_cast<double>(shape[1]);
+  if (shape.size() >= 3) {
+    // A convolution filter [O, C/groups, K...], PyTorch's layout and fans:
+    // fan_in = C/groups * prod(K), fan_out = O * prod(K). (Rank-2 weights
+    // are mbt's [in, out].)
+    double receptive = 1.0;
+    for (size_t d = 2; d < shape.size(); ++d)
+      receptive *= static_cast<double>(shape[d]);
+    fanIn = static_cast<double>(shape[1]) * receptive;
+    fanOut = static_cast<double>(shape[0]) * receptive;
+  }
   if (param.init.kind == InitSpec::Kind::XavierUniform)
     return std::sqrt(6.0 / (fanIn + fanOut));
   return 1.0 / std::sqrt(fanIn); // kaiming_uniform, as nn.Linear does

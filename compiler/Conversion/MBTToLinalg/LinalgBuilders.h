@@ -69,6 +69,8 @@ void populateSlicePatterns(RewritePatternSet &patterns);
 void populateClipPatterns(RewritePatternSet &patterns);
 void populateGuardStepPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
+void populateConvPatterns(RewritePatternSet &patterns);
+void populatePoolPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);
 /// `scalarsPerElement`: the update's per-model scalars are computed by each
 /// element of its one loop nest instead of a prologue over the models.

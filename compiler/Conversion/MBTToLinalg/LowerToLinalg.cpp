@@ -28,6 +28,8 @@ struct LowerToLinalgPass
     populateClipPatterns(patterns);
     populateGuardStepPatterns(patterns);
     populateDropoutPatterns(patterns);
+    populateConvPatterns(patterns);
+    populatePoolPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

@@ -685,5 +685,7 @@ def MBT_AccuracyOp : MBT_PureOp<"accuracy", [
 include "dialects/MBT/IR/MBTTrainingOps.td"
 // Random draws (dropout masks).
 include "dialects/MBT/IR/MBTRandomOps.td"
+// Convolution and pooling.
+include "dialects/MBT/IR/MBTConvOps.td"
 
 #endif // MBT_OPS_TD

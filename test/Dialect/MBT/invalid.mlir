@@ -644,3 +644,167 @@ func.func @dropout_site(%x: tensor<?x8xf32>, %rate: tensor<f32>) {
   %0 = mbt.dropout %x, %rate {site = -1 : i64} : tensor<?x8xf32>, tensor<f32>
   return
 }
+
+// -----
+
+func.func @conv2d_channels(%x: tensor<?x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d filter [4, 2, 3, 3] takes 2 channels per group, but the image [3, 8, 8] has 3 in 1 group}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<?x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_groups(%x: tensor<?x4x8x8xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d groups (2) must divide the input channels (4) and the output channels (3)}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 2 : i64} : (tensor<?x4x8x8xf32>, tensor<3x2x3x3xf32>) -> tensor<?x3x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_fit(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d kernel (3, 3) (dilation (2, 2)) does not fit the image (4, 4) padded by (0, 0)}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 2, 2>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<?x2x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_stride(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d stride must be at least 1, got (0, 1)}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 0, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<?x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_ranks(%x: tensor<?x1x4x4xf32>, %w: tensor<2x2x1x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d needs an input [..., B, C, H, W] and a filter [..., O, C/groups, KH, KW] with the same leading dims, got [?, 1, 4, 4] and [2, 2, 1, 3, 3]}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x2x1x3x3xf32>) -> tensor<?x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_leading(%x: tensor<2x?x1x4x4xf32>, %w: tensor<3x2x1x3x3xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d leading dims differ: [2, ?, 1, 4, 4] and [3, 2, 1, 3, 3]}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x?x1x4x4xf32>, tensor<3x2x1x3x3xf32>) -> tensor<2x?x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_pair(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf32>) {
+  // expected-error@+1 {{'mbt.conv2d' op attribute 'stride' failed to satisfy constraint: i64 dense array attribute with exactly 2 elements}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<?x2x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_grad_shape(%dy: tensor<?x2x3x3xf32>, %w: tensor<2x1x3x3xf32>, %x: tensor<?x1x4x4xf32>) {
+  // expected-error@+1 {{'mbt.conv2d_grad_input' op needs a gradient shaped like the conv2d result [?, 2, 2, 2], got [?, 2, 3, 3]}}
+  %0 = mbt.conv2d_grad_input %dy, %w like %x {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<?x2x3x3xf32>, tensor<2x1x3x3xf32>, tensor<?x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_grad_filter_shape(%x: tensor<?x1x4x4xf32>, %dy: tensor<?x3x2x2xf32>, %w: tensor<2x1x3x3xf32>) {
+  // expected-error@+1 {{'mbt.conv2d_grad_filter' op needs a gradient shaped like the conv2d result [?, 2, 2, 2], got [?, 3, 2, 2]}}
+  %0 = mbt.conv2d_grad_filter %x, %dy like %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<?x1x4x4xf32>, tensor<?x3x2x2xf32>, tensor<2x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_grad_bad_like(%x: tensor<?x1x4x4xf32>, %dy: tensor<?x3x2x2xf32>, %w: tensor<2x1x3x3xf32>) {
+  // expected-error@+1 {{'mbt.conv2d_grad_input' op conv2d needs static image and filter sizes, got [3, 2, 2] and [?, 1, 4, 4]}}
+  %0 = mbt.conv2d_grad_input %dy, %x like %dy {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<?x3x2x2xf32>, tensor<?x1x4x4xf32>, tensor<?x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @pool_padding(%x: tensor<?x8x8xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{max_pool2d padding (2, 2) must be at most half the kernel (3, 3)}}
+  %0, %1 = mbt.max_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 2, 2>} : (tensor<?x8x8xf32>) -> (tensor<?x10x10xf32>, tensor<?x10x10xi32>)
+  return
+}
+
+// -----
+
+func.func @pool_fit(%x: tensor<?x2x2xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{avg_pool2d kernel (3, 3) does not fit the plane (2, 2) padded by (0, 0)}}
+  %0 = mbt.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>} : (tensor<?x2x2xf32>) -> tensor<?x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @pool_kernel(%x: tensor<?x4x4xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{avg_pool2d kernel must be at least 1, got (0, 2)}}
+  %0 = mbt.avg_pool2d %x {kernel = array<i64: 0, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>} : (tensor<?x4x4xf32>) -> tensor<?x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<4xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{max_pool2d needs an input [..., H, W], got [4]}}
+  %0, %1 = mbt.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>} : (tensor<4xf32>) -> (tensor<2xf32>, tensor<2xi32>)
+  return
+}
+
+// -----
+
+func.func @pool_dynamic(%x: tensor<?x?xf32>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{avg_pool2d needs a static [H, W] plane, got [?, ?]}}
+  %0 = mbt.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_shape(%dy: tensor<?x3x3xf32>, %i: tensor<?x3x3xi32>, %x: tensor<?x8x8xf32>) {
+  // expected-error@+1 {{'mbt.max_pool2d_grad' op needs a gradient shaped like the max_pool2d result [?, 4, 4], got [?, 3, 3]}}
+  %0 = mbt.max_pool2d_grad %dy, %i like %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<?x3x3xf32>, tensor<?x3x3xi32>, tensor<?x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_indices(%dy: tensor<?x4x4xf32>, %i: tensor<?x4x2xi32>, %x: tensor<?x8x8xf32>) {
+  // expected-error@+1 {{'mbt.max_pool2d_grad' op needs indices shaped like the gradient [?, 4, 4], got [?, 4, 2]}}
+  %0 = mbt.max_pool2d_grad %dy, %i like %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<?x4x4xf32>, tensor<?x4x2xi32>, tensor<?x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_shape(%dy: tensor<?x3x3xf32>, %x: tensor<?x8x8xf32>) {
+  // expected-error@+1 {{'mbt.avg_pool2d_grad' op needs a gradient shaped like the avg_pool2d result [?, 4, 4], got [?, 3, 3]}}
+  %0 = mbt.avg_pool2d_grad %dy like %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<?x3x3xf32>, tensor<?x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_element_types(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf64>) {
+  // expected-error@+2 {{failed to infer returned types}}
+  // expected-error@+1 {{conv2d operands have different element types}}
+  %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf64>) -> tensor<?x2x2x2xf32>
+  return
+}

@@ -199,3 +199,23 @@ func.func @dropout(%h: tensor<?x128xf32>, %rate: tensor<f32>, %step: tensor<f64>
   %2 = mbt.dropout %hb, %rates, %seeds, %steps {site = 1 : i64} : tensor<2x?x128xf32>, tensor<2xf32>, tensor<2xi64>, tensor<2xf64>
   return
 }
+
+// Convolution and pooling, and their adjoints, batched over 2 models.
+// CHECK-LABEL: func.func @conv_pool
+// CHECK:         mbt.conv2d %{{.*}}, %{{.*}} {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 2, 2>, stride = array<i64: 1, 1>} : (tensor<2x?x1x28x28xf32>, tensor<2x6x1x5x5xf32>) -> tensor<2x?x6x28x28xf32>
+// CHECK:         mbt.conv2d_grad_input
+// CHECK:         mbt.conv2d_grad_filter
+// CHECK:         %{{.*}}, %[[I:.*]] = mbt.max_pool2d
+// CHECK:         mbt.max_pool2d_grad %{{.*}}, %[[I]] like
+// CHECK:         mbt.avg_pool2d
+// CHECK:         mbt.avg_pool2d_grad
+func.func @conv_pool(%x: tensor<2x?x1x28x28xf32>, %w: tensor<2x6x1x5x5xf32>) {
+  %y = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x?x1x28x28xf32>, tensor<2x6x1x5x5xf32>) -> tensor<2x?x6x28x28xf32>
+  %dx = mbt.conv2d_grad_input %y, %w like %x {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<2x?x6x28x28xf32>, tensor<2x6x1x5x5xf32>, tensor<2x?x1x28x28xf32>
+  %dw = mbt.conv2d_grad_filter %x, %y like %w {stride = array<i64: 1, 1>, padding = array<i64: 2, 2>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<2x?x1x28x28xf32>, tensor<2x?x6x28x28xf32>, tensor<2x6x1x5x5xf32>
+  %p, %i = mbt.max_pool2d %y {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : (tensor<2x?x6x28x28xf32>) -> (tensor<2x?x6x14x14xf32>, tensor<2x?x6x14x14xi32>)
+  %dp = mbt.max_pool2d_grad %p, %i like %y {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<2x?x6x14x14xf32>, tensor<2x?x6x14x14xi32>, tensor<2x?x6x28x28xf32>
+  %a = mbt.avg_pool2d %y {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : (tensor<2x?x6x28x28xf32>) -> tensor<2x?x6x14x14xf32>
+  %da = mbt.avg_pool2d_grad %a like %y {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<2x?x6x14x14xf32>, tensor<2x?x6x28x28xf32>
+  return
+}

@@ -119,6 +119,15 @@ const Network kDropout{"  param  w1: f32[784, 32] = kaiming_uniform\n"
                        "  h      = tanh(dropout(x, 0.2) @ w1 + b1)\n"
                        "  logits = dropout(h, rate = gain) @ w2\n"};
 
+/// A small CNN on the 1x28x28 image: convolutions (padding, stride),
+/// max and average pooling, and dropout at the model argument `gain`.
+const Network kCnn{"  c1     = max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2)\n"
+                   "  c2     = avg_pool2d(relu(conv(c1, 8, 3, stride = 2)), 2)\n"
+                   "  h      = dropout(flatten(c2), rate = gain)\n"
+                   "  logits = linear(h, 10)\n",
+                   "cross_entropy(logits, y)", "import \"nn\"\n",
+                   "f32[1, 28, 28]"};
+
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;
 /// and the values of the model argument `gain`, when the network has one.
@@ -289,6 +298,14 @@ TEST(Equivalence, DropoutBatchOfEightEqualsEachModelAlone) {
                         {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
                         kDropout,
                         {"", {}, {0.1, 0.2, 0.3, 0.5, 0.1, 0.2, 0.3, 0.5}});
+}
+
+// Convolution and pooling batch along the model dimension (one GEMM over
+// models for each convolution), with per-model dropout after them.
+TEST(Equivalence, CnnWithDropoutBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("cnn", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.01, 0.02, 0.05, 0.1}, kCnn,
+                        {"", {}, {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.1, 0.2}});
 }
 
 // Each model clips its own gradient's global norm at its own bound; the

@@ -64,6 +64,14 @@ std::string specWithLoss(const std::string &params, const std::string &body,
          "}\n";
 }
 
+/// A one-model spec over an image x: f32[2, 6, 6] (channels first), the
+/// logits' cross-entropy as the loss.
+std::string imageSpec(const std::string &params, const std::string &body) {
+  std::string source = specWithLoss(params, body, "cross_entropy(logits, y)");
+  return std::regex_replace(source, std::regex("x: f32\\[6\\]"),
+                            "x: f32[2, 6, 6]");
+}
+
 /// The same with the logits' cross-entropy as the loss, and accuracy.
 std::string spec(const std::string &params, const std::string &body) {
   return specWithLoss(params, body + "  metric acc = accuracy(logits, y)\n",
@@ -76,7 +84,9 @@ template <typename T> class CompiledModel {
 public:
   explicit CompiledModel(const std::string &path)
       : artifact(Artifact::load(path)),
-        p(artifact.manifest().paramCount), x(kBatch * kFeatures), y(kBatch) {
+        p(artifact.manifest().paramCount),
+        features(artifact.manifest().features), x(kBatch * features),
+        y(kBatch) {
     // Drawn in float whatever T, so both precisions see the same values.
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 0.5f);
@@ -103,7 +113,7 @@ public:
     }
     std::vector<T> local(at), out(artifact.manifest().outputs.size());
     auto pm = makeDenseMemRef<T, 2>(local.data(), {1, p});
-    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
+    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, features});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
     auto ws = workspace.descriptor(
@@ -133,7 +143,7 @@ public:
     auto sm = makeDenseMemRef<T, 3>(state.data(), {1, 1, p});
     auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
     auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
-    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, kFeatures});
+    auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, features});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
     auto ws = workspace.descriptor(artifact.trainStepWorkspace<T>()(
@@ -161,6 +171,7 @@ private:
   Artifact artifact;
   Workspace workspace;
   int64_t p;
+  int64_t features; // the input's per-sample size (kFeatures, or an image's)
   std::vector<T> x;
   std::vector<int32_t> y;
 };
@@ -235,6 +246,46 @@ TEST(GradientCheck, Dropout) {
                       "  logits = dropout(tanh(dropout(x, 0.3) @ w1), 0.5)"
                       " @ w2\n"),
       /*lossFromTrainStep=*/true);
+}
+
+// conv2d: padding, stride 2 (rows that no window reads), dilation and two
+// groups, each through both adjoints (input and filter).
+TEST(GradientCheck, Conv2dPaddingAndStride) {
+  checkGradients(
+      "conv_stride", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                               "  param w: f32[27, 4] = zeros\n",
+                               "  c = conv2d(x, k, stride = 2, padding = 1)\n"
+                               "  logits = flatten(tanh(c)) @ w\n"));
+}
+
+TEST(GradientCheck, Conv2dDilationAndGroups) {
+  checkGradients(
+      "conv_groups", imageSpec("  param k1: f32[4, 2, 2, 2] = zeros\n"
+                               "  param k2: f32[4, 2, 3, 3] = zeros\n"
+                               "  param w: f32[16, 4] = zeros\n",
+                               "  c1 = conv2d(x, k1, dilation = 2)\n"
+                               "  c2 = conv2d(tanh(c1), k2, groups = 2)\n"
+                               "  logits = flatten(c2) @ w\n"));
+}
+
+// Pooling: max (overlapping windows with padding: kernel 3, stride 2) and
+// average (with padding, which counts in the divisor).
+TEST(GradientCheck, MaxPool2d) {
+  checkGradients(
+      "max_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                            "  param w: f32[27, 4] = zeros\n",
+                            "  c = conv2d(x, k, padding = 1)\n"
+                            "  p = max_pool2d(c, 3, stride = 2, padding = 1)\n"
+                            "  logits = flatten(p) @ w\n"));
+}
+
+TEST(GradientCheck, AvgPool2d) {
+  checkGradients(
+      "avg_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                            "  param w: f32[12, 4] = zeros\n",
+                            "  c = tanh(conv2d(x, k))\n"
+                            "  p = avg_pool2d(c, 3, stride = 2, padding = 1)\n"
+                            "  logits = flatten(p) @ w\n"));
 }
 
 TEST(GradientCheck, Sub) {

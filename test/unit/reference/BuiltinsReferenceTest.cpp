@@ -31,6 +31,8 @@
 #include "mbt/runtime/Workspace.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/conv.h>
+#include <torch/nn/functional/pooling.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/types.h>
 
@@ -60,12 +62,16 @@ constexpr double kGradientTolerance = 1e-4;
 
 /// A one-model spec over x: f32[6] and y: class[classes], trained by SGD at
 /// lr 1, with `body` holding its params, values, loss and metrics.
-std::string spec(int64_t classes, int64_t batch, const std::string &body) {
+std::string spec(int64_t classes, int64_t batch, const std::string &body,
+                 const std::vector<int64_t> &input) {
+  std::string dims;
+  for (int64_t d : input)
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
   return "import \"losses\"\n"
          "import \"metrics\"\n"
          "import \"nn\"\n"
          "model m {\n"
-         "  input  x: f32[6]\n"
+         "  input  x: f32[" + dims + "]\n"
          "  target y: class[" + std::to_string(classes) + "]\n" + body +
          "}\n"
          "sweep {\n"
@@ -123,11 +129,16 @@ torch::Tensor topK(const torch::Tensor &logits, const torch::Tensor &y,
 }
 
 /// Compiles `body` into a spec, runs its eval and SGD train step on one
-/// random batch, and compares both with `reference`.
+/// random batch, and compares both with `reference`. `input` is the
+/// per-sample shape of x (torch sees x as [batch, input...]).
 void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
-                       const std::string &body, const Reference &reference) {
+                       const std::string &body, const Reference &reference,
+                       const std::vector<int64_t> &input = {kFeatures}) {
   Artifact artifact =
-      Artifact::load(compileSpec(name, spec(classes, batch, body)));
+      Artifact::load(compileSpec(name, spec(classes, batch, body, input)));
+  int64_t features = 1;
+  for (int64_t d : input)
+    features *= d;
   const Manifest &manifest = artifact.manifest();
   int64_t p = manifest.paramCount;
   ASSERT_GT(p, 0);
@@ -135,7 +146,7 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 0.5f);
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  std::vector<float> params(p), x(batch * kFeatures);
+  std::vector<float> params(p), x(batch * features);
   std::vector<int32_t> y(batch);
   for (float &v : params)
     v = normal(rng);
@@ -148,7 +159,7 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   int64_t k = manifest.numOutputs();
   std::vector<float> out(k);
   auto pm = makeDenseMemRef<float, 2>(params.data(), {1, p});
-  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, batch, kFeatures});
+  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, batch, features});
   auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, batch});
   auto om = makeDenseMemRef<float, 2>(out.data(), {1, k});
   Workspace workspace;
@@ -171,7 +182,9 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   // The same batch and parameters in torch, parameters from the manifest's
   // layout (offset, row-major shape).
   Inputs in;
-  in.x = torch::from_blob(x.data(), {batch, kFeatures}, torch::kFloat32)
+  std::vector<int64_t> xShape{batch};
+  xShape.insert(xShape.end(), input.begin(), input.end());
+  in.x = torch::from_blob(x.data(), xShape, torch::kFloat32)
              .to(torch::kFloat64);
   in.y = torch::from_blob(y.data(), {batch}, torch::kInt32).to(torch::kInt64);
   in.oneHot = torch::one_hot(in.y, classes).to(torch::kFloat64);
@@ -457,6 +470,56 @@ TEST(BuiltinsVsLibTorch, LayerNormAndRmsNorm) {
             in["r.g"];
         return {{"loss", F::cross_entropy(r.matmul(in["v"]), in.y)}};
       });
+}
+
+// conv2d (stride, padding, dilation, groups), max and average pooling and
+// the stdlib's conv layer against F::conv2d, F::max_pool2d, F::avg_pool2d:
+// the layouts ([C, H, W] images, [O, C/groups, KH, KW] filters), the window
+// arithmetic and the padding rules are torch's, not just self-consistent.
+TEST(BuiltinsVsLibTorch, Conv2dStridePaddingDilationGroups) {
+  checkAgainstTorch(
+      "conv2d", 4, 3,
+      "  param k1: f32[4, 2, 3, 3] = zeros\n"
+      "  param k2: f32[6, 2, 2, 2] = zeros\n"
+      "  param w: f32[96, 4] = zeros\n"
+      "  c1 = tanh(conv2d(x, k1, stride = 2, padding = 1))\n"
+      "  c2 = conv2d(c1, k2, dilation = 2, groups = 2, padding = 1)\n"
+      "  loss = cross_entropy(flatten(c2) @ w, y)\n",
+      [](const Inputs &in) -> Outputs {
+        auto c1 = torch::tanh(
+            F::conv2d(in.x, in["k1"],
+                      F::Conv2dFuncOptions().stride(2).padding(1)));
+        auto c2 = F::conv2d(
+            c1, in["k2"],
+            F::Conv2dFuncOptions().dilation(2).groups(2).padding(1));
+        return {{"loss", F::cross_entropy(c2.flatten(1).matmul(in["w"]),
+                                          in.y)}};
+      },
+      {2, 7, 7});
+}
+
+TEST(BuiltinsVsLibTorch, PoolingAndConvLayer) {
+  checkAgainstTorch(
+      "pooling", 4, 3,
+      "  c = conv(x, 3, 3, padding = 1)\n"
+      "  m = max_pool2d(c, 3, stride = 2, padding = 1)\n"
+      "  a = avg_pool2d(tanh(c), 2, padding = 1)\n"
+      "  param w: f32[48, 4] = zeros\n"
+      "  param v: f32[48, 4] = zeros\n"
+      "  loss = cross_entropy(flatten(m) @ w + flatten(a) @ v, y)\n",
+      [](const Inputs &in) -> Outputs {
+        auto c = F::conv2d(in.x, in["c.w"],
+                           F::Conv2dFuncOptions().padding(1)) +
+                 in["c.b"].reshape({3, 1, 1});
+        auto m = F::max_pool2d(
+            c, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+        auto a = F::avg_pool2d(torch::tanh(c),
+                               F::AvgPool2dFuncOptions(2).padding(1));
+        return {{"loss", F::cross_entropy(m.flatten(1).matmul(in["w"]) +
+                                              a.flatten(1).matmul(in["v"]),
+                                          in.y)}};
+      },
+      {2, 7, 7});
 }
 
 } // namespace

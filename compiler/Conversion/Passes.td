@@ -28,6 +28,22 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def MBTFuseElementwise : Pass<"mbt-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Upstream elementwise fusion that leaves named matmuls alone";
+  let description = [{
+    `linalg-fuse-elementwise-ops` with a control function that never folds
+    into or out of a named linalg op (the batched matmuls): upstream
+    propagates a reshape through any LinalgOp by rebuilding it as a
+    `linalg.generic` over the expanded shape, which turns the GEMM of a
+    convolution (collapsed columns times a filter matrix) into naive loops
+    that BLAS and cuBLAS never see. Generics fuse as upstream does (a
+    producer with one use).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",

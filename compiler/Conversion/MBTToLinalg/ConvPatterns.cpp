@@ -1,17 +1,22 @@
 //===- ConvPatterns.cpp - conv2d and its adjoints to im2col + GEMM --------===//
 //
-// conv2d of x [M, B, C, H, W] with w [M, O, C/G, KH, KW] in G groups:
-//   cols = im2col(x)            [M, G, B, OH, OW, C/G, KH, KW]  (a gather)
-//   y    = cols · w^T           [M*G, B*OH*OW, O/G]   one batched GEMM
-//   out  = y permuted           [M, B, O, OH, OW]
+// Every convolution here is one "pass" over an image that is already padded:
+//   image  = spread(x)            zero padding (and, for the input's adjoint,
+//                                 zeros between the gradient's rows)
+//   cols   = im2col(image)        [M, G, B, OH, OW, C/G, KH, KW], a copy
+//                                 through an affine map
+//   y      = cols · filterᵀ       [M*G, B*OH*OW, O/G], one batched GEMM
+//   out    = y permuted           [M, B, O, OH, OW]
 // so the model dimension (and the groups) become the batch of one GEMM,
-// which mbt-linalg-to-blas or cuBLAS runs. The adjoints reuse the pieces:
-//   dW    = dyᵀ · cols          [M*G, O/G, C/G*KH*KW]
-//   dcols = dy · W, dx = col2im(dcols), a gather over the columns that read
-//   each input element (so the GPU needs no atomics).
-// cols of the forward pass and of dW are the same op on the same tensor,
-// which CSE merges. A value without the model dimension ([B, C, H, W], as
-// in a model's own function) gets a unit one for the lowering.
+// which mbt-linalg-to-blas or cuBLAS runs, and the only index arithmetic
+// per element is in spread's gather over the (small) image. The adjoints:
+//   dW = dyᵀ · cols               the forward's cols (CSE merges them)
+//   dx = the pass over spread(dy) (zeros between rows for a stride, padded
+//        by dilation (K-1) - padding) with the filter flipped and its
+//        in/out channels swapped: a transposed convolution as a forward
+//        one, so no scatter (no atomics on the GPU).
+// A value without the model dimension ([B, C, H, W], as in a model's own
+// function) gets a unit one for the lowering.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
@@ -26,7 +31,7 @@ using namespace mlir::mbt;
 
 namespace {
 
-/// The sizes of one conv2d, from its input and filter with the model dim.
+/// The sizes of one conv2d op, from its input and filter with the model dim.
 struct ConvGeometry {
   int64_t models, channels, height, width;
   int64_t out, groups, perGroupIn, perGroupOut, kh, kw;
@@ -56,7 +61,13 @@ struct ConvGeometry {
     g.ow = windowPositions(g.width, g.kw, g.sw, g.pw, g.dw);
     return g;
   }
-  int64_t columns() const { return perGroupIn * kh * kw; }
+};
+
+/// One convolution pass without padding over an image [M, B, G * in, H,
+/// W]: output [M, B, G * out, oh, ow].
+struct ConvPass {
+  int64_t models, groups, in, out, kh, kw, sh, sw, dh, dw, oh, ow;
+  int64_t columns() const { return in * kh * kw; }
 };
 
 /// `v` with a leading unit model dim when it has rank `rank` - 1.
@@ -80,38 +91,57 @@ Value asType(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
                                            unitDimGroups(vType, {0}));
 }
 
-/// im2col: cols[m, group, b, oh, ow, c, kh, kw] = x[m, b, group * C/G + c,
-/// oh * sh + kh * dh - ph, ow * sw + kw * dw - pw], 0 in the padding.
-Value buildColumns(OpBuilder &b, Location loc, Value x,
-                   const ConvGeometry &g) {
+/// The image [M, B, C, H, W] spread onto a zero [M, B, C, height, width]
+/// plane: element (i, j) of the plane holds x[(i - lowH) / strideH, (j -
+/// lowW) / strideW] where those are whole positions of x, zero elsewhere.
+/// Padding is low = p, stride 1; the input adjoint's gradient image puts
+/// stride - 1 zeros between rows. The identity spread is x itself.
+Value spread(OpBuilder &b, Location loc, Value x, int64_t lowH, int64_t lowW,
+             int64_t strideH, int64_t strideW, int64_t height, int64_t width) {
   auto xType = cast<RankedTensorType>(x.getType());
-  Type element = xType.getElementType();
-  auto type = RankedTensorType::get({g.models, g.groups, xType.getDimSize(1),
-                                     g.oh, g.ow, g.perGroupIn, g.kh, g.kw},
-                                    element);
+  int64_t h = xType.getDimSize(3), w = xType.getDimSize(4);
+  if (lowH == 0 && lowW == 0 && strideH == 1 && strideW == 1 && height == h &&
+      width == w)
+    return x;
+  auto type = RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1),
+                                     xType.getDimSize(2), height, width},
+                                    xType.getElementType());
   return buildGather(
-      b, loc, type, batchSizeFrom(x, 1, 8), {}, {}, [&](OpBuilder &nb, Location l, ValueRange) {
-        SmallVector<Value> i = loopIndices(nb, l, 8);
-        Value c = nb.create<arith::AddIOp>(
-            l,
-            nb.create<arith::MulIOp>(l, i[1],
-                                     indexConstant(nb, l, g.perGroupIn)),
-            i[5]);
-        Value offH = nb.create<arith::MulIOp>(l, i[6], indexConstant(nb, l, g.dh));
-        Value offW = nb.create<arith::MulIOp>(l, i[7], indexConstant(nb, l, g.dw));
-        auto [row, rowInside] = tapSource(nb, l, i[3], g.sh, offH, g.ph, g.height);
-        auto [col, colInside] = tapSource(nb, l, i[4], g.sw, offW, g.pw, g.width);
-        Value inside = nb.create<arith::AndIOp>(l, rowInside, colInside);
+      b, loc, type, batchSizeFrom(x, 1, 5), {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> i = loopIndices(nb, l, 5);
+        // tapReader with tap 0: the position q with q * stride + low = i.
+        auto [row, rowOk] = tapReader(nb, l, i[3], 0, strideH, 1, -lowH, h);
+        auto [col, colOk] = tapReader(nb, l, i[4], 0, strideW, 1, -lowW, w);
         Value v = nb.create<tensor::ExtractOp>(
-            l, x, ValueRange{i[0], i[2], c, row, col});
-        return nb.create<arith::SelectOp>(l, inside, v,
-                                          floatConstant(nb, l, element, 0.0))
+            l, x, ValueRange{i[0], i[1], i[2], row, col});
+        Value ok = nb.create<arith::AndIOp>(l, rowOk, colOk);
+        return nb
+            .create<arith::SelectOp>(
+                l, ok, v, floatConstant(nb, l, xType.getElementType(), 0.0))
             .getResult();
       });
 }
 
-/// The columns as GEMM operands: [M * G, B * OH * OW, C/G * KH * KW].
-Value columnsMatrix(OpBuilder &b, Location loc, Value cols) {
+/// im2col of a padded image as a copy through an affine map:
+/// cols[m, g, b, oh, ow, c, kh, kw] = image[m, b, g * in + c, oh * sh +
+/// kh * dh, ow * sw + kw * dw], collapsed to [M * G, B * OH * OW, in * KH * KW].
+Value columns(OpBuilder &b, Location loc, Value image, const ConvPass &p) {
+  auto imageType = cast<RankedTensorType>(image.getType());
+  MLIRContext *ctx = b.getContext();
+  auto type = RankedTensorType::get({p.models, p.groups,
+                                     imageType.getDimSize(1), p.oh, p.ow, p.in,
+                                     p.kh, p.kw},
+                                    imageType.getElementType());
+  AffineExpr m, g, bb, oh, ow, c, kh, kw;
+  bindDims(ctx, m, g, bb, oh, ow, c, kh, kw);
+  auto map = AffineMap::get(
+      8, 0, {m, bb, g * p.in + c, oh * p.sh + kh * p.dh, ow * p.sw + kw * p.dw},
+      ctx);
+  Value cols = buildGather(b, loc, type, batchSizeFrom(image, 1, 8), {image},
+                           {map}, [](OpBuilder &, Location, ValueRange args) {
+                             return args[0];
+                           });
   return b.create<tensor::CollapseShapeOp>(
       loc, cols,
       SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5, 6, 7}});
@@ -129,6 +159,82 @@ Value filterMatrix(OpBuilder &b, Location loc, Value w, const ConvGeometry &g) {
   return b.create<tensor::CollapseShapeOp>(
       loc, expanded,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+}
+
+/// The filter of the input's adjoint: flipped in both kernel dims, with its
+/// in and out channels swapped, as [M * G, C/G, O/G * KH * KW]:
+/// f[m, g, c, o, kh, kw] = w[m, g * O/G + o, c, KH - 1 - kh, KW - 1 - kw].
+Value flippedFilterMatrix(OpBuilder &b, Location loc, Value w,
+                          const ConvGeometry &g) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  MLIRContext *ctx = b.getContext();
+  auto type = RankedTensorType::get(
+      {g.models, g.groups, g.perGroupIn, g.perGroupOut, g.kh, g.kw},
+      wType.getElementType());
+  AffineExpr m, grp, c, o, kh, kw;
+  bindDims(ctx, m, grp, c, o, kh, kw);
+  auto map = AffineMap::get(
+      6, 0, {m, grp * g.perGroupOut + o, c, (g.kh - 1) - kh, (g.kw - 1) - kw},
+      ctx);
+  Value flipped = buildGather(b, loc, type, batchSizeFrom(w, 0, 6), {w}, {map},
+                              [](OpBuilder &, Location, ValueRange args) {
+                                return args[0];
+                              });
+  return b.create<tensor::CollapseShapeOp>(
+      loc, flipped,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+}
+
+/// A zero-filled GEMM result of `type`, its dynamic dim read from `source`
+/// dim `dim`.
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type, Value source,
+            int64_t dim) {
+  return buildFilled(b, loc, type, batchSizeFrom(source, dim, type.getRank()),
+                     b.getFloatAttr(type.getElementType(), 0.0));
+}
+
+/// The pass over `image` with `filter` ([M * G, out, in * KH * KW]):
+/// [M, B, G * out, OH, OW].
+Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
+               const ConvPass &p) {
+  auto imageType = cast<RankedTensorType>(image.getType());
+  Type element = imageType.getElementType();
+  Value cols = columns(b, loc, image, p);
+  auto yType = RankedTensorType::get(
+      {p.models * p.groups, ShapedType::kDynamic, p.out}, element);
+  Value y = b.create<linalg::BatchMatmulTransposeBOp>(
+                 loc, TypeRange{yType}, ValueRange{cols, filter},
+                 ValueRange{zeros(b, loc, yType, cols, 1)})
+                .getResult(0);
+  auto y6Type = RankedTensorType::get({p.models, p.groups,
+                                       imageType.getDimSize(1), p.oh, p.ow,
+                                       p.out},
+                                      element);
+  Value y6 = b.create<tensor::ExpandShapeOp>(
+      loc, y6Type, y, SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
+  // out[m, b, o, oh, ow] = y6[m, o / out, b, oh, ow, o % out].
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m, bb, o, oh, ow;
+  bindDims(ctx, m, bb, o, oh, ow);
+  auto map = AffineMap::get(
+      5, 0, {m, o.floorDiv(p.out), bb, oh, ow, o % p.out}, ctx);
+  auto outType = RankedTensorType::get({p.models, imageType.getDimSize(1),
+                                        p.groups * p.out, p.oh, p.ow},
+                                       element);
+  return buildGather(b, loc, outType, batchSizeFrom(image, 1, 5), {y6}, {map},
+                     [](OpBuilder &, Location, ValueRange args) {
+                       return args[0];
+                     });
+}
+
+/// The forward pass of `g` and its padded input image.
+ConvPass forwardPass(const ConvGeometry &g) {
+  return {g.models, g.groups, g.perGroupIn, g.perGroupOut, g.kh, g.kw,
+          g.sh,     g.sw,     g.dh,         g.dw,          g.oh, g.ow};
+}
+Value paddedInput(OpBuilder &b, Location loc, Value x, const ConvGeometry &g) {
+  return spread(b, loc, x, g.ph, g.pw, 1, 1, g.height + 2 * g.ph,
+                g.width + 2 * g.pw);
 }
 
 /// The result's adjoint [M, B, O, OH, OW] as [M * G, B * OH * OW, O/G].
@@ -150,15 +256,6 @@ Value gradRows(OpBuilder &b, Location loc, Value dy, const ConvGeometry &g) {
       loc, rows, SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
 }
 
-/// A zero-filled [rows-of-`a` x ...] GEMM result of `type`, its dynamic
-/// dim 1 read from `source` dim `dim`.
-Value zeros(OpBuilder &b, Location loc, RankedTensorType type, Value source,
-            int64_t dim) {
-  SmallVector<std::pair<Value, int64_t>> sources(type.getRank(), {source, dim});
-  return buildFilled(b, loc, type, sources,
-                     b.getFloatAttr(type.getElementType(), 0.0));
-}
-
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Conv2dOp op,
@@ -168,38 +265,8 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
     Value w = withModelDim(rewriter, loc, op.getFilter(), 5);
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
                               cast<RankedTensorType>(w.getType()));
-    Type element = op.getType().getElementType();
-    Value cols = columnsMatrix(rewriter, loc, buildColumns(rewriter, loc, x, g));
-    Value wMat = filterMatrix(rewriter, loc, w, g);
-    auto yType = RankedTensorType::get(
-        {g.models * g.groups, ShapedType::kDynamic, g.perGroupOut}, element);
-    Value y = rewriter
-                  .create<linalg::BatchMatmulTransposeBOp>(
-                      loc, TypeRange{yType}, ValueRange{cols, wMat},
-                      ValueRange{zeros(rewriter, loc, yType, cols, 1)})
-                  .getResult(0);
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto y6Type = RankedTensorType::get({g.models, g.groups,
-                                         xType.getDimSize(1), g.oh, g.ow,
-                                         g.perGroupOut},
-                                        element);
-    Value y6 = rewriter.create<tensor::ExpandShapeOp>(
-        loc, y6Type, y,
-        SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
-    // out[m, b, o, oh, ow] = y6[m, o / (O/G), b, oh, ow, o % (O/G)].
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr m, bb, o, oh, ow;
-    bindDims(ctx, m, bb, o, oh, ow);
-    auto map = AffineMap::get(
-        5, 0,
-        {m, o.floorDiv(g.perGroupOut), bb, oh, ow, o % g.perGroupOut}, ctx);
-    auto outType = RankedTensorType::get(
-        {g.models, xType.getDimSize(1), g.out, g.oh, g.ow}, element);
-    Value out = buildGather(rewriter, loc, outType, batchSizeFrom(x, 1, 5),
-                            {y6}, {map},
-                            [](OpBuilder &, Location, ValueRange args) {
-                              return args[0];
-                            });
+    Value out = convolve(rewriter, loc, paddedInput(rewriter, loc, x, g),
+                         filterMatrix(rewriter, loc, w, g), forwardPass(g));
     rewriter.replaceOp(op, asType(rewriter, loc, out, op.getType()));
     return success();
   }
@@ -216,10 +283,12 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
     auto wType = cast<RankedTensorType>(w.getType());
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()), wType);
     Type element = wType.getElementType();
-    Value cols = columnsMatrix(rewriter, loc, buildColumns(rewriter, loc, x, g));
+    Value cols = columns(rewriter, loc, paddedInput(rewriter, loc, x, g),
+                         forwardPass(g));
     Value rows = gradRows(rewriter, loc, dy, g);
     auto dwType = RankedTensorType::get(
-        {g.models * g.groups, g.perGroupOut, g.columns()}, element);
+        {g.models * g.groups, g.perGroupOut, g.perGroupIn * g.kh * g.kw},
+        element);
     Value dw = rewriter
                    .create<linalg::BatchMatmulTransposeAOp>(
                        loc, TypeRange{dwType}, ValueRange{rows, cols},
@@ -246,57 +315,20 @@ struct Conv2dGradInputPattern : public OpRewritePattern<Conv2dGradInputOp> {
     Value dy = withModelDim(rewriter, loc, op.getGrad(), 5);
     Value w = withModelDim(rewriter, loc, op.getFilter(), 5);
     Value x = withModelDim(rewriter, loc, op.getLike(), 5);
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto g = ConvGeometry::of(op, xType, cast<RankedTensorType>(w.getType()));
-    Type element = xType.getElementType();
-    Value rows = gradRows(rewriter, loc, dy, g);
-    Value wMat = filterMatrix(rewriter, loc, w, g);
-    auto dcolsType = RankedTensorType::get(
-        {g.models * g.groups, ShapedType::kDynamic, g.columns()}, element);
-    Value dcols = rewriter
-                      .create<linalg::BatchMatmulOp>(
-                          loc, TypeRange{dcolsType}, ValueRange{rows, wMat},
-                          ValueRange{zeros(rewriter, loc, dcolsType, rows, 1)})
-                      .getResult(0);
-    auto dy5Type = cast<RankedTensorType>(dy.getType());
-    auto cols8Type = RankedTensorType::get(
-        {g.models, g.groups, dy5Type.getDimSize(1), g.oh, g.ow, g.perGroupIn,
-         g.kh, g.kw},
-        element);
-    Value cols8 = rewriter.create<tensor::ExpandShapeOp>(
-        loc, cols8Type, dcols,
-        SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5, 6, 7}});
-    // col2im as a gather: dx[m, b, c, ih, iw] sums the columns of every
-    // tap (kh, kw) whose window position reads (ih, iw).
-    auto dxType = RankedTensorType::get(
-        {g.models, dy5Type.getDimSize(1), g.channels, g.height, g.width},
-        element);
-    Value dx = buildGather(
-        rewriter, loc, dxType, batchSizeFrom(dy, 1, 5), {}, {},
-        [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> i = loopIndices(b, l, 5);
-          Value perGroup = indexConstant(b, l, g.perGroupIn);
-          Value group = b.create<arith::DivUIOp>(l, i[2], perGroup);
-          Value c = b.create<arith::RemUIOp>(l, i[2], perGroup);
-          Value zero = floatConstant(b, l, element, 0.0);
-          Value sum = zero;
-          for (int64_t kh = 0; kh < g.kh; ++kh) {
-            auto [oh, rowOk] =
-                tapReader(b, l, i[3], kh, g.sh, g.dh, g.ph, g.oh);
-            for (int64_t kw = 0; kw < g.kw; ++kw) {
-              auto [ow, colOk] =
-                  tapReader(b, l, i[4], kw, g.sw, g.dw, g.pw, g.ow);
-              Value v = b.create<tensor::ExtractOp>(
-                  l, cols8,
-                  ValueRange{i[0], group, i[1], oh, ow, c,
-                             indexConstant(b, l, kh), indexConstant(b, l, kw)});
-              Value ok = b.create<arith::AndIOp>(l, rowOk, colOk);
-              sum = b.create<arith::AddFOp>(
-                  l, sum, b.create<arith::SelectOp>(l, ok, v, zero));
-            }
-          }
-          return sum;
-        });
+    auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
+                              cast<RankedTensorType>(w.getType()));
+    // dx[ih] = sum over (oh, kh) with oh * s + kh * d - p = ih of dy[oh] *
+    // w[kh]: the stride-1 pass over dy spread s apart and shifted by
+    // d (K - 1) - p, with the kernel flipped (kh -> K - 1 - kh).
+    Value image =
+        spread(rewriter, loc, dy, g.dh * (g.kh - 1) - g.ph,
+               g.dw * (g.kw - 1) - g.pw, g.sh, g.sw,
+               g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
+    ConvPass pass{g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw,
+                  1,        1,        g.dh,          g.dw,         g.height,
+                  g.width};
+    Value dx = convolve(rewriter, loc, image,
+                        flippedFilterMatrix(rewriter, loc, w, g), pass);
     rewriter.replaceOp(op, asType(rewriter, loc, dx, op.getType()));
     return success();
   }

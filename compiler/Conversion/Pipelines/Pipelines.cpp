@@ -58,7 +58,7 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMBTLowerToLinalg(
       MBTLowerToLinalgOptions{/*scalarsPerElement=*/target == "cuda"}));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

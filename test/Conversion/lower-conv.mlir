@@ -7,7 +7,7 @@
 // (model, group) pairs, then the result permuted into [M, B, O, OH, OW].
 
 // CHECK-DAG: #[[COLS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d2, d1 * 2 + d5, d3 * 2 + d6, d4 * 2 + d7)>
-// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 3 + d3, d2, -d4 + 2, -d5 + 2)>
+// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d3, d2, -d4 + 2, -d5 + 2)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2 floordiv 3, d1, d3, d4, d2 mod 3)>
 // CHECK-LABEL: func.func @conv
 // CHECK:         %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3, 4, 5]] : tensor<2x2x3x2x3x3xf32> into tensor<4x3x18xf32>
@@ -31,21 +31,34 @@ func.func @conv(%x: tensor<2x?x4x8x8xf32>, %w: tensor<2x6x2x3x3xf32>) -> tensor<
 
 // The filter's adjoint: the gradient's rows times the forward's columns
 // (the same two ops on the same padded input: CSE merges them with the
-// forward's). The input's adjoint: the stride-1 pass over the gradient
-// spread 2 apart and padded by dilation (K - 1) - padding = 1, with the
-// filter flipped (2 - kh, 2 - kw) and its channels swapped.
+// forward's). The input's adjoint here is col2im: dcols = rows x W, then a
+// gather summing the 3x3 taps (unrolled) whose window reads each input
+// element (4 x 4 positions x 2 channels per group are fewer column entries
+// than 8 x 8 x 3 for the transposed pass).
 // CHECK-LABEL: func.func @grads
-// CHECK:         %[[SPREAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x?x6x10x10xf32>)
-// CHECK:           tensor.extract %{{.*}} : tensor<2x?x6x4x4xf32>
-// CHECK:         linalg.generic {indexing_maps = [#[[FLIP]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x6x2x3x3xf32>) outs(%{{.*}} : tensor<2x2x2x3x3x3xf32>)
-// CHECK:         linalg.batch_matmul_transpose_b ins(%{{.*}}, %{{.*}} : tensor<4x?x27xf32>, tensor<4x2x27xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x?x3xf32>, tensor<4x3x18xf32>)
+// CHECK:         linalg.generic {{.*}}outs(%{{.*}} : tensor<2x?x4x8x8xf32>)
+// CHECK-COUNT-9:   tensor.extract %{{.*}} : tensor<2x2x?x4x4x2x3x3xf32>
 // CHECK:         linalg.batch_matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<4x?x3xf32>, tensor<4x?x18xf32>)
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4], [5]] : tensor<2x2x3x2x3x3xf32> into tensor<2x6x2x3x3xf32>
-// CHECK-NOT:     tensor.insert
 func.func @grads(%x: tensor<2x?x4x8x8xf32>, %w: tensor<2x6x2x3x3xf32>, %dy: tensor<2x?x6x4x4xf32>) -> (tensor<2x?x4x8x8xf32>, tensor<2x6x2x3x3xf32>) {
   %dx = mbt.conv2d_grad_input %dy, %w like %x {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : tensor<2x?x6x4x4xf32>, tensor<2x6x2x3x3xf32>, tensor<2x?x4x8x8xf32>
   %dw = mbt.conv2d_grad_filter %x, %dy like %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64} : tensor<2x?x4x8x8xf32>, tensor<2x?x6x4x4xf32>, tensor<2x6x2x3x3xf32>
   return %dx, %dw : tensor<2x?x4x8x8xf32>, tensor<2x6x2x3x3xf32>
+}
+
+// With 8 input channels and 2 output channels the transposed pass moves
+// fewer column entries: the stride-1 pass over the gradient padded by
+// dilation (K - 1) - padding = 1, with the filter flipped (2 - kh, 2 - kw)
+// and its channels swapped ([M * G, 8, 2 * 3 * 3]).
+// CHECK-LABEL: func.func @grads_transposed
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x?x2x8x8xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[FLIP]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x2x8x3x3xf32>) outs(%{{.*}} : tensor<2x1x8x2x3x3xf32>)
+// CHECK:         linalg.batch_matmul_transpose_b ins(%{{.*}}, %{{.*}} : tensor<2x?x18xf32>, tensor<2x8x18xf32>)
+// CHECK-NOT:     linalg.batch_matmul ins
+func.func @grads_transposed(%w: tensor<2x2x8x3x3xf32>, %dy: tensor<2x?x2x6x6xf32>, %x: tensor<2x?x8x6x6xf32>) -> tensor<2x?x8x6x6xf32> {
+  %dx = mbt.conv2d_grad_input %dy, %w like %x {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64} : tensor<2x?x2x6x6xf32>, tensor<2x2x8x3x3xf32>, tensor<2x?x8x6x6xf32>
+  return %dx : tensor<2x?x8x6x6xf32>
 }
 
 // A model's own function (no model dimension) gets a unit one; without

@@ -11,10 +11,12 @@
 // which mbt-linalg-to-blas or cuBLAS runs, and the only index arithmetic
 // per element is in spread's gather over the (small) image. The adjoints:
 //   dW = dyᵀ · cols               the forward's cols (CSE merges them)
-//   dx = the pass over spread(dy) (zeros between rows for a stride, padded
-//        by dilation (K-1) - padding) with the filter flipped and its
-//        in/out channels swapped: a transposed convolution as a forward
-//        one, so no scatter (no atomics on the GPU).
+//   dx = whichever moves fewer column entries: the pass over spread(dy)
+//        (zeros between rows for a stride, padded by dilation (K-1) -
+//        padding) with the filter flipped and its in/out channels swapped,
+//        a transposed convolution as a forward one; or col2im of dy · W,
+//        a gather over the taps that read each input element. Neither
+//        scatters (no atomics on the GPU).
 // A value without the model dimension ([B, C, H, W], as in a model's own
 // function) gets a unit one for the lowering.
 //
@@ -185,12 +187,25 @@ Value flippedFilterMatrix(OpBuilder &b, Location loc, Value w,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
-/// A zero-filled GEMM result of `type`, its dynamic dim read from `source`
-/// dim `dim`.
-Value zeros(OpBuilder &b, Location loc, RankedTensorType type, Value source,
-            int64_t dim) {
-  return buildFilled(b, loc, type, batchSizeFrom(source, dim, type.getRank()),
-                     b.getFloatAttr(type.getElementType(), 0.0));
+/// A zero-filled [M * G, B * OH * OW, N] GEMM result whose batch size B is
+/// `source`'s dim 1. It is allocated as [M * G, B, OH * OW, N] and collapsed:
+/// a buffer whose only dynamic size is a plain batch size is one that
+/// mbt-plan-workspace can place in the workspace (a size like B * 784 would
+/// be left to malloc, a fresh mapping and its page faults every step).
+Value gemmResult(OpBuilder &b, Location loc, Type element, int64_t batches,
+                 Value source, int64_t positions, int64_t n) {
+  auto expanded = RankedTensorType::get(
+      {batches, ShapedType::kDynamic, positions, n}, element);
+  Value empty = buildEmpty(b, loc, expanded, batchSizeFrom(source, 1, 4));
+  Value rows = b.create<tensor::CollapseShapeOp>(
+      loc, empty, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  Value zero = b.create<arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0));
+  return b.create<linalg::FillOp>(loc, zero, rows).getResult(0);
+}
+
+/// A zero-filled GEMM result of static `type`.
+Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
+  return buildFilled(b, loc, type, {}, b.getFloatAttr(type.getElementType(), 0.0));
 }
 
 /// The pass over `image` with `filter` ([M * G, out, in * KH * KW]):
@@ -204,7 +219,8 @@ Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
       {p.models * p.groups, ShapedType::kDynamic, p.out}, element);
   Value y = b.create<linalg::BatchMatmulTransposeBOp>(
                  loc, TypeRange{yType}, ValueRange{cols, filter},
-                 ValueRange{zeros(b, loc, yType, cols, 1)})
+                 ValueRange{gemmResult(b, loc, element, p.models * p.groups,
+                                       image, p.oh * p.ow, p.out)})
                 .getResult(0);
   auto y6Type = RankedTensorType::get({p.models, p.groups,
                                        imageType.getDimSize(1), p.oh, p.ow,
@@ -292,7 +308,7 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
     Value dw = rewriter
                    .create<linalg::BatchMatmulTransposeAOp>(
                        loc, TypeRange{dwType}, ValueRange{rows, cols},
-                       ValueRange{zeros(rewriter, loc, dwType, rows, 1)})
+                       ValueRange{zeros(rewriter, loc, dwType)})
                    .getResult(0);
     auto grouped = RankedTensorType::get(
         {g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw}, element);
@@ -307,6 +323,78 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
   }
 };
 
+/// dx as the stride-1 pass over dy spread `stride` apart and shifted by
+/// dilation (K - 1) - padding, with the kernel flipped (kh -> K - 1 - kh):
+/// dx[ih] sums dy[oh] w[kh] over oh * s + kh * d - p = ih. Its columns hold
+/// B * H * W * O/G * KH * KW elements.
+Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
+                                const ConvGeometry &g) {
+  Value image = spread(b, loc, dy, g.dh * (g.kh - 1) - g.ph,
+                       g.dw * (g.kw - 1) - g.pw, g.sh, g.sw,
+                       g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
+  ConvPass pass{g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw,
+                1,        1,        g.dh,          g.dw,         g.height,
+                g.width};
+  return convolve(b, loc, image, flippedFilterMatrix(b, loc, w, g), pass);
+}
+
+/// dx as col2im of dcols = dy · W: a gather summing, for each input
+/// element, the column entries of the taps whose window reads it. Its
+/// columns hold B * OH * OW * C/G * KH * KW elements.
+Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
+                        const ConvGeometry &g) {
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  Type element = dyType.getElementType();
+  Value rows = gradRows(b, loc, dy, g);
+  auto dcolsType = RankedTensorType::get(
+      {g.models * g.groups, ShapedType::kDynamic,
+       g.perGroupIn * g.kh * g.kw},
+      element);
+  Value dcols = b.create<linalg::BatchMatmulOp>(
+                     loc, TypeRange{dcolsType},
+                     ValueRange{rows, filterMatrix(b, loc, w, g)},
+                     ValueRange{gemmResult(b, loc, element,
+                                           g.models * g.groups, dy,
+                                           g.oh * g.ow,
+                                           g.perGroupIn * g.kh * g.kw)})
+                    .getResult(0);
+  auto cols8Type = RankedTensorType::get({g.models, g.groups,
+                                          dyType.getDimSize(1), g.oh, g.ow,
+                                          g.perGroupIn, g.kh, g.kw},
+                                         element);
+  Value cols8 = b.create<tensor::ExpandShapeOp>(
+      loc, cols8Type, dcols,
+      SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5, 6, 7}});
+  auto dxType = RankedTensorType::get(
+      {g.models, dyType.getDimSize(1), g.channels, g.height, g.width},
+      element);
+  return buildGather(
+      b, loc, dxType, batchSizeFrom(dy, 1, 5), {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) {
+        SmallVector<Value> i = loopIndices(nb, l, 5);
+        Value perGroup = indexConstant(nb, l, g.perGroupIn);
+        Value group = nb.create<arith::DivUIOp>(l, i[2], perGroup);
+        Value c = nb.create<arith::RemUIOp>(l, i[2], perGroup);
+        Value zero = floatConstant(nb, l, element, 0.0);
+        Value sum = zero;
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          auto [oh, rowOk] = tapReader(nb, l, i[3], kh, g.sh, g.dh, g.ph, g.oh);
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            auto [ow, colOk] =
+                tapReader(nb, l, i[4], kw, g.sw, g.dw, g.pw, g.ow);
+            Value v = nb.create<tensor::ExtractOp>(
+                l, cols8,
+                ValueRange{i[0], group, i[1], oh, ow, c,
+                           indexConstant(nb, l, kh), indexConstant(nb, l, kw)});
+            Value ok = nb.create<arith::AndIOp>(l, rowOk, colOk);
+            sum = nb.create<arith::AddFOp>(
+                l, sum, nb.create<arith::SelectOp>(l, ok, v, zero));
+          }
+        }
+        return sum;
+      });
+}
+
 struct Conv2dGradInputPattern : public OpRewritePattern<Conv2dGradInputOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Conv2dGradInputOp op,
@@ -317,18 +405,14 @@ struct Conv2dGradInputPattern : public OpRewritePattern<Conv2dGradInputOp> {
     Value x = withModelDim(rewriter, loc, op.getLike(), 5);
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
                               cast<RankedTensorType>(w.getType()));
-    // dx[ih] = sum over (oh, kh) with oh * s + kh * d - p = ih of dy[oh] *
-    // w[kh]: the stride-1 pass over dy spread s apart and shifted by
-    // d (K - 1) - p, with the kernel flipped (kh -> K - 1 - kh).
-    Value image =
-        spread(rewriter, loc, dy, g.dh * (g.kh - 1) - g.ph,
-               g.dw * (g.kw - 1) - g.pw, g.sh, g.sw,
-               g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
-    ConvPass pass{g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw,
-                  1,        1,        g.dh,          g.dw,         g.height,
-                  g.width};
-    Value dx = convolve(rewriter, loc, image,
-                        flippedFilterMatrix(rewriter, loc, w, g), pass);
+    // Both ways move their columns through memory twice (written, then read
+    // by the GEMM or the gather); take the one with fewer: col2im when the
+    // result positions times input channels are fewer than the input
+    // positions times output channels (LeNet's second convolution: 5x).
+    bool col2im =
+        g.oh * g.ow * g.perGroupIn < g.height * g.width * g.perGroupOut;
+    Value dx = col2im ? gradInputByCol2im(rewriter, loc, dy, w, g)
+                      : gradInputByTransposedPass(rewriter, loc, dy, w, g);
     rewriter.replaceOp(op, asType(rewriter, loc, dx, op.getType()));
     return success();
   }

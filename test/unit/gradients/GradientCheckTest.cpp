@@ -268,6 +268,22 @@ TEST(GradientCheck, Conv2dDilationAndGroups) {
                                "  logits = flatten(c2) @ w\n"));
 }
 
+// The input's adjoint as a transposed pass (more input than output
+// channels: it moves fewer column entries than col2im), with dilation and
+// padding, and with a stride (zeros between the gradient's rows).
+TEST(GradientCheck, Conv2dInputAdjointAsTransposedPass) {
+  checkGradients(
+      "conv_transposed", imageSpec("  param k1: f32[8, 2, 3, 3] = zeros\n"
+                                   "  param k2: f32[2, 8, 3, 3] = zeros\n"
+                                   "  param k3: f32[1, 8, 3, 3] = zeros\n"
+                                   "  param w: f32[32, 4] = zeros\n"
+                                   "  param v: f32[9, 4] = zeros\n",
+                                   "  c1 = tanh(conv2d(x, k1, padding = 1))\n"
+                                   "  c2 = conv2d(c1, k2, padding = 1, dilation = 2)\n"
+                                   "  c3 = conv2d(c1, k3, stride = 2, padding = 1)\n"
+                                   "  logits = flatten(c2) @ w + flatten(c3) @ v\n"));
+}
+
 // Pooling: max (overlapping windows with padding: kernel 3, stride 2) and
 // average (with padding, which counts in the divisor).
 TEST(GradientCheck, MaxPool2d) {

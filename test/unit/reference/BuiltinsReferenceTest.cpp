@@ -498,6 +498,34 @@ TEST(BuiltinsVsLibTorch, Conv2dStridePaddingDilationGroups) {
       {2, 7, 7});
 }
 
+// The input's adjoint both ways: col2im (c2: few positions and channels
+// per group) and the transposed pass (c3: 4 input channels, 1 output, a
+// stride).
+TEST(BuiltinsVsLibTorch, Conv2dInputAdjointBothWays) {
+  checkAgainstTorch(
+      "conv2d_adjoints", 4, 3,
+      "  param k1: f32[4, 2, 3, 3] = zeros\n"
+      "  param k2: f32[6, 4, 3, 3] = zeros\n"
+      "  param k3: f32[1, 4, 3, 3] = zeros\n"
+      "  param w: f32[54, 4] = zeros\n"
+      "  param v: f32[16, 4] = zeros\n"
+      "  c1 = tanh(conv2d(x, k1, padding = 1))\n"
+      "  c2 = conv2d(c1, k2, stride = 2)\n"
+      "  c3 = conv2d(c1, k3, stride = 2, padding = 1)\n"
+      "  loss = cross_entropy(flatten(c2) @ w + flatten(c3) @ v, y)\n",
+      [](const Inputs &in) -> Outputs {
+        auto c1 = torch::tanh(
+            F::conv2d(in.x, in["k1"], F::Conv2dFuncOptions().padding(1)));
+        auto c2 = F::conv2d(c1, in["k2"], F::Conv2dFuncOptions().stride(2));
+        auto c3 = F::conv2d(c1, in["k3"],
+                            F::Conv2dFuncOptions().stride(2).padding(1));
+        return {{"loss", F::cross_entropy(c2.flatten(1).matmul(in["w"]) +
+                                              c3.flatten(1).matmul(in["v"]),
+                                          in.y)}};
+      },
+      {2, 7, 7});
+}
+
 TEST(BuiltinsVsLibTorch, PoolingAndConvLayer) {
   checkAgainstTorch(
       "pooling", 4, 3,

@@ -3,18 +3,18 @@
 // Every convolution here is one "pass" over an image that is already padded:
 //   image  = spread(x)            zero padding (and, for the input's adjoint,
 //                                 zeros between the gradient's rows)
-//   cols   = im2col(image)        [M, G, B, OH, OW, C/G, KH, KW], a copy
+//   cols   = im2col(image)        [M, G, C/G, KH, KW, B, OH, OW], a copy
 //                                 through an affine map
-//   y      = cols · filterᵀ       [M*G, B*OH*OW, O/G], one batched GEMM
+//   y      = filter · cols        [M*G, O/G, B*OH*OW], one batched GEMM
 //   out    = y permuted           [M, B, O, OH, OW]
 // so the model dimension (and the groups) become the batch of one GEMM,
 // which mbt-linalg-to-blas or cuBLAS runs, and the only index arithmetic
 // per element is in spread's gather over the (small) image. The adjoints:
-//   dW = dyᵀ · cols               the forward's cols (CSE merges them)
+//   dW = dy · colsᵀ               the forward's cols (CSE merges them)
 //   dx = whichever moves fewer column entries: the pass over spread(dy)
 //        (zeros between rows for a stride, padded by dilation (K-1) -
 //        padding) with the filter flipped and its in/out channels swapped,
-//        a transposed convolution as a forward one; or col2im of dy · W,
+//        a transposed convolution as a forward one; or col2im of Wᵀ · dy,
 //        a gather over the taps that read each input element. Neither
 //        scatters (no atomics on the GPU).
 // A value without the model dimension ([B, C, H, W], as in a model's own
@@ -125,18 +125,20 @@ Value spread(OpBuilder &b, Location loc, Value x, int64_t lowH, int64_t lowW,
       });
 }
 
-/// im2col of a padded image as a copy through an affine map:
-/// cols[m, g, b, oh, ow, c, kh, kw] = image[m, b, g * in + c, oh * sh +
-/// kh * dh, ow * sw + kw * dw], collapsed to [M * G, B * OH * OW, in * KH * KW].
+/// im2col of a padded image, as a copy through an affine map, in the
+/// channels-first ("col buffer") layout whose last dims are the output
+/// positions: cols[m, g, c, kh, kw, b, oh, ow] = image[m, b, g * in + c,
+/// oh * sh + kh * dh, ow * sw + kw * dw], collapsed to [M * G, in * KH * KW,
+/// B * OH * OW]. The innermost loop walks an image row (a strided copy the
+/// vectorizer takes, contiguous at stride 1) instead of a 3- or 5-wide tap.
 Value columns(OpBuilder &b, Location loc, Value image, const ConvPass &p) {
   auto imageType = cast<RankedTensorType>(image.getType());
   MLIRContext *ctx = b.getContext();
-  auto type = RankedTensorType::get({p.models, p.groups,
-                                     imageType.getDimSize(1), p.oh, p.ow, p.in,
-                                     p.kh, p.kw},
+  auto type = RankedTensorType::get({p.models, p.groups, p.in, p.kh, p.kw,
+                                     imageType.getDimSize(1), p.oh, p.ow},
                                     imageType.getElementType());
-  AffineExpr m, g, bb, oh, ow, c, kh, kw;
-  bindDims(ctx, m, g, bb, oh, ow, c, kh, kw);
+  AffineExpr m, g, c, kh, kw, bb, oh, ow;
+  bindDims(ctx, m, g, c, kh, kw, bb, oh, ow);
   auto map = AffineMap::get(
       8, 0, {m, bb, g * p.in + c, oh * p.sh + kh * p.dh, ow * p.sw + kw * p.dw},
       ctx);
@@ -187,20 +189,21 @@ Value flippedFilterMatrix(OpBuilder &b, Location loc, Value w,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
-/// A zero-filled [M * G, B * OH * OW, N] GEMM result whose batch size B is
-/// `source`'s dim 1. It is allocated as [M * G, B, OH * OW, N] and collapsed:
-/// a buffer whose only dynamic size is a plain batch size is one that
-/// mbt-plan-workspace can place in the workspace (a size like B * 784 would
-/// be left to malloc, a fresh mapping and its page faults every step).
+/// A zero-filled [M * G, rows, B * positions] GEMM result whose batch size
+/// B is `source`'s dim 1. It is allocated as [M * G, rows, B, positions]
+/// and collapsed: a buffer whose only dynamic size is a plain batch size is
+/// one that mbt-plan-workspace can place in the workspace (a size like
+/// B * 784 would be left to malloc, a fresh mapping and its page faults
+/// every step).
 Value gemmResult(OpBuilder &b, Location loc, Type element, int64_t batches,
-                 Value source, int64_t positions, int64_t n) {
+                 int64_t rows, Value source, int64_t positions) {
   auto expanded = RankedTensorType::get(
-      {batches, ShapedType::kDynamic, positions, n}, element);
+      {batches, rows, ShapedType::kDynamic, positions}, element);
   Value empty = buildEmpty(b, loc, expanded, batchSizeFrom(source, 1, 4));
-  Value rows = b.create<tensor::CollapseShapeOp>(
-      loc, empty, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  Value matrix = b.create<tensor::CollapseShapeOp>(
+      loc, empty, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   Value zero = b.create<arith::ConstantOp>(loc, b.getFloatAttr(element, 0.0));
-  return b.create<linalg::FillOp>(loc, zero, rows).getResult(0);
+  return b.create<linalg::FillOp>(loc, zero, matrix).getResult(0);
 }
 
 /// A zero-filled GEMM result of static `type`.
@@ -209,31 +212,31 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
 }
 
 /// The pass over `image` with `filter` ([M * G, out, in * KH * KW]):
-/// [M, B, G * out, OH, OW].
+/// y = filter · cols, [M * G, out, B * OH * OW], permuted into
+/// [M, B, G * out, OH, OW] (rows of OW stay contiguous on both sides).
 Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
                const ConvPass &p) {
   auto imageType = cast<RankedTensorType>(image.getType());
   Type element = imageType.getElementType();
   Value cols = columns(b, loc, image, p);
   auto yType = RankedTensorType::get(
-      {p.models * p.groups, ShapedType::kDynamic, p.out}, element);
-  Value y = b.create<linalg::BatchMatmulTransposeBOp>(
-                 loc, TypeRange{yType}, ValueRange{cols, filter},
+      {p.models * p.groups, p.out, ShapedType::kDynamic}, element);
+  Value y = b.create<linalg::BatchMatmulOp>(
+                 loc, TypeRange{yType}, ValueRange{filter, cols},
                  ValueRange{gemmResult(b, loc, element, p.models * p.groups,
-                                       image, p.oh * p.ow, p.out)})
+                                       p.out, image, p.oh * p.ow)})
                 .getResult(0);
-  auto y6Type = RankedTensorType::get({p.models, p.groups,
-                                       imageType.getDimSize(1), p.oh, p.ow,
-                                       p.out},
+  auto y6Type = RankedTensorType::get({p.models, p.groups, p.out,
+                                       imageType.getDimSize(1), p.oh, p.ow},
                                       element);
   Value y6 = b.create<tensor::ExpandShapeOp>(
-      loc, y6Type, y, SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
-  // out[m, b, o, oh, ow] = y6[m, o / out, b, oh, ow, o % out].
+      loc, y6Type, y, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+  // out[m, b, o, oh, ow] = y6[m, o / out, o % out, b, oh, ow].
   MLIRContext *ctx = b.getContext();
   AffineExpr m, bb, o, oh, ow;
   bindDims(ctx, m, bb, o, oh, ow);
   auto map = AffineMap::get(
-      5, 0, {m, o.floorDiv(p.out), bb, oh, ow, o % p.out}, ctx);
+      5, 0, {m, o.floorDiv(p.out), o % p.out, bb, oh, ow}, ctx);
   auto outType = RankedTensorType::get({p.models, imageType.getDimSize(1),
                                         p.groups * p.out, p.oh, p.ow},
                                        element);
@@ -253,15 +256,15 @@ Value paddedInput(OpBuilder &b, Location loc, Value x, const ConvGeometry &g) {
                 g.width + 2 * g.pw);
 }
 
-/// The result's adjoint [M, B, O, OH, OW] as [M * G, B * OH * OW, O/G].
+/// The result's adjoint [M, B, O, OH, OW] as [M * G, O/G, B * OH * OW].
 Value gradRows(OpBuilder &b, Location loc, Value dy, const ConvGeometry &g) {
   auto dyType = cast<RankedTensorType>(dy.getType());
   MLIRContext *ctx = b.getContext();
-  auto type = RankedTensorType::get({g.models, g.groups, dyType.getDimSize(1),
-                                     g.oh, g.ow, g.perGroupOut},
+  auto type = RankedTensorType::get({g.models, g.groups, g.perGroupOut,
+                                     dyType.getDimSize(1), g.oh, g.ow},
                                     dyType.getElementType());
-  AffineExpr m, grp, bb, oh, ow, og;
-  bindDims(ctx, m, grp, bb, oh, ow, og);
+  AffineExpr m, grp, og, bb, oh, ow;
+  bindDims(ctx, m, grp, og, bb, oh, ow);
   auto map = AffineMap::get(6, 0, {m, bb, grp * g.perGroupOut + og, oh, ow},
                             ctx);
   Value rows = buildGather(b, loc, type, batchSizeFrom(dy, 1, 6), {dy}, {map},
@@ -269,7 +272,7 @@ Value gradRows(OpBuilder &b, Location loc, Value dy, const ConvGeometry &g) {
                              return args[0];
                            });
   return b.create<tensor::CollapseShapeOp>(
-      loc, rows, SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5}});
+      loc, rows, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
 struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
@@ -305,8 +308,9 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
     auto dwType = RankedTensorType::get(
         {g.models * g.groups, g.perGroupOut, g.perGroupIn * g.kh * g.kw},
         element);
+    // dW = rows · colsᵀ over the output positions.
     Value dw = rewriter
-                   .create<linalg::BatchMatmulTransposeAOp>(
+                   .create<linalg::BatchMatmulTransposeBOp>(
                        loc, TypeRange{dwType}, ValueRange{rows, cols},
                        ValueRange{zeros(rewriter, loc, dwType)})
                    .getResult(0);
@@ -346,21 +350,20 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
   auto dyType = cast<RankedTensorType>(dy.getType());
   Type element = dyType.getElementType();
   Value rows = gradRows(b, loc, dy, g);
+  int64_t taps = g.perGroupIn * g.kh * g.kw;
+  // dcols = Wᵀ · rows: [M * G, C/G * KH * KW, B * OH * OW].
   auto dcolsType = RankedTensorType::get(
-      {g.models * g.groups, ShapedType::kDynamic,
-       g.perGroupIn * g.kh * g.kw},
-      element);
-  Value dcols = b.create<linalg::BatchMatmulOp>(
+      {g.models * g.groups, taps, ShapedType::kDynamic}, element);
+  Value dcols = b.create<linalg::BatchMatmulTransposeAOp>(
                      loc, TypeRange{dcolsType},
-                     ValueRange{rows, filterMatrix(b, loc, w, g)},
+                     ValueRange{filterMatrix(b, loc, w, g), rows},
                      ValueRange{gemmResult(b, loc, element,
-                                           g.models * g.groups, dy,
-                                           g.oh * g.ow,
-                                           g.perGroupIn * g.kh * g.kw)})
+                                           g.models * g.groups, taps, dy,
+                                           g.oh * g.ow)})
                     .getResult(0);
-  auto cols8Type = RankedTensorType::get({g.models, g.groups,
-                                          dyType.getDimSize(1), g.oh, g.ow,
-                                          g.perGroupIn, g.kh, g.kw},
+  auto cols8Type = RankedTensorType::get({g.models, g.groups, g.perGroupIn,
+                                          g.kh, g.kw, dyType.getDimSize(1),
+                                          g.oh, g.ow},
                                          element);
   Value cols8 = b.create<tensor::ExpandShapeOp>(
       loc, cols8Type, dcols,
@@ -382,10 +385,11 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
           for (int64_t kw = 0; kw < g.kw; ++kw) {
             auto [ow, colOk] =
                 tapReader(nb, l, i[4], kw, g.sw, g.dw, g.pw, g.ow);
+            // Consecutive iw read consecutive ow: rows of the col buffer.
             Value v = nb.create<tensor::ExtractOp>(
                 l, cols8,
-                ValueRange{i[0], group, i[1], oh, ow, c,
-                           indexConstant(nb, l, kh), indexConstant(nb, l, kw)});
+                ValueRange{i[0], group, c, indexConstant(nb, l, kh),
+                           indexConstant(nb, l, kw), i[1], oh, ow});
             Value ok = nb.create<arith::AndIOp>(l, rowOk, colOk);
             sum = nb.create<arith::AddFOp>(
                 l, sum, nb.create<arith::SelectOp>(l, ok, v, zero));

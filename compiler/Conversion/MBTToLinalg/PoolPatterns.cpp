@@ -134,6 +134,32 @@ Value buildPoolAdjoint(
                                     indexConstant(b, l, g.width)),
             i[rank - 1]);
         Value zero = floatConstant(b, l, element, 0.0);
+        if (g.sh >= g.kh && g.sw >= g.kw && g.ph == 0 && g.pw == 0) {
+          // Windows that do not overlap (the usual kernel 2, stride 2): the
+          // one window reading (ih, iw) is (ih / sh, iw / sw), when the tap
+          // (ih % sh, iw % sw) is inside the kernel and the window exists.
+          auto window = [&](Value pos, int64_t stride, int64_t kernel,
+                            int64_t positions) -> std::pair<Value, Value> {
+            Value s = indexConstant(b, l, stride);
+            Value q = b.create<arith::DivUIOp>(l, pos, s);
+            Value ok = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, q,
+                                               indexConstant(b, l, positions));
+            if (stride > kernel)
+              ok = b.create<arith::AndIOp>(
+                  l, ok,
+                  b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult,
+                                          b.create<arith::RemUIOp>(l, pos, s),
+                                          indexConstant(b, l, kernel)));
+            return {b.create<arith::SelectOp>(l, ok, q,
+                                              indexConstant(b, l, 0)),
+                    ok};
+          };
+          auto [oh, rowOk] = window(i[rank - 2], g.sh, g.kh, g.oh);
+          auto [ow, colOk] = window(i[rank - 1], g.sw, g.kw, g.ow);
+          Value value = contribution(b, l, at(i, oh, ow), flat);
+          Value ok = b.create<arith::AndIOp>(l, rowOk, colOk);
+          return b.create<arith::SelectOp>(l, ok, value, zero).getResult();
+        }
         Value sum = zero;
         for (int64_t kh = 0; kh < g.kh; ++kh) {
           auto [oh, rowOk] = tapReader(b, l, i[rank - 2], kh, g.sh, 1, g.ph,

@@ -295,6 +295,19 @@ TEST(GradientCheck, MaxPool2d) {
                             "  logits = flatten(p) @ w\n"));
 }
 
+// Windows that do not overlap: kernel 2 stride 2 (with a row that no
+// window reads) and kernel 2 stride 3.
+TEST(GradientCheck, NonOverlappingPooling) {
+  checkGradients(
+      "disjoint_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                                 "  param w: f32[12, 4] = zeros\n"
+                                 "  param v: f32[12, 4] = zeros\n",
+                                 "  c = tanh(conv2d(x, k, padding = 1))\n"
+                                 "  m = max_pool2d(c, 2, stride = 3)\n"
+                                 "  a = avg_pool2d(conv2d(x, k), 2)\n"
+                                 "  logits = flatten(m) @ w + flatten(a) @ v\n"));
+}
+
 TEST(GradientCheck, AvgPool2d) {
   checkGradients(
       "avg_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"

@@ -526,6 +526,30 @@ TEST(BuiltinsVsLibTorch, Conv2dInputAdjointBothWays) {
       {2, 7, 7});
 }
 
+// Pooling whose windows do not overlap (each input element read by at most
+// one window: kernel 2 stride 2 with a row no window reads, kernel 2
+// stride 3 with gaps between windows).
+TEST(BuiltinsVsLibTorch, NonOverlappingPooling) {
+  checkAgainstTorch(
+      "pooling_disjoint", 4, 3,
+      "  param k: f32[3, 2, 1, 1] = zeros\n"
+      "  param w: f32[27, 4] = zeros\n"
+      "  param v: f32[12, 4] = zeros\n"
+      "  c = tanh(conv2d(x, k))\n"
+      "  m = max_pool2d(c, 2)\n"
+      "  a = avg_pool2d(c, 2, stride = 3)\n"
+      "  loss = cross_entropy(flatten(m) @ w + flatten(a) @ v, y)\n",
+      [](const Inputs &in) -> Outputs {
+        auto c = torch::tanh(F::conv2d(in.x, in["k"]));
+        auto m = F::max_pool2d(c, F::MaxPool2dFuncOptions(2));
+        auto a = F::avg_pool2d(c, F::AvgPool2dFuncOptions(2).stride(3));
+        return {{"loss", F::cross_entropy(m.flatten(1).matmul(in["w"]) +
+                                              a.flatten(1).matmul(in["v"]),
+                                          in.y)}};
+      },
+      {2, 7, 7});
+}
+
 TEST(BuiltinsVsLibTorch, PoolingAndConvLayer) {
   checkAgainstTorch(
       "pooling", 4, 3,

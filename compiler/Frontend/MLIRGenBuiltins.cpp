@@ -134,13 +134,15 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     return b.create<SoftplusOp>(loc, x);
   if (name == "sqrt")
     return b.create<SqrtOp>(loc, x);
-  if (name == "dropout") {
-    // The evaluation form; mbt-autodiff keys the train step's copy.
+  if (name == "dropout" || name == "dropout2d") {
+    // The evaluation form; mbt-autodiff keys the train step's copy. A
+    // dropout2d draws once per channel: the plane [H, W] shares it.
     mlir::Value rate = tensorOptions.lookup("rate");
     if (!rate)
       rate = scalar(call.builtinOptions.find("rate")->second.floatValue);
     return b.create<DropoutOp>(loc, x.getType(), x, rate, mlir::ValueRange{},
-                               b.getI64IntegerAttr(randomSites++));
+                               b.getI64IntegerAttr(randomSites++),
+                               b.getI64IntegerAttr(name == "dropout2d" ? 2 : 0));
   }
   if (name == "conv2d") {
     auto pair = [&](llvm::StringRef key) {

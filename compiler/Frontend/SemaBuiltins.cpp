@@ -112,6 +112,7 @@ const BuiltinInfo kBuiltins[] = {
     {"softplus", kX, {}},
     {"sqrt", kX, {}},
     {"dropout", kX, kDropout},
+    {"dropout2d", kX, kDropout},
     {"conv2d", kConvTensors, kConv},
     {"max_pool2d", kX, kPool},
     {"avg_pool2d", kX, kPool},
@@ -276,7 +277,7 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkSlice(call, args[0]);
   if (name == "flatten" || name == "reshape")
     return checkReshape(call, args[0]);
-  if (name == "dropout")
+  if (name == "dropout" || name == "dropout2d")
     return checkDropout(call, args[0]);
   if (name == "conv2d")
     return checkConv2d(call, args[0], args[1]);
@@ -296,13 +297,21 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
   return args[0]; // elementwise functions keep the shape
 }
 
-/// dropout(x, rate): the rate a number or a per-model value in [0, 1).
+/// dropout(x, rate), dropout2d(x, rate): the rate a number or a per-model
+/// value in [0, 1); dropout2d's x a per-sample image.
 ValueType BodyChecker::checkDropout(const CallExprAST &call,
                                     const ValueType &x) {
+  if (call.getCallee() == "dropout2d" && (!x.batched || x.shape.size() != 3)) {
+    error(call.builtinArgs[0]->loc())
+        << "'dropout2d' zeroes whole channels of a per-sample image [C, H, W], "
+        << "got " << describeShape(x);
+    return ValueType();
+  }
   for (double value : knownOptionValues(call, "rate"))
     if (!(value >= 0.0 && value < 1.0)) {
-      error(call.loc()) << "rate of 'dropout' must be at least 0 and below 1, "
-                        << "got " << ConstScalar::real(value).str();
+      error(call.loc()) << "rate of '" << call.getCallee()
+                        << "' must be at least 0 and below 1, got "
+                        << ConstScalar::real(value).str();
       return ValueType();
     }
   return x;

@@ -43,3 +43,18 @@ func.func @eval(%x: tensor<2x?x8xf32>, %rate: tensor<2xf32>) -> tensor<2x?x8xf32
   %0 = mbt.dropout %x, %rate {site = 0 : i64} : tensor<2x?x8xf32>, tensor<2xf32>
   return %0 : tensor<2x?x8xf32>
 }
+
+// dropout2d (shared_dims = 2): one draw per (sample, channel), indexed by
+// dims 1 and 2 only; the H x W plane shares it.
+// CHECK-LABEL: func.func @per_channel
+// CHECK:         linalg.generic
+// CHECK:           %[[B:.*]] = linalg.index 1 : index
+// CHECK:           %[[SCALED:.*]] = arith.muli %[[B]], %c6
+// CHECK:           %[[C:.*]] = linalg.index 2 : index
+// CHECK:           %[[E:.*]] = arith.addi %[[SCALED]], %[[C]] : index
+// CHECK-NOT:       linalg.index 3
+// CHECK:           arith.index_castui %[[E]] : index to i32
+func.func @per_channel(%x: tensor<2x?x6x4x4xf32>, %rate: tensor<2xf32>, %seed: tensor<2xi64>, %step: tensor<2xf64>) -> tensor<2x?x6x4x4xf32> {
+  %0 = mbt.dropout %x, %rate, %seed, %step {site = 0 : i64, shared_dims = 2 : i64} : tensor<2x?x6x4x4xf32>, tensor<2xf32>, tensor<2xi64>, tensor<2xf64>
+  return %0 : tensor<2x?x6x4x4xf32>
+}

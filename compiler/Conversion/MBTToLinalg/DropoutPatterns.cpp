@@ -58,12 +58,15 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
     auto type = cast<RankedTensorType>(op.getType());
     int64_t rank = type.getRank();
     int64_t prefix = cast<RankedTensorType>(op.getRate().getType()).getRank();
+    // The dims the draw is indexed by: those after the per-model prefix and
+    // before the trailing dims that share a draw (dropout2d's planes).
+    int64_t drawn = type.getRank() - static_cast<int64_t>(op.getSharedDims());
     MLIRContext *ctx = rewriter.getContext();
 
     // The sizes of the per-model dims but the first, to linearize the
     // element index.
     SmallVector<Value> sizes(rank);
-    for (int64_t d = prefix + 1; d < rank; ++d)
+    for (int64_t d = prefix + 1; d < drawn; ++d)
       sizes[d] = type.isDynamicDim(d)
                      ? Value(rewriter.create<tensor::DimOp>(loc, op.getInput(),
                                                             d))
@@ -88,10 +91,10 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], rate = args[1], seed = args[2], step = args[3];
           // Row-major index of this element within its model's slice.
-          Value index = prefix < rank
+          Value index = prefix < drawn
                             ? Value(b.create<linalg::IndexOp>(l, prefix))
                             : Value(b.create<arith::ConstantIndexOp>(l, 0));
-          for (int64_t d = prefix + 1; d < rank; ++d) {
+          for (int64_t d = prefix + 1; d < drawn; ++d) {
             index = b.create<arith::MulIOp>(l, index, sizes[d]);
             index = b.create<arith::AddIOp>(
                 l, index, b.create<linalg::IndexOp>(l, d));

@@ -55,6 +55,10 @@ def MBT_DropoutOp : MBT_PureOp<"dropout", [
     the other models of the batch. The gradient is the same op applied to
     the adjoint: the same mask, the same scale.
 
+    `shared_dims` trailing dims share one draw: 0 for dropout, 2 for
+    dropout2d (`torch.nn.functional.dropout2d`: a whole `H x W` plane of a
+    channel is kept or zeroed); `e` then indexes the dims before them.
+
     `rate`, `seed` and `step` have one shape, a prefix of `input`'s: `[]`
     in a model's function, `[M]` once `mbt-batch-models` has added the
     model dimension, so each model has its own rate, seed and step.
@@ -68,7 +72,9 @@ def MBT_DropoutOp : MBT_PureOp<"dropout", [
   }];
   let arguments = (ins MBT_FloatTensor:$input, MBT_FloatTensor:$rate,
                        Variadic<AnyRankedTensor>:$key,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$site);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$site,
+                       ConfinedAttr<DefaultValuedAttr<I64Attr, "0">,
+                                    [IntNonNegative]>:$shared_dims);
   let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $rate (`,` $key^)? attr-dict `:` type($input) `,` type($rate)

@@ -49,6 +49,12 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("needs a rate whose shape ")
            << formatShape(prefix) << " is a prefix of the input's "
            << formatShape(input.getShape());
+  if (getSharedDims() > input.getRank() - static_cast<int64_t>(prefix.size()))
+    return emitOpError("shares a draw over ")
+           << getSharedDims() << " trailing dims, but the input "
+           << formatShape(input.getShape()) << " has only "
+           << input.getRank() - static_cast<int64_t>(prefix.size())
+           << " per model";
   if (getKey().empty())
     return success();
   if (getKey().size() != 2)
@@ -80,7 +86,8 @@ SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b,
   SmallVector<Value> grads(getNumOperands());
   if (Value g = resultGrads[0])
     grads[0] = b.create<DropoutOp>(getLoc(), g.getType(), g, getRate(),
-                                   getKey(), getSiteAttr());
+                                   getKey(), getSiteAttr(),
+                                   getSharedDimsAttr());
   return grads;
 }
 

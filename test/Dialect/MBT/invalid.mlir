@@ -808,3 +808,11 @@ func.func @conv2d_element_types(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf64>
   %0 = mbt.conv2d %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf64>) -> tensor<?x2x2x2xf32>
   return
 }
+
+// -----
+
+func.func @dropout_shared_dims(%x: tensor<2x?x8xf32>, %rate: tensor<2xf32>) {
+  // expected-error@+1 {{'mbt.dropout' op shares a draw over 3 trailing dims, but the input [2, ?, 8] has only 2 per model}}
+  %0 = mbt.dropout %x, %rate {site = 0 : i64, shared_dims = 3 : i64} : tensor<2x?x8xf32>, tensor<2xf32>
+  return
+}

@@ -120,8 +120,9 @@ const Network kDropout{"  param  w1: f32[784, 32] = kaiming_uniform\n"
                        "  logits = dropout(h, rate = gain) @ w2\n"};
 
 /// A small CNN on the 1x28x28 image: convolutions (padding, stride),
-/// max and average pooling, and dropout at the model argument `gain`.
-const Network kCnn{"  c1     = max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2)\n"
+/// max and average pooling, and dropout2d (whole channels) and dropout at
+/// the model argument `gain`.
+const Network kCnn{"  c1     = dropout2d(max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2), rate = gain)\n"
                    "  c2     = avg_pool2d(relu(conv(c1, 8, 3, stride = 2)), 2)\n"
                    "  h      = dropout(flatten(c2), rate = gain)\n"
                    "  logits = linear(h, 10)\n",

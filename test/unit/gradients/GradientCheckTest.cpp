@@ -317,6 +317,16 @@ TEST(GradientCheck, AvgPool2d) {
                             "  logits = flatten(p) @ w\n"));
 }
 
+// dropout2d: whole channels of an image kept or zeroed, at fixed masks.
+TEST(GradientCheck, Dropout2d) {
+  checkGradients(
+      "dropout2d", imageSpec("  param k: f32[4, 2, 3, 3] = zeros\n"
+                             "  param w: f32[144, 4] = zeros\n",
+                             "  c = dropout2d(tanh(conv2d(x, k, padding = 1)), 0.5)\n"
+                             "  logits = flatten(c) @ w\n"),
+      /*lossFromTrainStep=*/true);
+}
+
 TEST(GradientCheck, Sub) {
   checkGradients(
       "sub", spec("  param w: f32[6, 4] = zeros\n"

@@ -136,6 +136,10 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
                     {"routing", sweep.getRouting().str()}};
   if (sweep.getValidation().convertToDouble() > 0)
     data["validation"] = sweep.getValidation().convertToDouble();
+  if (sweep.getCrop() > 0)
+    data["crop"] = sweep.getCrop();
+  if (sweep.getFlip())
+    data["flip"] = true;
   if (sweep.getRouting() == "kfold") {
     data["folds"] = sweep.getFolds();
     json::Array folds;

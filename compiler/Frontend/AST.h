@@ -398,6 +398,11 @@ struct SweepConfig {
   /// The fraction of the training data held out as a validation split
   /// (0: none); not with kfold, which validates on the held-out folds.
   double validation = 0;
+  /// Training-time augmentation of image inputs: a random crop of the image
+  /// padded by `crop` zeros on each side (0: none), and a random
+  /// horizontal flip. Drawn per model from its seed.
+  int64_t crop = 0;
+  bool flip = false;
   /// kfold: the number of folds and each model's held-out fold.
   int64_t folds = 0;
   std::vector<int64_t> fold;

@@ -423,7 +423,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       config.schedule.empty() ? mlir::ArrayAttr()
                               : builder.getArrayAttr(scheduleParams),
       noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay),
-      builder.getF64FloatAttr(config.validation));
+      builder.getF64FloatAttr(config.validation),
+      builder.getI64IntegerAttr(config.crop), builder.getBoolAttr(config.flip));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

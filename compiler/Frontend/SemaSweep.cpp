@@ -33,8 +33,9 @@ const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist"};
-const llvm::StringRef kDataArgs[] = {"batch", "shuffle_seed", "folds",
-                                     "bootstrap", "validation"};
+const llvm::StringRef kDataArgs[] = {"batch",     "shuffle_seed", "folds",
+                                     "bootstrap", "validation",   "crop",
+                                     "flip"};
 
 std::string join(llvm::ArrayRef<llvm::StringRef> names) {
   return llvm::join(names, ", ");
@@ -460,6 +461,23 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
           << formatNumber(*v);
     else
       config.validation = v->value;
+  }
+  if (const ExprAST *crop = (*args)[5]) {
+    auto n = eval.evaluateInteger(*crop, "crop");
+    if (failed(n))
+      ok = false;
+    else if (*n < 0 || *n > 64)
+      error(crop->loc()) << "crop must be the padding of a random crop, "
+                            "between 0 and 64, got " << *n;
+    else
+      config.crop = *n;
+  }
+  if (const ExprAST *flip = (*args)[6]) {
+    const auto *var = llvm::dyn_cast<VariableExprAST>(flip);
+    if (!var || (var->getName() != "true" && var->getName() != "false"))
+      error(flip->loc()) << "flip must be true or false";
+    else
+      config.flip = var->getName() == "true";
   }
   if (bootstrap) {
     auto n = eval.evaluateInteger(*bootstrap, "bootstrap");

@@ -445,6 +445,18 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
     if (m.data.validation > 0 && m.data.routing == DataSpec::Routing::KFold)
       r.fail("data.validation", "cannot be combined with kfold routing");
   }
+  if (data.is_object() && data.contains("crop"))
+    m.data.crop = r.nonNegative(data["crop"], "data.crop");
+  if (data.is_object() && data.contains("flip")) {
+    if (!data["flip"].is_boolean())
+      r.fail("data.flip", "must be true or false");
+    m.data.flip = data["flip"].get<bool>();
+  }
+  if (m.data.augments() &&
+      (m.inputShape.size() < 2 || m.inputShape.size() > 3))
+    r.fail("data", "crop and flip augment images, but the input's shape has "
+                   "rank " + std::to_string(m.inputShape.size()) +
+                   " (expected [C, H, W] or [H, W])");
 
   m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
   return m;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Trainer.h"
+#include "mbt/runtime/Augment.h"
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Init.h"
@@ -171,6 +172,29 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
     for (int64_t j = 0; j < b; ++j) {
       int64_t sample = sampleOf(model, positions[j]);
       xBuf.store((model * b + j) * f, data.sample(sample), f);
+      y[j] = data.y[sample];
+    }
+  }
+  xShared = false;
+}
+
+void Trainer::loadAugmentedBatch(const Dataset &data,
+                                 const int64_t *positions, int64_t b,
+                                 int64_t first) {
+  const std::vector<int64_t> &shape = manifest.inputShape;
+  int64_t channels = shape.size() == 3 ? shape[0] : 1;
+  int64_t height = shape[shape.size() - 2], width = shape.back();
+  augmentScratch.resize(f);
+  for (int64_t model = 0; model < m; ++model) {
+    int32_t *y = yBuf.data() + model * b;
+    for (int64_t j = 0; j < b; ++j) {
+      int64_t sample = routing.trainSample(model, positions[j]);
+      AugmentDraw draw =
+          drawAugment(manifest.seeds[model], epochIndex, first + j,
+                      manifest.data.crop, manifest.data.flip);
+      augmentImage(data.sample(sample), augmentScratch.data(), channels,
+                   height, width, manifest.data.crop, draw);
+      xBuf.store((model * b + j) * f, augmentScratch.data(), f);
       y[j] = data.y[sample];
     }
   }
@@ -360,7 +384,10 @@ void Trainer::trainNextBatch() {
     runningSamples = 0;
   }
   int64_t b = epochBatches->batchLength(batchIndex);
-  if (routing.shared()) {
+  if (manifest.data.augments()) {
+    loadAugmentedBatch(trainData, epochBatches->batch(batchIndex), b,
+                       batchIndex * batch);
+  } else if (routing.shared()) {
     // Positions are samples, unless a validation split was carved out.
     const int64_t *positions = epochBatches->batch(batchIndex);
     for (int64_t j = 0; j < b; ++j)

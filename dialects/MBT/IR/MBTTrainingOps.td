@@ -275,7 +275,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     that get no weight decay. `validation` (a fraction in [0, 1), 0: none)
     carves a validation split, the same for every model, out of the
     training data (keyed by the shuffle seed); the models train on the
-    rest.
+    rest. `crop` (padding, 0: none) and `flip` augment image inputs in
+    training: a random crop of the image padded by `crop` zeros per side
+    and a random horizontal flip, drawn per model from its seed.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
@@ -305,7 +307,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$schedule_params,
                        OptionalAttr<StrArrayAttr>:$no_decay,
-                       DefaultValuedAttr<F64Attr, "0.0">:$validation);
+                       DefaultValuedAttr<F64Attr, "0.0">:$validation,
+                       DefaultValuedAttr<I64Attr, "0">:$crop,
+                       DefaultValuedAttr<BoolAttr, "false">:$flip);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

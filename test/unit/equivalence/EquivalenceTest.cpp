@@ -333,6 +333,15 @@ TEST(Equivalence, KFoldBatchOfEightEqualsEachModelAlone) {
                         {", folds = 4", {0, 1, 2, 3, 3, 2, 1, 0}});
 }
 
+// Random crops (padding 2) and horizontal flips of the 28x28 images, drawn
+// per model from its seed: model m's augmented batches are the same in the
+// batch as alone.
+TEST(Equivalence, AugmentedImagesBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("augment", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03}, kImage,
+                        {", crop = 2, flip = true", {}});
+}
+
 // Each model trains on a bootstrap resample keyed by its seed.
 TEST(Equivalence, BootstrapBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("bootstrap", "adam",

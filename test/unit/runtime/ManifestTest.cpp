@@ -355,6 +355,25 @@ TEST(ManifestTest, ParsesAValidationFractionAndRejectsBadOnes) {
   EXPECT_THAT(errorFor(m), HasSubstr("cannot be combined with kfold routing"));
 }
 
+TEST(ManifestTest, ParsesAugmentationOfImagesOnly) {
+  json m = goodManifest(); // input [28, 28]
+  EXPECT_FALSE(parseManifest(m.dump(), "model.so").data.augments());
+  m["data"]["crop"] = 4;
+  m["data"]["flip"] = true;
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.data.crop, 4);
+  EXPECT_TRUE(parsed.data.flip);
+  m["data"]["flip"] = 1;
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.flip': must be true or false"));
+  m["data"]["flip"] = false;
+  m["data"]["crop"] = -1;
+  EXPECT_THAT(errorFor(m), HasSubstr("data.crop"));
+  m["data"]["crop"] = 2;
+  m["input"]["shape"] = {784};
+  EXPECT_THAT(errorFor(m), HasSubstr("crop and flip augment images, but the "
+                                     "input's shape has rank 1"));
+}
+
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";

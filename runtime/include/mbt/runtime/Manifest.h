@@ -63,6 +63,12 @@ struct DataSpec {
   /// The fraction of the training split held out for validation, the same
   /// samples for every model (0: none; not with kfold).
   double validation = 0;
+  /// Training-time augmentation of an image input ([C, H, W] or [H, W];
+  /// Augment.h): a random crop of the image padded by `crop` zeros per
+  /// side (0: none) and a random horizontal flip, drawn per model.
+  int64_t crop = 0;
+  bool flip = false;
+  bool augments() const { return crop > 0 || flip; }
 };
 
 /// The parsed, validated manifest. Sizes use the ABI's letters.

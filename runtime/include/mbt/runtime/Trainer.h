@@ -140,6 +140,11 @@ private:
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.
   void loadBatch(const Dataset &data, const int64_t *indices, int64_t b);
+  /// Each model's training samples at `positions` (the batch starting at
+  /// position `first` of this epoch), each image augmented with the
+  /// model's own draw (Augment.h).
+  void loadAugmentedBatch(const Dataset &data, const int64_t *positions,
+                          int64_t b, int64_t first);
   /// Copies, for every model, the samples `sampleOf(model, positions[j])`
   /// of `data` into its x, y slice (routed data: each model its own).
   template <typename SampleOf>
@@ -231,6 +236,8 @@ private:
   std::unique_ptr<EpochBatches> epochBatches;
   uint32_t epochIndex = 0;
   int64_t batchIndex = 0;
+  /// One augmented image (loadAugmentedBatch).
+  std::vector<float> augmentScratch;
   int64_t stepCount = 0;
 
   /// Per step, without allocating: which models are frozen (their

@@ -53,6 +53,26 @@ SmallVector<Value> at(ArrayRef<Value> indices, Value row, Value col) {
   return result;
 }
 
+/// Visits the taps of the window at the loop indices `i` in row-major order:
+/// each tap's (clamped) plane position, its element of `x` and whether it
+/// lies inside the unpadded plane.
+void forEachTap(OpBuilder &b, Location l, Value x, ArrayRef<Value> i,
+                const PoolGeometry &g,
+                function_ref<void(Value row, Value col, Value v, Value inside)>
+                    visit) {
+  int64_t rank = static_cast<int64_t>(i.size());
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    auto [row, rowIn] = tapSource(b, l, i[rank - 2], g.sh,
+                                  indexConstant(b, l, kh), g.ph, g.height);
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      auto [col, colIn] = tapSource(b, l, i[rank - 1], g.sw,
+                                    indexConstant(b, l, kw), g.pw, g.width);
+      Value v = b.create<tensor::ExtractOp>(l, x, at(i, row, col));
+      visit(row, col, v, b.create<arith::AndIOp>(l, rowIn, colIn));
+    }
+  }
+}
+
 struct MaxPool2dPattern : public OpRewritePattern<MaxPool2dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPool2dOp op,
@@ -78,34 +98,27 @@ struct MaxPool2dPattern : public OpRewritePattern<MaxPool2dOp> {
           Value where = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(-1));
           // Row-major over the window; a later tap wins only when larger
           // or NaN (PyTorch's CPU kernel: `val > maxval || isnan(val)`).
-          for (int64_t kh = 0; kh < g.kh; ++kh) {
-            auto [row, rowIn] = tapSource(b, l, i[rank - 2], g.sh,
-                                          indexConstant(b, l, kh), g.ph,
-                                          g.height);
-            for (int64_t kw = 0; kw < g.kw; ++kw) {
-              auto [col, colIn] = tapSource(b, l, i[rank - 1], g.sw,
-                                            indexConstant(b, l, kw), g.pw,
-                                            g.width);
-              Value v = b.create<tensor::ExtractOp>(l, x, at(i, row, col));
-              Value larger = b.create<arith::OrIOp>(
-                  l,
-                  b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, v,
-                                          best),
-                  b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v));
-              Value take = b.create<arith::AndIOp>(
-                  l, b.create<arith::AndIOp>(l, rowIn, colIn), larger);
-              Value flat = b.create<arith::AddIOp>(
-                  l,
-                  b.create<arith::MulIOp>(l, row,
-                                          indexConstant(b, l, g.width)),
-                  col);
-              best = b.create<arith::SelectOp>(l, take, v, best);
-              where = b.create<arith::SelectOp>(
-                  l, take,
-                  b.create<arith::IndexCastOp>(l, b.getI32Type(), flat),
-                  where);
-            }
-          }
+          forEachTap(b, l, x, i, g,
+                     [&](Value row, Value col, Value v, Value inside) {
+                       Value larger = b.create<arith::OrIOp>(
+                           l,
+                           b.create<arith::CmpFOp>(
+                               l, arith::CmpFPredicate::OGT, v, best),
+                           b.create<arith::CmpFOp>(
+                               l, arith::CmpFPredicate::UNO, v, v));
+                       Value take = b.create<arith::AndIOp>(l, inside, larger);
+                       Value flat = b.create<arith::AddIOp>(
+                           l,
+                           b.create<arith::MulIOp>(
+                               l, row, indexConstant(b, l, g.width)),
+                           col);
+                       best = b.create<arith::SelectOp>(l, take, v, best);
+                       where = b.create<arith::SelectOp>(
+                           l, take,
+                           b.create<arith::IndexCastOp>(l, b.getI32Type(),
+                                                        flat),
+                           where);
+                     });
           b.create<linalg::YieldOp>(l, ValueRange{best, where});
         });
     rewriter.replaceOp(op, generic.getResults());
@@ -211,7 +224,7 @@ struct AvgPool2dPattern : public OpRewritePattern<AvgPool2dOp> {
     Location loc = op.getLoc();
     Value x = op.getInput();
     auto type = op.getType();
-    auto g = PoolGeometry::of(op, x.getType().cast<RankedTensorType>(), type);
+    auto g = PoolGeometry::of(op, cast<RankedTensorType>(x.getType()), type);
     int64_t rank = type.getRank();
     Type element = type.getElementType();
     Value mean = buildGather(
@@ -220,20 +233,10 @@ struct AvgPool2dPattern : public OpRewritePattern<AvgPool2dOp> {
           SmallVector<Value> i = loopIndices(b, l, rank);
           Value zero = floatConstant(b, l, element, 0.0);
           Value sum = zero;
-          for (int64_t kh = 0; kh < g.kh; ++kh) {
-            auto [row, rowIn] = tapSource(b, l, i[rank - 2], g.sh,
-                                          indexConstant(b, l, kh), g.ph,
-                                          g.height);
-            for (int64_t kw = 0; kw < g.kw; ++kw) {
-              auto [col, colIn] = tapSource(b, l, i[rank - 1], g.sw,
-                                            indexConstant(b, l, kw), g.pw,
-                                            g.width);
-              Value v = b.create<tensor::ExtractOp>(l, x, at(i, row, col));
-              Value in = b.create<arith::AndIOp>(l, rowIn, colIn);
-              sum = b.create<arith::AddFOp>(
-                  l, sum, b.create<arith::SelectOp>(l, in, v, zero));
-            }
-          }
+          forEachTap(b, l, x, i, g, [&](Value, Value, Value v, Value inside) {
+            sum = b.create<arith::AddFOp>(
+                l, sum, b.create<arith::SelectOp>(l, inside, v, zero));
+          });
           // Padding counts: the divisor is always the window's size.
           return b
               .create<arith::DivFOp>(

@@ -40,24 +40,32 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   if (!rule)
     return sweep.emitError("the sweep's optimizer is not in the module");
 
-  json::Array params;
-  int64_t paramCount = 0;
-  for (Attribute a : layout) {
-    auto entry = cast<DictionaryAttr>(a);
-    json::Array shape;
-    for (int64_t d : cast<DenseI64ArrayAttr>(entry.get("shape")).asArrayRef())
-      shape.push_back(d);
-    int64_t size = cast<IntegerAttr>(entry.get("size")).getInt();
-    params.push_back(json::Object{
-        {"name", cast<StringAttr>(entry.get("name")).getValue().str()},
-        {"shape", std::move(shape)},
-        {"offset", cast<IntegerAttr>(entry.get("offset")).getInt()},
-        {"size", size},
-        {"init", initToJson(entry.getAs<DictionaryAttr>("init"))}});
-    if (auto decay = entry.getAs<BoolAttr>("decay"))
-      params.back().getAsObject()->try_emplace("decay", decay.getValue());
-    paramCount += size;
-  }
+  // The parameters' layout in [M, P], and the buffers' in [M, Q].
+  auto layoutToJson = [](ArrayAttr layout, int64_t &count) {
+    json::Array entries;
+    for (Attribute a : layout) {
+      auto entry = cast<DictionaryAttr>(a);
+      json::Array shape;
+      for (int64_t d : cast<DenseI64ArrayAttr>(entry.get("shape")).asArrayRef())
+        shape.push_back(d);
+      int64_t size = cast<IntegerAttr>(entry.get("size")).getInt();
+      entries.push_back(json::Object{
+          {"name", cast<StringAttr>(entry.get("name")).getValue().str()},
+          {"shape", std::move(shape)},
+          {"offset", cast<IntegerAttr>(entry.get("offset")).getInt()},
+          {"size", size},
+          {"init", initToJson(entry.getAs<DictionaryAttr>("init"))}});
+      if (auto decay = entry.getAs<BoolAttr>("decay"))
+        entries.back().getAsObject()->try_emplace("decay", decay.getValue());
+      count += size;
+    }
+    return entries;
+  };
+  int64_t paramCount = 0, bufferCount = 0;
+  json::Array params = layoutToJson(layout, paramCount);
+  json::Array buffers;
+  if (auto bufferLayout = module->getAttrOfType<ArrayAttr>("mbt.buffer_layout"))
+    buffers = layoutToJson(bufferLayout, bufferCount);
 
   json::Array slots, hyperNames, hyperValues, seeds, outputNames;
   for (Attribute s : rule.getSlots())
@@ -117,7 +125,9 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   for (Attribute o : outputs)
     outputNames.push_back(cast<StringAttr>(o).getValue().str());
 
-  auto xType = cast<RankedTensorType>(train.getArgumentTypes()[4]);
+  // x [M, B, F]: the train step's sixth argument (params, buffers, state,
+  // hyper, step, x, ...).
+  auto xType = cast<ShapedType>(train.getArgumentTypes()[5]);
   int64_t features = xType.getDimSize(2);
   json::Array inputShape;
   if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>("mbt.input_shape"))
@@ -173,6 +183,8 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       {"models", sweep.getModels()},
       {"params", std::move(params)},
       {"param_count", paramCount},
+      {"buffers", std::move(buffers)},
+      {"buffer_count", bufferCount},
       {"input", json::Object{{"name", inputName ? inputName.getValue().str()
                                                 : "x"},
                              {"shape", std::move(inputShape)},

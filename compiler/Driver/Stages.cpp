@@ -48,8 +48,8 @@ static LogicalResult checkEntryPoints(ModuleOp module) {
     StringRef name;
     unsigned numArgs; // with the workspace
   };
-  const Entry entries[] = {{"_mlir_ciface_mbt_train_step", 8},
-                           {"_mlir_ciface_mbt_eval_step", 5}};
+  const Entry entries[] = {{"_mlir_ciface_mbt_train_step", 9},
+                           {"_mlir_ciface_mbt_eval_step", 6}};
   for (const Entry &entry : entries) {
     auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(entry.name);
     if (!fn)

@@ -193,7 +193,7 @@ std::unique_ptr<StmtAST> Cloner::clone(const StmtAST &stmt) {
       init = clone(*param.getInit());
     return std::make_unique<ParamDeclAST>(
         param.loc(), param.getName(), param.nameLoc(), clone(param.getType()),
-        std::move(init));
+        std::move(init), param.isBuffer());
   }
   case StmtAST::Stmt_Assign: {
     const auto &assign = cast<AssignStmtAST>(stmt);

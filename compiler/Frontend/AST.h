@@ -108,17 +108,22 @@ private:
   TypeAST type;
 };
 
-/// `param NAME: TYPE = INIT`.
+/// `param NAME: TYPE = INIT`, or `buffer NAME: TYPE = INIT`: a per-model
+/// tensor that is not trained but that the train step may update (a
+/// batch_norm's running statistics).
 class ParamDeclAST : public StmtAST {
 public:
   ParamDeclAST(Location loc, llvm::StringRef name, Location nameLoc,
-               TypeAST type, std::unique_ptr<ExprAST> init)
+               TypeAST type, std::unique_ptr<ExprAST> init,
+               bool buffer = false)
       : StmtAST(Stmt_Param, std::move(loc), name, std::move(nameLoc)),
-        type(std::move(type)), init(std::move(init)) {}
+        type(std::move(type)), init(std::move(init)), buffer(buffer) {}
 
   const TypeAST &getType() const { return type; }
   TypeAST &getType() { return type; }
   ExprAST *getInit() const { return init.get(); }
+  /// Whether this declares a buffer rather than a trained parameter.
+  bool isBuffer() const { return buffer; }
 
   /// Set by Sema.
   std::optional<InitSpec> resolvedInit;
@@ -128,6 +133,7 @@ public:
 private:
   TypeAST type;
   std::unique_ptr<ExprAST> init;
+  bool buffer;
 };
 
 /// `NAME = EXPR` or `metric NAME = EXPR`; `loss = EXPR` defines the loss.
@@ -328,6 +334,9 @@ public:
   /// MLIRGen generates the models that have an instance.
   std::unique_ptr<BodyInstance> instance;
   std::vector<FlatParam> params;
+  /// Its buffers (`buffer NAME: ...`), in the order of the func arguments
+  /// after the parameters.
+  std::vector<FlatParam> buffers;
   /// The float type the expanded model computes in ("f32" or "f64"): its
   /// input's, which every parameter shares.
   std::string floatType = "f32";

@@ -174,7 +174,8 @@ void ASTDumper::dump(const StmtAST &stmt) {
     return;
   }
   if (const auto *param = llvm::dyn_cast<ParamDeclAST>(&stmt)) {
-    indent() << "Param '" << (path.empty() ? "" : path + ".")
+    indent() << (param->isBuffer() ? "Buffer '" : "Param '")
+             << (path.empty() ? "" : path + ".")
              << param->getName() << "': ";
     dumpType(param->getType());
     if (const auto &init = param->resolvedInit) {

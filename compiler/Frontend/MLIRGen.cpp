@@ -164,8 +164,12 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   assert(input && target && loss && "generating an unchecked model");
   elementType = floatTypeOf(model);
 
+  // Arguments: the parameters, the buffers, the input and the target.
+  llvm::SmallVector<FlatParam> declared(model.params.begin(),
+                                        model.params.end());
+  declared.append(model.buffers.begin(), model.buffers.end());
   llvm::SmallVector<mlir::Type> argTypes;
-  for (const FlatParam &param : model.params)
+  for (const FlatParam &param : declared)
     argTypes.push_back(modelTensor(param.decl->getType().dims));
   llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
   inputShape.append(input->getType().dims.begin(), input->getType().dims.end());
@@ -187,14 +191,15 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   symbols.clear();
   paramValues.clear();
   randomSites = 0;
-  for (auto [i, param] : llvm::enumerate(model.params)) {
+  for (auto [i, param] : llvm::enumerate(declared)) {
     mlir::BlockArgument arg = entry->getArgument(i);
     arg.setLoc(loc(param.decl->nameLoc()));
     paramValues[param.decl] = arg;
-    func.setArgAttr(i, "mbt.param", builder.getStringAttr(param.name));
+    func.setArgAttr(i, param.decl->isBuffer() ? "mbt.buffer" : "mbt.param",
+                    builder.getStringAttr(param.name));
     func.setArgAttr(i, "mbt.init", genInitAttr(*param.decl->resolvedInit));
   }
-  unsigned numParams = model.params.size();
+  unsigned numParams = declared.size();
   const DataDeclAST *data[] = {input, target};
   for (auto [i, decl] : llvm::enumerate(data)) {
     mlir::BlockArgument arg = entry->getArgument(numParams + i);

@@ -144,6 +144,15 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
                                b.getI64IntegerAttr(randomSites++),
                                b.getI64IntegerAttr(name == "dropout2d" ? 2 : 0));
   }
+  if (name == "batch_norm") {
+    // The evaluation form, with the running statistics (buffers);
+    // mbt-autodiff turns the train step's copy into the training form.
+    auto option = [&](llvm::StringRef key) {
+      return b.getF64FloatAttr(call.builtinOptions.find(key)->second.floatValue);
+    };
+    return b.create<BatchNormOp>(loc, x.getType(), x, args[1], args[2],
+                                 option("eps"), option("momentum"));
+  }
   if (name == "conv2d") {
     auto pair = [&](llvm::StringRef key) {
       int64_t v = call.builtinOptions.find(key)->second.intValue;

@@ -115,19 +115,28 @@ std::unique_ptr<StmtAST> Parser::parseDataDecl() {
 std::unique_ptr<StmtAST> Parser::parseParamDecl() {
   Location loc = lexer.getLastLocation();
   lexer.consume(tok_param);
+  return parseParamOrBufferRest(std::move(loc), /*buffer=*/false);
+}
+
+/// The rest of a paramDecl or a bufferDecl, after its keyword:
+/// IDENT ':' type '=' expr.
+std::unique_ptr<StmtAST> Parser::parseParamOrBufferRest(Location loc,
+                                                        bool buffer) {
   std::string name;
   Location nameLoc;
   TypeAST type;
-  if (!expectIdentifier("parameter name", name, nameLoc) ||
+  if (!expectIdentifier(buffer ? "buffer name" : "parameter name", name,
+                        nameLoc) ||
       !expect(tok_colon, "':' before the type") || !parseType(type) ||
-      !expect(tok_equal, "'=' and an initializer after the parameter type"))
+      !expect(tok_equal, buffer ? "'=' and an initializer after the buffer type"
+                                : "'=' and an initializer after the parameter type"))
     return nullptr;
   auto init = parseExpression();
   if (!init)
     return nullptr;
   return std::make_unique<ParamDeclAST>(std::move(loc), name,
                                         std::move(nameLoc), std::move(type),
-                                        std::move(init));
+                                        std::move(init), buffer);
 }
 
 /// assignment ::= ['metric'] IDENT '=' expr

@@ -52,6 +52,7 @@ private:
   std::unique_ptr<ExprAST> parseCondition();
   std::unique_ptr<StmtAST> parseDataDecl();
   std::unique_ptr<StmtAST> parseParamDecl();
+  std::unique_ptr<StmtAST> parseParamOrBufferRest(Location loc, bool buffer);
   std::unique_ptr<StmtAST> parseAssignment(bool metric);
   std::unique_ptr<StmtAST> parseAssignedValue(Location loc, llvm::StringRef name,
                                               Location nameLoc, bool metric);

@@ -190,6 +190,19 @@ std::unique_ptr<StmtAST> Parser::parseBodyStatement(BodyKind kind) {
       // `state = ...`: an assignment to a value named state.
       return parseAssignedValue(loc, "state", loc, /*metric=*/false);
     }
+    // `buffer NAME: TYPE = INIT` declares a buffer of a model or function
+    // (`buffer` is a keyword only when a name follows it).
+    if (!optimizerBody && lexer.getId() == "buffer") {
+      Location loc = lexer.getLastLocation();
+      lexer.consume(tok_identifier);
+      if (lexer.getCurToken() == tok_identifier)
+        return parseParamOrBufferRest(std::move(loc), /*buffer=*/true);
+      if (lexer.getCurToken() != tok_equal) {
+        reportUnexpected("a buffer name after 'buffer'");
+        return nullptr;
+      }
+      return parseAssignedValue(loc, "buffer", loc, /*metric=*/false);
+    }
     return parseAssignment(/*metric=*/false);
   case tok_input:
   case tok_target:

@@ -285,24 +285,26 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
   declare(decl.getName(), decl.nameLoc(), result);
 }
 
-/// param NAME: f32[dims] = INIT; inside a function the parameter is named
-/// by the path of the call (`fc1.w`).
+/// param NAME: f32[dims] = INIT (or buffer NAME: ...); inside a function
+/// the parameter is named by the path of the call (`fc1.w`). Parameters
+/// and buffers share one namespace, as in a PyTorch state dict.
 void BodyChecker::checkParamDecl(ParamDeclAST &decl) {
   TypeAST &type = decl.getType();
   ValueType result;
   std::string path = instance.path.empty()
                          ? decl.getName().str()
                          : instance.path + "." + decl.getName().str();
+  llvm::StringRef what = decl.isBuffer() ? "buffer" : "parameter";
   auto [it, inserted] = state.paramNames.try_emplace(path, decl.nameLoc());
   if (!inserted) {
     auto diag = error(decl.nameLoc())
-                << "two parameters of model '" << state.model.getName()
-                << "' are named '" << path << "'";
+                << "two parameters or buffers of model '"
+                << state.model.getName() << "' are named '" << path << "'";
     attachNote(diag, ctx, it->second, "the other is declared here");
   } else {
-    state.params.push_back({path, &decl});
+    (decl.isBuffer() ? state.buffers : state.params).push_back({path, &decl});
   }
-  if (checkFloatType(type, "parameter '" + path + "'",
+  if (checkFloatType(type, (what + " '" + path + "'").str(),
                      /*allowGeneric=*/true) &&
       resolveDims(type)) {
     result = ValueType::tensor(type.dims, /*batched=*/false);
@@ -310,6 +312,8 @@ void BodyChecker::checkParamDecl(ParamDeclAST &decl) {
     ok &= decl.resolvedInit.has_value();
   }
   declare(decl.getName(), decl.nameLoc(), result);
+  if (decl.isBuffer())
+    scope[decl.getName()].buffer = &decl;
 }
 
 /// NAME = EXPR, metric NAME = EXPR; `loss = EXPR` is a model's loss. A

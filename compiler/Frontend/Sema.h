@@ -34,6 +34,7 @@ mlir::LogicalResult checkModule(mlir::MLIRContext &ctx, ModuleAST &module);
 struct ModelExpansion {
   std::unique_ptr<BodyInstance> instance;
   std::vector<FlatParam> params;
+  std::vector<FlatParam> buffers;
   /// The float type the model computes in: "f32" or "f64".
   std::string floatType;
 };

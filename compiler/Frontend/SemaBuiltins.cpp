@@ -92,6 +92,10 @@ const BuiltinOption kPool[] = {
 const BuiltinOption kDropout[] = {
     {"rate", ConstScalar::Float, 0.5, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
+constexpr llvm::StringLiteral kBatchNormTensors[] = {"x", "running_mean",
+                                                     "running_var"};
+const BuiltinOption kBatchNorm[] = {{"momentum", ConstScalar::Float, 0.1},
+                                    {"eps", ConstScalar::Float, 1e-5}};
 const BuiltinOption kSlice[] = {
     {"start", ConstScalar::Int, {}, false, false, /*required=*/true},
     {"end", ConstScalar::Int, {}, false, false, /*required=*/true},
@@ -113,6 +117,7 @@ const BuiltinInfo kBuiltins[] = {
     {"sqrt", kX, {}},
     {"dropout", kX, kDropout},
     {"dropout2d", kX, kDropout},
+    {"batch_norm", kBatchNormTensors, kBatchNorm},
     {"conv2d", kConvTensors, kConv},
     {"max_pool2d", kX, kPool},
     {"avg_pool2d", kX, kPool},
@@ -279,6 +284,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkReshape(call, args[0]);
   if (name == "dropout" || name == "dropout2d")
     return checkDropout(call, args[0]);
+  if (name == "batch_norm")
+    return checkBatchNorm(call, args);
   if (name == "conv2d")
     return checkConv2d(call, args[0], args[1]);
   if (name == "max_pool2d" || name == "avg_pool2d")
@@ -312,6 +319,74 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
       error(call.loc()) << "rate of '" << call.getCallee()
                         << "' must be at least 0 and below 1, got "
                         << ConstScalar::real(value).str();
+      return ValueType();
+    }
+  return x;
+}
+
+/// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample
+/// [C] or [C, S...]; the statistics [C] buffers of this body, each updated
+/// by this call only (the train step writes their new values).
+ValueType BodyChecker::checkBatchNorm(const CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  if (!x.batched || x.shape.empty()) {
+    error(call.builtinArgs[0]->loc())
+        << "the input of 'batch_norm' must be computed from the input, with "
+        << "channels first ([C] or [C, H, W] per sample), got "
+        << describeShape(x);
+    return ValueType();
+  }
+  int64_t channels = x.shape.front();
+  llvm::SmallVector<const ParamDeclAST *, 2> buffers;
+  for (unsigned i = 1; i < 3; ++i) {
+    const ExprAST *expr = call.builtinArgs[i];
+    llvm::StringRef what = i == 1 ? "running_mean" : "running_var";
+    const auto *var = llvm::dyn_cast<VariableExprAST>(expr);
+    auto it = var ? scope.find(var->getName()) : scope.end();
+    if (it == scope.end() || !it->second.buffer) {
+      error(expr->loc()) << "'" << what << "' of 'batch_norm' must name a "
+                         << "buffer of this model or function (declared with "
+                         << "'buffer NAME: float[C] = ...'): the train step "
+                         << "updates it";
+      return ValueType();
+    }
+    const ValueType &type = args[i];
+    if (type.shape.size() != 1 || type.shape.front() != channels) {
+      error(expr->loc()) << "'" << what << "' of 'batch_norm' must have one "
+                         << "value per channel, [" << channels << "], got "
+                         << describeShape(type);
+      return ValueType();
+    }
+    buffers.push_back(it->second.buffer);
+  }
+  if (buffers[0] == buffers[1]) {
+    error(call.builtinArgs[2]->loc())
+        << "'batch_norm' needs two different buffers for its running mean "
+        << "and variance";
+    return ValueType();
+  }
+  for (const ParamDeclAST *buffer : buffers) {
+    auto [it, inserted] = state.updatedBuffers.try_emplace(buffer, call.loc());
+    if (!inserted) {
+      auto diag = error(call.loc())
+                  << "buffer '" << buffer->getName()
+                  << "' is already updated by another 'batch_norm' (each "
+                  << "running statistic belongs to one call)";
+      attachNote(diag, ctx, it->second, "the other call is here");
+      return ValueType();
+    }
+  }
+  for (double eps : knownOptionValues(call, "eps"))
+    if (!(eps > 0.0)) {
+      error(call.loc()) << "eps of 'batch_norm' must be positive, got "
+                        << ConstScalar::real(eps).str();
+      return ValueType();
+    }
+  for (double momentum : knownOptionValues(call, "momentum"))
+    if (!(momentum >= 0.0 && momentum <= 1.0)) {
+      error(call.loc()) << "momentum of 'batch_norm' must be in [0, 1], got "
+                        << ConstScalar::real(momentum).str();
       return ValueType();
     }
   return x;

@@ -352,5 +352,6 @@ FailureOr<ModelExpansion> mbt::expandModel(mlir::MLIRContext &ctx,
   if (failed(checker.checkModel()))
     return failure();
   return ModelExpansion{std::move(instance), std::move(state.params),
+                        std::move(state.buffers),
                         state.floatType ? state.floatType->type : "f32"};
 }

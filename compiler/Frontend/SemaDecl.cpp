@@ -445,6 +445,7 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     }
     model->instance = std::move(expansion->instance);
     model->params = std::move(expansion->params);
+    model->buffers = std::move(expansion->buffers);
     model->floatType = expansion->floatType;
     if (isSwept)
       ok &= checkNoDecayPatterns(ctx, *config, model->params);

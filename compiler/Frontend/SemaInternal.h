@@ -91,8 +91,12 @@ mlir::FailureOr<ConstScalar> convertScalar(mlir::MLIRContext &ctx,
 struct ExpansionState {
   const ModuleAST &spec;
   const ModelAST &model;
+  /// The trained parameters and the buffers, in declaration order.
   std::vector<FlatParam> params;
+  std::vector<FlatParam> buffers;
   llvm::StringMap<Location> paramNames;
+  /// The buffers a batch_norm updates, with the call that does.
+  llvm::DenseMap<const ParamDeclAST *, Location> updatedBuffers;
   /// Statements and expressions copied so far, against kMaxExpandedNodes.
   size_t nodes = 0;
   bool budgetReported = false;
@@ -140,6 +144,8 @@ private:
   struct Symbol {
     Location loc;
     ValueType type;
+    /// The declaration when the name is a buffer of this body.
+    const ParamDeclAST *buffer = nullptr;
   };
 
   void collectNames(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
@@ -177,6 +183,8 @@ private:
                         const ValueType &b);
   ValueType checkSlice(CallExprAST &call, const ValueType &x);
   ValueType checkDropout(const CallExprAST &call, const ValueType &x);
+  ValueType checkBatchNorm(const CallExprAST &call,
+                           llvm::ArrayRef<ValueType> args);
   ValueType checkConv2d(const CallExprAST &call, const ValueType &x,
                         const ValueType &w);
   ValueType checkPool2d(const CallExprAST &call, const ValueType &x);

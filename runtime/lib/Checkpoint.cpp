@@ -1,13 +1,14 @@
 //===- Checkpoint.cpp - Serialize and parse a run's state -----------------===//
 //
 // Layout (all integers little-endian int64 unless noted):
-//   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | S | K |
+//   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | Q | S | K |
 //   element bytes | step | epochs started | batch in epoch |
 //   running samples | metrics bytes | running sums (M*K f64) |
 //   diverged step (M) | stopped step (M) |
 //   stop reason (M strings: length, bytes) | best validation loss (M f64) |
 //   evaluations since best (M) | params (M*P elements) |
-//   state (S*M*P elements) | CRC-32 of all the above (u32)
+//   state (S*M*P elements) | buffers (M*Q elements) |
+//   CRC-32 of all the above (u32)
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,7 @@ namespace runtime {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'B', 'T', 'R', 'U', 'N', '\0', '\0'};
-constexpr int64_t kVersion = 3;
+constexpr int64_t kVersion = 4;
 
 class Writer {
 public:
@@ -127,7 +128,8 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
   w.bytes(kMagic, sizeof(kMagic));
   w.i64(kVersion);
   w.i64(static_cast<int64_t>(c.manifestDigest));
-  for (int64_t v : {c.models, c.paramCount, c.slots, c.outputs, c.elementBytes,
+  for (int64_t v : {c.models, c.paramCount, c.bufferCount, c.slots, c.outputs,
+                    c.elementBytes,
                     c.step, c.epochsStarted, c.batchInEpoch, c.runningSamples,
                     c.metricsBytes})
     w.i64(v);
@@ -147,6 +149,7 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
     w.i64(v);
   w.bytes(c.params.data(), c.params.size());
   w.bytes(c.state.data(), c.state.size());
+  w.bytes(c.buffers.data(), c.buffers.size());
   uint32_t crc = crcOf(w.out.data(), w.out.size());
   uint8_t b[4];
   for (int i = 0; i < 4; ++i)
@@ -184,6 +187,7 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.manifestDigest = static_cast<uint64_t>(r.i64("the manifest digest"));
   c.models = r.count("model count", 1 << 30);
   c.paramCount = r.count("parameter count", kMax);
+  c.bufferCount = r.count("buffer count", kMax);
   c.slots = r.count("slot count", 64);
   c.outputs = r.count("output count", 1 << 20);
   c.elementBytes = r.i64("element width");
@@ -226,6 +230,11 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.params.assign(params, params + paramBytes);
   const char *state = r.take(stateBytes, "the optimizer state");
   c.state.assign(state, state + stateBytes);
+  int64_t bufferBytes =
+      product(r, product(r, c.models, c.bufferCount, kMax, "buffers"),
+              c.elementBytes, kMax, "buffers");
+  const char *buffers = r.take(bufferBytes, "the buffers");
+  c.buffers.assign(buffers, buffers + bufferBytes);
   if (r.position() != body)
     r.fail(std::to_string(body - r.position()) +
            " unexpected bytes before the checksum");

@@ -109,6 +109,17 @@ void initModelParams(const Manifest &manifest, uint64_t seed, float *row) {
   }
 }
 
+void initModelBuffers(const Manifest &manifest, uint64_t seed, float *row) {
+  // Buffers are numbered after the parameters, so their draws (for a
+  // random init) never repeat a parameter's.
+  uint32_t first = static_cast<uint32_t>(manifest.params.size());
+  for (size_t k = 0; k < manifest.buffers.size(); ++k) {
+    const ParamSpec &buffer = manifest.buffers[k];
+    initParam(buffer, first + static_cast<uint32_t>(k), seed,
+              row + buffer.offset);
+  }
+}
+
 void initAllParams(const Manifest &manifest, float *params) {
   for (int64_t m = 0; m < manifest.models; ++m)
     initModelParams(manifest, manifest.seeds[m],

@@ -189,17 +189,20 @@ InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
   return init;
 }
 
-void parseParams(const Reader &r, const json &root, Manifest &m) {
-  const json &list = r.array(r.field(root, "params", ""), "params");
-  std::set<std::string> names;
+/// "params" and "param_count", or "buffers" and "buffer_count" (`what`:
+/// "params" or "buffers"): tensors packed back to back in a row.
+int64_t parseLayout(const Reader &r, const json &list, const json &count,
+                    const std::string &what, std::set<std::string> &names,
+                    std::vector<ParamSpec> &out) {
   int64_t nextOffset = 0;
   for (size_t i = 0; i < list.size(); ++i) {
-    std::string path = Reader::index("params", i);
+    std::string path = Reader::index(what, i);
     const json &entry = list[i];
     ParamSpec p;
     p.name = r.string(r.field(entry, "name", path), path + ".name");
     if (!names.insert(p.name).second)
-      r.fail(path + ".name", "duplicate parameter name '" + p.name + "'");
+      r.fail(path + ".name", "duplicate parameter or buffer name '" + p.name +
+                                 "'");
     p.shape = r.shape(r.field(entry, "shape", path), path + ".shape");
     p.offset = r.nonNegative(r.field(entry, "offset", path), path + ".offset");
     p.size = r.nonNegative(r.field(entry, "size", path), path + ".size");
@@ -208,12 +211,12 @@ void parseParams(const Reader &r, const json &root, Manifest &m) {
       r.fail(path + ".size", "is " + std::to_string(p.size) +
                                  " but shape holds " +
                                  std::to_string(elements) + " elements");
-    // Parameters are packed back to back in manifest order.
+    // Tensors are packed back to back in manifest order.
     if (p.offset != nextOffset)
       r.fail(path + ".offset",
              "expected " + std::to_string(nextOffset) +
-                 (i == 0 ? std::string(" (the first parameter starts at 0)")
-                         : " (right after '" + m.params.back().name + "')") +
+                 (i == 0 ? std::string(" (the first one starts at 0)")
+                         : " (right after '" + out.back().name + "')") +
                  ", got " + std::to_string(p.offset));
     if (p.size > INT64_MAX - nextOffset)
       r.fail(path + ".size", "parameter count overflows");
@@ -225,13 +228,26 @@ void parseParams(const Reader &r, const json &root, Manifest &m) {
         r.fail(path + ".decay", "must be true or false");
       p.decay = entry["decay"].get<bool>();
     }
-    m.params.push_back(std::move(p));
+    out.push_back(std::move(p));
   }
-  m.paramCount = r.nonNegative(r.field(root, "param_count", ""), "param_count");
-  if (m.paramCount != nextOffset)
-    r.fail("param_count", "is " + std::to_string(m.paramCount) +
-                              " but the parameter sizes sum to " +
-                              std::to_string(nextOffset));
+  std::string countName = what == "params" ? "param_count" : "buffer_count";
+  int64_t total = r.nonNegative(count, countName);
+  if (total != nextOffset)
+    r.fail(countName, "is " + std::to_string(total) + " but the " + what +
+                          "' sizes sum to " + std::to_string(nextOffset));
+  return total;
+}
+
+void parseParams(const Reader &r, const json &root, Manifest &m) {
+  std::set<std::string> names;
+  m.paramCount = parseLayout(
+      r, r.array(r.field(root, "params", ""), "params"),
+      r.field(root, "param_count", ""), "params", names, m.params);
+  // Optional: a model without running statistics may omit them.
+  if (root.contains("buffers") || root.contains("buffer_count"))
+    m.bufferCount = parseLayout(
+        r, r.array(r.field(root, "buffers", ""), "buffers"),
+        r.field(root, "buffer_count", ""), "buffers", names, m.buffers);
 }
 
 /// A table of one row per model and `width` numbers per row (one per name

@@ -62,6 +62,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
       routing(artifact.manifest(), train.count) {
   m = manifest.models;
   p = manifest.paramCount;
+  q = manifest.bufferCount;
   s = manifest.numSlots();
   h = manifest.numHyper();
   k = manifest.numOutputs();
@@ -75,6 +76,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   int64_t mp = checkedMul(m, p, "params");
   DType dtype = manifest.dtype;
   paramsBuf = FloatBuffer(dtype, mp, "params");
+  buffersBuf = FloatBuffer(dtype, checkedMul(m, q, "buffers"), "buffers");
   stateBuf = FloatBuffer(dtype, checkedMul(s, mp, "state"), "state");
   hyperBuf = AlignedBuffer<double>(checkedMul(m, h, "hyper"), "hyper");
   stepBuf = AlignedBuffer<double>(m, "step");
@@ -97,6 +99,11 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
       initModelParams(manifest, manifest.seeds[model], row.data());
       paramsBuf.store(model * p, row.data(), p);
     }
+  }
+  std::vector<float> bufferRow(q);
+  for (int64_t model = 0; model < m && q > 0; ++model) {
+    initModelBuffers(manifest, manifest.seeds[model], bufferRow.data());
+    buffersBuf.store(model * q, bufferRow.data(), q);
   }
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
@@ -220,6 +227,7 @@ template <typename T> MemRef<T, 3> Trainer::xDescriptor(T *base, int64_t b) {
 template <typename T> void Trainer::reserveWorkspace() {
   // Only the descriptors' sizes are read: x's layout does not matter.
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
   auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
@@ -227,9 +235,9 @@ template <typename T> void Trainer::reserveWorkspace() {
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, batch});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
   int64_t bytes = std::max(
-      artifact.trainStepWorkspace<T>()(&params, &state, &hyper, &step, &x, &y,
-                                       &out),
-      artifact.evalStepWorkspace<T>()(&params, &x, &y, &out));
+      artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper,
+                                       &step, &x, &y, &out),
+      artifact.evalStepWorkspace<T>()(&params, &buffers, &x, &y, &out));
   if (manifest.device == Manifest::Device::CUDA) {
     if (bytes < 0)
       throw RuntimeError("artifact '" + artifact.path() +
@@ -248,6 +256,7 @@ void Trainer::mirrorOnDevice() {
     return copy;
   };
   onDevice.params = mirror(paramsBuf.raw(), paramsBuf.bytes());
+  onDevice.buffers = mirror(buffersBuf.raw(), buffersBuf.bytes());
   onDevice.state = mirror(stateBuf.raw(), stateBuf.bytes());
   onDevice.hyper = mirror(hyperBuf.data(), sizeof(double) * hyperBuf.size());
   onDevice.step = device->allocate(sizeof(double) * stepBuf.size());
@@ -274,6 +283,7 @@ void Trainer::syncFromDevice() const {
   if (!device || !hostStale)
     return;
   device->download(paramsBuf.raw(), onDevice.params, paramsBuf.bytes());
+  device->download(buffersBuf.raw(), onDevice.buffers, buffersBuf.bytes());
   device->download(stateBuf.raw(), onDevice.state, stateBuf.bytes());
   hostStale = false;
 }
@@ -312,6 +322,7 @@ template <typename T> void Trainer::callTrainStep(int64_t b) {
 template <typename T> void Trainer::issueTrainStep(int64_t b) {
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto state = makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
   auto hyper = makeDenseMemRef<double, 2>(pick<double>(d.hyper, hyperBuf.data()), {m, h});
   auto step = makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
@@ -324,7 +335,8 @@ template <typename T> void Trainer::issueTrainStep(int64_t b) {
   for (int64_t model = 0; model < m; ++model)
     anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
   IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
-  artifact.trainStep<T>()(&params, &state, &hyper, &step, &x, &y, &out, &ws);
+  artifact.trainStep<T>()(&params, &buffers, &state, &hyper, &step, &x, &y,
+                          &out, &ws);
 }
 
 template <typename T> void Trainer::callEvalStep(int64_t b) {
@@ -332,11 +344,12 @@ template <typename T> void Trainer::callEvalStep(int64_t b) {
     uploadStepInputs(b, /*train=*/false);
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
-  artifact.evalStep<T>()(&params, &x, &y, &out, &ws);
+  artifact.evalStep<T>()(&params, &buffers, &x, &y, &out, &ws);
   if (device)
     device->download(outBuf.raw(), d.out, outBuf.bytes());
 }
@@ -463,15 +476,28 @@ std::vector<std::vector<double>> Trainer::runningMeans() const {
   return means;
 }
 
-std::vector<double> Trainer::modelParams(int64_t model) const {
-  if (model < 0 || model >= m)
+namespace {
+/// Row `model` of a [M, width] buffer, widened to double.
+std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
+                          int64_t models, int64_t width) {
+  if (model < 0 || model >= models)
     throw RuntimeError("model index " + std::to_string(model) +
-                       " out of range [0, " + std::to_string(m) + ")");
-  syncFromDevice();
-  std::vector<double> row(p);
-  for (int64_t i = 0; i < p; ++i)
-    row[i] = paramsBuf.get(model * p + i);
+                       " out of range [0, " + std::to_string(models) + ")");
+  std::vector<double> row(width);
+  for (int64_t i = 0; i < width; ++i)
+    row[i] = buffer.get(model * width + i);
   return row;
+}
+} // namespace
+
+std::vector<double> Trainer::modelParams(int64_t model) const {
+  syncFromDevice();
+  return rowOf(paramsBuf, model, m, p);
+}
+
+std::vector<double> Trainer::modelBuffers(int64_t model) const {
+  syncFromDevice();
+  return rowOf(buffersBuf, model, m, q);
 }
 
 std::vector<std::vector<double>> Trainer::lastTrainOutputs() const {

@@ -66,6 +66,8 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.metricsBytes = metricsBytes;
   c.params = bytesOf(paramsBuf);
   c.state = bytesOf(stateBuf);
+  c.bufferCount = q;
+  c.buffers = bytesOf(buffersBuf);
   return c;
 }
 
@@ -77,14 +79,17 @@ void Trainer::restore(const RunCheckpoint &c) {
   if (c.manifestDigest != manifestDigest(artifact.manifestJson()))
     mismatch("it was written by an artifact with another manifest "
              "(recompiled or another spec)");
-  if (c.models != m || c.paramCount != p || c.slots != s || c.outputs != k ||
+  if (c.models != m || c.paramCount != p || c.bufferCount != q ||
+      c.slots != s || c.outputs != k ||
       c.elementBytes != (dtype() == DType::F64 ? 8 : 4))
     mismatch("its buffer sizes differ");
   if (static_cast<int64_t>(c.params.size()) !=
           static_cast<int64_t>(paramsBuf.bytes()) ||
       static_cast<int64_t>(c.state.size()) !=
-          static_cast<int64_t>(stateBuf.bytes()))
-    mismatch("its parameter or state bytes differ in size");
+          static_cast<int64_t>(stateBuf.bytes()) ||
+      static_cast<int64_t>(c.buffers.size()) !=
+          static_cast<int64_t>(buffersBuf.bytes()))
+    mismatch("its parameter, state or buffer bytes differ in size");
   // The cursor must lie inside the data order.
   if (c.epochsStarted > 0) {
     auto batches = std::make_unique<EpochBatches>(
@@ -110,9 +115,12 @@ void Trainer::restore(const RunCheckpoint &c) {
   evaluationsSinceBest = c.evaluationsSinceBest;
   std::memcpy(paramsBuf.raw(), c.params.data(), c.params.size());
   std::memcpy(stateBuf.raw(), c.state.data(), c.state.size());
+  if (!c.buffers.empty())
+    std::memcpy(buffersBuf.raw(), c.buffers.data(), c.buffers.size());
   if (device) {
     device->upload(onDevice.params, paramsBuf.raw(), paramsBuf.bytes());
     device->upload(onDevice.state, stateBuf.raw(), stateBuf.bytes());
+    device->upload(onDevice.buffers, buffersBuf.raw(), buffersBuf.bytes());
   }
   hostStale = false;
 }
@@ -134,6 +142,14 @@ std::string Trainer::modelStateDict(int64_t model) const {
   for (const ParamSpec &param : manifest.params)
     tensors.push_back({param.name, param.shape, dtype(),
                        row + element * static_cast<size_t>(param.offset)});
+  // The buffers too, as PyTorch's state_dict() holds a BatchNorm's running
+  // statistics beside its weights.
+  const auto *bufferRow = static_cast<const uint8_t *>(
+                              const_cast<FloatBuffer &>(buffersBuf).raw()) +
+                          buffersBuf.bytes() / m * model;
+  for (const ParamSpec &buffer : manifest.buffers)
+    tensors.push_back({buffer.name, buffer.shape, dtype(),
+                       bufferRow + element * static_cast<size_t>(buffer.offset)});
   return torchStateDict(tensors);
 }
 

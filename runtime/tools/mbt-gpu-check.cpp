@@ -96,17 +96,20 @@ Arguments parse(int argc, char **argv) {
 
 /// The host buffers of one model batch, and their descriptors.
 struct HostBatch {
-  int64_t m, p, s, h, k, b, f;
-  std::vector<float> params, state, x, out;
+  int64_t m, p, q, s, h, k, b, f;
+  std::vector<float> params, buffers, state, x, out;
   std::vector<double> hyper, step;
   std::vector<int32_t> y;
 
   explicit HostBatch(const Manifest &man)
-      : m(man.models), p(man.paramCount), s(man.numSlots()),
-        h(man.numHyper()), k(man.numOutputs()), b(man.data.batch),
-        f(man.features), params(m * p), state(s * m * p, 0.0f), x(b * f),
-        out(m * k), hyper(m * h), step(m), y(m * b) {
+      : m(man.models), p(man.paramCount), q(man.bufferCount),
+        s(man.numSlots()), h(man.numHyper()), k(man.numOutputs()),
+        b(man.data.batch), f(man.features), params(m * p), buffers(m * q),
+        state(s * m * p, 0.0f), x(b * f), out(m * k), hyper(m * h), step(m),
+        y(m * b) {
     initAllParams(man, params.data());
+    for (int64_t i = 0; i < m; ++i)
+      initModelBuffers(man, man.seeds[i], buffers.data() + i * q);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < h; ++j)
         hyper[i * h + j] = man.hyperValues[i][j];
@@ -129,6 +132,7 @@ struct HostBatch {
 /// addresses (host or device), x shared by every model (stride 0).
 struct StepArgs {
   MemRef2F params;
+  MemRef2F buffers;
   MemRef3F state;
   MemRef2D hyper;
   MemRef1D step;
@@ -136,9 +140,10 @@ struct StepArgs {
   MemRef2I y;
   MemRef2F out;
 
-  StepArgs(const HostBatch &hb, float *params, float *state, double *hyper,
-           double *step, float *x, int32_t *y, float *out)
+  StepArgs(const HostBatch &hb, float *params, float *buffers, float *state,
+           double *hyper, double *step, float *x, int32_t *y, float *out)
       : params(makeDenseMemRef<float, 2>(params, {hb.m, hb.p})),
+        buffers(makeDenseMemRef<float, 2>(buffers, {hb.m, hb.q})),
         state(makeDenseMemRef<float, 3>(state, {hb.s, hb.m, hb.p})),
         hyper(makeDenseMemRef<double, 2>(hyper, {hb.m, hb.h})),
         step(makeDenseMemRef<double, 1>(step, {hb.m})),
@@ -149,27 +154,29 @@ struct StepArgs {
   }
 
   int64_t workspaceBytes(const Artifact &artifact) {
-    return artifact.trainStepWorkspace()(&params, &state, &hyper, &step, &x,
-                                         &y, &out);
+    return artifact.trainStepWorkspace()(&params, &buffers, &state, &hyper,
+                                         &step, &x, &y, &out);
   }
   void train(const Artifact &artifact, WorkspaceRef *workspace) {
-    artifact.trainStep()(&params, &state, &hyper, &step, &x, &y, &out,
-                         workspace);
+    artifact.trainStep()(&params, &buffers, &state, &hyper, &step, &x, &y,
+                         &out, workspace);
   }
 };
 
 /// The device copy of a HostBatch.
 struct DeviceBatch {
-  cuda::DeviceBuffer params, state, hyper, step, x, y, out, workspace;
+  cuda::DeviceBuffer params, buffers, state, hyper, step, x, y, out, workspace;
 
   explicit DeviceBatch(const HostBatch &hb)
       : params(sizeof(float) * hb.params.size()),
+        buffers(sizeof(float) * std::max<size_t>(hb.buffers.size(), 1)),
         state(sizeof(float) * hb.state.size()),
         hyper(sizeof(double) * hb.hyper.size()),
         step(sizeof(double) * hb.step.size()),
         x(sizeof(float) * hb.x.size()), y(sizeof(int32_t) * hb.y.size()),
         out(sizeof(float) * hb.out.size()) {
     params.upload(hb.params.data(), params.size());
+    buffers.upload(hb.buffers.data(), sizeof(float) * hb.buffers.size());
     state.upload(hb.state.data(), state.size());
     hyper.upload(hb.hyper.data(), hyper.size());
   }
@@ -194,6 +201,7 @@ struct DeviceBatch {
 
   StepArgs args(const HostBatch &hb) {
     return StepArgs(hb, static_cast<float *>(params.data()),
+                    static_cast<float *>(buffers.data()),
                     static_cast<float *>(state.data()),
                     static_cast<double *>(hyper.data()),
                     static_cast<double *>(step.data()),
@@ -280,7 +288,8 @@ int run(const Arguments &args) {
 
   HostBatch host(man), device(man);
   DeviceBatch dev(device);
-  StepArgs cpuArgs(host, host.params.data(), host.state.data(),
+  StepArgs cpuArgs(host, host.params.data(), host.buffers.data(),
+                   host.state.data(),
                    host.hyper.data(), host.step.data(), host.x.data(),
                    host.y.data(), host.out.data());
   StepArgs gpuArgs = dev.args(device);

@@ -71,6 +71,7 @@ void populateGuardStepPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateConvPatterns(RewritePatternSet &patterns);
 void populatePoolPatterns(RewritePatternSet &patterns);
+void populateNormPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);
 /// `scalarsPerElement`: the update's per-model scalars are computed by each
 /// element of its one loop nest instead of a prologue over the models.

@@ -30,6 +30,7 @@ struct LowerToLinalgPass
     populateDropoutPatterns(patterns);
     populateConvPatterns(patterns);
     populatePoolPatterns(patterns);
+    populateNormPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

@@ -52,7 +52,8 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == "mbt.param" || name == "mbt.input" || name == "mbt.target" ||
+  if (name == "mbt.param" || name == "mbt.buffer" ||
+      name == "mbt.input" || name == "mbt.target" ||
       name == "mbt.state" || name == "mbt.hyper" || name == "mbt.step") {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError(name) << " must be a string naming the argument";

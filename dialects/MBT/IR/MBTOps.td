@@ -687,5 +687,7 @@ include "dialects/MBT/IR/MBTTrainingOps.td"
 include "dialects/MBT/IR/MBTRandomOps.td"
 // Convolution and pooling.
 include "dialects/MBT/IR/MBTConvOps.td"
+// Normalization with running statistics.
+include "dialects/MBT/IR/MBTNormOps.td"
 
 #endif // MBT_OPS_TD

@@ -142,6 +142,58 @@ static void keyDropouts(Block &block, SweepOp sweep, Value step,
   }
 }
 
+/// The train step normalizes with the batch's statistics: each copied
+/// batch_norm (the evaluation form) becomes its training form, and the
+/// running statistics it reads, which must be buffers (the block arguments
+/// from `firstBuffer` on), get their new values in `newBuffers`.
+static LogicalResult trainBatchNorms(Block &block, size_t firstBuffer,
+                                     MutableArrayRef<Value> newBuffers,
+                                     OpBuilder &builder) {
+  SmallVector<BatchNormOp> norms(block.getOps<BatchNormOp>());
+  // Where the batch_norm that updates each buffer is (ops are erased as
+  // they are replaced, so their locations are kept instead).
+  SmallVector<std::optional<Location>> updatedBy(newBuffers.size());
+  for (BatchNormOp norm : norms) {
+    // The buffer index of a statistic, or failure after an error.
+    auto bufferIndex = [&](Value stat, StringRef which) -> FailureOr<size_t> {
+      auto arg = dyn_cast<BlockArgument>(stat);
+      if (!arg || arg.getOwner() != &block ||
+          arg.getArgNumber() < firstBuffer ||
+          arg.getArgNumber() >= firstBuffer + newBuffers.size())
+        return norm.emitOpError("needs a buffer of the model (an argument "
+                                "marked mbt.buffer) as its running ")
+               << which << ", which the train step updates";
+      size_t k = arg.getArgNumber() - firstBuffer;
+      if (updatedBy[k]) {
+        InFlightDiagnostic diag =
+            norm.emitOpError("updates the running ")
+            << which << " buffer #" << k << ", which another batch_norm "
+            << "updates too";
+        diag.attachNote(*updatedBy[k]) << "the other batch_norm";
+        return diag;
+      }
+      return k;
+    };
+    FailureOr<size_t> mean = bufferIndex(norm.getMean(), "mean");
+    if (failed(mean))
+      return failure();
+    if (norm.getVariance() == norm.getMean())
+      return norm.emitOpError("takes buffer #")
+             << *mean << " as both its running mean and its running variance";
+    FailureOr<size_t> variance = bufferIndex(norm.getVariance(), "variance");
+    if (failed(variance))
+      return failure();
+    updatedBy[*mean] = updatedBy[*variance] = norm.getLoc();
+    builder.setInsertionPoint(norm);
+    BatchNormOp::TrainingForm form = norm.buildTrainingForm(builder);
+    newBuffers[*mean] = form.newMean;
+    newBuffers[*variance] = form.newVariance;
+    norm.getResult().replaceAllUsesWith(form.result);
+    norm.erase();
+  }
+  return success();
+}
+
 void AutodiffPass::runOnOperation() {
   ModuleOp module = getOperation();
   SweepOp sweep = getSweep(module);
@@ -161,10 +213,13 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Split the model's arguments into parameters and data.
-  SmallVector<unsigned> paramArgs, dataArgs;
+  // Split the model's arguments into parameters, buffers and data.
+  SmallVector<unsigned> paramArgs, bufferArgs, dataArgs;
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    (model.getArgAttr(i, "mbt.param") ? paramArgs : dataArgs).push_back(i);
+    (model.getArgAttr(i, "mbt.param")    ? paramArgs
+     : model.getArgAttr(i, "mbt.buffer") ? bufferArgs
+                                         : dataArgs)
+        .push_back(i);
 
   MLIRContext *ctx = module.getContext();
   OpBuilder builder(ctx);
@@ -172,14 +227,14 @@ void AutodiffPass::runOnOperation() {
   auto hyperType = RankedTensorType::get(
       {static_cast<int64_t>(rule.getNumHyper())}, builder.getF64Type());
 
-  // Signature: params, state slots (slot-major), hyper, step, data.
+  // Signature: params, buffers, state slots (slot-major), hyper, step, data.
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
   auto named = [&](StringRef key, StringRef value) {
     return builder.getDictionaryAttr(
         builder.getNamedAttr(key, builder.getStringAttr(value)));
   };
-  for (unsigned i : paramArgs) {
+  for (unsigned i : llvm::concat<unsigned>(paramArgs, bufferArgs)) {
     argTypes.push_back(modelType.getInput(i));
     argAttrs.push_back(model.getArgAttrDict(i));
   }
@@ -206,6 +261,8 @@ void AutodiffPass::runOnOperation() {
   for (size_t s = 0; s < rule.getNumSlots(); ++s)
     for (unsigned i : paramArgs)
       resultTypes.push_back(modelType.getInput(i));
+  for (unsigned i : bufferArgs)
+    resultTypes.push_back(modelType.getInput(i));
   llvm::append_range(resultTypes, modelType.getResults());
 
   builder.setInsertionPointAfter(model);
@@ -220,18 +277,28 @@ void AutodiffPass::runOnOperation() {
   // Copy the forward pass.
   IRMapping mapping;
   size_t numParams = paramArgs.size();
+  size_t numBuffers = bufferArgs.size();
   size_t numSlots = rule.getNumSlots();
   for (auto [k, i] : llvm::enumerate(paramArgs))
     mapping.map(model.getArgument(i), entry->getArgument(k));
-  size_t dataBase = numParams * (1 + numSlots) + 2;
+  for (auto [k, i] : llvm::enumerate(bufferArgs))
+    mapping.map(model.getArgument(i), entry->getArgument(numParams + k));
+  // Where the slots, the hyperparameters, the step and the data start.
+  size_t slotBase = numParams + numBuffers;
+  size_t hyperIndex = slotBase + numParams * numSlots;
+  size_t dataBase = hyperIndex + 2;
   for (auto [k, i] : llvm::enumerate(dataArgs))
     mapping.map(model.getArgument(i), entry->getArgument(dataBase + k));
   builder.setInsertionPointToEnd(entry);
   for (Operation &op : model.getBody().front())
     builder.clone(op, mapping);
   auto ret = cast<func::ReturnOp>(entry->getTerminator());
-  Value stepArg = entry->getArgument(numParams * (1 + numSlots) + 1);
+  Value stepArg = entry->getArgument(hyperIndex + 1);
   keyDropouts(*entry, sweep, stepArg, builder);
+  SmallVector<Value> newBuffers(
+      entry->getArguments().slice(numParams, numBuffers));
+  if (failed(trainBatchNorms(*entry, numParams, newBuffers, builder)))
+    return signalPassFailure();
 
   // Reverse sweep, then one update per parameter.
   AdjointMap adjoints(builder);
@@ -240,7 +307,7 @@ void AutodiffPass::runOnOperation() {
                                builder, adjoints)))
     return signalPassFailure();
   builder.setInsertionPoint(ret);
-  Value hyper = entry->getArgument(numParams * (1 + numSlots));
+  Value hyper = entry->getArgument(hyperIndex);
   SmallVector<Value> newParams, newState(numParams * numSlots);
   for (size_t k = 0; k < numParams; ++k) {
     Value param = entry->getArgument(k);
@@ -253,7 +320,7 @@ void AutodiffPass::runOnOperation() {
               type, builder.getFloatAttr(type.getElementType(), 0.0)));
     SmallVector<Value> slots;
     for (size_t s = 0; s < numSlots; ++s)
-      slots.push_back(entry->getArgument(numParams * (1 + s) + k));
+      slots.push_back(entry->getArgument(slotBase + numParams * s + k));
     auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(), param,
                                            grad, slots, hyper, stepArg);
     newParams.push_back(update.getNewParam());
@@ -262,6 +329,7 @@ void AutodiffPass::runOnOperation() {
   }
   SmallVector<Value> results(newParams);
   llvm::append_range(results, newState);
+  llvm::append_range(results, newBuffers);
   llvm::append_range(results, ret.getOperands());
   builder.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();

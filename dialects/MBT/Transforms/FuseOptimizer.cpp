@@ -10,7 +10,9 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/MBT/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -123,6 +125,33 @@ static DictionaryAttr readOnly(OpBuilder &b, bool writable) {
       b.getNamedAttr("bufferization.writable", b.getBoolAttr(writable)));
 }
 
+/// The rows of `updated` ([M, n]) of the models whose `step` ([M]) is not
+/// 0, the rows of `old` for the others: a model that does not step keeps
+/// its buffers as it keeps its parameters.
+static Value selectSteppedRows(OpBuilder &b, Location loc, Value step,
+                               Value updated, Value old) {
+  auto type = cast<RankedTensorType>(updated.getType());
+  MLIRContext *ctx = b.getContext();
+  AffineMap rows = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap perModel = AffineMap::get(2, 0, getAffineDimExpr(0, ctx));
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                         type.getElementType());
+  auto select = b.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{step, updated, old}, ValueRange{init},
+      SmallVector<AffineMap>{perModel, rows, rows, rows},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        Value zero = nb.create<arith::ConstantOp>(
+            l, nb.getFloatAttr(args[0].getType(), 0.0));
+        Value stepped = nb.create<arith::CmpFOp>(
+            l, arith::CmpFPredicate::ONE, args[0], zero);
+        nb.create<linalg::YieldOp>(
+            l, ValueRange{nb.create<arith::SelectOp>(l, stepped, args[1],
+                                                     args[2])});
+      });
+  return select.getResult(0);
+}
+
 /// Builds `name(params [M,P], <extra>, x, y, out [M,K])`: slices the
 /// parameters out of the flat buffer, copies the body of `source` (whose
 /// first arguments are the parameters, then `extraSourceArgs` more mapped to
@@ -132,7 +161,7 @@ static DictionaryAttr readOnly(OpBuilder &b, bool writable) {
 static func::FuncOp buildEntryPoint(
     OpBuilder &b, ModuleOp module, StringRef name, func::FuncOp source,
     ArrayRef<ParamSlot> slots, int64_t numModels, Type element,
-    ArrayRef<std::pair<Type, bool>> extraArgs,
+    bool paramsWritable, ArrayRef<std::pair<Type, bool>> extraArgs,
     function_ref<void(IRMapping &, Block *)> mapExtra,
     function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
         finish) {
@@ -163,8 +192,7 @@ static func::FuncOp buildEntryPoint(
   auto flatType = RankedTensorType::get({numModels, paramCount}, element);
 
   SmallVector<Type> argTypes{flatType};
-  // Only a train step writes the parameters.
-  SmallVector<DictionaryAttr> argAttrs{readOnly(b, !extraArgs.empty())};
+  SmallVector<DictionaryAttr> argAttrs{readOnly(b, paramsWritable)};
   for (auto [type, writable] : extraArgs) {
     argTypes.push_back(type);
     // Bufferization's writability applies to tensor arguments only.
@@ -259,26 +287,45 @@ void FuseOptimizerPass::runOnOperation() {
   // type the rule updates; the verifier of mbt.update checked it.
   Type element = rule.getElementType();
 
-  // The layout: parameters in argument order, each row-major.
-  SmallVector<ParamSlot> slots;
-  int64_t offset = 0;
+  // The layouts: parameters in argument order, each row-major, and the
+  // buffers (running statistics) likewise in a [M, Q] buffer of their own.
+  SmallVector<ParamSlot> slots, bufferSlots;
+  int64_t offset = 0, bufferOffset = 0;
   for (unsigned i = 0; i < model.getNumArguments(); ++i) {
     auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
+    bool isBuffer = false;
+    if (!name) {
+      name = model.getArgAttrOfType<StringAttr>(i, "mbt.buffer");
+      isBuffer = true;
+    }
     if (!name)
       continue;
     auto type = cast<RankedTensorType>(model.getArgumentTypes()[i]);
     if (!type.hasStaticShape()) {
-      model.emitError("parameter '") << name.getValue()
-                                     << "' must have a static shape";
+      model.emitError(isBuffer ? "buffer '" : "parameter '")
+          << name.getValue() << "' must have a static shape";
       return signalPassFailure();
     }
     int64_t size = type.getNumElements() / numModels;
     auto init = model.getArgAttrOfType<DictionaryAttr>(i, "mbt.init");
+    if (isBuffer) {
+      bufferSlots.push_back({name, type, bufferOffset, size, init});
+      bufferOffset += size;
+      continue;
+    }
+    if (!bufferSlots.empty()) {
+      model.emitError("parameter '")
+          << name.getValue() << "' follows a buffer: the model's arguments "
+          << "are its parameters, then its buffers, then the data";
+      return signalPassFailure();
+    }
     slots.push_back({name, type, offset, size, init});
     offset += size;
   }
   int64_t numParams = static_cast<int64_t>(slots.size());
   int64_t paramCount = offset;
+  int64_t numBuffers = static_cast<int64_t>(bufferSlots.size());
+  int64_t bufferCount = bufferOffset;
   // Which parameters the sweep's no_decay patterns exclude from weight decay.
   SmallVector<bool> noDecay(slots.size(), false);
   if (auto patterns = sweep.getNoDecay())
@@ -291,9 +338,9 @@ void FuseOptimizerPass::runOnOperation() {
           excluded = true;
       }
   int64_t numSlots = rule.getNumSlots();
-  if (model.getNumArguments() != numParams + 2) {
+  if (model.getNumArguments() != numParams + numBuffers + 2) {
     model.emitError("the model must take exactly one input and one target "
-                    "after its parameters");
+                    "after its parameters and buffers");
     return signalPassFailure();
   }
 
@@ -304,6 +351,16 @@ void FuseOptimizerPass::runOnOperation() {
   auto hyperType = RankedTensorType::get(
       {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
+  auto buffersType = RankedTensorType::get({numModels, bufferCount}, element);
+  // Buffer k of `source` (whose buffers follow its parameters) read from
+  // the flat [M, Q] argument.
+  auto mapBuffers = [&](IRMapping &mapping, func::FuncOp source,
+                        Value flat) {
+    FlatLayout layout(b, numModels, element);
+    for (int64_t k = 0; k < numBuffers; ++k)
+      mapping.map(source.getArgument(numParams + k),
+                  layout.extract(source.getLoc(), flat, bufferSlots[k]));
+  };
 
   // The optimizer step on flat buffers: the models whose loss or
   // gradients are not finite set aside (their step becomes 0 and their
@@ -316,6 +373,8 @@ void FuseOptimizerPass::runOnOperation() {
     Value params;
     SmallVector<Value> state;
     Value loss;
+    /// Each model's step, 0 for those that do not step.
+    Value step;
   };
   auto buildOptimizerStep = [&](Value params, Value grads, ValueRange state,
                                 Value hyper, Value step, Value loss) {
@@ -361,7 +420,7 @@ void FuseOptimizerPass::runOnOperation() {
                                          state, hyper, guardedStep, decayMask);
     return OptimizerStep{fused.getNewParams(),
                          SmallVector<Value>(fused.getNewState()),
-                         guard.getReportedLoss()};
+                         guard.getReportedLoss(), guardedStep};
   };
 
   // Slot s of the state buffer as a [M, P] subview, and as a tensor that is
@@ -404,21 +463,26 @@ void FuseOptimizerPass::runOnOperation() {
                                     type, b.getFloatAttr(element, 0.0)));
   };
 
-  // @mbt_train_step(params, state, hyper, step, x, y, out).
+  // @mbt_train_step(params, buffers, state, hyper, step, x, y, out); the
+  // arguments of @train_step: params, buffers, slots, hyper, step, x, y.
+  int64_t slotBase = numParams + numBuffers;
   buildEntryPoint(
       b, module, "mbt_train_step", trainStep, slots, numModels, element,
-      {{stateType, true}, {hyperType, false}, {stepType, false}},
+      /*paramsWritable=*/true,
+      {{buffersType, true}, {stateType, true}, {hyperType, false},
+       {stepType, false}},
       [&](IRMapping &mapping, Block *entry) {
         FlatLayout layout(b, numModels, element);
-        trainSlots = slotTensors(entry->getArgument(1), trainViews);
+        mapBuffers(mapping, trainStep, entry->getArgument(1));
+        trainSlots = slotTensors(entry->getArgument(2), trainViews);
         for (int64_t s = 0; s < numSlots; ++s)
           for (int64_t p = 0; p < numParams; ++p)
-            mapping.map(trainStep.getArgument(numParams * (1 + s) + p),
+            mapping.map(trainStep.getArgument(slotBase + numParams * s + p),
                         layout.extract(trainStep.getLoc(), trainSlots[s],
                                        slots[p]));
-        int64_t hyperIndex = numParams * (1 + numSlots);
-        mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(2));
-        mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(3));
+        int64_t hyperIndex = slotBase + numParams * numSlots;
+        mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(3));
+        mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(4));
       },
       [&](IRMapping &mapping, Block *entry, func::ReturnOp ret) {
         // Gather every parameter's gradient into one [M, P] tensor.
@@ -450,7 +514,7 @@ void FuseOptimizerPass::runOnOperation() {
         }
         OptimizerStep next =
             buildOptimizerStep(entry->getArgument(0), grads, trainSlots,
-                               entry->getArgument(2), entry->getArgument(3),
+                               entry->getArgument(3), entry->getArgument(4),
                                loss);
         // A model that did not step reports a NaN loss (docs/abi.md).
         if (outputs && !outputs.empty())
@@ -460,7 +524,23 @@ void FuseOptimizerPass::runOnOperation() {
         // returned by the source's terminator, which was not copied).
         for (Operation *op : updates)
           op->erase();
-        return SmallVector<Value>{next.params};
+        SmallVector<Value> results{next.params};
+        if (numBuffers == 0)
+          return results;
+        // The buffers' new values (after the new state in the results),
+        // kept only for the models that stepped.
+        Value old = entry->getArgument(1), updated = old;
+        int64_t firstBuffer = numParams * (1 + numSlots);
+        for (int64_t k = 0; k < numBuffers; ++k) {
+          Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
+          Value row = layout.flatten(loc, value, bufferSlots[k].size);
+          updated = layout.insertColumns(loc, row, updated,
+                                         bufferSlots[k].offset,
+                                         bufferSlots[k].size);
+        }
+        results.push_back(
+            selectSteppedRows(b, loc, next.step, updated, old));
+        return results;
       });
 
   // @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
@@ -496,43 +576,53 @@ void FuseOptimizerPass::runOnOperation() {
     func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   }
 
-  // @mbt_eval_step(params, x, y, out).
+  // @mbt_eval_step(params, buffers, x, y, out).
   buildEntryPoint(
-      b, module, "mbt_eval_step", model, slots, numModels, element, {},
-      [](IRMapping &, Block *) {},
+      b, module, "mbt_eval_step", model, slots, numModels, element,
+      /*paramsWritable=*/false, {{buffersType, false}},
+      [&](IRMapping &mapping, Block *entry) {
+        mapBuffers(mapping, model, entry->getArgument(1));
+      },
       [](IRMapping &, Block *, func::ReturnOp) { return SmallVector<Value>(); });
 
-  // Record the layout for the manifest.
-  SmallVector<Attribute> layoutAttrs;
-  for (const ParamSlot &slot : slots) {
-    SmallVector<NamedAttribute> fields{
-        b.getNamedAttr("name", slot.name),
-        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(
-                                    slot.type.getShape().drop_front())),
-        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
-        b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
-    if (slot.init)
-      fields.push_back(b.getNamedAttr("init", slot.init));
-    if (sweep.getNoDecay())
-      fields.push_back(b.getNamedAttr(
-          "decay", b.getBoolAttr(!noDecay[&slot - slots.data()])));
-    layoutAttrs.push_back(b.getDictionaryAttr(fields));
-  }
-  module->setAttr("mbt.layout", b.getArrayAttr(layoutAttrs));
+  // Record the layouts for the manifest: each tensor's name, shape, columns
+  // and initializer (and, for parameters under no_decay, whether it decays).
+  auto layoutAttr = [&](ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded) {
+    SmallVector<Attribute> entries;
+    for (auto [k, slot] : llvm::enumerate(layout)) {
+      SmallVector<NamedAttribute> fields{
+          b.getNamedAttr("name", slot.name),
+          b.getNamedAttr("shape", b.getDenseI64ArrayAttr(
+                                      slot.type.getShape().drop_front())),
+          b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
+          b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
+      if (slot.init)
+        fields.push_back(b.getNamedAttr("init", slot.init));
+      if (!excluded.empty())
+        fields.push_back(b.getNamedAttr("decay", b.getBoolAttr(!excluded[k])));
+      entries.push_back(b.getDictionaryAttr(fields));
+    }
+    return b.getArrayAttr(entries);
+  };
+  module->setAttr("mbt.layout",
+                  layoutAttr(slots, sweep.getNoDecay() ? ArrayRef<bool>(noDecay)
+                                                       : ArrayRef<bool>()));
+  module->setAttr("mbt.buffer_layout", layoutAttr(bufferSlots, {}));
   if (auto outputs = model->getAttr("mbt.outputs"))
     module->setAttr("mbt.outputs", outputs);
-  if (auto input = model.getArgAttr(numParams, "mbt.input"))
+  int64_t inputIndex = numParams + numBuffers;
+  if (auto input = model.getArgAttr(inputIndex, "mbt.input"))
     module->setAttr("mbt.input", input);
   // The input's per-sample shape, for the manifest.
-  auto modelX = cast<RankedTensorType>(model.getArgumentTypes()[numParams]);
+  auto modelX = cast<RankedTensorType>(model.getArgumentTypes()[inputIndex]);
   module->setAttr("mbt.input_shape",
                   b.getDenseI64ArrayAttr(modelX.getShape().drop_front(2)));
-  if (auto target = model.getArgAttr(numParams + 1, "mbt.target"))
+  if (auto target = model.getArgAttr(inputIndex + 1, "mbt.target"))
     module->setAttr("mbt.target", target);
   module->setAttr("mbt.model", model.getSymNameAttr());
   // The class count, for the runtime's label checks: the frontend records
   // it on the target; hand-written modules give it by their cross-entropy.
-  if (auto classes = model.getArgAttrOfType<IntegerAttr>(numParams + 1,
+  if (auto classes = model.getArgAttrOfType<IntegerAttr>(inputIndex + 1,
                                                          "mbt.classes"))
     module->setAttr("mbt.classes", classes);
   else

@@ -11,9 +11,14 @@ def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
     forward pass, its reverse sweep (each op's GradientOpInterface gives the
     adjoints of its operands) seeded with 1 at the loss (result 0), and one
     `mbt.update` per parameter with the sweep's optimizer rule. Its
-    arguments are the parameters, their state slots, the hyperparameter
-    vector, the step, the inputs and the targets; its results are the new
-    parameters, the new state and the loss and metrics. The forward pass's
+    arguments are the parameters, the buffers (`mbt.buffer`: running
+    statistics), the parameters' state slots, the hyperparameter vector,
+    the step, the inputs and the targets; its results are the new
+    parameters, the new state, the new buffers and the loss and metrics.
+    Each `mbt.batch_norm` (the evaluation form, normalizing with its
+    running statistics) becomes its training form, whose new running
+    statistics are the new values of the buffers it reads; those must be
+    buffers, each updated by one batch_norm. The forward pass's
     dropouts (the model function holds their evaluation form) get the key
     of the training form: an `mbt.model_seed` of the sweep's seeds and the
     step. An op that cannot carry a gradient to an operand that depends on
@@ -49,10 +54,14 @@ def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
     ops of `@train_step` become one `mbt.fused_update` over them (after the
     sweep's clipping and schedule), the same step `@mbt_optimizer_step`
     applies to gradients its caller gives. Loss and metrics are written to
-    an `[M, K]` output. The layout is recorded in the `mbt.layout`
-    attribute.
+    an `[M, K]` output. The model's buffers (running statistics) live in
+    one `[M, Q]` tensor that the train step rewrites (the rows of the
+    models that stepped) and the evaluation step reads. The layouts are
+    recorded in the `mbt.layout` and `mbt.buffer_layout` attributes.
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::bufferization::BufferizationDialect"];

@@ -219,3 +219,14 @@ func.func @conv_pool(%x: tensor<2x?x1x28x28xf32>, %w: tensor<2x6x1x5x5xf32>) {
   %da = mbt.avg_pool2d_grad %a like %y {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>} : tensor<2x?x6x14x14xf32>, tensor<2x?x6x28x28xf32>
   return
 }
+
+// Batch normalization with given statistics, per model and not.
+// CHECK-LABEL: func.func @batch_norm
+// CHECK:         mbt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-05 : f64, momentum = 1.000000e-01 : f64} : tensor<?x6x4x4xf32>, tensor<6xf32>
+// CHECK:         mbt.batch_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-03 : f64, momentum = 0.000000e+00 : f64} : tensor<2x?x32xf64>, tensor<2x32xf64>
+func.func @batch_norm(%x: tensor<?x6x4x4xf32>, %s: tensor<6xf32>,
+                      %h: tensor<2x?x32xf64>, %t: tensor<2x32xf64>) {
+  %0 = mbt.batch_norm %x, %s, %s {epsilon = 1.0e-05 : f64, momentum = 1.0e-01 : f64} : tensor<?x6x4x4xf32>, tensor<6xf32>
+  %1 = mbt.batch_norm %h, %t, %t {epsilon = 1.0e-03 : f64, momentum = 0.0 : f64} : tensor<2x?x32xf64>, tensor<2x32xf64>
+  return
+}

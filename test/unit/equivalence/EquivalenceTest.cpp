@@ -129,6 +129,16 @@ const Network kCnn{"  c1     = dropout2d(max_pool2d(relu(conv(x, 4, 5, padding =
                    "cross_entropy(logits, y)", "import \"nn\"\n",
                    "f32[1, 28, 28]"};
 
+/// Batch normalization after a convolution (over the batch and the image's
+/// positions) and after a dense layer: the train step normalizes with each
+/// model's batch statistics and updates each model's running statistics,
+/// which the comparison includes.
+const Network kBatchNorm{"  c1     = max_pool2d(relu(batch_norm2d(conv(x, 4, 5, padding = 2, bias = false))), 2)\n"
+                         "  h      = relu(batch_norm1d(linear(flatten(c1), 32), momentum = 0.2))\n"
+                         "  logits = linear(h, 10)\n",
+                         "cross_entropy(logits, y)", "import \"nn\"\n",
+                         "f32[1, 28, 28]"};
+
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;
 /// and the values of the model argument `gain`, when the network has one.
@@ -174,7 +184,8 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
 }
 
 
-/// Trains `artifact` for kSteps steps; returns every model's parameters.
+/// Trains `artifact` for kSteps steps; returns every model's parameters,
+/// followed by its buffers (running statistics) if it has any.
 std::vector<std::vector<double>> train(const std::string &artifactPath,
                                       const DataSplits &data) {
   Artifact artifact = Artifact::load(artifactPath);
@@ -184,8 +195,11 @@ std::vector<std::vector<double>> train(const std::string &artifactPath,
   Trainer trainer(artifact, data.train, data.test, options);
   trainer.runSteps(kSteps);
   std::vector<std::vector<double>> params;
-  for (int64_t m = 0; m < artifact.manifest().models; ++m)
+  for (int64_t m = 0; m < artifact.manifest().models; ++m) {
     params.push_back(trainer.modelParams(m));
+    std::vector<double> buffers = trainer.modelBuffers(m);
+    params.back().insert(params.back().end(), buffers.begin(), buffers.end());
+  }
   return params;
 }
 
@@ -307,6 +321,14 @@ TEST(Equivalence, CnnWithDropoutBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("cnn", "sgd",
                         {0.01, 0.02, 0.05, 0.1, 0.01, 0.02, 0.05, 0.1}, kCnn,
                         {"", {}, {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.1, 0.2}});
+}
+
+// Batch normalization: each model normalizes with its own batch statistics
+// and keeps its own running statistics (compared with the parameters).
+TEST(Equivalence, BatchNormBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("batch_norm", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.01, 0.02, 0.05, 0.1},
+                        kBatchNorm);
 }
 
 // Each model clips its own gradient's global norm at its own bound; the

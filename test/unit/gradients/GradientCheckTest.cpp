@@ -85,6 +85,7 @@ public:
   explicit CompiledModel(const std::string &path)
       : artifact(Artifact::load(path)),
         p(artifact.manifest().paramCount),
+        q(artifact.manifest().bufferCount),
         features(artifact.manifest().features), x(kBatch * features),
         y(kBatch) {
     // Drawn in float whatever T, so both precisions see the same values.
@@ -112,13 +113,15 @@ public:
       return out[0];
     }
     std::vector<T> local(at), out(artifact.manifest().outputs.size());
+    std::vector<T> buffers(q, T(1));
     auto pm = makeDenseMemRef<T, 2>(local.data(), {1, p});
+    auto bm = makeDenseMemRef<T, 2>(buffers.data(), {1, q});
     auto xm = makeDenseMemRef<T, 3>(x.data(), {1, kBatch, features});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
     auto ws = workspace.descriptor(
-        artifact.evalStepWorkspace<T>()(&pm, &xm, &ym, &om));
-    artifact.evalStep<T>()(&pm, &xm, &ym, &om, &ws);
+        artifact.evalStepWorkspace<T>()(&pm, &bm, &xm, &ym, &om));
+    artifact.evalStep<T>()(&pm, &bm, &xm, &ym, &om, &ws);
     return out[0];
   }
 
@@ -137,9 +140,13 @@ public:
   void trainStep(std::vector<T> &at, std::vector<T> &out) {
     std::vector<T> &updated = at;
     std::vector<T> state(p, T(0));
+    // Running statistics (batch_norm's buffers) do not enter the train
+    // step's loss; any values do.
+    std::vector<T> buffers(q, T(1));
     out.assign(artifact.manifest().outputs.size(), T(0));
     std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
     auto pm = makeDenseMemRef<T, 2>(updated.data(), {1, p});
+    auto bm = makeDenseMemRef<T, 2>(buffers.data(), {1, q});
     auto sm = makeDenseMemRef<T, 3>(state.data(), {1, 1, p});
     auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
     auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
@@ -147,8 +154,8 @@ public:
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
     auto ws = workspace.descriptor(artifact.trainStepWorkspace<T>()(
-        &pm, &sm, &hm, &tm, &xm, &ym, &om));
-    artifact.trainStep<T>()(&pm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
+        &pm, &bm, &sm, &hm, &tm, &xm, &ym, &om));
+    artifact.trainStep<T>()(&pm, &bm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
   }
 
   /// Central differences of the loss along every parameter.
@@ -171,6 +178,7 @@ private:
   Artifact artifact;
   Workspace workspace;
   int64_t p;
+  int64_t q; // the buffers' elements
   int64_t features; // the input's per-sample size (kFeatures, or an image's)
   std::vector<T> x;
   std::vector<int32_t> y;
@@ -324,6 +332,32 @@ TEST(GradientCheck, Dropout2d) {
                              "  param w: f32[144, 4] = zeros\n",
                              "  c = dropout2d(tanh(conv2d(x, k, padding = 1)), 0.5)\n"
                              "  logits = flatten(c) @ w\n"),
+      /*lossFromTrainStep=*/true);
+}
+
+// Batch normalization in training: the batch's statistics (over the batch,
+// and the image's positions for an image) carry the gradient, so every
+// sample's loss depends on every other's. The loss is the train step's
+// (the evaluation step normalizes with the running statistics instead).
+TEST(GradientCheck, BatchNormOfFeatures) {
+  checkGradients(
+      "batch_norm1d", spec("  param w: f32[6, 4] = zeros\n"
+                           "  param v: f32[4, 4] = zeros\n"
+                           "  buffer mean: f32[4] = zeros\n"
+                           "  buffer var: f32[4] = ones\n",
+                           "  h = batch_norm(x @ w, mean, var)\n"
+                           "  logits = tanh(h) @ v\n"),
+      /*lossFromTrainStep=*/true);
+}
+
+TEST(GradientCheck, BatchNormOfImages) {
+  checkGradients(
+      "batch_norm2d", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                                "  param w: f32[27, 4] = zeros\n"
+                                "  buffer mean: f32[3] = zeros\n"
+                                "  buffer var: f32[3] = ones\n",
+                                "  c = batch_norm(conv2d(x, k, stride = 2, padding = 1), mean, var, eps = 0.01)\n"
+                                "  logits = flatten(tanh(c)) @ w\n"),
       /*lossFromTrainStep=*/true);
 }
 

@@ -159,13 +159,15 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   int64_t k = manifest.numOutputs();
   std::vector<float> out(k);
   auto pm = makeDenseMemRef<float, 2>(params.data(), {1, p});
+  // These models have no buffers (running statistics): Q = 0.
+  auto bm = makeDenseMemRef<float, 2>(params.data(), {1, 0});
   auto xm = makeDenseMemRef<float, 3>(x.data(), {1, batch, features});
   auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, batch});
   auto om = makeDenseMemRef<float, 2>(out.data(), {1, k});
   Workspace workspace;
   auto ws = workspace.descriptor(
-      artifact.evalStepWorkspace()(&pm, &xm, &ym, &om));
-  artifact.evalStep()(&pm, &xm, &ym, &om, &ws);
+      artifact.evalStepWorkspace()(&pm, &bm, &xm, &ym, &om));
+  artifact.evalStep()(&pm, &bm, &xm, &ym, &om, &ws);
 
   // Gradient: params - (params after one SGD step at lr 1).
   std::vector<float> updated(params), state(p, 0.0f), trainOut(k);
@@ -176,8 +178,8 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
   auto tom = makeDenseMemRef<float, 2>(trainOut.data(), {1, k});
   ws = workspace.descriptor(
-      artifact.trainStepWorkspace()(&um, &sm, &hm, &tm, &xm, &ym, &tom));
-  artifact.trainStep()(&um, &sm, &hm, &tm, &xm, &ym, &tom, &ws);
+      artifact.trainStepWorkspace()(&um, &bm, &sm, &hm, &tm, &xm, &ym, &tom));
+  artifact.trainStep()(&um, &bm, &sm, &hm, &tm, &xm, &ym, &tom, &ws);
 
   // The same batch and parameters in torch, parameters from the manifest's
   // layout (offset, row-major shape).

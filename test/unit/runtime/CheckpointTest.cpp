@@ -32,6 +32,7 @@ RunCheckpoint sample() {
   c.manifestDigest = 0x1234567890abcdefull;
   c.models = 2;
   c.paramCount = 3;
+  c.bufferCount = 2;
   c.slots = 1;
   c.outputs = 2;
   c.elementBytes = 4;
@@ -52,6 +53,9 @@ RunCheckpoint sample() {
     c.params[i] = static_cast<uint8_t>(i * 7);
     c.state[i] = static_cast<uint8_t>(255 - i);
   }
+  c.buffers.assign(2 * 2 * 4, 0);
+  for (size_t i = 0; i < c.buffers.size(); ++i)
+    c.buffers[i] = static_cast<uint8_t>(100 + i);
   return c;
 }
 
@@ -61,6 +65,7 @@ TEST(CheckpointTest, RoundTripsEveryField) {
   EXPECT_EQ(back.manifestDigest, c.manifestDigest);
   EXPECT_EQ(back.models, 2);
   EXPECT_EQ(back.paramCount, 3);
+  EXPECT_EQ(back.bufferCount, 2);
   EXPECT_EQ(back.slots, 1);
   EXPECT_EQ(back.outputs, 2);
   EXPECT_EQ(back.elementBytes, 4);
@@ -77,6 +82,7 @@ TEST(CheckpointTest, RoundTripsEveryField) {
   EXPECT_EQ(back.metricsBytes, 4242);
   EXPECT_EQ(back.params, c.params);
   EXPECT_EQ(back.state, c.state);
+  EXPECT_EQ(back.buffers, c.buffers);
 }
 
 TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
@@ -98,7 +104,7 @@ TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
   std::string other = bytes;
   other[8] = 9;
   EXPECT_THAT(errorOf([&] { parseCheckpoint(other, "c"); }),
-              HasSubstr("version 9, this runtime reads 3"));
+              HasSubstr("version 9, this runtime reads 4"));
   EXPECT_THAT(errorOf([] { readCheckpoint("/nonexistent/checkpoint.mbtrun"); }),
               HasSubstr("cannot read checkpoint '/nonexistent/checkpoint.mbtrun'"));
 }

@@ -53,7 +53,7 @@ using mbt::runtime::WorkspaceRef;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 6
+#define FAKE_ABI 7
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
@@ -101,7 +101,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 6, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+                R"({"abi_version": 7, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
   "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
@@ -190,10 +190,10 @@ const char *mbt_manifest(void) {
   return manifest.c_str();
 }
 
-void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
-                                 MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
-                                 MemRef2I *y, MemRef2F *out,
-                                 WorkspaceRef *workspace) {
+void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *,
+                                 MemRef3F *state, MemRef2D *hyper,
+                                 MemRef1D *step, MemRef3F *x, MemRef2I *y,
+                                 MemRef2F *out, WorkspaceRef *workspace) {
   int64_t m = x->sizes[0], b = x->sizes[1];
   lastStep = static_cast<float>(step->aligned[step->offset]);
   lastBatch = b;
@@ -217,7 +217,7 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
           momentum = static_cast<float>(h[hyper->strides[1]]);
     float *p = params->aligned + params->offset + i * params->strides[0];
     float *v = state->aligned + state->offset + i * state->strides[1];
-    // ABI 6: a model whose step is 0, or whose loss or gradients are not
+    // ABI 6 and 7: a model whose step is 0, or whose loss or gradients are not
     // finite, does not step, and reports a NaN loss.
     float *o = out->aligned + out->offset + i * out->strides[0];
     bool steps = step->aligned[step->offset + i * step->strides[0]] != 0 &&
@@ -236,24 +236,25 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef3F *state,
 }
 
 #ifndef FAKE_NO_EVAL
-void _mlir_ciface_mbt_eval_step(MemRef2F *params, MemRef3F *x, MemRef2I *y,
-                                MemRef2F *out, WorkspaceRef *) {
+void _mlir_ciface_mbt_eval_step(MemRef2F *params, MemRef2F *, MemRef3F *x,
+                                MemRef2I *y, MemRef2F *out, WorkspaceRef *) {
   std::vector<float> logits = forward(params, x);
   lossAndMetrics(logits, y, out);
 }
 #endif
 
 #ifndef FAKE_NO_WORKSPACE
-int64_t _mlir_ciface_mbt_train_step_workspace_bytes(MemRef2F *, MemRef3F *,
-                                                    MemRef2D *, MemRef1D *,
-                                                    MemRef3F *x, MemRef2I *,
-                                                    MemRef2F *) {
+int64_t _mlir_ciface_mbt_train_step_workspace_bytes(MemRef2F *, MemRef2F *,
+                                                    MemRef3F *, MemRef2D *,
+                                                    MemRef1D *, MemRef3F *x,
+                                                    MemRef2I *, MemRef2F *) {
   return trainWorkspaceBytes(x->sizes[0]);
 }
 #endif
 
-int64_t _mlir_ciface_mbt_eval_step_workspace_bytes(MemRef2F *, MemRef3F *,
-                                                   MemRef2I *, MemRef2F *) {
+int64_t _mlir_ciface_mbt_eval_step_workspace_bytes(MemRef2F *, MemRef2F *,
+                                                   MemRef3F *, MemRef2I *,
+                                                   MemRef2F *) {
   return 0;
 }
 

@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 6, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 7, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 6);
+  EXPECT_EQ(m.abiVersion, 7);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -125,7 +125,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 6, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 7, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {
@@ -250,6 +250,33 @@ TEST(ManifestTest, ParsesOptionalDecayFlags) {
   EXPECT_THAT(errorFor(m), HasSubstr("params[1].decay"));
 }
 
+TEST(ManifestTest, ParsesOptionalBuffers) {
+  json m = goodManifest();
+  EXPECT_TRUE(parseManifest(m.dump(), "model.so").buffers.empty());
+  m["buffers"] = json::parse(R"([
+      {"name": "bn.running_mean", "shape": [4], "offset": 0, "size": 4,
+       "init": {"kind": "zeros"}},
+      {"name": "bn.running_var", "shape": [4], "offset": 4, "size": 4,
+       "init": {"kind": "ones"}}])");
+  m["buffer_count"] = 8;
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  ASSERT_EQ(parsed.buffers.size(), 2u);
+  EXPECT_EQ(parsed.bufferCount, 8);
+  EXPECT_EQ(parsed.buffers[1].name, "bn.running_var");
+  EXPECT_EQ(parsed.buffers[1].offset, 4);
+  EXPECT_EQ(parsed.buffers[1].init.kind, InitSpec::Kind::Ones);
+
+  m["buffer_count"] = 9;
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("buffer_count"), HasSubstr("sum to 8")));
+  m["buffer_count"] = 8;
+  m["buffers"][1]["offset"] = 5;
+  EXPECT_THAT(errorFor(m), HasSubstr("buffers[1].offset"));
+  m["buffers"][1]["offset"] = 4;
+  m["buffers"][1]["name"] = m["params"][0]["name"];
+  EXPECT_THAT(errorFor(m), HasSubstr("duplicate parameter or buffer name"));
+}
+
 TEST(ManifestTest, RejectsSeedCountOtherThanModels) {
   json m = goodManifest();
   m["seeds"].push_back(3);
@@ -294,7 +321,7 @@ TEST(ManifestTest, RejectsKaimingOnAScalar) {
 TEST(ManifestTest, RejectsDuplicateParamNames) {
   json m = goodManifest();
   m["params"][1]["name"] = "w1";
-  EXPECT_THAT(errorFor(m), HasSubstr("duplicate parameter name 'w1'"));
+  EXPECT_THAT(errorFor(m), HasSubstr("duplicate parameter or buffer name 'w1'"));
 }
 
 TEST(ManifestTest, RejectsFeaturesThatDisagreeWithInputShape) {

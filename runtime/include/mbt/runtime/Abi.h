@@ -32,7 +32,7 @@ namespace runtime {
 /// unchanged); the train step also skips a model whose loss or gradients
 /// are not finite, and reports a NaN loss for every model that did not
 /// step.
-constexpr int64_t kAbiVersion = 6;
+constexpr int64_t kAbiVersion = 7;
 
 /// The element type of the float buffers (params, state, x, out): the
 /// model's float type, the manifest's `dtype`.
@@ -131,19 +131,19 @@ typedef const char *(*ManifestFn)(void);
 // artifact of dtype f32, double for f64).
 
 /// One optimizer step of every model, in place:
-/// params [M,P], state [S,M,P], hyper [M,H], step [M], x [M,B,F], y [M,B],
-/// out [M,K] (written), workspace.
+/// params [M,P], buffers [M,Q], state [S,M,P], hyper [M,H], step [M],
+/// x [M,B,F], y [M,B], out [M,K] (written), workspace.
 template <typename T>
-using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
-                               MemRef2D *hyper, MemRef1D *step,
-                               MemRef<T, 3> *x, MemRef2I *y, MemRef<T, 2> *out,
-                               WorkspaceRef *workspace);
-/// Forward pass and metrics of every model: params [M,P], x [M,B,F],
-/// y [M,B], out [M,K] (written), workspace.
+using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
+                               MemRef<T, 3> *state, MemRef2D *hyper,
+                               MemRef1D *step, MemRef<T, 3> *x, MemRef2I *y,
+                               MemRef<T, 2> *out, WorkspaceRef *workspace);
+/// Forward pass and metrics of every model: params [M,P], buffers [M,Q]
+/// (read), x [M,B,F], y [M,B], out [M,K] (written), workspace.
 template <typename T>
-using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *x,
-                              MemRef2I *y, MemRef<T, 2> *out,
-                              WorkspaceRef *workspace);
+using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
+                              MemRef<T, 3> *x, MemRef2I *y,
+                              MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// The optimizer step alone, in place, on gradients the caller computed:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read),
 /// workspace.
@@ -157,12 +157,14 @@ using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
 /// descriptors' sizes are read.
 template <typename T>
 using TrainStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                           MemRef<T, 2> *buffers,
                                            MemRef<T, 3> *state,
                                            MemRef2D *hyper, MemRef1D *step,
                                            MemRef<T, 3> *x, MemRef2I *y,
                                            MemRef<T, 2> *out);
 template <typename T>
 using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                          MemRef<T, 2> *buffers,
                                           MemRef<T, 3> *x, MemRef2I *y,
                                           MemRef<T, 2> *out);
 template <typename T>

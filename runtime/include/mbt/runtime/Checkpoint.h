@@ -26,7 +26,8 @@ namespace runtime {
 struct RunCheckpoint {
   /// manifestDigest(mbt_manifest()) of the artifact that wrote it.
   uint64_t manifestDigest = 0;
-  int64_t models = 0, paramCount = 0, slots = 0, outputs = 0;
+  int64_t models = 0, paramCount = 0, bufferCount = 0, slots = 0,
+          outputs = 0;
   /// 4 (f32) or 8 (f64): the width of the parameter and state elements.
   int64_t elementBytes = 4;
   /// Train steps taken; the data-order cursor: epochs started (0 before
@@ -45,8 +46,8 @@ struct RunCheckpoint {
   std::vector<int64_t> evaluationsSinceBest;
   /// Bytes of metrics.jsonl when the checkpoint was written.
   int64_t metricsBytes = 0;
-  /// params [M, P] and state [S, M, P], raw elements.
-  std::vector<uint8_t> params, state;
+  /// params [M, P], state [S, M, P] and buffers [M, Q], raw elements.
+  std::vector<uint8_t> params, state, buffers;
 };
 
 /// The file name inside a results directory.

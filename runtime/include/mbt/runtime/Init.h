@@ -27,6 +27,9 @@ void initParam(const ParamSpec &param, uint32_t paramIndex, uint64_t seed,
 /// `seed`, every parameter at its manifest offset.
 void initModelParams(const Manifest &manifest, uint64_t seed, float *row);
 
+/// Fills one buffers row (manifest.bufferCount floats) for a model seeded
+/// `seed` (buffer k is drawn as parameter number params.size() + k).
+void initModelBuffers(const Manifest &manifest, uint64_t seed, float *row);
 /// Fills params [M, P] row by row with each model's own seed.
 void initAllParams(const Manifest &manifest, float *params);
 

@@ -83,6 +83,10 @@ struct Manifest {
   int64_t models = 0; // M
   std::vector<ParamSpec> params;
   int64_t paramCount = 0; // P
+  /// The buffers (running statistics: per-model tensors the train step
+  /// updates but does not train), in a [M, Q] buffer of their own.
+  std::vector<ParamSpec> buffers;
+  int64_t bufferCount = 0; // Q
   std::string inputName;
   std::vector<int64_t> inputShape;
   int64_t features = 0; // F

@@ -72,6 +72,8 @@ public:
 
   int64_t numModels() const { return m; }
   int64_t paramCount() const { return p; }
+  /// Q: the elements of one model's buffers (running statistics).
+  int64_t bufferCount() const { return q; }
   /// Train steps taken so far.
   int64_t globalStep() const { return stepCount; }
   /// The model's float type (the artifact's dtype).
@@ -90,10 +92,17 @@ public:
     syncFromDevice();
     return stateBuf.as<T>();
   }
+  /// buffers [M, Q] (running statistics), row-major, as T.
+  template <typename T = float> const T *buffers() const {
+    syncFromDevice();
+    return buffersBuf.as<T>();
+  }
   /// Where the steps run: "cpu", or the GPU's name.
   std::string deviceName() const;
   /// Copy of model `model`'s params row (exact for either dtype).
   std::vector<double> modelParams(int64_t model) const;
+  /// Copy of model `model`'s buffers row.
+  std::vector<double> modelBuffers(int64_t model) const;
   /// Model `model`'s parameters as a PyTorch state dict file (the bytes of
   /// a .pt: TorchStateDict.h), each under its spec name and shape.
   std::string modelStateDict(int64_t model) const;
@@ -198,11 +207,11 @@ private:
   TrainOptions options;
   /// Which training samples each model sees (shared, k-fold, bootstrap).
   DataRouting routing;
-  int64_t m, p, s, h, k, f, batch;
+  int64_t m, p, q, s, h, k, f, batch;
 
   // Of the model's float type (docs/abi.md).
   // params and state are refreshed from the device by const readers.
-  mutable FloatBuffer paramsBuf, stateBuf;
+  mutable FloatBuffer paramsBuf, buffersBuf, stateBuf;
   FloatBuffer xBuf, outBuf;
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
@@ -212,7 +221,8 @@ private:
   Workspace workspace;
   /// A CUDA artifact's device copies (null pointers for a CPU artifact).
   struct DevicePointers {
-    void *params = nullptr, *state = nullptr, *hyper = nullptr,
+    void *params = nullptr, *buffers = nullptr, *state = nullptr,
+         *hyper = nullptr,
          *step = nullptr, *x = nullptr, *y = nullptr, *out = nullptr,
          *workspace = nullptr;
     int64_t workspaceBytes = 0;

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -96,7 +97,9 @@ struct ExpansionState {
   std::vector<FlatParam> buffers;
   llvm::StringMap<Location> paramNames;
   /// The buffers a batch_norm updates, with the call that does.
-  llvm::DenseMap<const ParamDeclAST *, Location> updatedBuffers;
+  // (A std::map: ExpansionState is aggregate-initialized, and DenseMap's
+  // explicit default constructor breaks that under clang 14.)
+  std::map<const ParamDeclAST *, Location> updatedBuffers;
   /// Statements and expressions copied so far, against kMaxExpandedNodes.
   size_t nodes = 0;
   bool budgetReported = false;

@@ -26,6 +26,7 @@
 #include <torch/types.h>
 
 #include "CompileWithMbtc.h"
+#include "RelativeDifference.h"
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,7 @@ namespace F = torch::nn::functional;
 namespace {
 
 using mbt::test::compileSpec;
+using mbt::test::relativeDifference;
 
 constexpr int64_t kSteps = 100;
 constexpr double kMomentum = 0.1, kEps = 1e-5;
@@ -197,16 +199,6 @@ private:
   std::unique_ptr<torch::optim::SGD> optimizer;
 };
 
-/// max |a - b| / max |b|.
-double relativeDifference(const std::vector<double> &a,
-                          const std::vector<double> &b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return diff / scale;
-}
 
 /// Trains the spec in mbt and in torch (float32 and float64) side by side
 /// for kSteps steps, then compares every parameter and buffer, and the

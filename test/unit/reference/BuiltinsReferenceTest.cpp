@@ -37,6 +37,7 @@
 #include <torch/types.h>
 
 #include "CompileWithMbtc.h"
+#include "RelativeDifference.h"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,7 @@ namespace F = torch::nn::functional;
 namespace {
 
 using mbt::test::compileSpec;
+using mbt::test::relativeDifference;
 
 constexpr int64_t kFeatures = 6;
 constexpr double kForwardTolerance = 1e-5;
@@ -99,16 +101,6 @@ struct Inputs {
 using Outputs = std::vector<std::pair<std::string, torch::Tensor>>;
 using Reference = std::function<Outputs(const Inputs &)>;
 
-/// max |a - b| / max |b|.
-double relativeDifference(const std::vector<double> &a,
-                          const std::vector<double> &b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return diff == 0 ? 0 : diff / scale;
-}
 
 std::vector<double> toVector(const torch::Tensor &t) {
   torch::Tensor c = t.detach().to(torch::kFloat64).contiguous();

@@ -62,6 +62,7 @@
 #include <torch/types.h>
 
 #include "CompileWithMbtc.h"
+#include "RelativeDifference.h"
 #include "ScheduleReference.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,7 @@ using namespace mbt::runtime;
 namespace {
 
 using mbt::test::compileSpec;
+using mbt::test::relativeDifference;
 
 constexpr int64_t kSteps = 100;
 /// Issue 4's cases (clipping, schedules, weight-decay exclusion) run twice
@@ -270,16 +272,6 @@ private:
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
 
-/// max |a - b| / max |b|: the relative difference of two parameter tensors.
-double relativeDifference(const std::vector<double> &a,
-                          const std::vector<double> &b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return diff / scale;
-}
 
 /// Parameter `k` of an mbt params row, as doubles.
 std::vector<double> slice(const Manifest &manifest, const float *row,

@@ -1,6 +1,6 @@
 # -*- Python -*-
 # lit configuration of the mbt test suite: .mlir files run through mbt-opt,
-# .mbt files through mbtc.
+# .mbt files through mbtc, .test files through the other tools (mbt-data).
 import os
 
 import lit.formats
@@ -8,7 +8,7 @@ from lit.llvm import llvm_config
 
 config.name = "MBT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".mbt"]
+config.suffixes = [".mlir", ".mbt", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mbt_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
@@ -18,12 +18,16 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%mbt_src", config.mbt_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
-                                     "MBT_DATA_DIR"])
+                                     "MBT_DATA_DIR", "MBT_FORTUNES_DIR"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mbt_tools_dir, config.llvm_tools_dir]
-tools = ["mbt-opt", "mbtc", "mbt-run", "FileCheck", "not", "count"]
+tools = ["mbt-opt", "mbtc", "mbt-run", "mbt-data", "FileCheck", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The default text task (docs/data.md): Debian's fortunes package.
+if os.path.isdir("/usr/share/games/fortunes"):
+    config.available_features.add("fortunes")
 
 # The CUDA target compiles kernels with the toolkit's ptxas (found by MLIR's
 # NVVM target in PATH or /usr/local/cuda); without it those tests skip.

@@ -90,12 +90,13 @@ void writeFileAtomically(const std::string &path, const std::string &contents) {
   }
 }
 
-std::string readFileBytes(const std::string &path) {
+namespace {
+std::string readWholeFile(const std::string &path, bool missingIsEmpty) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT)
+    if (errno == ENOENT && missingIsEmpty)
       return "";
-    fail("cannot read", path, errno);
+    fail(errno == ENOENT ? "cannot open" : "cannot read", path, errno);
   }
   std::string bytes;
   char buffer[1 << 16];
@@ -114,6 +115,15 @@ std::string readFileBytes(const std::string &path) {
   }
   ::close(fd);
   return bytes;
+}
+} // namespace
+
+std::string readFileBytes(const std::string &path) {
+  return readWholeFile(path, /*missingIsEmpty=*/true);
+}
+
+std::string readInputFile(const std::string &path) {
+  return readWholeFile(path, /*missingIsEmpty=*/false);
 }
 
 void appendToFile(const std::string &path, const std::string &contents) {

@@ -27,6 +27,10 @@ void writeFileAtomically(const std::string &path, const std::string &contents);
 /// the path if it exists but cannot be read.
 std::string readFileBytes(const std::string &path);
 
+/// Like readFileBytes, but a missing file is an error too ("cannot open
+/// 'PATH': No such file or directory"): for inputs, which must exist.
+std::string readInputFile(const std::string &path);
+
 /// Appends `contents` to `path` (created if missing) and flushes it to the
 /// OS. Throws RuntimeError naming the path.
 void appendToFile(const std::string &path, const std::string &contents);

@@ -1,0 +1,108 @@
+//===- Fortunes.cpp - The embedded default text task ----------------------===//
+
+#include "mbt/runtime/Fortunes.h"
+
+#include "mbt/runtime/ByteTokenizer.h"
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/FileUtil.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <sys/stat.h>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+constexpr const char *kSystemDir = "/usr/share/games/fortunes";
+
+/// The category files of `dir`, sorted: regular files (or links to them)
+/// whose names have no dot.
+std::vector<std::string> categoryNames(const std::string &dir) {
+  DIR *handle = ::opendir(dir.c_str());
+  if (!handle)
+    throw RuntimeError("cannot open the fortunes directory '" + dir +
+                       "': " + std::strerror(errno) +
+                       " (install it with 'apt-get install fortunes', or set "
+                       "MBT_FORTUNES_DIR)");
+  std::vector<std::string> names;
+  while (dirent *entry = ::readdir(handle)) {
+    std::string name = entry->d_name;
+    if (name.empty() || name.find('.') != std::string::npos)
+      continue;
+    struct stat info;
+    if (::stat((dir + "/" + name).c_str(), &info) == 0 && S_ISREG(info.st_mode))
+      names.push_back(name);
+  }
+  ::closedir(handle);
+  std::sort(names.begin(), names.end());
+  if (names.empty())
+    throw RuntimeError("the fortunes directory '" + dir +
+                       "' holds no fortune files (install them with "
+                       "'apt-get install fortunes')");
+  return names;
+}
+} // namespace
+
+std::string defaultFortunesDir() {
+  const char *env = std::getenv("MBT_FORTUNES_DIR");
+  if (env && *env)
+    return env;
+  return kSystemDir;
+}
+
+std::vector<std::string> splitFortunes(const std::string &contents) {
+  std::vector<std::string> texts;
+  std::string current;
+  size_t start = 0;
+  auto finish = [&] {
+    if (current.find_first_not_of(" \t\n") != std::string::npos)
+      texts.push_back(current);
+    current.clear();
+  };
+  while (start < contents.size()) {
+    size_t end = contents.find('\n', start);
+    size_t next = end == std::string::npos ? contents.size() : end + 1;
+    std::string_view line(contents.data() + start,
+                          (end == std::string::npos ? contents.size() : end) -
+                              start);
+    if (line == "%")
+      finish();
+    else
+      current.append(contents, start, next - start);
+    start = next;
+  }
+  finish();
+  return texts;
+}
+
+SequenceSplits loadFortunes(const std::string &dirIn, int64_t maxLength) {
+  std::string dir = dirIn.empty() ? defaultFortunesDir() : dirIn;
+  SequenceSplits splits;
+  splits.train.name = "fortunes/train";
+  splits.test.name = "fortunes/test";
+  std::vector<std::string> categories = categoryNames(dir);
+  for (size_t label = 0; label < categories.size(); ++label) {
+    std::vector<std::string> texts =
+        splitFortunes(readInputFile(dir + "/" + categories[label]));
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::vector<int32_t> tokens = encodeBytes(texts[i]);
+      int64_t length = static_cast<int64_t>(tokens.size());
+      if (maxLength > 0)
+        length = std::min(length, maxLength);
+      SequenceDataset &split = i % 10 == 9 ? splits.test : splits.train;
+      split.append(tokens.data(), length, static_cast<int32_t>(label));
+    }
+  }
+  for (SequenceDataset *split : {&splits.train, &splits.test}) {
+    split->vocabSize = kByteVocabSize;
+    split->labelNames = categories;
+  }
+  return splits;
+}
+
+} // namespace runtime
+} // namespace mbt

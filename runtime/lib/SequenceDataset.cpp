@@ -1,0 +1,68 @@
+//===- SequenceDataset.cpp - Variable-length token sequences --------------===//
+
+#include "mbt/runtime/SequenceDataset.h"
+
+#include "mbt/runtime/Error.h"
+
+#include <algorithm>
+
+namespace mbt {
+namespace runtime {
+
+int32_t SequenceDataset::numClasses() const {
+  int32_t classes = static_cast<int32_t>(labelNames.size());
+  for (int32_t label : labels)
+    classes = std::max(classes, label + 1);
+  return classes;
+}
+
+std::vector<int64_t> SequenceDataset::lengths() const {
+  std::vector<int64_t> result(static_cast<size_t>(count()));
+  for (int64_t i = 0; i < count(); ++i)
+    result[i] = length(i);
+  return result;
+}
+
+void SequenceDataset::append(const int32_t *sampleTokens, int64_t length) {
+  tokens.insert(tokens.end(), sampleTokens, sampleTokens + length);
+  offsets.push_back(static_cast<int64_t>(tokens.size()));
+}
+
+void SequenceDataset::append(const int32_t *sampleTokens, int64_t length,
+                             int32_t label) {
+  append(sampleTokens, length);
+  labels.push_back(label);
+}
+
+void SequenceDataset::validate() const {
+  auto fail = [&](const std::string &what) {
+    throw RuntimeError("sequence data set '" + name + "': " + what);
+  };
+  if (offsets.empty() || offsets.front() != 0)
+    fail("offsets must start at 0");
+  for (size_t i = 1; i < offsets.size(); ++i)
+    if (offsets[i] < offsets[i - 1])
+      fail("offsets decrease at sample " + std::to_string(i - 1));
+  if (offsets.back() != static_cast<int64_t>(tokens.size()))
+    fail("offsets cover " + std::to_string(offsets.back()) + " tokens but " +
+         std::to_string(tokens.size()) + " are stored");
+  if (vocabSize < 1)
+    fail("vocabulary size must be at least 1, got " +
+         std::to_string(vocabSize));
+  for (int64_t i = 0; i < count(); ++i)
+    for (int64_t t = offsets[i]; t < offsets[i + 1]; ++t)
+      if (tokens[t] < 0 || tokens[t] >= vocabSize)
+        fail("sample " + std::to_string(i) + " has token " +
+             std::to_string(tokens[t]) + " outside the vocabulary [0, " +
+             std::to_string(vocabSize) + ")");
+  if (!labels.empty() && static_cast<int64_t>(labels.size()) != count())
+    fail(std::to_string(labels.size()) + " labels for " +
+         std::to_string(count()) + " samples");
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] < 0)
+      fail("sample " + std::to_string(i) + " has negative label " +
+           std::to_string(labels[i]));
+}
+
+} // namespace runtime
+} // namespace mbt

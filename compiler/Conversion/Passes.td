@@ -8,7 +8,8 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower mbt ops to linalg, tensor, arith and math";
   let description = [{
     Every mbt op but `mbt.sweep` becomes linalg structured ops on tensors
-    (named matmuls where one fits, `linalg.generic` elsewhere), so that
+    (named matmuls where one fits, `linalg.generic` elsewhere; the
+    scatter-add of `mbt.embedding_grad` an `scf.for` nest), so that
     upstream elementwise fusion and one-shot bufferization apply.
     `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
     corrections in f64) and one `linalg.generic` over `[M, P]`; with
@@ -25,7 +26,9 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           // embedding's adjoint: a scatter-add loop nest
+                           "::mlir::scf::SCFDialect"];
 }
 
 def MBTFuseElementwise : Pass<"mbt-fuse-elementwise", "::mlir::ModuleOp"> {

@@ -217,6 +217,16 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
   if (name == "one_hot")
     return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses,
                               mlir::TypeAttr::get(elementType));
+  if (name == "embedding") {
+    // [B] indices pick rows of the [V, D] table: [B, D].
+    auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
+    auto indices = llvm::cast<mlir::RankedTensorType>(x.getType());
+    llvm::SmallVector<int64_t> shape(indices.getShape());
+    shape.push_back(table.getDimSize(1));
+    return b.create<EmbeddingOp>(
+        loc, mlir::RankedTensorType::get(shape, table.getElementType()),
+        args[1], x);
+  }
   if (name == "cross_entropy")
     return crossEntropy(args[0], args[1],
                         tensorOptions.lookup("label_smoothing"));

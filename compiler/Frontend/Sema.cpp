@@ -422,7 +422,7 @@ bool BodyChecker::requireTensor(const ValueType &type, const Location &loc) {
     return true;
   error(loc) << "the target '" << (state.target ? state.target->getName() : "")
              << "' holds class indices; it can only be passed to "
-                "cross_entropy, accuracy or one_hot";
+                "cross_entropy, accuracy, one_hot or embedding";
   return false;
 }
 

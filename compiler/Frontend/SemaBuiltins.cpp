@@ -74,6 +74,7 @@ constexpr llvm::StringLiteral kX[] = {"x"};
 constexpr llvm::StringLiteral kMatmul[] = {"a", "b"};
 constexpr llvm::StringLiteral kTarget[] = {"y"};
 constexpr llvm::StringLiteral kClassification[] = {"logits", "y"};
+constexpr llvm::StringLiteral kEmbedding[] = {"x", "weight"};
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
@@ -133,6 +134,7 @@ const BuiltinInfo kBuiltins[] = {
     {"softmax", kX, kLastAxis},
     {"log_softmax", kX, kLastAxis},
     {"one_hot", kTarget, {}},
+    {"embedding", kEmbedding, {}},
     {"cross_entropy", kClassification, kSmoothing},
     {"accuracy", kClassification, kTopK},
 };
@@ -267,6 +269,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     }
     return ValueType::tensor({args[0].numClasses}, /*batched=*/true);
   }
+  if (name == "embedding")
+    return checkEmbedding(call, args[0], args[1]);
   for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
     if (!requireTensor(type, expr->loc()))
       return ValueType();
@@ -327,6 +331,33 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
 /// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample
 /// [C] or [C, S...]; the statistics [C] buffers of this body, each updated
 /// by this call only (the train step writes their new values).
+/// embedding(x, weight): x holds class indices in [0, C) (the target), the
+/// weight is a table [V, D] with V >= C that does not depend on the input;
+/// the result is each sample's row, [D].
+ValueType BodyChecker::checkEmbedding(const CallExprAST &call,
+                                      const ValueType &x,
+                                      const ValueType &weight) {
+  const ExprAST &xExpr = *call.builtinArgs[0], &wExpr = *call.builtinArgs[1];
+  if (x.kind != ValueType::Class) {
+    error(xExpr.loc()) << "'embedding' looks up class indices (the target), "
+                       << "got " << describeShape(x);
+    return ValueType();
+  }
+  if (!requireTensor(weight, wExpr.loc()))
+    return ValueType();
+  if (weight.batched || weight.shape.size() != 2) {
+    error(wExpr.loc()) << "'embedding' needs a table [V, D] that does not "
+                       << "depend on the input, got " << describeShape(weight);
+    return ValueType();
+  }
+  if (weight.shape[0] < x.numClasses) {
+    error(wExpr.loc()) << "'embedding' table has " << weight.shape[0]
+                       << " rows for indices in [0, " << x.numClasses << ")";
+    return ValueType();
+  }
+  return ValueType::tensor({weight.shape[1]}, /*batched=*/true);
+}
+
 ValueType BodyChecker::checkBatchNorm(const CallExprAST &call,
                                       llvm::ArrayRef<ValueType> args) {
   const ValueType &x = args[0];

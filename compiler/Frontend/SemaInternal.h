@@ -186,6 +186,8 @@ private:
                         const ValueType &b);
   ValueType checkSlice(CallExprAST &call, const ValueType &x);
   ValueType checkDropout(const CallExprAST &call, const ValueType &x);
+  ValueType checkEmbedding(const CallExprAST &call, const ValueType &x,
+                           const ValueType &weight);
   ValueType checkBatchNorm(const CallExprAST &call,
                            llvm::ArrayRef<ValueType> args);
   ValueType checkConv2d(const CallExprAST &call, const ValueType &x,

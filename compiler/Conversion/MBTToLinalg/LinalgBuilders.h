@@ -72,6 +72,7 @@ void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateConvPatterns(RewritePatternSet &patterns);
 void populatePoolPatterns(RewritePatternSet &patterns);
 void populateNormPatterns(RewritePatternSet &patterns);
+void populateEmbeddingPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);
 /// `scalarsPerElement`: the update's per-model scalars are computed by each
 /// element of its one loop nest instead of a prologue over the models.

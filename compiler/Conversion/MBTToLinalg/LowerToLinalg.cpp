@@ -31,6 +31,7 @@ struct LowerToLinalgPass
     populateConvPatterns(patterns);
     populatePoolPatterns(patterns);
     populateNormPatterns(patterns);
+    populateEmbeddingPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

@@ -74,6 +74,9 @@ static void addBufferizationPasses(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  // Loops the lowering built as scf.forall (embedding's scatter-add) join
+  // the parallel loops that become OpenMP or GPU threads.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   if (opts.vectorMatmulBits > 0 && opts.target != "cuda")
     pm.addPass(createMBTVectorMatmuls(MBTVectorMatmulsOptions{
         /*vectorBits=*/opts.vectorMatmulBits, /*rows=*/opts.vectorMatmulRows,

@@ -689,5 +689,7 @@ include "dialects/MBT/IR/MBTRandomOps.td"
 include "dialects/MBT/IR/MBTConvOps.td"
 // Normalization with running statistics.
 include "dialects/MBT/IR/MBTNormOps.td"
+// Token embeddings.
+include "dialects/MBT/IR/MBTSequenceOps.td"
 
 #endif // MBT_OPS_TD

@@ -139,6 +139,12 @@ const Network kBatchNorm{"  c1     = max_pool2d(relu(batch_norm2d(conv(x, 4, 5, 
                          "cross_entropy(logits, y)", "import \"nn\"\n",
                          "f32[1, 28, 28]"};
 
+// Each model's own embedding table (a label-conditioned network: the point
+// is the batched lookup and scatter-add, not the task).
+const Network kEmbedding{"  h      = tanh(linear(x, 32) + embed(y, 10, 32))\n"
+                         "  logits = linear(h, 10)\n",
+                         "cross_entropy(logits, y)", "import \"nn\"\n"};
+
 /// Which data each model sees: extra arguments of fashion_mnist (such as
 /// ", folds = 4" or ", bootstrap = 1") and, for k-fold, each model's fold;
 /// and the values of the model argument `gain`, when the network has one.
@@ -329,6 +335,12 @@ TEST(Equivalence, BatchNormBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("batch_norm", "sgd",
                         {0.01, 0.02, 0.05, 0.1, 0.01, 0.02, 0.05, 0.1},
                         kBatchNorm);
+}
+
+TEST(Equivalence, EmbeddingBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("embedding", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kEmbedding);
 }
 
 // Each model clips its own gradient's global norm at its own bound; the

@@ -8,7 +8,7 @@
 // batched x parameter, parameter x parameter, each transpose), add, sub,
 // mul, div, neg, relu, tanh, sigmoid, silu, gelu, exp, log, softplus,
 // reshape, transpose, broadcast, reduce_sum, reduce_max, logsumexp, count
-// (a mean), cross_entropy (with label smoothing), dropout (through the
+// (a mean), embedding, cross_entropy (with label smoothing), dropout (through the
 // train step's loss, at the masks of its step) and the compositions the
 // language builds from them (softmax, log_softmax, mse, bce_with_logits,
 // nll over one_hot targets).
@@ -359,6 +359,17 @@ TEST(GradientCheck, BatchNormOfImages) {
                                 "  c = batch_norm(conv2d(x, k, stride = 2, padding = 1), mean, var, eps = 0.01)\n"
                                 "  logits = flatten(tanh(c)) @ w\n"),
       /*lossFromTrainStep=*/true);
+}
+
+// The embedding's adjoint is a scatter-add: five samples over four classes
+// share a row at least once (the rows' gradients must add up), and row 4 of
+// the table is never picked (its gradient must stay zero).
+TEST(GradientCheck, EmbeddingOfClassIndices) {
+  checkGradients("embedding",
+                 specWithLoss("  param t: f32[5, 4] = zeros\n"
+                              "  param w: f32[6, 4] = zeros\n",
+                              "  logits = tanh(x @ w + embedding(y, t))\n",
+                              "cross_entropy(logits, y)"));
 }
 
 TEST(GradientCheck, Sub) {

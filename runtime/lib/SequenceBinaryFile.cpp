@@ -76,6 +76,8 @@ private:
   void copy(void *to, size_t size, const char *what) {
     if (size > bytes.size() - position)
       truncated(what);
+    if (size == 0)
+      return; // an empty array's data() may be null: no memcpy from it
     std::memcpy(to, bytes.data() + position, size);
     position += size;
   }

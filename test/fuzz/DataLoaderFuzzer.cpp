@@ -2,8 +2,10 @@
 //
 // Every file the runtime reads from outside: idx images and labels (plain
 // or gzipped, through loadIdxClassification, as a data set is loaded), a
-// run checkpoint, an artifact's manifest. The first byte picks the reader;
-// the rest is the file. A reader must accept the bytes or throw
+// run checkpoint, an artifact's manifest, sequence data (JSONL, .mbtseq, a
+// fortunes file). The first byte picks the reader; the rest is the file.
+// One more case checks the batcher's promises on arbitrary lengths and
+// settings: every sample in exactly one step, no step over the budget. A reader must accept the bytes or throw
 // mbt::runtime::RuntimeError; a crash, a sanitizer report, a leak, another
 // exception or a huge allocation (an idx header that claims more than the
 // file holds) is a finding.
@@ -12,8 +14,11 @@
 #include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FashionMnist.h"
+#include "mbt/runtime/Fortunes.h"
 #include "mbt/runtime/IdxReader.h"
+#include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/SequenceFiles.h"
 
 #include <unistd.h>
 
@@ -52,13 +57,42 @@ void writeLabels(const std::string &path, uint32_t n) {
             bytes.size());
 }
 
+/// Plans an epoch of lengths 1..256 read from the bytes, with a window,
+/// budget and step cost from the first three, and traps unless every
+/// sample lands in exactly one step that fits the budget.
+void checkBatching(const uint8_t *data, size_t size) {
+  using namespace mbt::runtime;
+  if (size < 3)
+    return;
+  mbt::runtime::BatchingOptions options;
+  options.strategy = static_cast<BatchingStrategy>(data[0] % 4);
+  options.window = 1 + data[0] / 4;
+  options.tokenBudget = 256 + 16 * int64_t(data[1]);
+  options.stepCost = 8 * int64_t(data[2]);
+  options.seed = data[1];
+  std::vector<int64_t> lengths;
+  for (size_t i = 3; i < size; ++i)
+    lengths.push_back(1 + data[i]);
+  std::vector<int> seen(lengths.size(), 0);
+  for (const LengthGroup &step : planEpoch(lengths, options, 0)) {
+    if (step.samples.empty() || step.paddedTokens() > options.tokenBudget)
+      __builtin_trap();
+    for (int64_t sample : step.samples)
+      if (lengths[sample] > step.paddedLength || ++seen[sample] != 1)
+        __builtin_trap();
+  }
+  for (int count : seen)
+    if (count != 1)
+      __builtin_trap();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   using namespace mbt::runtime;
-  uint8_t which = data[0] % 4;
+  uint8_t which = data[0] % 8;
   const uint8_t *file = data + 1;
   size_t n = size - 1;
   try {
@@ -86,6 +120,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 3:
       parseManifest(std::string(reinterpret_cast<const char *>(file), n),
                     "fuzz");
+      break;
+    case 4: {
+      std::string path = scratch("data.jsonl");
+      writeFile(path, file, n);
+      loadJsonlSequences(path);
+      break;
+    }
+    case 5: {
+      std::string path = scratch("data.mbtseq");
+      writeFile(path, file, n);
+      readSequenceFile(path);
+      break;
+    }
+    case 6:
+      splitFortunes(std::string(reinterpret_cast<const char *>(file), n));
+      break;
+    case 7:
+      checkBatching(file, n);
       break;
     }
   } catch (const RuntimeError &) {

@@ -69,6 +69,21 @@ TEST(SequenceBinaryFile, UnlabelledDataRoundTrips) {
   EXPECT_EQ(back.tokens, data.tokens);
 }
 
+// No tokens at all (two empty samples): empty arrays on both sides (the
+// data fuzzer found the reader copying into a null empty vector).
+TEST(SequenceBinaryFile, EmptySamplesRoundTrip) {
+  TempDir dir;
+  SequenceDataset data;
+  data.vocabSize = 3;
+  data.append(nullptr, 0, 1);
+  data.append(nullptr, 0, 0);
+  writeSequenceFile(dir.file("e.mbtseq"), data);
+  SequenceDataset back = readSequenceFile(dir.file("e.mbtseq"));
+  EXPECT_EQ(back.count(), 2);
+  EXPECT_TRUE(back.tokens.empty());
+  EXPECT_EQ(back.labels, (std::vector<int32_t>{1, 0}));
+}
+
 TEST(SequenceBinaryFile, EveryTruncationIsAnErrorNamingTheByte) {
   TempDir dir;
   writeSequenceFile(dir.file("d.mbtseq"), makeDataset());

@@ -89,6 +89,9 @@ DynamicBatcher::DynamicBatcher(int64_t tokenBudget, int64_t window,
   if (stepCost < 0)
     throw RuntimeError("the step cost must be at least 0 tokens, got " +
                        std::to_string(stepCost));
+  // A cost above every padded-token total a window can have only asks for
+  // the fewest steps; capping it keeps the DP's sums far from overflow.
+  this->stepCost = std::min<int64_t>(stepCost, int64_t(1) << 40);
 }
 
 void DynamicBatcher::push(int64_t sample, int64_t length) {
@@ -100,7 +103,7 @@ void DynamicBatcher::push(int64_t sample, int64_t length) {
   held.emplace_back(length, sample);
   // The held-over short step does not count toward the window: W new
   // samples arrive between two groupings, as in ODB.
-  if (static_cast<int64_t>(held.size()) >= window + carried)
+  if (static_cast<int64_t>(held.size()) - carried >= window)
     groupWindow(/*final=*/false);
 }
 
@@ -200,7 +203,7 @@ std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
   if (batchSize < 1)
     throw RuntimeError("the batch size must be at least 1, got " +
                        std::to_string(batchSize));
-  if (batchSize * longest > options.tokenBudget)
+  if (longest > 0 && batchSize > options.tokenBudget / longest)
     throw RuntimeError("a batch of " + std::to_string(batchSize) +
                        " samples of the longest length " +
                        std::to_string(longest) + " exceeds the token budget " +

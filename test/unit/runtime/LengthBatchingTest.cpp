@@ -4,6 +4,7 @@
 #include "mbt/runtime/LengthBatching.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <random>
@@ -213,6 +214,18 @@ TEST(LengthBatching, SamplesThatCannotFitAreErrors) {
   o.tokenBudget = 100;
   o.batchSize = 3;
   EXPECT_THROW(planEpoch({10, 50}, o, 0), RuntimeError); // 3 x 50 > 100
+  o.batchSize = INT64_MAX; // no overflow in the check
+  EXPECT_THROW(planEpoch({10, 50}, o, 0), RuntimeError);
+  // Absurd windows and step costs are only "everything" and "fewest steps".
+  o = options(BatchingStrategy::Dynamic);
+  o.window = INT64_MAX;
+  o.stepCost = INT64_MAX;
+  BatchingStats huge = summarizeSteps(planEpoch(odbMix(500, 9), o, 0));
+  o.window = 500;
+  o.stepCost = int64_t(1) << 40;
+  BatchingStats capped = summarizeSteps(planEpoch(odbMix(500, 9), o, 0));
+  EXPECT_EQ(huge.steps, capped.steps);
+  EXPECT_EQ(huge.paddedTokens, capped.paddedTokens);
   BatchingStrategy parsed;
   EXPECT_TRUE(parseBatchingStrategy("group-by-length", parsed));
   EXPECT_EQ(parsed, BatchingStrategy::GroupByLength);

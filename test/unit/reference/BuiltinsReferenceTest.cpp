@@ -258,6 +258,23 @@ TEST(BuiltinsVsLibTorch, SoftmaxOneHotSumMean) {
                     });
 }
 
+// embedding of the class indices (seven samples over four classes share
+// rows; row 4 of the table is never picked): torch::embedding, and its
+// gradient to the table.
+TEST(BuiltinsVsLibTorch, EmbeddingOfClassIndices) {
+  checkAgainstTorch("embedding", 4, 7,
+                    "  param t: f32[5, 6] = zeros\n"
+                    "  param w: f32[6, 4] = zeros\n"
+                    "  z = (x + embedding(y, t)) @ w\n"
+                    "  loss = cross_entropy(z, y)\n",
+                    [](const Inputs &in) -> Outputs {
+                      namespace F = torch::nn::functional;
+                      torch::Tensor e = torch::embedding(in["t"], in.y);
+                      torch::Tensor z = (in.x + e).matmul(in["w"]);
+                      return {{"loss", F::cross_entropy(z, in.y)}};
+                    });
+}
+
 // log_softmax through the stdlib's nll (sum over axis -1, mean), which
 // must equal F::nll_loss and the builtin cross-entropy.
 TEST(BuiltinsVsLibTorch, LogSoftmaxNll) {

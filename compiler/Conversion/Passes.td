@@ -9,7 +9,8 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
   let description = [{
     Every mbt op but `mbt.sweep` becomes linalg structured ops on tensors
     (named matmuls where one fits, `linalg.generic` elsewhere; the
-    scatter-add of `mbt.embedding_grad` an `scf.for` nest), so that
+    scatter-add of `mbt.embedding_grad` an `scf.forall` over its columns),
+    so that
     upstream elementwise fusion and one-shot bufferization apply.
     `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
     corrections in f64) and one `linalg.generic` over `[M, P]`; with
@@ -27,7 +28,7 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           // embedding's adjoint: a scatter-add loop nest
+                           // embedding's adjoint: loops over positions inside an scf.forall
                            "::mlir::scf::SCFDialect"];
 }
 

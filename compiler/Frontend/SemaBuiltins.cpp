@@ -328,9 +328,6 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
   return x;
 }
 
-/// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample
-/// [C] or [C, S...]; the statistics [C] buffers of this body, each updated
-/// by this call only (the train step writes their new values).
 /// embedding(x, weight): x holds class indices in [0, C) (the target), the
 /// weight is a table [V, D] with V >= C that does not depend on the input;
 /// the result is each sample's row, [D].
@@ -358,6 +355,9 @@ ValueType BodyChecker::checkEmbedding(const CallExprAST &call,
   return ValueType::tensor({weight.shape[1]}, /*batched=*/true);
 }
 
+/// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample
+/// [C] or [C, S...]; the statistics [C] buffers of this body, each updated
+/// by this call only (the train step writes their new values).
 ValueType BodyChecker::checkBatchNorm(const CallExprAST &call,
                                       llvm::ArrayRef<ValueType> args) {
   const ValueType &x = args[0];

@@ -19,10 +19,6 @@ static LogicalResult shapeError(std::optional<Location> loc,
   return failure();
 }
 
-static bool sameSize(int64_t a, int64_t b) {
-  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
-}
-
 /// The result shape [L..., B, O, OH, OW] of a conv2d of `input` [L..., B,
 /// C, H, W] with `filter` [L..., O, Cg, KH, KW], or an error message.
 static std::optional<SmallVector<int64_t>>

@@ -50,8 +50,9 @@ def MBT_EmbeddingGradOp : MBT_PureOp<"embedding_grad"> {
     row `v` is the sum of `grad[l..., i..., :]` over every position whose
     index `indices[l..., i...]` is `v`, zero for rows no index picks.
     `grad` is `[L..., I..., D]`, the adjoint of the embedding's result.
-    Indices outside `[0, V)` contribute nothing. Lowered to a loop that adds
-    each position's row in place (a scatter-add), so its cost is that of
+    Indices outside `[0, V)` contribute nothing. Lowered to a scatter-add:
+    in parallel over the models and the features, each column of the table
+    adds up the positions' gradients in place, so its cost is that of
     reading `grad` once, not `V` times.
 
     ```mlir

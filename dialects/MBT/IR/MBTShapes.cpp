@@ -12,7 +12,7 @@
 using namespace mlir;
 using namespace mlir::mbt;
 
-static bool sameSize(int64_t a, int64_t b) {
+bool mlir::mbt::sameSize(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
 

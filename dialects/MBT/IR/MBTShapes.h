@@ -30,6 +30,9 @@ llvm::SmallVector<int64_t> nonUnitDims(llvm::ArrayRef<int64_t> shape);
 bool reshapeKeepsDynamicPrefix(llvm::ArrayRef<int64_t> in,
                                llvm::ArrayRef<int64_t> out);
 
+/// Whether two dimension sizes can be the same: equal, or either dynamic.
+bool sameSize(int64_t a, int64_t b);
+
 /// Formats a shape as `[?, 784]`.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

@@ -25,16 +25,13 @@ LogicalResult BatchNormOp::verify() {
     return emitOpError("needs an input [L..., B, C, S...] for statistics ")
            << formatShape(stats.getShape()) << ", got "
            << formatShape(input.getShape());
-  auto agree = [](int64_t a, int64_t b) {
-    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
-  };
   for (int64_t d = 0; d < leading; ++d)
-    if (!agree(stats.getDimSize(d), input.getDimSize(d)))
+    if (!sameSize(stats.getDimSize(d), input.getDimSize(d)))
       return emitOpError("has statistics ")
              << formatShape(stats.getShape())
              << " whose leading dims differ from the input's "
              << formatShape(input.getShape());
-  if (!agree(stats.getDimSize(leading), input.getDimSize(leading + 1)))
+  if (!sameSize(stats.getDimSize(leading), input.getDimSize(leading + 1)))
     return emitOpError("has ")
            << stats.getDimSize(leading)
            << " channels of statistics for an input with "

@@ -7,10 +7,6 @@ using namespace mlir;
 using namespace mlir::mbt;
 
 namespace {
-bool agree(int64_t a, int64_t b) {
-  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
-}
-
 /// Checks that `indices` [L..., I...] and `rows` [L..., I..., D] (the
 /// embedding's result, or the adjoint of it) fit `table` [L..., V, D].
 LogicalResult verifyLookup(Operation *op, RankedTensorType table,
@@ -25,7 +21,7 @@ LogicalResult verifyLookup(Operation *op, RankedTensorType table,
            << leading << " leading dimensions, got "
            << formatShape(indices.getShape());
   for (int64_t d = 0; d < leading; ++d)
-    if (!agree(table.getDimSize(d), indices.getDimSize(d)))
+    if (!sameSize(table.getDimSize(d), indices.getDimSize(d)))
       return op->emitOpError("has indices ")
              << formatShape(indices.getShape())
              << " whose leading dims differ from the table's "
@@ -35,10 +31,10 @@ LogicalResult verifyLookup(Operation *op, RankedTensorType table,
            << rowsName << " of the table's element type "
            << table.getElementType() << ", got " << rows.getElementType();
   bool shapeOk = rows.getRank() == indices.getRank() + 1 &&
-                 agree(rows.getDimSize(rows.getRank() - 1),
+                 sameSize(rows.getDimSize(rows.getRank() - 1),
                        table.getDimSize(table.getRank() - 1));
   for (int64_t d = 0; shapeOk && d < indices.getRank(); ++d)
-    shapeOk = agree(rows.getDimSize(d), indices.getDimSize(d));
+    shapeOk = sameSize(rows.getDimSize(d), indices.getDimSize(d));
   if (!shapeOk)
     return op->emitOpError("needs a ")
            << rowsName << " of shape [indices..., D] = "

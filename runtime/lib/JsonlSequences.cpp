@@ -94,7 +94,7 @@ SequenceDataset loadJsonlSequences(const std::string &path,
   SequenceDataset dataset;
   dataset.name = path;
   std::vector<PendingLabel> labels;
-  bool anyText = false, anyTokens = false;
+  bool anyText = false;
   int32_t maxToken = -1;
 
   size_t start = 0;
@@ -122,7 +122,7 @@ SequenceDataset loadJsonlSequences(const std::string &path,
     }
     if (!object.is_object())
       failAt(path, line, 1, "each line must be a JSON object");
-    (object.contains("text") ? anyText : anyTokens) = true;
+    anyText |= object.contains("text");
     std::vector<int32_t> tokens = tokensOf(object, path, line);
     if (options.maxLength > 0 &&
         static_cast<int64_t>(tokens.size()) > options.maxLength)
@@ -139,7 +139,6 @@ SequenceDataset loadJsonlSequences(const std::string &path,
   // A text sample's tokens are bytes; token arrays bring their own ids. A
   // file mixing both uses the larger vocabulary.
   dataset.vocabSize = std::max(anyText ? kByteVocabSize : 0, maxToken + 1);
-  (void)anyTokens;
 
   // Labels: all or none, all numbers or all names.
   const PendingLabel &first = labels.front();
@@ -186,22 +185,6 @@ SequenceDataset loadJsonlSequences(const std::string &path,
   }
   dataset.labelNames = std::move(names);
   return dataset;
-}
-
-SequenceDataset loadSequenceFile(const std::string &path,
-                                 const SequenceLoadOptions &options) {
-  auto endsWith = [&](const std::string &suffix) {
-    return path.size() >= suffix.size() &&
-           path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
-               0;
-  };
-  if (endsWith(".jsonl"))
-    return loadJsonlSequences(path, options);
-  if (endsWith(".mbtseq"))
-    return readSequenceFile(path, options);
-  throw RuntimeError("'" + path +
-                     "': unknown sequence data format (expected a name "
-                     "ending in .jsonl or .mbtseq)");
 }
 
 } // namespace runtime

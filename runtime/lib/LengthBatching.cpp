@@ -34,19 +34,27 @@ void shuffleSteps(std::vector<LengthGroup> &steps, size_t begin, size_t end,
   }
 }
 
-void checkLengths(const std::vector<int64_t> &lengths, int64_t budget) {
-  for (size_t i = 0; i < lengths.size(); ++i) {
-    if (lengths[i] < 1)
-      throw RuntimeError("sample " + std::to_string(i) +
-                         " has no tokens: every sample needs at least one");
-    if (lengths[i] > budget)
-      throw RuntimeError("sample " + std::to_string(i) + " has " +
-                         std::to_string(lengths[i]) +
-                         " tokens, more than the token budget " +
-                         std::to_string(budget) +
-                         " of a step: raise the budget or cut long samples "
-                         "(max_length)");
-  }
+void checkSettings(int64_t budget, int64_t window) {
+  if (budget < 1)
+    throw RuntimeError("the token budget must be at least 1, got " +
+                       std::to_string(budget));
+  if (window < 1)
+    throw RuntimeError("the batching window must be at least 1 sample, got " +
+                       std::to_string(window));
+}
+
+/// A sample fits a step when it has between 1 and `budget` tokens.
+void checkLength(int64_t sample, int64_t length, int64_t budget) {
+  if (length < 1)
+    throw RuntimeError("sample " + std::to_string(sample) +
+                       " has no tokens: every sample needs at least one");
+  if (length > budget)
+    throw RuntimeError("sample " + std::to_string(sample) + " has " +
+                       std::to_string(length) +
+                       " tokens, more than the token budget " +
+                       std::to_string(budget) +
+                       " of a step: raise the budget or cut long samples "
+                       "(max_length)");
 }
 
 } // namespace
@@ -80,12 +88,7 @@ DynamicBatcher::DynamicBatcher(int64_t tokenBudget, int64_t window,
                                int64_t stepCost, uint64_t seed, uint32_t epoch)
     : tokenBudget(tokenBudget), window(window), stepCost(stepCost),
       order(makePhiloxKey(seed), epoch, kBatchingDomain) {
-  if (tokenBudget < 1)
-    throw RuntimeError("the token budget must be at least 1, got " +
-                       std::to_string(tokenBudget));
-  if (window < 1)
-    throw RuntimeError("the batching window must be at least 1 sample, got " +
-                       std::to_string(window));
+  checkSettings(tokenBudget, window);
   if (stepCost < 0)
     throw RuntimeError("the step cost must be at least 0 tokens, got " +
                        std::to_string(stepCost));
@@ -95,11 +98,7 @@ DynamicBatcher::DynamicBatcher(int64_t tokenBudget, int64_t window,
 }
 
 void DynamicBatcher::push(int64_t sample, int64_t length) {
-  if (length < 1 || length > tokenBudget)
-    throw RuntimeError("sample " + std::to_string(sample) + " has " +
-                       std::to_string(length) +
-                       " tokens: a step holds 1 to " +
-                       std::to_string(tokenBudget));
+  checkLength(sample, length, tokenBudget);
   held.emplace_back(length, sample);
   // The held-over short step does not count toward the window: W new
   // samples arrive between two groupings, as in ODB.
@@ -167,13 +166,9 @@ void DynamicBatcher::groupWindow(bool final) {
 std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
                                    const BatchingOptions &options,
                                    uint32_t epoch) {
-  if (options.tokenBudget < 1)
-    throw RuntimeError("the token budget must be at least 1, got " +
-                       std::to_string(options.tokenBudget));
-  if (options.window < 1)
-    throw RuntimeError("the batching window must be at least 1 sample, got " +
-                       std::to_string(options.window));
-  checkLengths(lengths, options.tokenBudget);
+  checkSettings(options.tokenBudget, options.window);
+  for (size_t i = 0; i < lengths.size(); ++i)
+    checkLength(static_cast<int64_t>(i), lengths[i], options.tokenBudget);
   int64_t n = static_cast<int64_t>(lengths.size());
   std::vector<int64_t> order = epochPermutation(n, options.seed, epoch);
   std::vector<LengthGroup> steps;
@@ -238,16 +233,15 @@ std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
 BatchingStats summarizeSteps(const std::vector<LengthGroup> &steps) {
   BatchingStats stats;
   stats.steps = static_cast<int64_t>(steps.size());
+  if (!steps.empty())
+    stats.minStepSamples = static_cast<int64_t>(steps.front().samples.size());
   for (const LengthGroup &step : steps) {
     int64_t size = static_cast<int64_t>(step.samples.size());
     stats.samples += size;
     stats.realTokens += step.realTokens;
     stats.paddedTokens += step.paddedTokens();
     stats.maxStepTokens = std::max(stats.maxStepTokens, step.paddedTokens());
-    stats.minStepSamples =
-        stats.steps && &step != &steps.front()
-            ? std::min(stats.minStepSamples, size)
-            : size;
+    stats.minStepSamples = std::min(stats.minStepSamples, size);
     stats.maxStepSamples = std::max(stats.maxStepSamples, size);
   }
   return stats;

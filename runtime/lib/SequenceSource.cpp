@@ -8,6 +8,22 @@
 namespace mbt {
 namespace runtime {
 
+SequenceDataset loadSequenceFile(const std::string &path,
+                                 const SequenceLoadOptions &options) {
+  auto endsWith = [&](const std::string &suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  if (endsWith(".jsonl"))
+    return loadJsonlSequences(path, options);
+  if (endsWith(".mbtseq"))
+    return readSequenceFile(path, options);
+  throw RuntimeError("'" + path +
+                     "': unknown sequence data format (expected a name "
+                     "ending in .jsonl or .mbtseq)");
+}
+
 SequenceDataset loadSequenceSource(const std::string &source,
                                    const SequenceLoadOptions &options,
                                    const std::string &fortunesDir) {

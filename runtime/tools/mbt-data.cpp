@@ -97,7 +97,7 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// One positive integer per line; blank lines are skipped.
+/// One sample length per line; blank lines are skipped.
 std::vector<int64_t> readLengths(const std::string &path) {
   std::istringstream in(readInputFile(path));
   std::vector<int64_t> lengths;
@@ -130,7 +130,13 @@ std::vector<int64_t> sourceLengths(const std::string &source,
 
 int runStats(const Arguments &args, const SequenceLoadOptions &options) {
   const std::string &source = args.positional[0];
-  std::vector<int64_t> lengths = sourceLengths(source, options);
+  // A data set is loaded once: its lengths, then its vocabulary and classes.
+  bool lengthsOnly = endsWith(source, ".lengths");
+  SequenceDataset data;
+  if (!lengthsOnly)
+    data = loadSequenceSource(source, options);
+  std::vector<int64_t> lengths =
+      lengthsOnly ? sourceLengths(source, options) : data.lengths();
   std::vector<int64_t> sorted = lengths;
   std::sort(sorted.begin(), sorted.end());
   int64_t total = 0;
@@ -144,8 +150,7 @@ int runStats(const Arguments &args, const SequenceLoadOptions &options) {
             << " tokens\n"
             << "length: min " << quantile(0) << ", median " << quantile(0.5)
             << ", p95 " << quantile(0.95) << ", max " << quantile(1) << "\n";
-  if (!endsWith(source, ".lengths")) {
-    SequenceDataset data = loadSequenceSource(source, options);
+  if (!lengthsOnly) {
     std::cout << "vocabulary: " << data.vocabSize << " tokens\n";
     if (data.hasLabels())
       std::cout << "classes: " << data.numClasses() << "\n";

@@ -3,7 +3,7 @@
 #include "TestUtil.h"
 
 #include "mbt/runtime/ByteTokenizer.h"
-#include "mbt/runtime/SequenceFiles.h"
+#include "mbt/runtime/SequenceSource.h"
 
 #include <fstream>
 #include <gmock/gmock.h>

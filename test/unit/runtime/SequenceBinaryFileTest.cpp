@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "mbt/runtime/SequenceFiles.h"
+#include "mbt/runtime/SequenceSource.h"
 
 #include <cstring>
 #include <fstream>

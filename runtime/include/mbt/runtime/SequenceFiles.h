@@ -47,11 +47,6 @@ SequenceDataset readSequenceFile(const std::string &path,
 /// Writes `dataset` as .mbtseq, atomically (a reader never sees half a file).
 void writeSequenceFile(const std::string &path, const SequenceDataset &dataset);
 
-/// loadJsonlSequences for a path ending in .jsonl, readSequenceFile for one
-/// ending in .mbtseq; any other name is a RuntimeError.
-SequenceDataset loadSequenceFile(const std::string &path,
-                                 const SequenceLoadOptions &options = {});
-
 } // namespace runtime
 } // namespace mbt
 

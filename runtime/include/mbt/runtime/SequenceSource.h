@@ -15,6 +15,11 @@
 namespace mbt {
 namespace runtime {
 
+/// loadJsonlSequences for a path ending in .jsonl, readSequenceFile for one
+/// ending in .mbtseq; any other name is a RuntimeError.
+SequenceDataset loadSequenceFile(const std::string &path,
+                                 const SequenceLoadOptions &options = {});
+
 /// Loads the data set `source` names; fortunes come from `fortunesDir`
 /// (empty: defaultFortunesDir()). Throws RuntimeError on an unknown name.
 SequenceDataset loadSequenceSource(const std::string &source,

@@ -127,15 +127,27 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
 
   // x [M, B, F]: the train step's sixth argument (params, buffers, state,
   // hyper, step, x, ...).
+  // A tokens input is i32 [M, B, T]: T changes from step to step, so it
+  // has no features (0) and a shape of [null]; its vocabulary is recorded.
   auto xType = cast<ShapedType>(train.getArgumentTypes()[5]);
-  int64_t features = xType.getDimSize(2);
+  bool tokens = xType.getElementType().isInteger(32);
+  int64_t features = tokens ? 0 : xType.getDimSize(2);
   json::Array inputShape;
   if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>("mbt.input_shape"))
     for (int64_t d : shape.asArrayRef())
-      inputShape.push_back(d);
+      inputShape.push_back(ShapedType::isDynamic(d) ? json::Value(nullptr)
+                                                    : json::Value(d));
   else
     inputShape.push_back(features);
+  json::Object input{{"name", ""}, {"shape", std::move(inputShape)},
+                     {"features", features}};
+  if (tokens) {
+    auto vocab = module->getAttrOfType<IntegerAttr>("mbt.vocab");
+    input["kind"] = "tokens";
+    input["vocab"] = vocab ? vocab.getInt() : 0;
+  }
   auto inputName = module->getAttrOfType<StringAttr>("mbt.input");
+  input["name"] = inputName ? inputName.getValue().str() : "x";
   auto targetName = module->getAttrOfType<StringAttr>("mbt.target");
   auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
   auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
@@ -144,6 +156,12 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
                     {"batch", sweep.getBatchSize()},
                     {"shuffle_seed", sweep.getShuffleSeed()},
                     {"routing", sweep.getRouting().str()}};
+  // A sequence data set's grouping of samples into steps (docs/data.md).
+  if (auto batching = sweep.getBatching())
+    data["batching"] = json::Object{{"strategy", batching->str()},
+                                    {"token_budget", sweep.getTokenBudget()},
+                                    {"window", sweep.getWindow()},
+                                    {"max_length", sweep.getMaxLength()}};
   if (sweep.getValidation().convertToDouble() > 0)
     data["validation"] = sweep.getValidation().convertToDouble();
   if (sweep.getCrop() > 0)
@@ -185,10 +203,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       {"param_count", paramCount},
       {"buffers", std::move(buffers)},
       {"buffer_count", bufferCount},
-      {"input", json::Object{{"name", inputName ? inputName.getValue().str()
-                                                : "x"},
-                             {"shape", std::move(inputShape)},
-                             {"features", features}}},
+      {"input", std::move(input)},
       {"target", json::Object{{"name", targetName ? targetName.getValue().str()
                                                   : "y"},
                               {"classes", classes ? classes.getInt() : 0}}},

@@ -399,7 +399,16 @@ struct SweepConfig {
   std::vector<std::vector<double>> hyper;
   std::vector<int64_t> seeds;
   std::string data = "fashion_mnist";
+  /// Where the sweep chooses its data set (unset without a `data` setting).
+  Location dataLoc;
   int64_t batchSize = 64;
+  /// A sequence data set's batching (LengthBatching.h): the runtime's
+  /// strategy name ("" for other data), the padded tokens a step may hold,
+  /// the samples sorted together, and the cut of longer samples (0: none).
+  std::string batching;
+  int64_t tokenBudget = 8192;
+  int64_t window = 1024;
+  int64_t maxLength = 0;
   int64_t epochs = 1;
   int64_t shuffleSeed = 0;
   /// Which samples each model trains on: "shared", "kfold", "bootstrap".

@@ -50,14 +50,17 @@ struct ConstScalar {
 llvm::StringRef kindName(ConstScalar::Kind kind);
 
 /// The type of a model expression, as seen for one sample: a float tensor
-/// with a per-sample shape, or the class index of the target. `batched`
+/// with a per-sample shape, the class index of the target, or the token ids
+/// of a sequence input (`tokens[V]`: T ids in [0, V), T changing from step
+/// to step, so its shape is [?]; a tensor computed from it per position
+/// has the dynamic dimension too). `batched`
 /// values depend on the input and gain a leading batch dimension in the IR;
 /// the others (parameters, constants, losses) do not.
 struct ValueType {
-  enum Kind { Invalid, Tensor, Class };
+  enum Kind { Invalid, Tensor, Class, Tokens };
   Kind kind = Invalid;
-  llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor
-  int64_t numClasses = 0;              // class count of a Class
+  llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor, Tokens
+  int64_t numClasses = 0; // class count of a Class, vocabulary of Tokens
   bool batched = false;
   /// A model argument that differs between the models of the sweep: a
   /// scalar tensor, never a constant.
@@ -77,6 +80,8 @@ struct ValueType {
     t.batched = true;
     return t;
   }
+  /// A sequence of token ids in [0, vocab): per-sample shape [?].
+  static ValueType tokens(int64_t vocab);
   bool isValid() const { return kind != Invalid; }
   bool isTensor() const { return kind == Tensor; }
 };

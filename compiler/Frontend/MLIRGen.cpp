@@ -3,9 +3,9 @@
 // One func.func per expanded model: its arguments are the parameters (in the
 // order Sema found them, calls of functions inlined, with `mbt.param` naming
 // each by its path and `mbt.init`), then the input (`mbt.input`, batch
-// dimension first) and the target (`mbt.target`, i32 class indices, with its
-// class count in `mbt.classes`); it
-// returns the loss and then the metrics (`mbt.outputs` names them). A call
+// dimension first; a tokens[V] input is i32 [B, T] with its vocabulary in
+// `mbt.vocab`) and the target (`mbt.target`, i32 class indices, with its
+// class count in `mbt.classes`); it returns the loss and then the metrics (`mbt.outputs` names them). A call
 // of a function generates the callee's expanded body in place, in a scope
 // of its own. The sweep's optimizer becomes an `mbt.optimizer`
 // (MLIRGenOptim.cpp) and the sweep one `mbt.sweep` op. Every op gets the
@@ -171,9 +171,17 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   llvm::SmallVector<mlir::Type> argTypes;
   for (const FlatParam &param : declared)
     argTypes.push_back(modelTensor(param.decl->getType().dims));
-  llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
-  inputShape.append(input->getType().dims.begin(), input->getType().dims.end());
-  argTypes.push_back(modelTensor(inputShape));
+  if (input->getType().elementType == "tokens") {
+    // Token ids [B, T]: both sizes change from step to step.
+    argTypes.push_back(mlir::RankedTensorType::get(
+        {mlir::ShapedType::kDynamic, mlir::ShapedType::kDynamic},
+        builder.getI32Type()));
+  } else {
+    llvm::SmallVector<int64_t> inputShape{mlir::ShapedType::kDynamic};
+    inputShape.append(input->getType().dims.begin(),
+                      input->getType().dims.end());
+    argTypes.push_back(modelTensor(inputShape));
+  }
   argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
                                                  builder.getI32Type()));
   llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
@@ -210,6 +218,9 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     if (decl == target)
       func.setArgAttr(numParams + i, "mbt.classes",
                       builder.getI64IntegerAttr(target->getType().dims.front()));
+    else if (decl->getType().elementType == "tokens")
+      func.setArgAttr(numParams + i, "mbt.vocab",
+                      builder.getI64IntegerAttr(decl->getType().dims.front()));
   }
 
   mlir::OpBuilder::InsertionGuard guard(builder);
@@ -306,10 +317,24 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
 }
 
 /// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector
-/// [K] that is not batched becomes [1, K] and the result [N] again.
+/// [K] that is not batched becomes [1, K] and the result [N] again; a
+/// sequence [B, T, K] becomes B * T rows [B * T, K] and the result
+/// [B, T, N] again (one matrix product for every position).
 mlir::Value MLIRGenImpl::genMatmul(mlir::Value lhs, mlir::Value rhs,
                                    mlir::Location l) {
   auto lhsType = cast<mlir::RankedTensorType>(lhs.getType());
+  auto rhsType = cast<mlir::RankedTensorType>(rhs.getType());
+  if (lhsType.getRank() == 3 && rhsType.getRank() == 2) {
+    llvm::SmallVector<int64_t> rowsShape{mlir::ShapedType::kDynamic,
+                                         lhsType.getDimSize(2)};
+    mlir::Value rows = builder.create<mlir::mbt::MergeRowsOp>(
+        l, tensorLike(lhs, rowsShape), lhs);
+    mlir::Value product = builder.create<mlir::mbt::MatmulOp>(l, rows, rhs);
+    llvm::SmallVector<int64_t> shape(lhsType.getShape().drop_back());
+    shape.push_back(rhsType.getDimSize(1));
+    return builder.create<mlir::mbt::SplitRowsOp>(
+        l, tensorLike(product, shape), product, lhs);
+  }
   if (lhsType.getRank() != 1)
     return builder.create<mlir::mbt::MatmulOp>(l, lhs, rhs);
   mlir::Value row = expandRank(lhs, 2, l);
@@ -429,7 +454,12 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
                               : builder.getArrayAttr(scheduleParams),
       noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay),
       builder.getF64FloatAttr(config.validation),
-      builder.getI64IntegerAttr(config.crop), builder.getBoolAttr(config.flip));
+      builder.getI64IntegerAttr(config.crop), builder.getBoolAttr(config.flip),
+      config.batching.empty() ? mlir::StringAttr()
+                              : builder.getStringAttr(config.batching),
+      builder.getI64IntegerAttr(config.tokenBudget),
+      builder.getI64IntegerAttr(config.window),
+      builder.getI64IntegerAttr(config.maxLength));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -217,8 +217,35 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
   if (name == "one_hot")
     return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses,
                               mlir::TypeAttr::get(elementType));
+  if (name == "attention") {
+    int64_t heads = call.builtinOptions.find("heads")->second.intValue;
+    bool causal = call.builtinOptions.find("causal")->second.boolValue;
+    return b.create<AttentionOp>(loc, x.getType(), x, args[1], args[2],
+                                 args[3], b.getI64IntegerAttr(heads),
+                                 b.getBoolAttr(causal));
+  }
+  if (name == "position_embedding") {
+    // Row t of the table for position t: [B, T] positions, [B, T, D].
+    mlir::Value positions = b.create<PositionsOp>(loc, x.getType(), x);
+    auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
+    auto tokens = llvm::cast<mlir::RankedTensorType>(x.getType());
+    llvm::SmallVector<int64_t> shape(tokens.getShape());
+    shape.push_back(table.getDimSize(1));
+    return b.create<EmbeddingOp>(
+        loc, mlir::RankedTensorType::get(shape, table.getElementType()),
+        args[1], positions);
+  }
+  if (name == "masked_mean") {
+    // [B, T, D] rows, [B, T] tokens: [B, D].
+    auto rows = llvm::cast<mlir::RankedTensorType>(x.getType());
+    llvm::SmallVector<int64_t> shape(rows.getShape().drop_back(2));
+    shape.push_back(rows.getShape().back());
+    return b.create<MaskedMeanOp>(
+        loc, mlir::RankedTensorType::get(shape, rows.getElementType()), x,
+        args[1]);
+  }
   if (name == "embedding") {
-    // [B] indices pick rows of the [V, D] table: [B, D].
+    // Indices [B] or [B, T] pick rows of the [V, D] table: [B, (T,) D].
     auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
     auto indices = llvm::cast<mlir::RankedTensorType>(x.getType());
     llvm::SmallVector<int64_t> shape(indices.getShape());

@@ -10,6 +10,8 @@
 #include "compiler/Frontend/SemaInternal.h"
 #include "compiler/Frontend/SweepEval.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -97,8 +99,9 @@ FailureOr<ConstScalar> ScalarEval::evalVariable(const VariableExprAST &var) {
     diag << "differs between the models of the sweep (only tensor "
             "expressions can use such a model argument)";
   else
-    diag << (type->kind == ValueType::Class ? "holds class indices"
-                                            : "is a tensor");
+    diag << (type->kind == ValueType::Class    ? "holds class indices"
+             : type->kind == ValueType::Tokens ? "holds token ids"
+                                               : "is a tensor");
   return failure();
 }
 
@@ -263,6 +266,16 @@ FailureOr<ConstScalar> ScalarEval::evalDim(const CallExprAST &call) {
     }
     return ConstScalar::integer(type->numClasses);
   }
+  if (type->kind == ValueType::Tokens) {
+    // Like the target's classes: the one fixed number is the vocabulary.
+    if (axis != -1 && axis != 0) {
+      emitError(ctx, call.loc())
+          << "axis " << axis << " is out of range for the token ids '"
+          << var->getName() << "' (only axis 0: the vocabulary size)";
+      return failure();
+    }
+    return ConstScalar::integer(type->numClasses);
+  }
   int64_t rank = static_cast<int64_t>(type->shape.size());
   if (axis < -rank || axis >= rank) {
     emitError(ctx, call.loc())
@@ -270,5 +283,12 @@ FailureOr<ConstScalar> ScalarEval::evalDim(const CallExprAST &call) {
         << "' of " << describeShape(*type);
     return failure();
   }
-  return ConstScalar::integer(type->shape[axis < 0 ? axis + rank : axis]);
+  int64_t size = type->shape[axis < 0 ? axis + rank : axis];
+  if (mlir::ShapedType::isDynamic(size)) {
+    emitError(ctx, call.loc())
+        << "axis " << axis << " of '" << var->getName()
+        << "' is the sequence length, which changes from step to step";
+    return failure();
+  }
+  return ConstScalar::integer(size);
 }

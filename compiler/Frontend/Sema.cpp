@@ -15,6 +15,8 @@
 
 #include "dialects/MBT/IR/MBTShapes.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -28,21 +30,35 @@ using mlir::failure;
 using mlir::LogicalResult;
 using mlir::success;
 
+ValueType ValueType::tokens(int64_t vocab) {
+  ValueType t;
+  t.kind = Tokens;
+  t.shape.push_back(mlir::ShapedType::kDynamic);
+  t.numClasses = vocab;
+  t.batched = true;
+  return t;
+}
+
 std::string mbt::formatValueType(const ValueType &type) {
   switch (type.kind) {
   case ValueType::Invalid:
     return "<invalid>";
   case ValueType::Class:
     return "class[" + std::to_string(type.numClasses) + "]";
+  case ValueType::Tokens:
+    return "tokens[B, ?] of " + std::to_string(type.numClasses);
   case ValueType::Tensor: {
     std::string text = "f32[";
     if (type.batched)
       text += type.shape.empty() ? "B" : "B, ";
     return text +
-           llvm::join(
-               llvm::map_range(type.shape,
-                               [](int64_t d) { return std::to_string(d); }),
-               ", ") +
+           llvm::join(llvm::map_range(type.shape,
+                                      [](int64_t d) {
+                                        return mlir::ShapedType::isDynamic(d)
+                                                   ? std::string("?")
+                                                   : std::to_string(d);
+                                      }),
+                      ", ") +
            "]";
   }
   }
@@ -52,6 +68,8 @@ std::string mbt::formatValueType(const ValueType &type) {
 std::string mbt::describeShape(const ValueType &type) {
   if (type.kind == ValueType::Class)
     return "the target's class indices";
+  if (type.kind == ValueType::Tokens)
+    return "the input's token ids";
   return (type.batched ? "per-sample shape " : "shape ") +
          mlir::mbt::formatShape(type.shape);
 }
@@ -266,7 +284,15 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
     previous = &decl;
   }
   bool dimsOk = resolveDims(type);
-  if (decl.isInput()) {
+  if (decl.isInput() && type.elementType == "tokens") {
+    // A sequence of token ids: the vocabulary size is the one dimension.
+    if (dimsOk && (type.dims.size() != 1 || type.dims.front() < 1))
+      error(type.loc) << "input '" << name << "' of token ids must have type "
+                      << "tokens[V] (V: the vocabulary size), got tokens"
+                      << mlir::mbt::formatShape(type.dims);
+    else if (dimsOk)
+      result = ValueType::tokens(type.dims.front());
+  } else if (decl.isInput()) {
     bool typeOk = checkFloatType(type, "input '" + name.str() + "'",
                                  /*allowGeneric=*/false);
     if (typeOk && dimsOk && type.dims.empty())
@@ -418,6 +444,12 @@ ValueType BodyChecker::checkVariable(const VariableExprAST &var) {
 }
 
 bool BodyChecker::requireTensor(const ValueType &type, const Location &loc) {
+  if (type.kind == ValueType::Tokens) {
+    error(loc) << "the input '" << (input ? input->getName() : "")
+               << "' holds token ids; it can only be passed to embedding "
+                  "or masked_mean";
+    return false;
+  }
   if (type.kind != ValueType::Class)
     return true;
   error(loc) << "the target '" << (state.target ? state.target->getName() : "")
@@ -440,8 +472,9 @@ ValueType BodyChecker::checkCall(CallExprAST &call) {
   return checkBuiltinCall(call);
 }
 
-/// A per-sample vector [K] (batched) or a vector/matrix (not batched) times
-/// a matrix [K, N] that does not depend on the input.
+/// A per-sample vector [K] (batched), a sequence [?, K] (each position's
+/// vector), or a vector/matrix (not batched) times a matrix [K, N] that
+/// does not depend on the input.
 ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
                                    const Location &loc) {
   if (rhs.batched) {
@@ -454,8 +487,12 @@ ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
                << describeShape(rhs);
     return ValueType();
   }
-  if (lhs.batched ? lhs.shape.size() != 1
-                  : lhs.shape.empty() || lhs.shape.size() > 2) {
+  // A sequence [?, K] is a vector per position: position-wise.
+  bool sequence = lhs.batched && lhs.shape.size() == 2 &&
+                  mlir::ShapedType::isDynamic(lhs.shape[0]);
+  if (sequence ? false
+      : lhs.batched ? lhs.shape.size() != 1
+                    : lhs.shape.empty() || lhs.shape.size() > 2) {
     error(loc) << "matmul's left operand must be "
                << (lhs.batched ? "a per-sample vector [K]"
                                : "a vector [K] or a matrix [M, K]")
@@ -491,6 +528,13 @@ ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
     return shape;
   };
   auto shape = mlir::mbt::broadcastEqualRankShapes(padded(lhs), padded(rhs));
+  // The sequence dimension (changing from step to step) meets only itself
+  // or a 1: against a fixed size it would be a shape error at run time.
+  llvm::SmallVector<int64_t, 4> lhsShape = padded(lhs), rhsShape = padded(rhs);
+  for (auto [a, b] : llvm::zip(lhsShape, rhsShape))
+    if (mlir::ShapedType::isDynamic(a) != mlir::ShapedType::isDynamic(b) &&
+        a != 1 && b != 1)
+      shape = std::nullopt;
   if (!shape) {
     error(loc) << "operands of '" << op
                << "' cannot be broadcast: " << mlir::mbt::formatShape(lhs.shape)

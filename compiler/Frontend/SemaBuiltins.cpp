@@ -15,6 +15,8 @@
 #include "dialects/MBT/IR/ConvShapes.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mbt;
@@ -75,6 +77,11 @@ constexpr llvm::StringLiteral kMatmul[] = {"a", "b"};
 constexpr llvm::StringLiteral kTarget[] = {"y"};
 constexpr llvm::StringLiteral kClassification[] = {"logits", "y"};
 constexpr llvm::StringLiteral kEmbedding[] = {"x", "weight"};
+constexpr llvm::StringLiteral kMaskedMean[] = {"x", "tokens"};
+constexpr llvm::StringLiteral kAttention[] = {"q", "k", "v", "tokens"};
+const BuiltinOption kAttentionOptions[] = {{"heads", ConstScalar::Int, 1.0},
+                                           {"causal", ConstScalar::Bool, 0.0}};
+constexpr llvm::StringLiteral kPositionEmbedding[] = {"x", "table"};
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
@@ -135,9 +142,19 @@ const BuiltinInfo kBuiltins[] = {
     {"log_softmax", kX, kLastAxis},
     {"one_hot", kTarget, {}},
     {"embedding", kEmbedding, {}},
+    {"masked_mean", kMaskedMean, {}},
+    {"attention", kAttention, kAttentionOptions},
+    {"position_embedding", kPositionEmbedding, {}},
     {"cross_entropy", kClassification, kSmoothing},
     {"accuracy", kClassification, kTopK},
 };
+
+/// Whether a value has a dimension that changes from step to step (the
+/// sequence length).
+bool hasSequenceDim(const ValueType &type) {
+  return type.kind == ValueType::Tensor &&
+         llvm::any_of(type.shape, mlir::ShapedType::isDynamic);
+}
 
 const BuiltinInfo *lookupBuiltin(llvm::StringRef name) {
   for (const BuiltinInfo &info : kBuiltins)
@@ -243,6 +260,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
         call.builtinOptions[option.name] =
             option.kind == ConstScalar::Int
                 ? ConstScalar::integer(static_cast<int64_t>(*option.defaultValue))
+            : option.kind == ConstScalar::Bool
+                ? ConstScalar::boolean(*option.defaultValue != 0)
                 : ConstScalar::real(*option.defaultValue);
       continue;
     }
@@ -271,6 +290,25 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
   }
   if (name == "embedding")
     return checkEmbedding(call, args[0], args[1]);
+  if (name == "masked_mean")
+    return checkMaskedMean(call, args[0], args[1]);
+  if (name == "attention")
+    return checkAttention(call, args);
+  if (name == "position_embedding")
+    return checkPositionEmbedding(call, args[0], args[1]);
+  // The sequence dimension reaches the elementwise functions only, for
+  // now: the others assume sizes known when the spec compiles.
+  static constexpr llvm::StringLiteral kSequenceAware[] = {
+      "relu", "tanh", "sigmoid", "silu", "gelu", "exp", "log", "softplus",
+      "sqrt"};
+  for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
+    if (hasSequenceDim(type) && !llvm::is_contained(kSequenceAware, name)) {
+      error(expr->loc()) << "'" << name << "' does not take a value with a "
+                         << "sequence dimension yet, got "
+                         << describeShape(type)
+                         << "; pool the sequence first (masked_mean)";
+      return ValueType();
+    }
   for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
     if (!requireTensor(type, expr->loc()))
       return ValueType();
@@ -326,33 +364,6 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
       return ValueType();
     }
   return x;
-}
-
-/// embedding(x, weight): x holds class indices in [0, C) (the target), the
-/// weight is a table [V, D] with V >= C that does not depend on the input;
-/// the result is each sample's row, [D].
-ValueType BodyChecker::checkEmbedding(const CallExprAST &call,
-                                      const ValueType &x,
-                                      const ValueType &weight) {
-  const ExprAST &xExpr = *call.builtinArgs[0], &wExpr = *call.builtinArgs[1];
-  if (x.kind != ValueType::Class) {
-    error(xExpr.loc()) << "'embedding' looks up class indices (the target), "
-                       << "got " << describeShape(x);
-    return ValueType();
-  }
-  if (!requireTensor(weight, wExpr.loc()))
-    return ValueType();
-  if (weight.batched || weight.shape.size() != 2) {
-    error(wExpr.loc()) << "'embedding' needs a table [V, D] that does not "
-                       << "depend on the input, got " << describeShape(weight);
-    return ValueType();
-  }
-  if (weight.shape[0] < x.numClasses) {
-    error(wExpr.loc()) << "'embedding' table has " << weight.shape[0]
-                       << " rows for indices in [0, " << x.numClasses << ")";
-    return ValueType();
-  }
-  return ValueType::tensor({weight.shape[1]}, /*batched=*/true);
 }
 
 /// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample

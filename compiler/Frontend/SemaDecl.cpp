@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Sema.h"
+#include "compiler/Frontend/SemaData.h"
 #include "compiler/Frontend/SemaInternal.h"
 #include "compiler/Frontend/SemaOptim.h"
 
@@ -447,8 +448,10 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     model->params = std::move(expansion->params);
     model->buffers = std::move(expansion->buffers);
     model->floatType = expansion->floatType;
-    if (isSwept)
+    if (isSwept) {
       ok &= checkNoDecayPatterns(ctx, *config, model->params);
+      ok &= succeeded(checkDataFitsInput(ctx, *config, *model));
+    }
   }
   return mlir::success(ok);
 }

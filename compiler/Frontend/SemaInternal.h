@@ -186,6 +186,12 @@ private:
                         const ValueType &b);
   ValueType checkSlice(CallExprAST &call, const ValueType &x);
   ValueType checkDropout(const CallExprAST &call, const ValueType &x);
+  ValueType checkMaskedMean(const CallExprAST &call, const ValueType &x,
+                            const ValueType &tokens);
+  ValueType checkAttention(const CallExprAST &call,
+                           llvm::ArrayRef<ValueType> args);
+  ValueType checkPositionEmbedding(const CallExprAST &call,
+                                   const ValueType &x, const ValueType &table);
   ValueType checkEmbedding(const CallExprAST &call, const ValueType &x,
                            const ValueType &weight);
   ValueType checkBatchNorm(const CallExprAST &call,

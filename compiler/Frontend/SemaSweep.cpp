@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/Sema.h"
+#include "compiler/Frontend/SemaData.h"
 #include "compiler/Frontend/SemaOptim.h"
 #include "compiler/Frontend/SweepEval.h"
 
@@ -32,7 +33,7 @@ const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "clip",   "schedule", "no_decay"};
 
 /// The data sets and the arguments each takes.
-const llvm::StringRef kDataSets[] = {"fashion_mnist"};
+const llvm::StringRef kDataSets[] = {"fashion_mnist", "fortunes"};
 const llvm::StringRef kDataArgs[] = {"batch",     "shuffle_seed", "folds",
                                      "bootstrap", "validation",   "crop",
                                      "flip"};
@@ -385,7 +386,8 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
     ok = false;
 }
 
-/// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S)
+/// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S, ...)
+/// | fortunes(batching = dynamic, token_budget = N, ...) (SemaData.cpp)
 void SweepChecker::checkData(ConstEvaluator &eval) {
   const ExprAST *value = lookup("data");
   if (!value)
@@ -404,6 +406,11 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
     return;
   }
   config.data = name.str();
+  config.dataLoc = value->loc();
+  if (isSequenceDataSet(name)) {
+    ok &= succeeded(checkSequenceData(ctx, call, eval, config));
+    return;
+  }
   if (!call)
     return;
   auto args = bindArguments(ctx, *call, kDataArgs,

@@ -117,6 +117,15 @@ void Artifact::checkDType(DType requested, const char *entry) const {
                        " buffers");
 }
 
+void Artifact::checkInputTokens(bool tokens, const char *entry) const {
+  bool isTokens = parsedManifest.inputKind == Manifest::InputKind::Tokens;
+  if (tokens != isTokens)
+    throw RuntimeError("artifact '" + libraryPath + "' takes " +
+                       (isTokens ? "token ids (int32)" : "float features") +
+                       " as x, but " + entry + " was called with " +
+                       (tokens ? "token ids" : "float features"));
+}
+
 Artifact::~Artifact() { close(); }
 
 Artifact::Artifact(Artifact &&other) noexcept { *this = std::move(other); }

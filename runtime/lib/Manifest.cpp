@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Abi.h"
 
 #include "mbt/runtime/Error.h"
@@ -380,11 +381,28 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
 
   const json &input = r.field(root, "input", "");
   m.inputName = r.string(r.field(input, "name", "input"), "input.name");
-  m.inputShape = r.shape(r.field(input, "shape", "input"), "input.shape");
-  m.features = r.integer(r.field(input, "features", "input"), "input.features");
-  if (m.features < 1)
-    r.fail("input.features", "must be at least 1");
-  if (product(r, m.inputShape, "input.shape") != m.features)
+  // "kind" is optional: absent, x holds float features.
+  if (input.is_object() && input.contains("kind")) {
+    std::string kind = r.string(input["kind"], "input.kind");
+    if (kind == "tokens")
+      m.inputKind = Manifest::InputKind::Tokens;
+    else if (kind != "features")
+      r.fail("input.kind", "must be \"features\" or \"tokens\", got \"" +
+                               kind + "\"");
+  }
+  if (m.inputKind == Manifest::InputKind::Tokens) {
+    m.vocab = r.integer(r.field(input, "vocab", "input"), "input.vocab");
+    if (m.vocab < 1)
+      r.fail("input.vocab", "must be at least 1");
+  } else {
+    m.inputShape = r.shape(r.field(input, "shape", "input"), "input.shape");
+    m.features =
+        r.integer(r.field(input, "features", "input"), "input.features");
+    if (m.features < 1)
+      r.fail("input.features", "must be at least 1");
+  }
+  if (m.inputKind == Manifest::InputKind::Features &&
+      product(r, m.inputShape, "input.shape") != m.features)
     r.fail("input.features",
            "is " + std::to_string(m.features) + " but input.shape holds " +
                std::to_string(product(r, m.inputShape, "input.shape")) +
@@ -415,8 +433,34 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
 
   const json &data = r.field(root, "data", "");
   m.data.name = r.string(r.field(data, "name", "data"), "data.name");
+  // "batching" is optional: present for a data set of token sequences.
+  if (data.is_object() && data.contains("batching")) {
+    const json &batching = data["batching"];
+    DataSpec::SequenceBatching &b = m.data.batching;
+    b.strategy = r.string(r.field(batching, "strategy", "data.batching"),
+                          "data.batching.strategy");
+    BatchingStrategy parsed;
+    if (!parseBatchingStrategy(b.strategy, parsed))
+      r.fail("data.batching.strategy",
+             "must be dynamic, fixed, group-by-length or fixed-shape, got '" +
+                 b.strategy + "'");
+    b.tokenBudget = r.integer(r.field(batching, "token_budget", "data.batching"),
+                              "data.batching.token_budget");
+    b.window = r.integer(r.field(batching, "window", "data.batching"),
+                         "data.batching.window");
+    if (b.tokenBudget < 1 || b.window < 1)
+      r.fail("data.batching", "token_budget and window must be at least 1");
+    if (batching.contains("max_length"))
+      b.maxLength =
+          r.nonNegative(batching["max_length"], "data.batching.max_length");
+  }
+  if ((m.inputKind == Manifest::InputKind::Tokens) != m.data.sequences())
+    r.fail("data", m.data.sequences()
+                       ? "gives token sequences (batching), but the input "
+                         "takes float features"
+                       : "needs a batching for an input of token ids");
   m.data.batch = r.integer(r.field(data, "batch", "data"), "data.batch");
-  if (m.data.batch < 1)
+  if (m.data.batch < (m.data.sequences() ? 0 : 1))
     r.fail("data.batch",
            "must be at least 1, got " + std::to_string(m.data.batch));
   m.data.shuffleSeed =
@@ -473,6 +517,11 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
     r.fail("data", "crop and flip augment images, but the input's shape has "
                    "rank " + std::to_string(m.inputShape.size()) +
                    " (expected [C, H, W] or [H, W])");
+
+  if (m.data.sequences() && (m.data.routing != DataSpec::Routing::Shared ||
+                             m.data.validation > 0 || m.data.augments()))
+    r.fail("data", "token sequences support shared routing only, with no "
+                   "validation split or augmentation");
 
   m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
   return m;

@@ -3,12 +3,15 @@
 
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/FashionMnist.h"
+#include "mbt/runtime/Fortunes.h"
+#include "mbt/runtime/StepPlan.h"
 #include "mbt/runtime/Trainer.h"
 
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
 
 namespace mbt {
 namespace runtime {
@@ -17,35 +20,56 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
   try {
     Artifact artifact = Artifact::load(request.artifact);
     const Manifest &manifest = artifact.manifest();
-    DataSplits data = loadDataSplits(manifest.data.name, request.dataDir);
     TrainOptions options = request.train;
     options.quiet = options.quiet || options.reportJson;
+    // The data: token sequences for a tokens input, else float features.
+    DataSplits data;
+    SequenceSplits sequences;
+    std::unique_ptr<Trainer> trainer;
+    auto makeTrainer = [&] {
+      if (manifest.data.sequences()) {
+        sequences = loadSequenceSplits(manifest.data.name,
+                                       manifest.data.batching.maxLength);
+        trainer = std::make_unique<Trainer>(artifact, sequences.train,
+                                            sequences.test, options);
+      } else {
+        data = loadDataSplits(manifest.data.name, request.dataDir);
+        trainer = std::make_unique<Trainer>(artifact, data.train, data.test,
+                                            options);
+      }
+      if (!request.stepsFile.empty())
+        trainer->useStepPlan(readStepPlan(request.stepsFile));
+    };
     if (request.benchSteps > 0) {
       options.quiet = true;
-      Trainer trainer(artifact, data.train, data.test, options);
+      makeTrainer();
       constexpr int64_t kWarmup = 5;
-      trainer.runSteps(kWarmup);
+      trainer->runSteps(kWarmup);
+      int64_t samplesBefore = trainer->samplesTrained();
       auto start = std::chrono::steady_clock::now();
-      trainer.runSteps(request.benchSteps);
+      trainer->runSteps(request.benchSteps);
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double samples = double(request.benchSteps) * manifest.data.batch;
-      std::printf("models %lld  batch %lld  steps %lld  seconds %.3f  "
+      double samples = double(trainer->samplesTrained() - samplesBefore);
+      std::printf("models %lld  batch %.1f  steps %lld  seconds %.3f  "
                   "ms/step %.3f  samples/s %.1f  model-samples/s %.1f\n",
-                  (long long)manifest.models, (long long)manifest.data.batch,
+                  (long long)manifest.models,
+                  samples / double(request.benchSteps),
                   (long long)request.benchSteps, seconds,
                   1e3 * seconds / request.benchSteps, samples / seconds,
                   samples * manifest.models / seconds);
       return 0;
     }
-    Trainer trainer(artifact, data.train, data.test, options);
+    makeTrainer();
+    int64_t trainCount = manifest.data.sequences() ? sequences.train.count()
+                                                   : data.train.count;
     if (!options.quiet)
       std::cerr << tool << ": " << (options.resume ? "resuming " : "")
                 << manifest.models << " models of '" << manifest.model
-                << "', " << data.train.count << " training samples, results in "
+                << "', " << trainCount << " training samples, results in "
                 << options.outDir << "\n";
-    trainer.run();
+    trainer->run();
   } catch (const std::exception &error) {
     std::cerr << tool << ": error: " << error.what() << "\n";
     return 1;

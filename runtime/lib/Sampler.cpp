@@ -29,25 +29,42 @@ std::vector<int64_t> epochPermutation(int64_t n, uint64_t shuffleSeed,
 
 EpochBatches::EpochBatches(int64_t n, int64_t batchSize, uint64_t shuffleSeed,
                            uint32_t epoch)
-    : batchSize(batchSize),
-      permutation(epochPermutation(n, shuffleSeed, epoch)) {
+    : permutation(epochPermutation(n, shuffleSeed, epoch)) {
   if (batchSize < 1)
     throw RuntimeError("batch size must be at least 1, got " +
                        std::to_string(batchSize));
+  for (int64_t start = 0; start < n; start += batchSize)
+    offsets.push_back(start);
+  offsets.push_back(n);
+}
+
+EpochBatches::EpochBatches(std::vector<int64_t> order,
+                           std::vector<int64_t> offsets,
+                           std::vector<int64_t> widths)
+    : permutation(std::move(order)), offsets(std::move(offsets)),
+      widths(std::move(widths)) {
+  bool ok = !this->offsets.empty() && this->offsets.front() == 0 &&
+            this->offsets.back() == static_cast<int64_t>(permutation.size());
+  for (size_t b = 1; ok && b < this->offsets.size(); ++b)
+    ok = this->offsets[b] > this->offsets[b - 1];
+  if (!this->widths.empty() &&
+      this->widths.size() + 1 != this->offsets.size())
+    ok = false;
+  if (!ok)
+    throw RuntimeError("planned steps must cover the order in non-empty, "
+                       "consecutive runs, with one width per step or none");
 }
 
 int64_t EpochBatches::numBatches() const {
-  int64_t n = static_cast<int64_t>(permutation.size());
-  return (n + batchSize - 1) / batchSize;
+  return static_cast<int64_t>(offsets.size()) - 1;
 }
 
 const int64_t *EpochBatches::batch(int64_t b) const {
-  return permutation.data() + b * batchSize;
+  return permutation.data() + offsets[b];
 }
 
 int64_t EpochBatches::batchLength(int64_t b) const {
-  int64_t n = static_cast<int64_t>(permutation.size());
-  return std::min(batchSize, n - b * batchSize);
+  return offsets[b + 1] - offsets[b];
 }
 
 } // namespace runtime

@@ -79,7 +79,7 @@ Leaderboard Trainer::buildLeaderboard(
     // A non-finite test loss is as much a divergence as a train one (an
     // empty test split gives NaN for everyone and says nothing).
     row.diverged = diverged(model) ||
-                   (testData.count > 0 && !std::isfinite(row.test[0]));
+                   (testCount() > 0 && !std::isfinite(row.test[0]));
     row.divergedStep = divergedAt[model];
     row.stoppedStep = stoppedAt[model];
     row.stopReason = stopReason[model];
@@ -112,7 +112,8 @@ Leaderboard Trainer::run() {
                  ? options.progressTty != 0
                  : options.progress == &std::cerr && stderrIsTty();
   ProgressMeter progress(options.progress, tty, options.quiet);
-  int64_t stepsPerEpoch = (routing.trainSize() + batch - 1) / batch;
+  // For the curve's spacing: the first epoch's steps.
+  int64_t typicalSteps = stepsPerEpoch();
   std::vector<std::vector<double>> trainMeans(
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
   std::vector<std::vector<double>> testMeans, validationMeans;
@@ -127,7 +128,7 @@ Leaderboard Trainer::run() {
   int64_t firstStep = atEpochBoundary() ? 1 : batchIndex + 1;
   int64_t logEvery = options.logEvery >= 0
                          ? options.logEvery
-                         : std::max<int64_t>(1, (stepsPerEpoch + 19) / 20);
+                         : std::max<int64_t>(1, (typicalSteps + 19) / 20);
   if (firstEpoch > 1 && firstStep == 1)
     trainMeans = runningMeans();
   // Successive halving stops models at every multiple of its period.
@@ -138,6 +139,10 @@ Leaderboard Trainer::run() {
   for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
     progress.beginEpoch();
     auto start = std::chrono::steady_clock::now();
+    // This epoch's steps (a sequence data set's plan changes a little
+    // from epoch to epoch).
+    startEpochIfDue();
+    int64_t stepsPerEpoch = epochBatches->numBatches();
     int64_t samplesBefore = epoch == firstEpoch ? runningSamples : 0;
     for (int64_t step = epoch == firstEpoch ? firstStep : 1;
          step <= stepsPerEpoch; ++step) {
@@ -158,7 +163,7 @@ Leaderboard Trainer::run() {
             options.evalEvery > 0 && stepCount % options.evalEvery == 0;
         std::vector<std::vector<double>> tested, held;
         if (evalNow) {
-          tested = evaluate(testData);
+          tested = evaluateTest();
           lines += metricsLines(epoch, "test", tested);
         }
         if (evalNow || halveNow) {
@@ -201,7 +206,7 @@ Leaderboard Trainer::run() {
       progress.update(sample, step == stepsPerEpoch);
     }
     trainMeans = runningMeans();
-    testMeans = evaluate(testData);
+    testMeans = evaluateTest();
     validationMeans = evaluateValidation();
     if (!validationMeans.empty())
       applyStopping(validationMeans, halvingDue(), progress);
@@ -224,7 +229,7 @@ Leaderboard Trainer::run() {
     writeCheckpoint(metrics.path());
   }
   if (testMeans.empty()) { // no epoch trained here: still report the models
-    testMeans = evaluate(testData);
+    testMeans = evaluateTest();
     validationMeans = evaluateValidation();
   }
 

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace mbt {
 namespace runtime {
@@ -57,9 +58,21 @@ void checkData(const Dataset &data, const Manifest &manifest,
 
 Trainer::Trainer(const Artifact &artifact, const Dataset &train,
                  const Dataset &test, TrainOptions options)
-    : artifact(artifact), manifest(artifact.manifest()), trainData(train),
-      testData(test), options(std::move(options)),
+    : artifact(artifact), manifest(artifact.manifest()), trainData(&train),
+      testData(&test), options(std::move(options)),
       routing(artifact.manifest(), train.count) {
+  if (manifest.inputKind == Manifest::InputKind::Tokens)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' takes token ids: train it on token sequences, not "
+                       "on data set '" + train.name + "'");
+  checkData(train, manifest, artifact.path());
+  checkData(test, manifest, artifact.path());
+  if (train.count < 1)
+    throw RuntimeError("training set '" + train.name + "' is empty");
+  setUp();
+}
+
+void Trainer::setUp() {
   m = manifest.models;
   p = manifest.paramCount;
   q = manifest.bufferCount;
@@ -68,10 +81,6 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   k = manifest.numOutputs();
   f = manifest.features;
   batch = manifest.data.batch;
-  checkData(train, manifest, artifact.path());
-  checkData(test, manifest, artifact.path());
-  if (train.count < 1)
-    throw RuntimeError("training set '" + train.name + "' is empty");
 
   int64_t mp = checkedMul(m, p, "params");
   DType dtype = manifest.dtype;
@@ -80,14 +89,18 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   stateBuf = FloatBuffer(dtype, checkedMul(s, mp, "state"), "state");
   hyperBuf = AlignedBuffer<double>(checkedMul(m, h, "hyper"), "hyper");
   stepBuf = AlignedBuffer<double>(m, "step");
-  int64_t mb = checkedMul(m, batch, "x");
-  xBuf = FloatBuffer(dtype, checkedMul(mb, f, "x"), "x");
-  yBuf = AlignedBuffer<int32_t>(mb, "y");
   outBuf = FloatBuffer(dtype, checkedMul(m, k, "out"), "out");
-  if (dtype == DType::F64)
-    reserveWorkspace<double>();
-  else
-    reserveWorkspace<float>();
+  // Token batches change shape from step to step: x, y and the workspace
+  // grow as the steps need (loadTokenBatch, reserveTokenWorkspace).
+  if (!trainSeq) {
+    int64_t mb = checkedMul(m, batch, "x");
+    xBuf = FloatBuffer(dtype, checkedMul(mb, f, "x"), "x");
+    yBuf = AlignedBuffer<int32_t>(mb, "y");
+    if (dtype == DType::F64)
+      reserveWorkspace<double>();
+    else
+      reserveWorkspace<float>();
+  }
 
   // The initial values are drawn in f32 whatever the dtype (Init.h), so an
   // f64 model starts where its f32 twin does.
@@ -109,7 +122,7 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];
   idleModels.assign(m, 0);
-  batchSamples.assign(batch, 0);
+  batchSamples.assign(trainSeq ? 0 : batch, 0);
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   divergedAt.assign(m, 0);
@@ -119,6 +132,10 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   evaluationsSinceBest.assign(m, 0);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA) {
+    if (trainSeq)
+      throw RuntimeError("artifact '" + artifact.path() +
+                         "' takes token ids, which --target=cuda does not "
+                         "run yet; compile it for the CPU");
     mirrorOnDevice();
     const char *env = std::getenv("MBT_CUDA_GRAPHS");
     useGraphs = this->options.deviceGraphs && !(env && std::string(env) == "0");
@@ -307,26 +324,53 @@ template <typename T, typename H> T *pick(void *device, H *host) {
 }
 } // namespace
 
-template <typename T> void Trainer::callTrainStep(int64_t b) {
+template <typename T, typename X> MemRef<X, 3> Trainer::xFor(int64_t b) {
+  if constexpr (std::is_same<X, int32_t>::value)
+    return tokenDescriptor(tokenBuf.data(), b);
+  else
+    return xDescriptor<T>(pick<T>(onDevice.x, xBuf.as<T>()), b);
+}
+
+template <typename T>
+void Trainer::reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b,
+                                    bool train) {
+  // Only the descriptors' sizes are read.
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  workspace.reserve(
+      train ? artifact.trainStepWorkspace<T, int32_t>()(
+                  &params, &buffers, &state, &hyper, &step, &x, &y, &out)
+            : artifact.evalStepWorkspace<T, int32_t>()(&params, &buffers, &x,
+                                                       &y, &out));
+}
+
+template <typename T, typename X> void Trainer::callTrainStep(int64_t b) {
   if (device) {
     uploadStepInputs(b, /*train=*/true);
     // Captured by value: a graph device may keep it to replay the step.
-    runOnDevice([this, b] { issueTrainStep<T>(b); }, b);
+    runOnDevice([this, b] { issueTrainStep<T, X>(b); }, b);
     device->download(outBuf.raw(), onDevice.out, outBuf.bytes());
     hostStale = true;
     return;
   }
-  issueTrainStep<T>(b);
+  issueTrainStep<T, X>(b);
 }
 
-template <typename T> void Trainer::issueTrainStep(int64_t b) {
+template <typename T, typename X> void Trainer::issueTrainStep(int64_t b) {
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
   auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto state = makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
   auto hyper = makeDenseMemRef<double, 2>(pick<double>(d.hyper, hyperBuf.data()), {m, h});
   auto step = makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
-  auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
+  auto x = xFor<T, X>(b);
+  if constexpr (std::is_same<X, int32_t>::value)
+    reserveTokenWorkspace<T>(x, b, /*train=*/true);
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
@@ -335,23 +379,41 @@ template <typename T> void Trainer::issueTrainStep(int64_t b) {
   for (int64_t model = 0; model < m; ++model)
     anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
   IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
-  artifact.trainStep<T>()(&params, &buffers, &state, &hyper, &step, &x, &y,
-                          &out, &ws);
+  artifact.trainStep<T, X>()(&params, &buffers, &state, &hyper, &step, &x,
+                             &y, &out, &ws);
 }
 
-template <typename T> void Trainer::callEvalStep(int64_t b) {
+template <typename T, typename X> void Trainer::callEvalStep(int64_t b) {
   if (device)
     uploadStepInputs(b, /*train=*/false);
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
   auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
-  auto x = xDescriptor<T>(pick<T>(d.x, xBuf.as<T>()), b);
+  auto x = xFor<T, X>(b);
+  if constexpr (std::is_same<X, int32_t>::value)
+    reserveTokenWorkspace<T>(x, b, /*train=*/false);
   auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
-  artifact.evalStep<T>()(&params, &buffers, &x, &y, &out, &ws);
+  artifact.evalStep<T, X>()(&params, &buffers, &x, &y, &out, &ws);
   if (device)
     device->download(outBuf.raw(), d.out, outBuf.bytes());
+}
+
+void Trainer::dispatchTrainStep(int64_t b) {
+  bool tokens = trainSeq != nullptr;
+  if (dtype() == DType::F64)
+    tokens ? callTrainStep<double, int32_t>(b) : callTrainStep<double, double>(b);
+  else
+    tokens ? callTrainStep<float, int32_t>(b) : callTrainStep<float, float>(b);
+}
+
+void Trainer::dispatchEvalStep(int64_t b) {
+  bool tokens = trainSeq != nullptr;
+  if (dtype() == DType::F64)
+    tokens ? callEvalStep<double, int32_t>(b) : callEvalStep<double, double>(b);
+  else
+    tokens ? callEvalStep<float, int32_t>(b) : callEvalStep<float, float>(b);
 }
 
 void Trainer::trainOnLoadedBatch(int64_t b) {
@@ -359,10 +421,7 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
   // A frozen model gets step 0: the step leaves it as it is.
   for (int64_t model = 0; model < m; ++model)
     stepBuf[model] = training(model) ? static_cast<double>(stepCount) : 0.0;
-  if (dtype() == DType::F64)
-    callTrainStep<double>(b);
-  else
-    callTrainStep<float>(b);
+  dispatchTrainStep(b);
   checkKernels("train_step");
 
   newlyDiverged.clear();
@@ -384,30 +443,37 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
     }
   }
   runningSamples += b;
+  totalSamples += b;
+}
+
+void Trainer::startEpochIfDue() {
+  if (!atEpochBoundary())
+    return;
+  if (epochBatches)
+    ++epochIndex;
+  epochBatches = makeEpochBatches(epochIndex);
+  batchIndex = 0;
+  std::fill(runningSums.begin(), runningSums.end(), 0.0);
+  runningSamples = 0;
 }
 
 void Trainer::trainNextBatch() {
-  if (!epochBatches || batchIndex == epochBatches->numBatches()) {
-    if (epochBatches)
-      ++epochIndex;
-    epochBatches = std::make_unique<EpochBatches>(
-        routing.trainSize(), batch, manifest.data.shuffleSeed, epochIndex);
-    batchIndex = 0;
-    std::fill(runningSums.begin(), runningSums.end(), 0.0);
-    runningSamples = 0;
-  }
+  startEpochIfDue();
   int64_t b = epochBatches->batchLength(batchIndex);
-  if (manifest.data.augments()) {
-    loadAugmentedBatch(trainData, epochBatches->batch(batchIndex), b,
+  if (trainSeq) {
+    loadTokenBatch(*trainSeq, epochBatches->batch(batchIndex), b,
+                   epochBatches->batchWidth(batchIndex));
+  } else if (manifest.data.augments()) {
+    loadAugmentedBatch(*trainData, epochBatches->batch(batchIndex), b,
                        batchIndex * batch);
   } else if (routing.shared()) {
     // Positions are samples, unless a validation split was carved out.
     const int64_t *positions = epochBatches->batch(batchIndex);
     for (int64_t j = 0; j < b; ++j)
       batchSamples[j] = routing.sharedSample(positions[j]);
-    loadBatch(trainData, batchSamples.data(), b);
+    loadBatch(*trainData, batchSamples.data(), b);
   } else
-    loadRoutedBatch(trainData, epochBatches->batch(batchIndex), b,
+    loadRoutedBatch(*trainData, epochBatches->batch(batchIndex), b,
                     [&](int64_t model, int64_t pos) {
                       return routing.trainSample(model, pos);
                     });
@@ -420,20 +486,16 @@ void Trainer::runSteps(int64_t n) {
     trainNextBatch();
 }
 
-template <typename LoadBatch>
-std::vector<std::vector<double>> Trainer::evaluateBatches(int64_t n,
-                                                          LoadBatch load) {
+std::vector<std::vector<double>> Trainer::evaluateBatches(
+    const EpochBatches &plan,
+    const std::function<void(const int64_t *, int64_t)> &load) {
   std::vector<double> sums(m * k, 0.0);
-  std::vector<int64_t> positions(batch);
-  for (int64_t start = 0; start < n; start += batch) {
-    int64_t b = std::min(batch, n - start);
-    for (int64_t j = 0; j < b; ++j)
-      positions[j] = start + j;
-    load(positions.data(), b);
-    if (dtype() == DType::F64)
-      callEvalStep<double>(b);
-    else
-      callEvalStep<float>(b);
+  int64_t n = 0;
+  for (int64_t step = 0; step < plan.numBatches(); ++step) {
+    int64_t b = plan.batchLength(step);
+    load(plan.batch(step), b);
+    n += b;
+    dispatchEvalStep(b);
     checkKernels("eval_step");
     for (int64_t i = 0; i < m * k; ++i)
       sums[i] += outBuf.get(i) * b;
@@ -446,19 +508,36 @@ std::vector<std::vector<double>> Trainer::evaluateBatches(int64_t n,
   return means;
 }
 
+/// Positions 0, 1, ..., n - 1 in batches of `batch`: the evaluation order.
+static EpochBatches inOrder(int64_t n, int64_t batch) {
+  std::vector<int64_t> order(n), offsets;
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  for (int64_t start = 0; start < n; start += batch)
+    offsets.push_back(start);
+  offsets.push_back(n);
+  return EpochBatches(std::move(order), std::move(offsets));
+}
+
 std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
+  if (trainSeq)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' takes token ids; it cannot evaluate data set '" +
+                       data.name + "'");
   checkData(data, manifest, artifact.path());
-  return evaluateBatches(data.count, [&](const int64_t *indices, int64_t b) {
-    loadBatch(data, indices, b);
-  });
+  return evaluateBatches(inOrder(data.count, batch),
+                         [&](const int64_t *indices, int64_t b) {
+                           loadBatch(data, indices, b);
+                         });
 }
 
 std::vector<std::vector<double>> Trainer::evaluateValidation() {
   if (!routing.hasValidation())
     return {};
   return evaluateBatches(
-      routing.validationSize(), [&](const int64_t *positions, int64_t b) {
-        loadRoutedBatch(trainData, positions, b,
+      inOrder(routing.validationSize(), batch),
+      [&](const int64_t *positions, int64_t b) {
+        loadRoutedBatch(*trainData, positions, b,
                         [&](int64_t model, int64_t pos) {
                           return routing.validationSample(model, pos);
                         });

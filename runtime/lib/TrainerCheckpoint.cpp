@@ -92,9 +92,8 @@ void Trainer::restore(const RunCheckpoint &c) {
     mismatch("its parameter, state or buffer bytes differ in size");
   // The cursor must lie inside the data order.
   if (c.epochsStarted > 0) {
-    auto batches = std::make_unique<EpochBatches>(
-        routing.trainSize(), batch, manifest.data.shuffleSeed,
-        static_cast<uint32_t>(c.epochsStarted - 1));
+    auto batches =
+        makeEpochBatches(static_cast<uint32_t>(c.epochsStarted - 1));
     if (c.batchInEpoch > batches->numBatches())
       mismatch("batch " + std::to_string(c.batchInEpoch) + " of an epoch of " +
                std::to_string(batches->numBatches()));

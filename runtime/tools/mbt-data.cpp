@@ -17,6 +17,7 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/SequenceSource.h"
+#include "mbt/runtime/StepPlan.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -185,15 +186,7 @@ int runBatch(const Arguments &args, const SequenceLoadOptions &options) {
 
   auto out = args.flags.find("--steps-out");
   if (out != args.flags.end()) {
-    std::string text;
-    for (const LengthGroup &step : steps) {
-      text += "{\"samples\": [";
-      for (size_t i = 0; i < step.samples.size(); ++i)
-        text += (i ? ", " : "") + std::to_string(step.samples[i]);
-      text += "], \"padded_length\": " + std::to_string(step.paddedLength) +
-              "}\n";
-    }
-    writeFileAtomically(out->second, text);
+    writeFileAtomically(out->second, formatStepPlan(steps));
   }
 
   const char *name = batchingStrategyName(batching.strategy);

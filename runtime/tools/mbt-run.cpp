@@ -1,7 +1,7 @@
 //===- mbt-run.cpp - Train with an already-compiled artifact --------------===//
 //
 //   mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] [--quiet]
-//           [--checkpoint-every N] [--resume]
+//           [--checkpoint-every N] [--resume] [--steps FILE] ...
 //
 // Runs a model batch that mbtc compiled elsewhere: this is how a host without
 // MLIR (a GPU box with only a C++ toolchain) trains artifacts. Exit status 0
@@ -26,7 +26,7 @@ void printUsage(std::ostream &os) {
         "[--quiet] [--json] [--bench-steps N]\n"
         "               [--checkpoint-every N] [--resume] [--log-every N] "
         "[--eval-every N]\n"
-        "               [--early-stop N] [--halve-every N]\n"
+        "               [--early-stop N] [--halve-every N] [--steps FILE]\n"
         "  --out DIR       results directory (default: "
         "DIR_OF_ARTIFACT/results)\n"
         "  --epochs N      override the manifest's epoch count\n"
@@ -47,7 +47,11 @@ void printUsage(std::ostream &os) {
         "  --early-stop N  stop a model whose validation loss has not improved "
         "in N evaluations\n"
         "  --halve-every N every N steps, stop the worse half of the models "
-        "still training (by validation)\n";
+        "still training (by validation)\n"
+        "  --steps FILE    token sequences: train every epoch on this plan of "
+        "steps (JSONL, as\n"
+        "                  mbt-data batch --steps-out writes) instead of the "
+        "spec's batching\n";
 }
 
 /// Parses argv into `request`; returns false (after printing why) on bad
@@ -89,11 +93,13 @@ bool parseArguments(int argc, char **argv, RunRequest &request) {
     } else if (arg == "-h" || arg == "--help") {
       printUsage(std::cout);
       std::exit(0);
-    } else if (arg == "--out" || arg == "--data-dir") {
+    } else if (arg == "--out" || arg == "--data-dir" || arg == "--steps") {
       const char *v = value(arg.c_str());
       if (!v)
         return false;
-      (arg == "--out" ? train.outDir : request.dataDir) = v;
+      (arg == "--out" ? train.outDir
+       : arg == "--data-dir" ? request.dataDir
+                             : request.stepsFile) = v;
     } else if (arg == "--resume") {
       train.resume = true;
     } else if (arg == "--quiet") {

@@ -14,8 +14,12 @@ variable-length samples into training steps, side by side in one run:
 at several windows W (samples grouped together)
 
 on ODB's synthetic length mix (72% U[64,384), 22% U[384,1400), 6%
-U[1400,4096)) and on the fortunes text task (byte tokens). Prints markdown
-tables; with --json, one JSON object per row as well.
+U[1400,4096)) and on the fortunes text task (byte tokens). Then, on
+fortunes at one window, the training throughput of each plan: every plan
+is written as a step file (StepPlan.h) and one compiled model
+(tools/bench/fortunes_bag.mbt) trains an epoch of it with
+`mbt-run --steps FILE --bench-steps N`. Prints markdown tables; with
+--json, one JSON object per row as well.
 
 Run it through tools/bench/batching.sh, which installs the ODB peer first.
 """
@@ -54,7 +58,7 @@ def run_mbt(mbt_data, source, strategy, args):
             "samples_per_s": row["plan_samples_per_second"]}
 
 
-def run_odb(lengths, args, warmup):
+def run_odb(lengths, args, warmup, groups_out=None):
     """ODB's collate loop, minus the worker processes: W new samples arrive,
     grouping_data groups them with the overflow of the last round, the
     overflow is recycled, and at the end of the epoch the rest is grouped."""
@@ -87,6 +91,8 @@ def run_odb(lengths, args, warmup):
     seconds = time.perf_counter() - start
     seen = sorted(s["mbt_index"] for g in groups for s in g)
     assert seen == list(range(len(lengths))), "ODB lost or repeated samples"
+    if groups_out is not None:
+        groups_out.extend([s["mbt_index"] for s in g] for g in groups)
     steps = [[lengths[s["mbt_index"]] for s in g] for g in groups]
     return {"strategy": "odb" + (" (warm-up)" if warmup else ""),
             "steps": len(steps), "samples": len(seen),
@@ -149,6 +155,72 @@ def verdict(results):
               f"{100 * by['fixed-shape']['padding_ratio']:.2f}%")
 
 
+def write_plan(path, groups, lengths):
+    with open(path, "w") as f:
+        for g in groups:
+            f.write(json.dumps({"samples": g,
+                                "padded_length": max(lengths[i] for i in g)})
+                    + "\n")
+
+
+def train_rows(lengths, args):
+    """Trains one epoch of each strategy's plan of the fortunes training
+    split on the same compiled model; returns the table's rows."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model.so")
+        subprocess.run([args.mbtc, args.train_spec, "-o", model], check=True)
+        plans = []
+        for strategy in ("fixed", "fixed-shape", "group-by-length", "dynamic"):
+            path = os.path.join(tmp, strategy + ".jsonl")
+            subprocess.run([args.mbt_data, "batch", "fortunes:train",
+                            "--strategy", strategy, "--token-budget",
+                            str(args.budget), "--window",
+                            str(args.train_window), "--seed", str(args.seed),
+                            "--steps-out", path], check=True,
+                           capture_output=True)
+            plans.append((strategy, path))
+        groups = []
+        args.window = args.train_window
+        run_odb(lengths, args, warmup=False, groups_out=groups)
+        path = os.path.join(tmp, "odb.jsonl")
+        write_plan(path, groups, lengths)
+        plans.insert(3, ("odb", path))
+        for strategy, path in plans:
+            with open(path) as f:
+                steps = [json.loads(line) for line in f]
+            padded = sum(len(s["samples"]) * s["padded_length"] for s in steps)
+            real = sum(lengths[i] for s in steps for i in s["samples"])
+            out = subprocess.run([args.mbt_run, model, "--steps", path,
+                                  "--bench-steps", str(len(steps))],
+                                 check=True, capture_output=True,
+                                 text=True).stdout
+            fields = out.split()
+            rows.append({"strategy": strategy, "steps": len(steps),
+                         "padding_ratio": 1 - real / padded,
+                         "ms_per_step": float(fields[fields.index("ms/step") + 1]),
+                         "samples_per_s": float(fields[fields.index("samples/s") + 1]),
+                         "seconds": float(fields[fields.index("seconds") + 1])})
+    return rows
+
+
+def train_table(rows, args):
+    print(f"\n### Training throughput on fortunes (W = {args.train_window}, "
+          f"token budget {args.budget})\n")
+    print(f"one epoch of each plan, {os.path.basename(args.train_spec)} "
+          "(4 models), mbt-run --steps PLAN --bench-steps STEPS\n")
+    print("| strategy | steps | padding | ms/step | samples/s | vs fixed |")
+    print("|---|---:|---:|---:|---:|---:|")
+    fixed = next(r for r in rows if r["strategy"] == "fixed")
+    for r in rows:
+        if args.json:
+            print(json.dumps(dict(r, task="training")), file=sys.stderr)
+        print(f"| {r['strategy']} | {r['steps']} | "
+              f"{100 * r['padding_ratio']:.2f}% | {r['ms_per_step']:.2f} | "
+              f"{r['samples_per_s']:.0f} | "
+              f"{r['samples_per_s'] / fixed['samples_per_s']:.2f}x |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mbt-data", default="build/bin/mbt-data")
@@ -162,6 +234,14 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-fortunes", action="store_true",
                         help="skip the text task")
+    parser.add_argument("--mbtc", default="build/bin/mbtc")
+    parser.add_argument("--mbt-run", default="build/bin/mbt-run")
+    parser.add_argument("--train-spec", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "fortunes_bag.mbt"))
+    parser.add_argument("--train-window", type=int, default=1024,
+                        help="the window of the training comparison")
+    parser.add_argument("--no-training", action="store_true",
+                        help="skip the training throughput comparison")
     parser.add_argument("--json", action="store_true",
                         help="also print each row as JSON on stderr")
     args = parser.parse_args()
@@ -184,6 +264,8 @@ def main():
         table(f"fortunes, training split ({len(lengths)} texts, byte tokens)",
               results, args)
         verdict(results)
+        if not args.no_training:
+            train_table(train_rows(lengths, args), args)
 
 
 if __name__ == "__main__":

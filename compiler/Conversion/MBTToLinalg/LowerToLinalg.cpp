@@ -32,6 +32,9 @@ struct LowerToLinalgPass
     populatePoolPatterns(patterns);
     populateNormPatterns(patterns);
     populateEmbeddingPatterns(patterns);
+    populateMaskedMeanPatterns(patterns);
+    populateRowsPatterns(patterns);
+    populateAttentionPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

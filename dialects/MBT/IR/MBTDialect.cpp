@@ -65,7 +65,7 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError("mbt.init must be a dictionary");
     return verifyInitAttr(op, dict);
   }
-  if (name == "mbt.classes") {
+  if (name == "mbt.classes" || name == "mbt.vocab") {
     auto classes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!classes || classes.getInt() < 1)
       return op->emitOpError(name) << " must be a positive integer";

@@ -213,7 +213,8 @@ LogicalResult SweepOp::verify() {
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
            << getSeeds().size() << " seeds for " << models << " models";
-  if (getBatchSize() < 1)
+  // A sequence data set's fixed steps may take budget // longest (0).
+  if (getBatchSize() < (getBatching() ? 0 : 1))
     return emitOpError("batch_size must be positive, got ") << getBatchSize();
   if (getEpochs() < 0)
     return emitOpError("epochs must not be negative, got ") << getEpochs();
@@ -235,8 +236,27 @@ LogicalResult SweepOp::verify() {
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
-  if (getData() != "fashion_mnist")
-    return emitOpError("unknown data set '") << getData() << "'";
+  StringRef data = getData();
+  if (data != "fashion_mnist" && data != "fortunes")
+    return emitOpError("unknown data set '")
+           << data << "' (known: fashion_mnist, fortunes)";
+  bool sequences = data == "fortunes";
+  if (sequences != getBatching().has_value())
+    return emitOpError(sequences ? "needs" : "must not have")
+           << " a batching strategy for data set '" << data << "'";
+  if (auto batching = getBatching()) {
+    static constexpr StringLiteral kStrategies[] = {
+        "dynamic", "fixed", "group-by-length", "fixed-shape"};
+    if (!llvm::is_contained(kStrategies, *batching))
+      return emitOpError("unknown batching '")
+             << *batching
+             << "' (known: dynamic, fixed, group-by-length, fixed-shape)";
+    if (getTokenBudget() < 1 || getWindow() < 1 || getMaxLength() < 0)
+      return emitOpError("needs a positive token_budget and window and a "
+                         "max_length of at least 0");
+    if (routing != "shared")
+      return emitOpError("sequence data supports shared routing only");
+  }
   auto model = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       *this, getModelAttr());
   if (!model)

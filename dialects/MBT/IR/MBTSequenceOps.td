@@ -1,7 +1,7 @@
 //===- MBTSequenceOps.td - ops of sequence models ----------*- tablegen -*-===//
 //
-// Token embeddings. Included by MBTOps.td, which defines the classes it
-// uses.
+// Token embeddings and pooling over tokens. Included by MBTOps.td, which
+// defines the classes it uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +68,200 @@ def MBT_EmbeddingGradOp : MBT_PureOp<"embedding_grad"> {
     $indices `,` $grad `like` $like attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+def MBT_MaskedMeanOp : MBT_PureOp<"masked_mean", [
+    DeclareOpInterfaceMethods<GradientOpInterface,
+                              ["isDifferentiableOperand"]>]> {
+  let summary = "Mean over a sequence's real tokens (padding left out)";
+  let description = [{
+    `result[l..., :] = sum_t values[l..., t, :] * real[l..., t] / n[l...]`
+    where `real[l..., t]` is 1 when `tokens[l..., t]` is not the pad token
+    0 and 0 when it is, and `n[l...] = max(1, sum_t real[l..., t])`.
+    `values` is `[L..., T, D]`, `tokens` `[L..., T]` and the result
+    `[L..., D]`; `L` are the independent leading dimensions (the batch,
+    and the models after `mbt-batch-models`), so the op batches by
+    prepending the model dimension.
+
+    Padding never reaches the result, and a sample's result does not depend
+    on how far its step pads it (T): this is what makes a dynamic batch
+    give the gradient of the same samples in one padded fixed batch. A row
+    of padding alone has no real token and gives 0. The gradient flows to
+    `values` only (`mbt.masked_mean_grad`).
+
+    ```mlir
+    %pooled = mbt.masked_mean %h, %tokens
+        : (tensor<?x?x64xf32>, tensor<?x?xi32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$values, MBT_I32Tensor:$tokens);
+  let results = (outs MBT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $values `,` $tokens attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_MaskedMeanGradOp : MBT_PureOp<"masked_mean_grad"> {
+  let summary = "Adjoint of masked_mean: the gradient spread over real tokens";
+  let description = [{
+    A tensor of the shape of `like` (masked_mean's `values`,
+    `[L..., T, D]`): `result[l..., t, :] = grad[l..., :] / n[l...]` at a
+    real token (`tokens[l..., t] != 0`) and 0 at padding, with
+    `n[l...] = max(1, number of real tokens of row l)`. `grad` is
+    `[L..., D]`, the adjoint of masked_mean's result.
+
+    ```mlir
+    %dh = mbt.masked_mean_grad %tokens, %dpooled like %h
+        : (tensor<?x?xi32>, tensor<?x64xf32>, tensor<?x?x64xf32>)
+        -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins MBT_I32Tensor:$tokens, MBT_FloatTensor:$grad,
+                       MBT_FloatTensor:$like);
+  let results = (outs MBT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $tokens `,` $grad `like` $like attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_MergeRowsOp : MBT_PureOp<"merge_rows", [
+    DeclareOpInterfaceMethods<GradientOpInterface>]> {
+  let summary = "Merge the batch and position dimensions into one of rows";
+  let description = [{
+    `[L..., B, T, K] -> [L..., B * T, K]`, row-major: row `b * T + t` is
+    position `t` of sample `b`. With `mbt.split_rows` around it, a matmul
+    applies a matrix to every position of every sample as one matrix
+    product (a position-wise linear layer), whatever B and T a step has.
+    The adjoint is `mbt.split_rows` like the input.
+
+    ```mlir
+    %rows = mbt.merge_rows %h : (tensor<?x?x64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$input);
+  let results = (outs MBT_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MBT_SplitRowsOp : MBT_PureOp<"split_rows", [
+    DeclareOpInterfaceMethods<GradientOpInterface,
+                              ["isDifferentiableOperand"]>]> {
+  let summary = "Split rows back into the batch and position dimensions of a value";
+  let description = [{
+    `[L..., B * T, K] -> [L..., B, T, K]`, the inverse of `mbt.merge_rows`,
+    with B and T those of `like` (`[L..., B, T, ...]`, read for its sizes
+    only). The adjoint is `mbt.merge_rows`; `like` may depend on the
+    parameters, but its gradient through this op is zero.
+
+    ```mlir
+    %y = mbt.split_rows %rows like %h
+        : (tensor<?x32xf32>, tensor<?x?x64xf32>) -> tensor<?x?x32xf32>
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$input, MBT_FloatTensor:$like);
+  let results = (outs MBT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `like` $like attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_AttentionOp : MBT_PureOp<"attention", [
+    DeclareOpInterfaceMethods<GradientOpInterface,
+                              ["isDifferentiableOperand"]>]> {
+  let summary = "Multi-head scaled dot-product attention with padding and causal masks";
+  let description = [{
+    `query`, `key` and `value` are `[L..., T, D]`, `tokens` `[L..., T]` the
+    token ids of the sequence (0 is padding); the result is `[L..., T, D]`.
+    Each of the `heads` heads owns `D / heads` consecutive columns `c`:
+
+        s[i, j] = sum_c query[i, c] * key[j, c] / sqrt(D / heads)
+        result[i, c] = sum_j softmax_j(s[i, j]) * value[j, c]
+
+    where the softmax runs over the keys `j` allowed to query `i`: the real
+    tokens (`tokens[j] != 0`), and with `causal` only `j <= i`. A padded key
+    gets no weight, so a sample's rows at its real positions do not depend
+    on how far its step pads it. A query with no allowed key (a row of
+    padding alone) gives 0. `L` are independent leading dimensions (the
+    batch, and the models after `mbt-batch-models`). This is
+    `torch.nn.functional.scaled_dot_product_attention` over the heads with
+    `attn_mask` the allowed pairs. The gradient flows to query, key and
+    value (`mbt.attention_grad`), which recomputes the weights.
+
+    ```mlir
+    %o = mbt.attention %q, %k, %v, %tokens {heads = 4 : i64, causal = false}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>,
+           tensor<?x?xi32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$query, MBT_FloatTensor:$key,
+                       MBT_FloatTensor:$value, MBT_I32Tensor:$tokens,
+                       I64Attr:$heads, BoolAttr:$causal);
+  let results = (outs MBT_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $tokens attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_AttentionGradOp : MBT_PureOp<"attention_grad"> {
+  let summary = "Adjoint of attention: the gradients of query, key and value";
+  let description = [{
+    Given `grad`, the adjoint of `mbt.attention`'s result (`[L..., T, D]`),
+    and the attention's operands and attributes, the gradients of query,
+    key and value. With `p` the attention weights (recomputed) and
+    `dp[i, j] = sum_c grad[i, c] * value[j, c]`:
+
+        dvalue[j, c] = sum_i p[i, j] * grad[i, c]
+        ds[i, j] = p[i, j] * (dp[i, j] - sum_j' p[i, j'] * dp[i, j'])
+        dquery[i, c] = sum_j ds[i, j] * key[j, c] / sqrt(D / heads)
+        dkey[j, c] = sum_i ds[i, j] * query[i, c] / sqrt(D / heads)
+
+    each within its head's columns. Masked pairs have `p = 0` and pass
+    nothing back.
+
+    ```mlir
+    %dq, %dk, %dv = mbt.attention_grad %q, %k, %v, %tokens, %g
+        {heads = 4 : i64, causal = false}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>,
+           tensor<?x?xi32>, tensor<?x?x64xf32>)
+        -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$query, MBT_FloatTensor:$key,
+                       MBT_FloatTensor:$value, MBT_I32Tensor:$tokens,
+                       MBT_FloatTensor:$grad, I64Attr:$heads,
+                       BoolAttr:$causal);
+  let results = (outs MBT_FloatTensor:$dquery, MBT_FloatTensor:$dkey,
+                      MBT_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $tokens `,` $grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_PositionsOp : MBT_PureOp<"positions"> {
+  let summary = "The position of every token in its sequence";
+  let description = [{
+    `result[l..., t] = t` for token ids `tokens` `[L..., T]`: the indices
+    that a table of position embeddings is read at (`mbt.embedding`), padded
+    positions included (their rows are left out downstream by the masks).
+    Not differentiable: it depends on the data only.
+
+    ```mlir
+    %pos = mbt.positions %tokens : (tensor<?x?xi32>) -> tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins MBT_I32Tensor:$tokens);
+  let results = (outs MBT_I32Tensor:$result);
+  let assemblyFormat = "$tokens attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

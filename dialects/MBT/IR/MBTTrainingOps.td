@@ -278,6 +278,13 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     rest. `crop` (padding, 0: none) and `flip` augment image inputs in
     training: a random crop of the image padded by `crop` zeros per side
     and a random horizontal flip, drawn per model from its seed.
+    A data set of token sequences gives `batching`, how the runtime groups
+    samples of different lengths into steps (`dynamic`, `fixed`,
+    `group-by-length` or `fixed-shape`; docs/data.md), with the padded
+    tokens a step may hold (`token_budget`), the samples sorted together
+    (`window`) and the length beyond which a sample is cut (`max_length`,
+    0: none); `batch_size` is then the samples of a fixed step (0: the
+    budget over the longest sample).
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
@@ -309,7 +316,11 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<StrArrayAttr>:$no_decay,
                        DefaultValuedAttr<F64Attr, "0.0">:$validation,
                        DefaultValuedAttr<I64Attr, "0">:$crop,
-                       DefaultValuedAttr<BoolAttr, "false">:$flip);
+                       DefaultValuedAttr<BoolAttr, "false">:$flip,
+                       OptionalAttr<StrAttr>:$batching,
+                       DefaultValuedAttr<I64Attr, "8192">:$token_budget,
+                       DefaultValuedAttr<I64Attr, "1024">:$window,
+                       DefaultValuedAttr<I64Attr, "0">:$max_length);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -617,6 +617,9 @@ void FuseOptimizerPass::runOnOperation() {
   auto modelX = cast<RankedTensorType>(model.getArgumentTypes()[inputIndex]);
   module->setAttr("mbt.input_shape",
                   b.getDenseI64ArrayAttr(modelX.getShape().drop_front(2)));
+  // A tokens[V] input's vocabulary, for the runtime's token checks.
+  if (auto vocab = model.getArgAttr(inputIndex, "mbt.vocab"))
+    module->setAttr("mbt.vocab", vocab);
   if (auto target = model.getArgAttr(inputIndex + 1, "mbt.target"))
     module->setAttr("mbt.target", target);
   module->setAttr("mbt.model", model.getSymNameAttr());

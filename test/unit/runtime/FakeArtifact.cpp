@@ -53,7 +53,7 @@ using mbt::runtime::WorkspaceRef;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 7
+#define FAKE_ABI 8
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
@@ -101,7 +101,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 7, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+                R"({"abi_version": 8, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
   "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,

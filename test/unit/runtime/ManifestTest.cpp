@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 7, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 8, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 7);
+  EXPECT_EQ(m.abiVersion, 8);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -125,7 +125,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 7, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 8, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {
@@ -409,3 +409,62 @@ TEST(ManifestTest, RejectsAnUnknownRouting) {
 }
 
 } // namespace
+
+/// goodManifest() with an input of token ids and a sequence data set.
+json tokensManifest() {
+  json m = goodManifest();
+  m["input"] = json::parse(R"({"name": "x", "kind": "tokens", "vocab": 259,
+                               "shape": [null], "features": 0})");
+  m["data"] = json::parse(R"({"name": "fortunes", "batch": 0,
+      "shuffle_seed": 3, "routing": "shared",
+      "batching": {"strategy": "dynamic", "token_budget": 4096,
+                   "window": 256, "max_length": 1000}})");
+  return m;
+}
+
+TEST(ManifestTest, ParsesTokenInputAndSequenceBatching) {
+  Manifest m = parseManifest(tokensManifest().dump(), "model.so");
+  EXPECT_EQ(m.inputKind, Manifest::InputKind::Tokens);
+  EXPECT_EQ(m.vocab, 259);
+  EXPECT_EQ(m.features, 0);
+  EXPECT_TRUE(m.inputShape.empty());
+  ASSERT_TRUE(m.data.sequences());
+  EXPECT_EQ(m.data.batching.strategy, "dynamic");
+  EXPECT_EQ(m.data.batching.tokenBudget, 4096);
+  EXPECT_EQ(m.data.batching.window, 256);
+  EXPECT_EQ(m.data.batching.maxLength, 1000);
+  EXPECT_EQ(m.data.batch, 0); // the budget over the longest sample
+  // Without "kind", x holds float features, as before version 8.
+  EXPECT_EQ(parseManifest(goodManifest().dump(), "model.so").inputKind,
+            Manifest::InputKind::Features);
+}
+
+TEST(ManifestTest, RejectsBadTokenInputs) {
+  json m = tokensManifest();
+  m["input"]["kind"] = "bytes";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("input.kind"),
+                                 HasSubstr("\"features\" or \"tokens\"")));
+  m = tokensManifest();
+  m["input"]["vocab"] = 0;
+  EXPECT_THAT(errorFor(m), HasSubstr("input.vocab"));
+  m = tokensManifest();
+  m["data"]["batching"]["strategy"] = "sorted";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("data.batching.strategy"),
+                                 HasSubstr("'sorted'")));
+  m = tokensManifest();
+  m["data"]["batching"]["window"] = 0;
+  EXPECT_THAT(errorFor(m), HasSubstr("token_budget and window"));
+}
+
+TEST(ManifestTest, RejectsDataThatDoesNotFitTheInput) {
+  json m = tokensManifest();
+  m["data"].erase("batching");
+  EXPECT_THAT(errorFor(m), HasSubstr("needs a batching for an input of token "
+                                     "ids"));
+  m = goodManifest();
+  m["data"]["batching"] = tokensManifest()["data"]["batching"];
+  EXPECT_THAT(errorFor(m), HasSubstr("the input takes float features"));
+  m = tokensManifest();
+  m["data"]["routing"] = "bootstrap";
+  EXPECT_THAT(errorFor(m), HasSubstr("shared routing only"));
+}

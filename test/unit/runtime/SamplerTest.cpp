@@ -83,4 +83,26 @@ TEST(SamplerTest, RejectsNonPositiveBatchSize) {
   EXPECT_THROW(EpochBatches(10, 0, 1, 0), RuntimeError);
 }
 
+// Steps planned elsewhere (length batching): each step its own run of the
+// order and its own padded width.
+TEST(SamplerTest, PlannedStepsKeepTheirSamplesAndWidths) {
+  EpochBatches steps({7, 2, 5, 0, 1}, {0, 2, 3, 5}, {12, 30, 4});
+  ASSERT_EQ(steps.numBatches(), 3);
+  EXPECT_EQ(steps.batchLength(0), 2);
+  EXPECT_EQ(steps.batchLength(1), 1);
+  EXPECT_EQ(steps.batchLength(2), 2);
+  EXPECT_EQ(steps.batch(1)[0], 5);
+  EXPECT_EQ(steps.batch(2)[1], 1);
+  EXPECT_EQ(steps.batchWidth(1), 30);
+  // A permutation's batches have no planned width.
+  EXPECT_EQ(EpochBatches(10, 4, 1, 0).batchWidth(0), 0);
+}
+
+TEST(SamplerTest, RejectsPlannedStepsThatDoNotCoverTheOrder) {
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 2}), RuntimeError);    // short
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 2, 2, 3}), RuntimeError); // empty
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {1, 3}), RuntimeError);    // offset
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 3}, {4, 5}), RuntimeError);
+}
+
 } // namespace

@@ -32,10 +32,12 @@ namespace runtime {
 /// unchanged); the train step also skips a model whose loss or gradients
 /// are not finite, and reports a NaN loss for every model that did not
 /// step.
-constexpr int64_t kAbiVersion = 7;
+/// Version 8: x may be token ids, int32 [M, B, T] (the manifest's input
+/// `kind` is "tokens"), with T, like B, set by each call.
+constexpr int64_t kAbiVersion = 8;
 
-/// The element type of the float buffers (params, state, x, out): the
-/// model's float type, the manifest's `dtype`.
+/// The element type of the float buffers (params, state, out, and x unless
+/// it holds token ids): the model's float type, the manifest's `dtype`.
 enum class DType { F32, F64 };
 
 inline const char *dtypeName(DType type) {
@@ -128,21 +130,22 @@ typedef const char *(*ManifestFn)(void);
 }
 
 // The entry points, for float buffers of element type T (float for an
-// artifact of dtype f32, double for f64).
+// artifact of dtype f32, double for f64) and an x of element type X (T, or
+// int32_t for token ids).
 
 /// One optimizer step of every model, in place:
 /// params [M,P], buffers [M,Q], state [S,M,P], hyper [M,H], step [M],
-/// x [M,B,F], y [M,B], out [M,K] (written), workspace.
-template <typename T>
+/// x [M,B,F] or [M,B,T], y [M,B], out [M,K] (written), workspace.
+template <typename T, typename X = T>
 using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
                                MemRef<T, 3> *state, MemRef2D *hyper,
-                               MemRef1D *step, MemRef<T, 3> *x, MemRef2I *y,
+                               MemRef1D *step, MemRef<X, 3> *x, MemRef2I *y,
                                MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// Forward pass and metrics of every model: params [M,P], buffers [M,Q]
-/// (read), x [M,B,F], y [M,B], out [M,K] (written), workspace.
-template <typename T>
+/// (read), x [M,B,F] or [M,B,T], y [M,B], out [M,K] (written), workspace.
+template <typename T, typename X = T>
 using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
-                              MemRef<T, 3> *x, MemRef2I *y,
+                              MemRef<X, 3> *x, MemRef2I *y,
                               MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// The optimizer step alone, in place, on gradients the caller computed:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read),
@@ -155,17 +158,17 @@ using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
 /// The workspace each entry point needs for these arguments (the same as
 /// the entry point's, without the workspace), in bytes. Only the
 /// descriptors' sizes are read.
-template <typename T>
+template <typename T, typename X = T>
 using TrainStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                            MemRef<T, 2> *buffers,
                                            MemRef<T, 3> *state,
                                            MemRef2D *hyper, MemRef1D *step,
-                                           MemRef<T, 3> *x, MemRef2I *y,
+                                           MemRef<X, 3> *x, MemRef2I *y,
                                            MemRef<T, 2> *out);
-template <typename T>
+template <typename T, typename X = T>
 using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                           MemRef<T, 2> *buffers,
-                                          MemRef<T, 3> *x, MemRef2I *y,
+                                          MemRef<X, 3> *x, MemRef2I *y,
                                           MemRef<T, 2> *out);
 template <typename T>
 using OptimizerStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,

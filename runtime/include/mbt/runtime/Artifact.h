@@ -14,6 +14,7 @@
 #include "mbt/runtime/Manifest.h"
 
 #include <string>
+#include <type_traits>
 
 namespace mbt {
 namespace runtime {
@@ -40,13 +41,18 @@ public:
 
   /// The entry points for float buffers of T (float for dtype f32, double
   /// for f64). Throws RuntimeError when T is not the artifact's dtype.
-  template <typename T = float> TrainStepFnOf<T> trainStep() const {
+  /// X is the element type of x: T, or int32_t for a tokens input.
+  template <typename T = float, typename X = T>
+  TrainStepFnOf<T, X> trainStep() const {
     checkDType(dtypeOf<T>(), "mbt_train_step");
-    return reinterpret_cast<TrainStepFnOf<T>>(trainFn);
+    checkInput<X>("mbt_train_step");
+    return reinterpret_cast<TrainStepFnOf<T, X>>(trainFn);
   }
-  template <typename T = float> EvalStepFnOf<T> evalStep() const {
+  template <typename T = float, typename X = T>
+  EvalStepFnOf<T, X> evalStep() const {
     checkDType(dtypeOf<T>(), "mbt_eval_step");
-    return reinterpret_cast<EvalStepFnOf<T>>(evalFn);
+    checkInput<X>("mbt_eval_step");
+    return reinterpret_cast<EvalStepFnOf<T, X>>(evalFn);
   }
   /// The optimizer step alone (docs/abi.md); null for an artifact built
   /// before mbtc exported it.
@@ -56,15 +62,17 @@ public:
   }
   /// The workspace size of each entry point (docs/abi.md, "The
   /// workspace"); the optimizer step's is null when that step is.
-  template <typename T = float>
-  TrainStepWorkspaceFnOf<T> trainStepWorkspace() const {
+  template <typename T = float, typename X = T>
+  TrainStepWorkspaceFnOf<T, X> trainStepWorkspace() const {
     checkDType(dtypeOf<T>(), "mbt_train_step_workspace_bytes");
-    return reinterpret_cast<TrainStepWorkspaceFnOf<T>>(trainWorkspaceFn);
+    checkInput<X>("mbt_train_step");
+    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X>>(trainWorkspaceFn);
   }
-  template <typename T = float>
-  EvalStepWorkspaceFnOf<T> evalStepWorkspace() const {
+  template <typename T = float, typename X = T>
+  EvalStepWorkspaceFnOf<T, X> evalStepWorkspace() const {
     checkDType(dtypeOf<T>(), "mbt_eval_step_workspace_bytes");
-    return reinterpret_cast<EvalStepWorkspaceFnOf<T>>(evalWorkspaceFn);
+    checkInput<X>("mbt_eval_step");
+    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X>>(evalWorkspaceFn);
   }
   template <typename T = float>
   OptimizerStepWorkspaceFnOf<T> optimizerStepWorkspace() const {
@@ -77,6 +85,11 @@ private:
   Artifact() = default;
   void close();
   void checkDType(DType requested, const char *entry) const;
+  /// Throws unless X fits the input: int32_t for token ids, else T.
+  template <typename X> void checkInput(const char *entry) const {
+    checkInputTokens(std::is_same<X, int32_t>::value, entry);
+  }
+  void checkInputTokens(bool tokens, const char *entry) const;
 
   std::string libraryPath;
   void *handle = nullptr;

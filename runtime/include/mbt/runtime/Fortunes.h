@@ -39,6 +39,12 @@ SequenceSplits loadFortunes(const std::string &dir = "",
                             int64_t maxLength = 0);
 
 /// The texts of one fortune file's contents, in order (exposed for tests).
+/// The splits of the sequence data set a manifest names ("fortunes",
+/// from defaultFortunesDir()), each sample cut to `maxLength` tokens (0:
+/// none). Throws RuntimeError for a name this runtime does not know.
+SequenceSplits loadSequenceSplits(const std::string &name,
+                                  int64_t maxLength = 0);
+
 std::vector<std::string> splitFortunes(const std::string &contents);
 
 } // namespace runtime

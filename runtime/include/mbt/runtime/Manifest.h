@@ -69,6 +69,17 @@ struct DataSpec {
   int64_t crop = 0;
   bool flip = false;
   bool augments() const { return crop > 0 || flip; }
+  /// How a data set of token sequences groups its samples into steps
+  /// (LengthBatching.h, docs/data.md): the strategy's name ("" for data of
+  /// fixed-size samples), the padded tokens a step may hold, the samples
+  /// sorted together, and the length beyond which a sample is cut (0:
+  /// none). `batch` is then the rows of a fixed step (0: the budget over
+  /// the longest sample).
+  struct SequenceBatching {
+    std::string strategy;
+    int64_t tokenBudget = 0, window = 0, maxLength = 0;
+  } batching;
+  bool sequences() const { return !batching.strategy.empty(); }
 };
 
 /// The parsed, validated manifest. Sizes use the ABI's letters.
@@ -88,8 +99,12 @@ struct Manifest {
   std::vector<ParamSpec> buffers;
   int64_t bufferCount = 0; // Q
   std::string inputName;
-  std::vector<int64_t> inputShape;
-  int64_t features = 0; // F
+  /// What x holds: F float features per sample, or token ids (int32
+  /// [B, T], T set by each step; ABI version 8).
+  enum class InputKind { Features, Tokens } inputKind = InputKind::Features;
+  std::vector<int64_t> inputShape; // empty for tokens
+  int64_t features = 0; // F; 0 for tokens
+  int64_t vocab = 0;    // tokens: every id lies in [0, vocab)
   std::string targetName;
   int64_t classes = 0;
   std::string optimizerRule;

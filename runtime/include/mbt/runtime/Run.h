@@ -23,6 +23,9 @@ struct RunRequest {
   /// > 0: instead of training, time this many steps (after a short warm-up)
   /// and print one line of throughput; writes nothing.
   int64_t benchSteps = 0;
+  /// A plan of steps (StepPlan.h) to train every epoch of token sequences
+  /// on, instead of the manifest's batching; empty: none.
+  std::string stepsFile;
   /// How to train: results directory, epochs, logging, evaluation,
   /// checkpoints, resume, stopping policies. With `reportJson` (for
   /// scripts) stdout gets the leaderboard as JSON and nothing else, and

@@ -30,18 +30,27 @@ class EpochBatches {
 public:
   EpochBatches(int64_t n, int64_t batchSize, uint64_t shuffleSeed,
                uint32_t epoch);
+  /// Steps planned elsewhere (a sequence data set's length batching,
+  /// LengthBatching.h): step b is `order[offsets[b], offsets[b + 1])`,
+  /// padded to `widths[b]` tokens (`widths` may be empty: no padding).
+  EpochBatches(std::vector<int64_t> order, std::vector<int64_t> offsets,
+               std::vector<int64_t> widths = {});
 
-  /// Number of batches: ceil(n / batchSize).
+  /// Number of batches: ceil(n / batchSize), or the planned steps.
   int64_t numBatches() const;
   /// Indices of batch `b` (0-based): a view into the permutation.
   const int64_t *batch(int64_t b) const;
   /// Size of batch `b`: batchSize, or the remainder for the last one.
   int64_t batchLength(int64_t b) const;
   const std::vector<int64_t> &order() const { return permutation; }
+  /// The padded length of batch `b`'s sequences; 0 when not planned so.
+  int64_t batchWidth(int64_t b) const { return widths.empty() ? 0 : widths[b]; }
 
 private:
-  int64_t batchSize;
   std::vector<int64_t> permutation;
+  /// Batch b is permutation[offsets[b], offsets[b + 1]).
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> widths;
 };
 
 } // namespace runtime

@@ -21,8 +21,10 @@
 #include "mbt/runtime/Dataset.h"
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
+#include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
+#include "mbt/runtime/SequenceDataset.h"
 #include "mbt/runtime/TrainOptions.h"
 #include "mbt/runtime/Workspace.h"
 
@@ -43,6 +45,14 @@ public:
   /// the manifest (feature count, label range, empty training set).
   Trainer(const Artifact &artifact, const Dataset &train, const Dataset &test,
           TrainOptions options = {});
+  /// For an artifact whose input is token ids: the data are sequences,
+  /// grouped into steps by the manifest's batching (LengthBatching.h), each
+  /// step's x an int32 [B, T] block padded with the pad token 0
+  /// (TrainerSequences.cpp). Throws RuntimeError if a token lies outside
+  /// the input's vocabulary, a label outside the target's classes, or a
+  /// sample exceeds the token budget.
+  Trainer(const Artifact &artifact, const SequenceDataset &train,
+          const SequenceDataset &test, TrainOptions options = {});
   ~Trainer();
 
   /// Trains every epoch from where the data order stands (the start, or a
@@ -58,6 +68,12 @@ public:
   /// RuntimeError if another artifact wrote it or its sizes differ.
   void restore(const RunCheckpoint &checkpoint);
 
+  /// Trains every epoch on `steps` (StepPlan.h: another batcher's plan,
+  /// for benchmarks) instead of the manifest's batching: the same steps,
+  /// in order, each epoch. Token sequences only, before the first step;
+  /// throws RuntimeError unless the plan takes every training sample once.
+  void useStepPlan(std::vector<LengthGroup> steps);
+
   /// Trains exactly `n` more steps, continuing the data order across epoch
   /// boundaries. No evaluation, no output.
   void runSteps(int64_t n);
@@ -65,6 +81,9 @@ public:
   /// Per-model, sample-weighted means of every output over `data`
   /// (in order, batches of the manifest's batch size): [M][K].
   std::vector<std::vector<double>> evaluate(const Dataset &data);
+  /// The same for token sequences, in the steps the manifest's batching
+  /// plans for them (a fixed plan: shuffle seed 0, epoch 0).
+  std::vector<std::vector<double>> evaluate(const SequenceDataset &data);
 
   /// Under k-fold routing, each model's means on its held-out fold of the
   /// training split: [M][K]; empty for other routings.
@@ -76,6 +95,10 @@ public:
   int64_t bufferCount() const { return q; }
   /// Train steps taken so far.
   int64_t globalStep() const { return stepCount; }
+  /// Samples (rows) the train steps took so far, over every epoch.
+  int64_t samplesTrained() const { return totalSamples; }
+  /// Whether x holds token ids (the sequence path).
+  bool takesTokens() const { return trainSeq != nullptr; }
   /// The model's float type (the artifact's dtype).
   DType dtype() const { return paramsBuf.dtype(); }
   /// params [M, P] and optimizer state [S, M, P], row-major, as T (float
@@ -122,6 +145,31 @@ public:
   const std::vector<std::string> &stopReasons() const { return stopReason; }
 
 private:
+  /// The buffers and the initial parameters; the constructors' shared part
+  /// (after the data are checked).
+  void setUp();
+  /// The steps of epoch `epoch`: batches of a permutation, or for token
+  /// sequences the manifest's length batching.
+  std::unique_ptr<EpochBatches> makeEpochBatches(uint32_t epoch) const;
+  /// Steps of an epoch, for the progress meter (the current epoch's, for
+  /// sequences, whose step count changes a little between epochs).
+  int64_t stepsPerEpoch() const;
+  /// The test split's size and means (either kind of data).
+  int64_t testCount() const;
+  std::vector<std::vector<double>> evaluateTest();
+  /// The manifest's batching with `seed` as its shuffle seed.
+  BatchingOptions batchingOptions(uint64_t seed) const;
+  /// Copies samples `indices[0, b)` of `data` into x as a [b, T] block of
+  /// token ids that every model shares (T the longest of them, or `width`
+  /// if larger: a fixed-shape plan's; shorter rows padded with 0), and
+  /// their labels into every model's y.
+  void loadTokenBatch(const SequenceDataset &data, const int64_t *indices,
+                      int64_t b, int64_t width);
+  /// Throws unless `data` fits the manifest (TrainerSequences.cpp).
+  void checkSequences(const SequenceDataset &data) const;
+  /// At an epoch boundary, moves the cursor to the next epoch's first
+  /// step (its batches made, the running sums reset).
+  void startEpochIfDue();
   /// Whether the data-order cursor sits between two epochs.
   bool atEpochBoundary() const;
   /// Epochs whose every batch has been taken.
@@ -163,6 +211,10 @@ private:
   /// The descriptor of x for a loaded batch of `b` samples: dense, or with
   /// stride 0 along the model dimension when every model shares the batch.
   template <typename T> MemRef<T, 3> xDescriptor(T *base, int64_t b);
+  /// x of a loaded batch of token ids: [M, b, xWidth], stride 0 over M.
+  MemRef<int32_t, 3> tokenDescriptor(int32_t *base, int64_t b);
+  /// x's descriptor for element type X (T, or int32_t for token ids).
+  template <typename T, typename X> MemRef<X, 3> xFor(int64_t b);
   /// Sizes the workspace for the train and eval steps at the largest batch.
   template <typename T> void reserveWorkspace();
   /// For a CUDA artifact: the device copies of every buffer (the workspace
@@ -182,15 +234,22 @@ private:
   WorkspaceRef stepWorkspace();
   /// The artifact's train step on the loaded batch, with buffers of T:
   /// the device's uploads and download around issueTrainStep.
-  template <typename T> void callTrainStep(int64_t b);
+  template <typename T, typename X> void callTrainStep(int64_t b);
   /// The call itself, on the buffers (the host's or the device's).
-  template <typename T> void issueTrainStep(int64_t b);
+  template <typename T, typename X> void issueTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
-  template <typename T> void callEvalStep(int64_t b);
-  /// Per-model means of every output over `n` samples, loaded `batch` at a
-  /// time by `load(positions, b)`: [M][K].
-  template <typename LoadBatch>
-  std::vector<std::vector<double>> evaluateBatches(int64_t n, LoadBatch load);
+  template <typename T, typename X> void callEvalStep(int64_t b);
+  /// Runs the train (eval) step with the element types of this artifact.
+  void dispatchTrainStep(int64_t b);
+  void dispatchEvalStep(int64_t b);
+  /// For token ids: grows the workspace to what this step's shape needs.
+  template <typename T>
+  void reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b, bool train);
+  /// Per-model means of every output over the samples of `plan`, each
+  /// step loaded by `load(positions, b)`: [M][K].
+  std::vector<std::vector<double>>
+  evaluateBatches(const EpochBatches &plan,
+                  const std::function<void(const int64_t *, int64_t)> &load);
   /// Throws if a kernel reported a malformed call during the last step.
   void checkKernels(const char *stepName);
   /// Running means of the current epoch: [M][K].
@@ -202,8 +261,16 @@ private:
 
   const Artifact &artifact;
   const Manifest &manifest;
-  const Dataset &trainData;
-  const Dataset &testData;
+  /// The data: float features, or token sequences (one pair is null).
+  const Dataset *trainData = nullptr;
+  const Dataset *testData = nullptr;
+  const SequenceDataset *trainSeq = nullptr;
+  const SequenceDataset *testSeq = nullptr;
+  /// The training sequences' lengths, which the batching plans with.
+  std::vector<int64_t> trainLengths;
+  /// A given plan of every epoch's steps (useStepPlan); empty: plan each
+  /// epoch with the manifest's batching.
+  std::vector<LengthGroup> stepPlan;
   TrainOptions options;
   /// Which training samples each model sees (shared, k-fold, bootstrap).
   DataRouting routing;
@@ -216,6 +283,10 @@ private:
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;
+  /// Token ids of the loaded batch, [b, xWidth] (sequences; grown as
+  /// steps need).
+  AlignedBuffer<int32_t> tokenBuf;
+  int64_t xWidth = 0;
   /// The steps' temporaries (docs/abi.md, "The workspace"): allocated once,
   /// for the largest batch, shared by train and eval steps.
   Workspace workspace;
@@ -249,6 +320,7 @@ private:
   /// One augmented image (loadAugmentedBatch).
   std::vector<float> augmentScratch;
   int64_t stepCount = 0;
+  int64_t totalSamples = 0;
 
   /// Per step, without allocating: which models are frozen (their
   /// matmuls are skipped) and the samples of a shared batch.

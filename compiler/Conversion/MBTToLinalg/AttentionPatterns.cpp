@@ -1,0 +1,341 @@
+//===- AttentionPatterns.cpp - mbt.attention and its adjoint --------------===//
+//
+// Both work on the heads' layout: query, key and value [L..., T, D] are
+// viewed as [L..., T, H, D/H] (tensor.expand_shape, no copy), so that every
+// linalg.generic below indexes with plain loop dimensions. The weights p
+// [L..., H, T, T] are built in five generics (scores, mask and scale, row
+// maximum, exponentials, normalization); masked pairs hold -inf before the
+// exponential and exactly 0 after it, so a padded key adds nothing to any
+// sum. The adjoint recomputes p (as FlashAttention's backward does) rather
+// than keeping it from the forward pass.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// The shapes and loop dimensions of one attention: `n` leading dimensions
+/// L, then (for the weights) heads h, queries i, keys j.
+class AttentionBuilder {
+public:
+  AttentionBuilder(OpBuilder &b, Location loc, Value query, int64_t heads,
+                   bool causal)
+      : b(b), loc(loc), query(query), heads(heads), causal(causal) {
+    auto type = cast<RankedTensorType>(query.getType());
+    element = cast<FloatType>(type.getElementType());
+    n = type.getRank() - 2;
+    features = type.getDimSize(n + 1);
+    headSize = features / heads;
+    scale = 1.0 / std::sqrt(static_cast<double>(headSize));
+  }
+
+  /// [L..., T, D] as [L..., T, H, D/H].
+  Value splitHeads(Value v) {
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d <= n; ++d)
+      sizes.push_back(size(v, d));
+    sizes.push_back(b.getIndexAttr(heads));
+    sizes.push_back(b.getIndexAttr(headSize));
+    return b.create<tensor::ExpandShapeOp>(loc, headsType(), v, headGroups(),
+                                           sizes);
+  }
+  /// [L..., T, H, D/H] as [L..., T, D].
+  Value mergeHeads(Value v) {
+    return b.create<tensor::CollapseShapeOp>(loc, query.getType(), v,
+                                             headGroups());
+  }
+
+  /// The attention weights p [L..., H, T, T] of `qh` and `kh` (split).
+  Value weights(Value qh, Value kh, Value tokens) {
+    Value scores = contract(qh, kh);
+    // Scaled, -inf where the pair is masked.
+    Value masked = elementwise(
+        weightsType(), {scores, tokens}, {all(), keyTokens()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value allowed = isReal(nb, l, a[1]);
+          if (causal) {
+            Value i = nb.create<linalg::IndexOp>(l, n + 1);
+            Value j = nb.create<linalg::IndexOp>(l, n + 2);
+            allowed = nb.create<arith::AndIOp>(
+                l, allowed,
+                nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule, j, i));
+          }
+          Value scaled = nb.create<arith::MulFOp>(
+              l, a[0], floatConstant(nb, l, element, scale));
+          return nb.create<arith::SelectOp>(l, allowed, scaled,
+                                            minusInfinity(nb, l));
+        });
+    Value rowMax = rowReduce(
+        masked, {}, minusInfinityAttr(),
+        [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
+          return nb.create<arith::MaximumFOp>(l, acc, a[0]);
+        });
+    Value exps = elementwise(
+        weightsType(), {masked, rowMax}, {all(), rows()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value isMasked = nb.create<arith::CmpFOp>(
+              l, arith::CmpFPredicate::OEQ, a[0], minusInfinity(nb, l));
+          Value e = nb.create<math::ExpOp>(
+              l, nb.create<arith::SubFOp>(l, a[0], a[1]));
+          return nb.create<arith::SelectOp>(
+              l, isMasked, floatConstant(nb, l, element, 0.0), e);
+        });
+    Value sums = rowReduce(
+        exps, {}, b.getFloatAttr(element, 0.0),
+        [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
+          return nb.create<arith::AddFOp>(l, acc, a[0]);
+        });
+    // A query with no allowed key has a sum of 0 and weights 0.
+    return elementwise(
+        weightsType(), {exps, sums}, {all(), rows()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value zero = floatConstant(nb, l, element, 0.0);
+          Value some = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT,
+                                                a[1], zero);
+          return nb.create<arith::SelectOp>(
+              l, some, nb.create<arith::DivFOp>(l, a[0], a[1]), zero);
+        });
+  }
+
+  /// s[L, h, i, j] = sum_e a[L, i, h, e] * c[L, j, h, e].
+  Value contract(Value a, Value c) {
+    int64_t loops = n + 4; // (L, h, i, j, e)
+    auto map = [&](int64_t row) {
+      return at(loops, {row, n, n + 3});
+    };
+    Value init = filled(weightsType(), weightsSources());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{weightsType()}, ValueRange{a, c}, ValueRange{init},
+            SmallVector<AffineMap>{map(n + 1), map(n + 2),
+                                   at(loops, {n, n + 1, n + 2})},
+            iterators(loops, {n + 3}),
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
+            })
+        .getResult(0);
+  }
+
+  /// out[L, r, h, e] = sum_c w[L, h, r, c] * x[L, c, h, e], or with
+  /// `transposed` sum_c w[L, h, c, r] * x[L, c, h, e] (split layout).
+  Value apply(Value w, Value x, bool transposed) {
+    int64_t loops = n + 4; // (L, r, h, e, c)
+    int64_t r = n, h = n + 1, e = n + 2, c = n + 3;
+    AffineMap wMap = transposed ? at(loops, {h, c, r}) : at(loops, {h, r, c});
+    Value init = filled(headsType(), headsSources());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{headsType()}, ValueRange{w, x}, ValueRange{init},
+            SmallVector<AffineMap>{wMap, at(loops, {c, h, e}),
+                                   at(loops, {r, h, e})},
+            iterators(loops, {c}),
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
+            })
+        .getResult(0);
+  }
+
+  /// A generic over [L, h, i, j] with one result of `type`.
+  Value elementwise(
+      RankedTensorType type, ValueRange inputs, ArrayRef<AffineMap> maps,
+      function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    Value init = buildEmpty(b, loc, type, weightsSources());
+    SmallVector<AffineMap> allMaps(maps);
+    allMaps.push_back(all());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{type}, inputs, ValueRange{init}, allMaps,
+            iterators(n + 3),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(l, ValueRange{body(nb, l, a)});
+            })
+        .getResult(0);
+  }
+
+  /// A reduction over j of `w` [L, h, i, j] (and `more` of that shape) into
+  /// [L, h, i], starting from `init`.
+  Value rowReduce(
+      Value w, ValueRange more, TypedAttr initValue,
+      function_ref<Value(OpBuilder &, Location, Value, ValueRange)> combine) {
+    auto rowType = RankedTensorType::get(
+        cast<RankedTensorType>(weightsType()).getShape().drop_back(), element);
+    SmallVector<std::pair<Value, int64_t>> sources(weightsSources());
+    sources.pop_back();
+    Value init = buildFilled(b, loc, rowType, sources, initValue);
+    SmallVector<Value> inputs{w};
+    llvm::append_range(inputs, more);
+    SmallVector<AffineMap> maps(inputs.size(), all());
+    maps.push_back(rows());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{rowType}, inputs, ValueRange{init}, maps,
+            iterators(n + 3, {n + 2}),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{combine(nb, l, a.back(), a.drop_back())});
+            })
+        .getResult(0);
+  }
+
+  /// Maps of the [L, h, i, j] loops: the whole index, a row [L, h, i], the
+  /// key's token [L, j].
+  AffineMap all() { return b.getMultiDimIdentityMap(n + 3); }
+  AffineMap rows() { return droppingMap(b.getContext(), n + 3, {n + 2}); }
+  AffineMap keyTokens() {
+    return droppingMap(b.getContext(), n + 3, {n, n + 1});
+  }
+
+  RankedTensorType weightsType() {
+    SmallVector<int64_t> shape(leadingShape());
+    int64_t t = queryType().getDimSize(n);
+    shape.append({heads, t, t});
+    return RankedTensorType::get(shape, element);
+  }
+
+  double scale;
+  FloatType element;
+
+private:
+  RankedTensorType queryType() {
+    return cast<RankedTensorType>(query.getType());
+  }
+  SmallVector<int64_t> leadingShape() {
+    return SmallVector<int64_t>(queryType().getShape().take_front(n));
+  }
+  RankedTensorType headsType() {
+    SmallVector<int64_t> shape(leadingShape());
+    shape.append({queryType().getDimSize(n), heads, headSize});
+    return RankedTensorType::get(shape, element);
+  }
+  SmallVector<ReassociationIndices> headGroups() {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d <= n; ++d)
+      groups.push_back({d});
+    groups.push_back({n + 1, n + 2});
+    return groups;
+  }
+  OpFoldResult size(Value v, int64_t d) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!type.isDynamicDim(d))
+      return b.getIndexAttr(type.getDimSize(d));
+    return b.create<tensor::DimOp>(loc, v, d).getResult();
+  }
+  SmallVector<std::pair<Value, int64_t>> weightsSources() {
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d < n; ++d)
+      sources.push_back({query, d});
+    sources.push_back({query, n + 1}); // static: heads
+    sources.push_back({query, n});
+    sources.push_back({query, n});
+    return sources;
+  }
+  SmallVector<std::pair<Value, int64_t>> headsSources() {
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d <= n; ++d)
+      sources.push_back({query, d});
+    sources.push_back({query, n + 1}); // static
+    sources.push_back({query, n + 1}); // static
+    return sources;
+  }
+  Value filled(RankedTensorType type,
+               ArrayRef<std::pair<Value, int64_t>> sources) {
+    return buildFilled(b, loc, type, sources, b.getFloatAttr(element, 0.0));
+  }
+  /// The map of a `loops`-dimensional iteration to [L..., dims...].
+  AffineMap at(int64_t loops, ArrayRef<int64_t> dims) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < n; ++d)
+      exprs.push_back(b.getAffineDimExpr(d));
+    for (int64_t d : dims)
+      exprs.push_back(b.getAffineDimExpr(d));
+    return AffineMap::get(loops, 0, exprs, b.getContext());
+  }
+  TypedAttr minusInfinityAttr() {
+    return b.getFloatAttr(element,
+                          APFloat::getInf(element.getFloatSemantics(), true));
+  }
+  Value minusInfinity(OpBuilder &nb, Location l) {
+    return nb.create<arith::ConstantOp>(l, minusInfinityAttr());
+  }
+  static Value isReal(OpBuilder &nb, Location l, Value token) {
+    Value pad = nb.create<arith::ConstantIntOp>(l, 0, 32);
+    return nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, token, pad);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Value query;
+  int64_t heads;
+  bool causal;
+  int64_t n = 0, features = 0, headSize = 0;
+};
+
+struct AttentionPattern : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
+                       op.getCausal());
+    Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
+          vh = a.splitHeads(op.getValue());
+    Value p = a.weights(qh, kh, op.getTokens());
+    rewriter.replaceOp(op, a.mergeHeads(a.apply(p, vh, /*transposed=*/false)));
+    return success();
+  }
+};
+
+struct AttentionGradPattern : public OpRewritePattern<AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
+                       op.getCausal());
+    Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
+          vh = a.splitHeads(op.getValue()), gh = a.splitHeads(op.getGrad());
+    Value p = a.weights(qh, kh, op.getTokens());
+    // dvalue[j] = sum_i p[i, j] grad[i]; dp[i, j] = grad[i] . value[j].
+    Value dValue = a.apply(p, gh, /*transposed=*/true);
+    Value dp = a.contract(gh, vh);
+    Value rowDot = a.rowReduce(
+        p, ValueRange{dp}, rewriter.getFloatAttr(a.element, 0.0),
+        [&](OpBuilder &nb, Location l, Value acc, ValueRange v) -> Value {
+          return nb.create<arith::AddFOp>(
+              l, acc, nb.create<arith::MulFOp>(l, v[0], v[1]));
+        });
+    // ds = p (dp - rowDot), times the scale of the scores.
+    FloatType element = a.element;
+    double scale = a.scale;
+    Value ds = a.elementwise(
+        a.weightsType(), {p, dp, rowDot}, {a.all(), a.all(), a.rows()},
+        [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+          Value diff = nb.create<arith::SubFOp>(l, v[1], v[2]);
+          Value prod = nb.create<arith::MulFOp>(l, v[0], diff);
+          return nb.create<arith::MulFOp>(
+              l, prod, floatConstant(nb, l, element, scale));
+        });
+    Value dQuery = a.apply(ds, kh, /*transposed=*/false);
+    Value dKey = a.apply(ds, qh, /*transposed=*/true);
+    rewriter.replaceOp(op, ValueRange{a.mergeHeads(dQuery), a.mergeHeads(dKey),
+                                      a.mergeHeads(dValue)});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mbt::populateAttentionPatterns(RewritePatternSet &patterns) {
+  patterns.add<AttentionPattern, AttentionGradPattern>(patterns.getContext());
+}

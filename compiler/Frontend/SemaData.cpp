@@ -1,0 +1,160 @@
+//===- SemaData.cpp - sequence data sets, and data against the input ------===//
+//
+// The byte tokenizer of the runtime (runtime/include/mbt/runtime/
+// ByteTokenizer.h) gives every text 259 token ids: 0 pad, 1 begin, 2 end,
+// 3 + byte. A tokens[V] input reading it needs V >= 259.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/SemaData.h"
+#include "compiler/Frontend/Diagnostics.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mbt;
+using llvm::dyn_cast;
+using mlir::failure;
+using mlir::LogicalResult;
+using mlir::success;
+
+namespace {
+/// The token ids the runtime's byte tokenizer produces.
+constexpr int64_t kByteVocabSize = 259;
+
+const llvm::StringRef kSequenceDataArgs[] = {
+    "batch", "shuffle_seed", "batching", "token_budget", "window",
+    "max_length"};
+
+/// The batching strategies as the spec names them, and as the runtime
+/// (LengthBatching.h) does.
+const std::pair<llvm::StringRef, llvm::StringRef> kStrategies[] = {
+    {"dynamic", "dynamic"},
+    {"fixed", "fixed"},
+    {"group_by_length", "group-by-length"},
+    {"fixed_shape", "fixed-shape"}};
+
+/// The input declaration of an expanded body (in the branches taken).
+const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  for (const auto &stmt : body) {
+    if (const auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
+      if (decl->isInput())
+        return decl;
+    if (const auto *branch = dyn_cast<IfStmtAST>(stmt.get()))
+      if (const DataDeclAST *decl = findInput(branch->getTaken()))
+        return decl;
+  }
+  return nullptr;
+}
+} // namespace
+
+bool mbt::isSequenceDataSet(llvm::StringRef name) { return name == "fortunes"; }
+
+LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
+                                     const CallExprAST *call,
+                                     ConstEvaluator &eval,
+                                     SweepConfig &config) {
+  config.batching = "dynamic";
+  config.batchSize = 0; // fixed steps: the budget over the longest sample
+  if (!call)
+    return success();
+  auto args = bindArguments(ctx, *call, kSequenceDataArgs,
+                            ("data set '" + config.data + "'"), "argument");
+  if (failed(args))
+    return failure();
+  bool ok = true;
+  // A positive integer argument, at most `max`.
+  auto positive = [&](const ExprAST *expr, llvm::StringRef what, int64_t max,
+                      int64_t &into) {
+    if (!expr)
+      return;
+    auto n = eval.evaluateInteger(*expr, what);
+    if (failed(n)) {
+      ok = false;
+    } else if (*n < 1 || *n > max) {
+      emitError(ctx, expr->loc()) << what << " must be an integer between 1 "
+                                  << "and " << max << ", got " << *n;
+      ok = false;
+    } else {
+      into = *n;
+    }
+  };
+  positive((*args)[0], "batch", int64_t(1) << 24, config.batchSize);
+  if (const ExprAST *seed = (*args)[1]) {
+    auto n = eval.evaluateInteger(*seed, "shuffle_seed");
+    if (failed(n)) {
+      ok = false;
+    } else if (*n < 0) {
+      emitError(ctx, seed->loc())
+          << "shuffle_seed must be non-negative, got " << *n;
+      ok = false;
+    } else {
+      config.shuffleSeed = *n;
+    }
+  }
+  if (const ExprAST *batching = (*args)[2]) {
+    llvm::StringRef name;
+    if (const auto *var = dyn_cast<VariableExprAST>(batching))
+      name = var->getName();
+    else if (const auto *text = dyn_cast<StringExprAST>(batching))
+      name = text->getValue();
+    const auto *strategy = llvm::find_if(
+        kStrategies, [&](const auto &s) { return s.first == name; });
+    if (strategy == std::end(kStrategies)) {
+      emitError(ctx, batching->loc())
+          << "batching must be one of dynamic, fixed, group_by_length, "
+             "fixed_shape";
+      ok = false;
+    } else {
+      config.batching = strategy->second.str();
+    }
+  }
+  positive((*args)[3], "token_budget", int64_t(1) << 30, config.tokenBudget);
+  positive((*args)[4], "window", int64_t(1) << 24, config.window);
+  positive((*args)[5], "max_length", int64_t(1) << 24, config.maxLength);
+  if (ok && config.maxLength > config.tokenBudget) {
+    emitError(ctx, (*args)[5] ? (*args)[5]->loc() : call->loc())
+        << "max_length " << config.maxLength << " exceeds the token budget "
+        << config.tokenBudget << ": such a sample would not fit a step";
+    ok = false;
+  }
+  return mlir::success(ok);
+}
+
+LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
+                                      const SweepConfig &config,
+                                      const ModelAST &model) {
+  if (!model.instance)
+    return success();
+  const DataDeclAST *input = findInput(model.instance->body);
+  if (!input)
+    return success(); // reported by the model's check
+  const TypeAST &type = input->getType();
+  bool tokens = type.elementType == "tokens";
+  Location at = config.dataLoc.file ? config.dataLoc : config.modelLoc;
+  if (isSequenceDataSet(config.data) && !tokens) {
+    auto diag = emitError(ctx, at)
+                << "data set '" << config.data << "' holds text: model '"
+                << model.getName() << "' needs an input of token ids, such "
+                << "as 'input " << input->getName() << ": tokens["
+                << kByteVocabSize << "]'";
+    attachNote(diag, ctx, input->loc(), "the input is declared here");
+    return failure();
+  }
+  if (!isSequenceDataSet(config.data) && tokens) {
+    auto diag = emitError(ctx, at)
+                << "data set '" << config.data << "' holds images, but input '"
+                << input->getName() << "' of model '" << model.getName()
+                << "' takes token ids; use a text data set such as fortunes";
+    attachNote(diag, ctx, input->loc(), "the input is declared here");
+    return failure();
+  }
+  if (tokens && !type.dims.empty() && type.dims.front() < kByteVocabSize) {
+    auto diag = emitError(ctx, input->getType().loc)
+                << "input '" << input->getName() << "' has a vocabulary of "
+                << type.dims.front() << " token ids, but data set '"
+                << config.data << "' uses the byte tokenizer's "
+                << kByteVocabSize << " (0 pad, 1 begin, 2 end, 3 + byte)";
+    attachNote(diag, ctx, at, "the data set is chosen here");
+    return failure();
+  }
+  return success();
+}

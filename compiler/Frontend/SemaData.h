@@ -1,0 +1,37 @@
+//===- SemaData.h - the sweep's data set against the model --------*- C++ -*-===//
+//
+// The arguments of a sequence data set (`fortunes(...)`: batching strategy,
+// token budget, window) and the check, once the swept model is expanded,
+// that the data set gives what the model's input declares: images for an
+// f32 input, token ids for a tokens[V] input.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_FRONTEND_SEMADATA_H
+#define MBT_COMPILER_FRONTEND_SEMADATA_H
+
+#include "compiler/Frontend/AST.h"
+#include "compiler/Frontend/SweepEval.h"
+
+namespace mbt {
+
+/// Whether `name` is a data set of token sequences.
+bool isSequenceDataSet(llvm::StringRef name);
+
+/// Checks the arguments of `data = NAME(...)` for a sequence data set
+/// (`call` is null for a bare name) into `config`: batch, shuffle_seed,
+/// batching (dynamic, fixed, group_by_length, fixed_shape), token_budget,
+/// window and max_length. Reports every error.
+mlir::LogicalResult checkSequenceData(mlir::MLIRContext &ctx,
+                                      const CallExprAST *call,
+                                      ConstEvaluator &eval,
+                                      SweepConfig &config);
+
+/// Checks that the data set of `config` fits the input of the expanded
+/// `model`; reports an error at the data setting otherwise.
+mlir::LogicalResult checkDataFitsInput(mlir::MLIRContext &ctx,
+                                       const SweepConfig &config,
+                                       const ModelAST &model);
+
+} // namespace mbt
+
+#endif // MBT_COMPILER_FRONTEND_SEMADATA_H

@@ -1,0 +1,174 @@
+//===- TrainerSequences.cpp - the trainer on token sequences --------------===//
+//
+// An artifact whose input is token ids (ABI version 8) trains on a
+// SequenceDataset. Each epoch's steps come from the manifest's batching
+// (LengthBatching.h: dynamic, fixed, group-by-length or fixed-shape), keyed
+// by the shuffle seed and the epoch, so a checkpoint's cursor (epoch, step)
+// finds its place again. A step's x is one [B, T] block of token ids padded
+// with the pad token 0, which every model reads (stride 0 along the model
+// dimension); T is the step's padded length, so both B and T change from
+// step to step, and the workspace grows to what the largest step needs.
+//
+//===----------------------------------------------------------------------===//
+#include "mbt/runtime/Trainer.h"
+
+#include "mbt/runtime/ByteTokenizer.h"
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/StepPlan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace mbt {
+namespace runtime {
+
+Trainer::Trainer(const Artifact &artifact, const SequenceDataset &train,
+                 const SequenceDataset &test, TrainOptions options)
+    : artifact(artifact), manifest(artifact.manifest()), trainSeq(&train),
+      testSeq(&test), options(std::move(options)),
+      routing(artifact.manifest(), train.count()) {
+  if (manifest.inputKind != Manifest::InputKind::Tokens)
+    throw RuntimeError("artifact '" + artifact.path() + "' takes " +
+                       std::to_string(manifest.features) +
+                       " float features per sample, not the token "
+                       "sequences of '" + train.name + "'");
+  checkSequences(train);
+  checkSequences(test);
+  if (train.count() < 1)
+    throw RuntimeError("training set '" + train.name + "' is empty");
+  trainLengths = train.lengths();
+  setUp();
+}
+
+void Trainer::checkSequences(const SequenceDataset &data) const {
+  data.validate();
+  if (data.vocabSize > manifest.vocab)
+    throw RuntimeError("data set '" + data.name + "' has token ids up to " +
+                       std::to_string(data.vocabSize - 1) + " but input '" +
+                       manifest.inputName + "' of artifact '" +
+                       artifact.path() + "' has a vocabulary of " +
+                       std::to_string(manifest.vocab));
+  if (!data.hasLabels() && data.count() > 0)
+    throw RuntimeError("data set '" + data.name + "' has no labels for target '" +
+                       manifest.targetName + "'");
+  for (int64_t i = 0; i < data.count(); ++i)
+    if (data.labels[i] >= manifest.classes)
+      throw RuntimeError("data set '" + data.name + "': label " +
+                         std::to_string(data.labels[i]) + " of sample " +
+                         std::to_string(i) + " is outside the " +
+                         std::to_string(manifest.classes) +
+                         " classes of target '" + manifest.targetName + "'");
+}
+
+BatchingOptions Trainer::batchingOptions(uint64_t seed) const {
+  const DataSpec::SequenceBatching &spec = manifest.data.batching;
+  BatchingOptions options;
+  if (!parseBatchingStrategy(spec.strategy, options.strategy))
+    throw RuntimeError("unknown batching '" + spec.strategy + "'");
+  options.tokenBudget = spec.tokenBudget;
+  options.window = spec.window;
+  options.batchSize = manifest.data.batch;
+  options.seed = seed;
+  return options;
+}
+
+/// The steps of `plan` as EpochBatches: samples in step order, each step
+/// padded to its planned length.
+static std::unique_ptr<EpochBatches>
+toEpochBatches(const std::vector<LengthGroup> &plan) {
+  std::vector<int64_t> order, offsets{0}, widths;
+  for (const LengthGroup &step : plan) {
+    order.insert(order.end(), step.samples.begin(), step.samples.end());
+    offsets.push_back(static_cast<int64_t>(order.size()));
+    widths.push_back(step.paddedLength);
+  }
+  return std::make_unique<EpochBatches>(std::move(order), std::move(offsets),
+                                        std::move(widths));
+}
+
+void Trainer::useStepPlan(std::vector<LengthGroup> steps) {
+  if (!trainSeq)
+    throw RuntimeError("a plan of steps is for token sequences; artifact '" +
+                       artifact.path() + "' takes float features");
+  if (stepCount > 0 || epochBatches)
+    throw RuntimeError("a plan of steps must be given before training starts");
+  checkStepPlan(steps, trainLengths, trainSeq->name);
+  stepPlan = std::move(steps);
+}
+
+std::unique_ptr<EpochBatches> Trainer::makeEpochBatches(uint32_t epoch) const {
+  if (!trainSeq)
+    return std::make_unique<EpochBatches>(routing.trainSize(), batch,
+                                          manifest.data.shuffleSeed, epoch);
+  if (!stepPlan.empty())
+    return toEpochBatches(stepPlan);
+  return toEpochBatches(planEpoch(
+      trainLengths, batchingOptions(manifest.data.shuffleSeed), epoch));
+}
+
+int64_t Trainer::stepsPerEpoch() const {
+  if (!trainSeq)
+    return (routing.trainSize() + batch - 1) / batch;
+  if (epochBatches)
+    return epochBatches->numBatches();
+  return makeEpochBatches(0)->numBatches();
+}
+
+int64_t Trainer::testCount() const {
+  return testSeq ? testSeq->count() : testData->count;
+}
+
+std::vector<std::vector<double>> Trainer::evaluateTest() {
+  return testSeq ? evaluate(*testSeq) : evaluate(*testData);
+}
+
+void Trainer::loadTokenBatch(const SequenceDataset &data,
+                             const int64_t *indices, int64_t b,
+                             int64_t width) {
+  for (int64_t j = 0; j < b; ++j)
+    width = std::max(width, data.length(indices[j]));
+  if (b * width > tokenBuf.size())
+    tokenBuf = AlignedBuffer<int32_t>(b * width, "x");
+  if (m * b > yBuf.size())
+    yBuf = AlignedBuffer<int32_t>(m * b, "y");
+  int32_t *x = tokenBuf.data();
+  int32_t *y0 = yBuf.data();
+  for (int64_t j = 0; j < b; ++j) {
+    int64_t length = data.length(indices[j]);
+    std::memcpy(x + j * width, data.sample(indices[j]),
+                sizeof(int32_t) * static_cast<size_t>(length));
+    std::fill(x + j * width + length, x + (j + 1) * width, kPadToken);
+    y0[j] = data.labels[indices[j]];
+  }
+  for (int64_t model = 1; model < m; ++model)
+    std::memcpy(y0 + model * b, y0, sizeof(int32_t) * static_cast<size_t>(b));
+  xWidth = width;
+  xShared = true;
+}
+
+MemRef<int32_t, 3> Trainer::tokenDescriptor(int32_t *base, int64_t b) {
+  auto x = makeDenseMemRef<int32_t, 3>(base, {m, b, xWidth});
+  x.strides[0] = 0; // one block, read by every model
+  return x;
+}
+
+std::vector<std::vector<double>>
+Trainer::evaluate(const SequenceDataset &data) {
+  if (!trainSeq)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' takes float features; it cannot evaluate the "
+                       "token sequences of '" + data.name + "'");
+  checkSequences(data);
+  // Evaluation groups the samples as training does, in a fixed order; the
+  // means weigh each step by its samples, so the grouping does not matter.
+  std::unique_ptr<EpochBatches> plan =
+      toEpochBatches(planEpoch(data.lengths(), batchingOptions(0), 0));
+  int64_t step = 0; // evaluateBatches loads the steps in order
+  return evaluateBatches(*plan, [&](const int64_t *indices, int64_t b) {
+    loadTokenBatch(data, indices, b, plan->batchWidth(step++));
+  });
+}
+
+} // namespace runtime
+} // namespace mbt

@@ -1,0 +1,60 @@
+// RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+
+// Attention over [M, B, T, D] with 2 heads: query, key and value viewed as
+// [M, B, T, 2, D/2]; the scores contracted over the head's features; the
+// padded keys (token 0) and, with causal, the later keys set to -inf; the
+// row maximum, the exponentials (0 where masked), their sums and the
+// weights (0 for a row with no allowed key); the weighted values, viewed
+// as [M, B, T, D] again.
+
+// CHECK-LABEL: func.func @causal
+// CHECK:         %[[QH:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2], [3, 4]] output_shape [{{.*}}, 2, 4] : tensor<3x?x?x8xf32> into tensor<3x?x?x2x4xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3x?x2x?x?xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %arg3 : tensor<3x?x2x?x?xf32>, tensor<3x?x?xi32>)
+// CHECK:           arith.cmpi ne
+// CHECK:           %[[I:.*]] = linalg.index 3 : index
+// CHECK:           %[[J:.*]] = linalg.index 4 : index
+// CHECK:           arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK:           arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK:           arith.select %{{.*}}, %{{.*}}, %cst{{.*}} : f32
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK:           arith.maximumf
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpf oeq
+// CHECK:           math.exp
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK:           arith.addf
+// CHECK:         linalg.generic
+// CHECK:           arith.cmpf ogt
+// CHECK:           arith.divf
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3x?x?x2x4xf32>)
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<3x?x?x2x4xf32> into tensor<3x?x?x8xf32>
+func.func @causal(%q: tensor<3x?x?x8xf32>, %k: tensor<3x?x?x8xf32>, %v: tensor<3x?x?x8xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
+  %o = mbt.attention %q, %k, %v, %t {heads = 2 : i64, causal = true} : (tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32>
+  return %o : tensor<3x?x?x8xf32>
+}
+
+// Without causal, only the padding masks.
+// CHECK-LABEL: func.func @padding_only
+// CHECK-NOT:     arith.cmpi ule
+// CHECK:         return
+func.func @padding_only(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %o = mbt.attention %q, %q, %q, %t {heads = 1 : i64, causal = false} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  return %o : tensor<?x?x8xf32>
+}
+
+// The adjoint recomputes the weights, then: dvalue (weights transposed
+// times the gradient), dp, the row dots, ds, dquery and dkey.
+// CHECK-LABEL: func.func @adjoint
+// CHECK-COUNT-6: linalg.generic
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x?x?xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x?xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x?x?xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
+// CHECK-COUNT-3: tensor.collapse_shape
+func.func @adjoint(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>, %g: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %dq, %dk, %dv = mbt.attention_grad %q, %q, %q, %t, %g {heads = 2 : i64, causal = false} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+  return %dq, %dk, %dv : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}

@@ -1,0 +1,202 @@
+//===- SequenceGradientTest.cpp - gradients of models over token ids ------===//
+//
+// A model whose input is token ids (tokens[V]) takes x as int32 [M, B, T],
+// T set by each call. Two checks, through the whole compiler, for a bag of
+// embeddings (embedding, masked_mean, a linear layer) and for attention
+// models (position embeddings, position-wise projections, multi-head
+// attention, plain and causal, a residual):
+//  - finite differences: the compiled gradient (SGD at lr 1 makes one train
+//    step move the parameters by minus the gradient), in f32 and f64;
+//  - padding: the gradient of a batch of samples is the same whether its
+//    block is as wide as its longest sample (a dynamic batch) or padded
+//    wider (the same samples in a fixed, padded batch), within 1e-6.
+//
+//===----------------------------------------------------------------------===//
+#include "CompileWithMbtc.h"
+#include "TokenModel.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+using namespace mbt::runtime;
+
+namespace {
+
+using mbt::test::compileSpec;
+
+// The byte tokenizer's vocabulary, which the spec's data set (fortunes)
+// needs; the batches use the first 12 ids.
+constexpr int64_t kVocab = 259;
+constexpr int32_t kUsedIds = 12;
+constexpr int64_t kClasses = 3;
+
+/// A one-model spec over token ids, trained by SGD at lr 1. `body` defines
+/// `logits` from x.
+std::string tokenSpec(const std::string &params, const std::string &body) {
+  return "model m {\n"
+         "  input  x: tokens[" + std::to_string(kVocab) + "]\n"
+         "  target y: class[" + std::to_string(kClasses) + "]\n" +
+         params + body +
+         "  loss   = cross_entropy(logits, y)\n"
+         "  metric acc = accuracy(logits, y)\n"
+         "}\n"
+         "sweep {\n"
+         "  models = 1\n"
+         "  optim  = sgd(lr = 1.0)\n"
+         "  data   = fortunes\n"
+         "}\n";
+}
+
+// Embedding rows through a nonlinearity, pooled over the real tokens, then
+// a linear layer: every op on the sequence path, and a bias broadcast over
+// the positions.
+const char *kBagParams = "  param table: f32[259, 5] = zeros\n"
+                         "  param pos: f32[5] = zeros\n"
+                         "  param w: f32[5, 3] = zeros\n"
+                         "  param b: f32[3] = zeros\n";
+const char *kBagBody = "  h      = tanh(embedding(x, table) + pos)\n"
+                       "  logits = masked_mean(h * h + h, x) @ w + b\n";
+
+// Two heads of attention over position-wise projections of embeddings
+// plus position embeddings, a residual, pooled.
+const char *kAttentionParams = "  param table: f32[259, 4] = zeros\n"
+                               "  param pos: f32[16, 4] = zeros\n"
+                               "  param wq: f32[4, 4] = zeros\n"
+                               "  param wk: f32[4, 4] = zeros\n"
+                               "  param wv: f32[4, 4] = zeros\n"
+                               "  param wo: f32[4, 4] = zeros\n"
+                               "  param w: f32[4, 3] = zeros\n";
+std::string attentionBody(bool causal) {
+  return std::string("  h      = tanh(embedding(x, table) + "
+                     "position_embedding(x, pos))\n"
+                     "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2"
+                     ", causal = ") +
+         (causal ? "true" : "false") +
+         ") @ wo\n"
+         "  logits = masked_mean(h + a, x) @ w\n";
+}
+
+using mbt::test::TokenBatch;
+using mbt::test::TokenModel;
+
+TokenBatch randomBatch(int64_t rows, uint32_t seed) {
+  return mbt::test::randomBatch(rows, seed, kUsedIds, kClasses);
+}
+
+/// ||a - b|| / ||b||.
+double relativeError(const std::vector<double> &a,
+                     const std::vector<double> &b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+/// The models of the cases, by name.
+std::string sourceOf(const std::string &name) {
+  if (name == "bag")
+    return tokenSpec(kBagParams, kBagBody);
+  return tokenSpec(kAttentionParams, attentionBody(name == "causal"));
+}
+
+/// `name`'s model compiled as an f32 or an f64 model, into files named
+/// after `test` too (ctest runs the tests in parallel).
+std::string compileModel(const std::string &name, bool f64,
+                         const std::string &test) {
+  std::string source = sourceOf(name);
+  if (f64)
+    source = std::regex_replace(source, std::regex("f32\\["), "f64[");
+  return compileSpec("sequence_" + test + "_" + name + (f64 ? "_f64" : ""),
+                     source);
+}
+
+template <typename T>
+void checkFiniteDifferences(const std::string &name, T eps, double tolerance) {
+  TokenModel<T> model(compileModel(name, sizeof(T) == 8, "fd"));
+  TokenBatch batch = randomBatch(6, 3);
+  std::vector<double> analytic = model.gradient(batch, batch.longest());
+  std::vector<double> numeric = model.finiteDifferences(batch, eps);
+  double error = relativeError(analytic, numeric);
+  std::printf("relative error of the compiled %s gradient: %.3g\n",
+              sizeof(T) == 8 ? "f64" : "f32", error);
+  EXPECT_LT(error, tolerance);
+  // The check can fail: a gradient off by the tolerance's worth does.
+  std::vector<double> wrong(analytic);
+  for (double &g : wrong)
+    g *= 1 + 20 * tolerance;
+  EXPECT_GT(relativeError(wrong, numeric), tolerance);
+}
+
+TEST(SequenceGradient, EmbeddingMaskedMeanFiniteDifferencesF32) {
+  checkFiniteDifferences<float>("bag", 2e-3f, 2e-3);
+}
+
+TEST(SequenceGradient, EmbeddingMaskedMeanFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("bag", 1e-5, 1e-7);
+}
+
+TEST(SequenceGradient, AttentionFiniteDifferencesF32) {
+  checkFiniteDifferences<float>("attention", 2e-3f, 2e-3);
+}
+
+TEST(SequenceGradient, AttentionFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("attention", 1e-5, 1e-7);
+}
+
+TEST(SequenceGradient, CausalAttentionFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("causal", 1e-5, 1e-7);
+}
+
+/// The same samples, as a dynamic batch (as wide as the longest) and in a
+/// padded fixed batch (wider): the same gradient.
+template <typename T> void checkPaddingInvariance(const std::string &name) {
+  TokenModel<T> model(compileModel(name, sizeof(T) == 8, "padding"));
+  TokenBatch batch = randomBatch(7, 5);
+  int64_t tight = batch.longest();
+  std::vector<double> dynamic = model.gradient(batch, tight);
+  double norm = 0;
+  for (double g : dynamic)
+    norm += g * g;
+  ASSERT_GT(norm, 1e-8) << "the loss does not depend on the parameters";
+  for (int64_t width : {tight + 1, tight + 13, 4 * tight}) {
+    std::vector<double> padded = model.gradient(batch, width);
+    double error = relativeError(padded, dynamic);
+    std::printf("width %lld vs %lld: relative difference %.3g\n",
+                (long long)width, (long long)tight, error);
+    EXPECT_LE(error, 1e-6) << "padded to " << width;
+  }
+  // A different batch gives a different gradient: the comparison is not
+  // vacuous.
+  EXPECT_GT(relativeError(model.gradient(randomBatch(7, 6), tight), dynamic),
+            1e-3);
+}
+
+TEST(SequenceGradient, PaddedBatchGivesTheDynamicBatchsGradientF32) {
+  checkPaddingInvariance<float>("bag");
+}
+
+TEST(SequenceGradient, PaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("bag");
+}
+
+TEST(SequenceGradient, AttentionPaddedBatchGivesTheDynamicBatchsGradientF32) {
+  checkPaddingInvariance<float>("attention");
+}
+
+TEST(SequenceGradient, AttentionPaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("attention");
+}
+
+TEST(SequenceGradient, CausalPaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("causal");
+}
+
+} // namespace

@@ -82,6 +82,8 @@ constexpr llvm::StringLiteral kAttention[] = {"q", "k", "v", "tokens"};
 const BuiltinOption kAttentionOptions[] = {{"heads", ConstScalar::Int, 1.0},
                                            {"causal", ConstScalar::Bool, 0.0}};
 constexpr llvm::StringLiteral kPositionEmbedding[] = {"x", "table"};
+constexpr llvm::StringLiteral kGruScan[] = {"inputs", "weight", "bias",
+                                            "tokens"};
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
@@ -145,6 +147,7 @@ const BuiltinInfo kBuiltins[] = {
     {"masked_mean", kMaskedMean, {}},
     {"attention", kAttention, kAttentionOptions},
     {"position_embedding", kPositionEmbedding, {}},
+    {"gru_scan", kGruScan, {}},
     {"cross_entropy", kClassification, kSmoothing},
     {"accuracy", kClassification, kTopK},
 };
@@ -296,6 +299,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkAttention(call, args);
   if (name == "position_embedding")
     return checkPositionEmbedding(call, args[0], args[1]);
+  if (name == "gru_scan")
+    return checkGruScan(call, args);
   // The sequence dimension reaches the elementwise functions only, for
   // now: the others assume sizes known when the spec compiles.
   static constexpr llvm::StringLiteral kSequenceAware[] = {

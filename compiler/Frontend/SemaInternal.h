@@ -190,6 +190,8 @@ private:
                             const ValueType &tokens);
   ValueType checkAttention(const CallExprAST &call,
                            llvm::ArrayRef<ValueType> args);
+  ValueType checkGruScan(const CallExprAST &call,
+                         llvm::ArrayRef<ValueType> args);
   ValueType checkPositionEmbedding(const CallExprAST &call,
                                    const ValueType &x, const ValueType &table);
   ValueType checkEmbedding(const CallExprAST &call, const ValueType &x,

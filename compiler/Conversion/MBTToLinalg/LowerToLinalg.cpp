@@ -35,6 +35,7 @@ struct LowerToLinalgPass
     populateMaskedMeanPatterns(patterns);
     populateRowsPatterns(patterns);
     populateAttentionPatterns(patterns);
+    populateGruPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

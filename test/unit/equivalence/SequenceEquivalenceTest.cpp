@@ -4,7 +4,7 @@
 // Trainer's sequence path on synthetic sequences of 1 to 60 tokens:
 //  - model i of a batch of 4 (own seed and learning rate, Adam) ends where
 //    model i trained alone ends, over dynamic steps whose B and T change,
-//    for a bag of embeddings and for a causal transformer layer;
+//    for a bag of embeddings, a causal transformer layer and a GRU;
 //  - evaluating with a fixed-shape plan (every step padded to the longest
 //    sample) gives the means of dynamic steps: padding changes nothing;
 //  - a run checkpointed mid-epoch and restored ends where an uninterrupted
@@ -53,6 +53,10 @@ const char *kTransformer =
     "  a      = h + self_attention(h, x, heads = 2, causal = true)\n"
     "  f      = a + linear(relu(linear(a, 16)), 8)\n"
     "  logits = linear(masked_mean(f, x), dim(y))\n";
+
+/// A GRU over byte embeddings, its states pooled over the real tokens.
+const char *kGru = "  h      = gru(embed(x, dim(x), 8), x, 12)\n"
+                   "  logits = linear(masked_mean(h, x), dim(y))\n";
 
 /// `network` as a sweep of `lrs.size()` models.
 std::string spec(const std::vector<double> &lrs,
@@ -159,6 +163,10 @@ TEST(SequenceEquivalence, BatchOfFourEqualsEachModelAlone) {
 
 TEST(SequenceEquivalence, TransformerBatchOfFourEqualsEachModelAlone) {
   checkBatchEqualsAlone("seq_transformer", kTransformer);
+}
+
+TEST(SequenceEquivalence, GruBatchOfFourEqualsEachModelAlone) {
+  checkBatchEqualsAlone("seq_gru", kGru);
 }
 
 TEST(SequenceEquivalence, FixedShapeEvaluationGivesTheDynamicMeans) {

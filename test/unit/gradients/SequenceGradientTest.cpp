@@ -2,9 +2,9 @@
 //
 // A model whose input is token ids (tokens[V]) takes x as int32 [M, B, T],
 // T set by each call. Two checks, through the whole compiler, for a bag of
-// embeddings (embedding, masked_mean, a linear layer) and for attention
+// embeddings (embedding, masked_mean, a linear layer), for attention
 // models (position embeddings, position-wise projections, multi-head
-// attention, plain and causal, a residual):
+// attention, plain and causal, a residual) and for a GRU (gru_scan):
 //  - finite differences: the compiled gradient (SGD at lr 1 makes one train
 //    step move the parameters by minus the gradient), in f32 and f64;
 //  - padding: the gradient of a batch of samples is the same whether its
@@ -100,10 +100,25 @@ double relativeError(const std::vector<double> &a,
   return std::sqrt(num / den);
 }
 
+// A GRU over embeddings: position-wise input projections, the recurrence,
+// the mean of its states over the real tokens.
+const char *kGruParams = "  param table: f32[259, 4] = zeros\n"
+                         "  param w_ih: f32[4, 9] = zeros\n"
+                         "  param b_ih: f32[9] = zeros\n"
+                         "  param w_hh: f32[3, 9] = zeros\n"
+                         "  param b_hh: f32[9] = zeros\n"
+                         "  param w: f32[3, 3] = zeros\n";
+const char *kGruBody =
+    "  h      = tanh(embedding(x, table))\n"
+    "  s      = gru_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
+    "  logits = masked_mean(s, x) @ w\n";
+
 /// The models of the cases, by name.
 std::string sourceOf(const std::string &name) {
   if (name == "bag")
     return tokenSpec(kBagParams, kBagBody);
+  if (name == "gru")
+    return tokenSpec(kGruParams, kGruBody);
   return tokenSpec(kAttentionParams, attentionBody(name == "causal"));
 }
 
@@ -151,6 +166,14 @@ TEST(SequenceGradient, AttentionFiniteDifferencesF64) {
   checkFiniteDifferences<double>("attention", 1e-5, 1e-7);
 }
 
+TEST(SequenceGradient, GruFiniteDifferencesF32) {
+  checkFiniteDifferences<float>("gru", 2e-3f, 2e-3);
+}
+
+TEST(SequenceGradient, GruFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("gru", 1e-5, 1e-7);
+}
+
 TEST(SequenceGradient, CausalAttentionFiniteDifferencesF64) {
   checkFiniteDifferences<double>("causal", 1e-5, 1e-7);
 }
@@ -193,6 +216,14 @@ TEST(SequenceGradient, AttentionPaddedBatchGivesTheDynamicBatchsGradientF32) {
 
 TEST(SequenceGradient, AttentionPaddedBatchGivesTheDynamicBatchsGradientF64) {
   checkPaddingInvariance<double>("attention");
+}
+
+TEST(SequenceGradient, GruPaddedBatchGivesTheDynamicBatchsGradientF32) {
+  checkPaddingInvariance<float>("gru");
+}
+
+TEST(SequenceGradient, GruPaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("gru");
 }
 
 TEST(SequenceGradient, CausalPaddedBatchGivesTheDynamicBatchsGradientF64) {

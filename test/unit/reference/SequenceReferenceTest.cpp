@@ -2,13 +2,17 @@
 //
 // The compiled loss and gradient of models over token ids against the same
 // model written in LibTorch (float64, autograd), from the same parameters
-// and batch: embeddings plus position embeddings, position-wise
-// projections, two-head attention (plain and causal) with the padding
-// masked as a key_padding_mask, a residual, the mean over the real tokens
-// and a cross-entropy. LibTorch's attention is written out (scores,
-// masked_fill with -inf, softmax, weighted values) as PyTorch 1.13 has no
-// scaled_dot_product_attention; it is a different computation of the same
-// function, so a wrong scale, head split or mask fails.
+// and batch:
+//  - embeddings plus position embeddings, position-wise projections,
+//    two-head attention (plain and causal) with the padding masked as a
+//    key_padding_mask, a residual, the mean over the real tokens and a
+//    cross-entropy. LibTorch's attention is written out (scores,
+//    masked_fill with -inf, softmax, weighted values) as PyTorch 1.13 has
+//    no scaled_dot_product_attention; it is a different computation of the
+//    same function, so a wrong scale, head split or mask fails;
+//  - a GRU (gru_scan) against torch::gru_cell stepped over each sample's
+//    real tokens alone, so PyTorch's gate order and equations, and the
+//    padding carrying the state, are what is checked.
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
@@ -19,6 +23,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +64,47 @@ std::string spec(bool causal) {
          "}\n";
 }
 
+const char *kGruSpec =
+    "model m {\n"
+    "  input  x: tokens[259]\n"
+    "  target y: class[3]\n"
+    "  param table: f64[259, 4] = zeros\n"
+    "  param w_ih: f64[4, 9] = zeros\n"
+    "  param b_ih: f64[9] = zeros\n"
+    "  param w_hh: f64[3, 9] = zeros\n"
+    "  param b_hh: f64[9] = zeros\n"
+    "  param w: f64[3, 3] = zeros\n"
+    "  s      = gru_scan(embedding(x, table) @ w_ih + b_ih, w_hh, b_hh, x)\n"
+    "  logits = masked_mean(s, x) @ w\n"
+    "  loss   = cross_entropy(logits, y)\n"
+    "}\n"
+    "sweep {\n"
+    "  models = 1\n"
+    "  optim  = sgd(lr = 1.0)\n"
+    "  data   = fortunes\n"
+    "}\n";
+
+/// The GRU model in LibTorch: each sample's real tokens through
+/// torch::gru_cell one at a time, the mean of the states.
+torch::Tensor torchGruLoss(const std::map<std::string, torch::Tensor> &named,
+                           const TokenBatch &batch) {
+  namespace F = torch::nn::functional;
+  std::vector<torch::Tensor> pooled;
+  for (const std::vector<int32_t> &row : batch.rows) {
+    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble), sum = h;
+    for (int32_t token : row) {
+      torch::Tensor e = named.at("table")[token].unsqueeze(0);
+      h = torch::gru_cell(e, h, named.at("w_ih").t(), named.at("w_hh").t(),
+                          named.at("b_ih"), named.at("b_hh"));
+      sum = sum + h;
+    }
+    pooled.push_back(sum / static_cast<double>(row.size()));
+  }
+  std::vector<int64_t> labels(batch.labels.begin(), batch.labels.end());
+  torch::Tensor y = torch::tensor(labels, torch::kLong);
+  return F::cross_entropy(torch::cat(pooled).matmul(named.at("w")), y);
+}
+
 /// The model in LibTorch: the loss of `batch` padded to `width`, with the
 /// parameters `named` (requiring gradients).
 torch::Tensor torchLoss(const std::map<std::string, torch::Tensor> &named,
@@ -97,10 +143,14 @@ torch::Tensor torchLoss(const std::map<std::string, torch::Tensor> &named,
   return F::cross_entropy(pooled.matmul(named.at("w")), y);
 }
 
-void checkAgainstTorch(bool causal) {
-  TokenModel<double> model(
-      compileSpec(causal ? "ref_causal_attention" : "ref_attention",
-                  spec(causal)));
+/// The compiled loss and gradient of `source` against `reference` (the
+/// same model in LibTorch) on a random batch padded by 3 tokens.
+void checkAgainstTorch(
+    const std::string &name, const std::string &source,
+    const std::function<torch::Tensor(
+        const std::map<std::string, torch::Tensor> &, const TokenBatch &,
+        int64_t)> &reference) {
+  TokenModel<double> model(compileSpec(name, source));
   TokenBatch batch = mbt::test::randomBatch(6, 21, 12, 3);
   int64_t width = batch.longest() + 3; // some padding on every row
   // The same parameters in LibTorch, by the manifest's layout.
@@ -112,7 +162,7 @@ void checkAgainstTorch(bool causal) {
                           .requires_grad_(true);
     named[param.name] = t;
   }
-  torch::Tensor loss = torchLoss(named, batch, width, causal);
+  torch::Tensor loss = reference(named, batch, width);
   loss.backward();
   double compiled = model.loss(model.params, batch, width);
   EXPECT_NEAR(compiled, loss.item<double>(), 1e-12 * std::fabs(compiled));
@@ -135,10 +185,27 @@ void checkAgainstTorch(bool causal) {
   EXPECT_GT(mbt::test::relativeDifference(gradient, off), 1e-10);
 }
 
-TEST(SequenceVsLibTorch, AttentionWithPaddingMask) { checkAgainstTorch(false); }
+TEST(SequenceVsLibTorch, AttentionWithPaddingMask) {
+  checkAgainstTorch("ref_attention", spec(false),
+                    [](const auto &named, const TokenBatch &batch,
+                       int64_t width) {
+                      return torchLoss(named, batch, width, false);
+                    });
+}
 
 TEST(SequenceVsLibTorch, CausalAttentionWithPaddingMask) {
-  checkAgainstTorch(true);
+  checkAgainstTorch("ref_causal_attention", spec(true),
+                    [](const auto &named, const TokenBatch &batch,
+                       int64_t width) {
+                      return torchLoss(named, batch, width, true);
+                    });
+}
+
+TEST(SequenceVsLibTorch, GruMatchesGruCellOverEachSamplesRealTokens) {
+  checkAgainstTorch("ref_gru", kGruSpec,
+                    [](const auto &named, const TokenBatch &batch, int64_t) {
+                      return torchGruLoss(named, batch);
+                    });
 }
 
 } // namespace

@@ -1,0 +1,42 @@
+// RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+
+// The GRU's recurrence: an scf.for over the positions carrying the state
+// and the states written so far; per step the slice of the input
+// projections, one batched matmul h W_hh, the gates read through slices of
+// the 3H columns, and one generic writing the new state over the old one
+// (the old one kept at padding), inserted at t. The adjoint runs the loop
+// backward with the state's, the weight's and the bias's adjoints carried.
+
+// CHECK-LABEL: func.func @gru
+// CHECK:         linalg.fill
+// CHECK-NEXT:    %[[T:.*]] = tensor.dim %arg0, %c2 : tensor<3x?x?x24xf32>
+// CHECK-NEXT:    scf.for %[[S:.*]] = %c0 to %[[T]] step %c1 iter_args(%[[H:.*]] = %{{.*}}, %[[STATES:.*]] = %{{.*}}) -> (tensor<3x?x8xf32>, tensor<3x?x?x8xf32>)
+// CHECK:           tensor.extract_slice %arg0[0, 0, %[[S]], 0] [3, %{{.*}}, 1, 24] [1, 1, 1, 1] : tensor<3x?x?x24xf32> to tensor<3x?x24xf32>
+// CHECK:           %[[GH:.*]] = linalg.batch_matmul ins(%[[H]], %arg1 : tensor<3x?x8xf32>, tensor<3x8x24xf32>)
+// CHECK:           tensor.extract_slice %[[GH]][0, 0, 16] [3, %{{.*}}, 8] [1, 1, 1]
+// CHECK:           %[[NEW:.*]] = linalg.generic {{.*}} outs(%[[H]] : tensor<3x?x8xf32>)
+// CHECK:             math.tanh
+// CHECK:             arith.cmpi ne
+// CHECK:             arith.select
+// CHECK:           %[[W:.*]] = tensor.insert_slice %[[NEW]] into %[[STATES]][0, 0, %[[S]], 0]
+// CHECK:           scf.yield %[[NEW]], %[[W]]
+func.func @gru(%gx: tensor<3x?x?x24xf32>, %w: tensor<3x8x24xf32>, %b: tensor<3x24xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
+  %h = mbt.gru %gx, %w, %b, %t : (tensor<3x?x?x24xf32>, tensor<3x8x24xf32>, tensor<3x24xf32>, tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32>
+  return %h : tensor<3x?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @adjoint
+// CHECK:         scf.for %[[S:.*]] = {{.*}} iter_args(%[[DH:.*]] = %{{.*}}, %[[DGX:.*]] = %{{.*}}, %[[DW:.*]] = %{{.*}}, %[[DB:.*]] = %{{.*}})
+// CHECK-NEXT:      %[[T:.*]] = arith.subi %{{.*}}, %[[S]] : index
+// CHECK-NEXT:      arith.cmpi sgt, %[[T]], %c0 : index
+// CHECK:           linalg.matmul ins
+// CHECK:           %[[ADJ:.*]]:5 = linalg.generic {{.*}} outs({{.*}}, %[[DH]] : {{.*}})
+// CHECK:           %[[DPREV:.*]] = linalg.matmul_transpose_b ins(%{{.*}}, %arg1 : tensor<?x24xf32>, tensor<8x24xf32>) outs(%[[ADJ]]#4 : tensor<?x8xf32>)
+// CHECK:           %[[NEWDW:.*]] = linalg.matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<?x24xf32>) outs(%[[DW]] : tensor<8x24xf32>)
+// CHECK:           %[[NEWDB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}} outs(%[[DB]] : tensor<24xf32>)
+// CHECK:           %[[NEWDGX:.*]] = tensor.insert_slice %{{.*}} into %[[DGX]][0, %[[T]], 0]
+// CHECK:           scf.yield %[[DPREV]], %[[NEWDGX]], %[[NEWDW]], %[[NEWDB]]
+func.func @adjoint(%gx: tensor<?x?x24xf32>, %w: tensor<8x24xf32>, %b: tensor<24xf32>, %t: tensor<?x?xi32>, %h: tensor<?x?x8xf32>, %g: tensor<?x?x8xf32>) -> (tensor<?x?x24xf32>, tensor<8x24xf32>, tensor<24xf32>) {
+  %dgx, %dw, %db = mbt.gru_grad %gx, %w, %b, %t, %h, %g : (tensor<?x?x24xf32>, tensor<8x24xf32>, tensor<24xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x24xf32>, tensor<8x24xf32>, tensor<24xf32>)
+  return %dgx, %dw, %db : tensor<?x?x24xf32>, tensor<8x24xf32>, tensor<24xf32>
+}

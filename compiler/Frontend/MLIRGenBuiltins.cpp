@@ -224,15 +224,19 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
                                  args[3], b.getI64IntegerAttr(heads),
                                  b.getBoolAttr(causal));
   }
-  if (name == "gru_scan") {
-    // [B, T, 3H] projections, [H, 3H] weight: [B, T, H] states.
+  if (name == "gru_scan" || name == "lstm_scan") {
+    // [B, T, GH] projections, [H, GH] weight: [B, T, H] states (and, for
+    // an LSTM, cells, which only its gradient reads).
     auto inputs = llvm::cast<mlir::RankedTensorType>(x.getType());
     auto weight = llvm::cast<mlir::RankedTensorType>(args[1].getType());
     llvm::SmallVector<int64_t> shape(inputs.getShape());
     shape.back() = weight.getDimSize(0);
-    return b.create<GruOp>(
-        loc, mlir::RankedTensorType::get(shape, inputs.getElementType()), x,
-        args[1], args[2], args[3]);
+    auto states = mlir::RankedTensorType::get(shape, inputs.getElementType());
+    if (name == "lstm_scan")
+      return b.create<LstmOp>(loc, states, states, x, args[1], args[2],
+                              args[3])
+          .getStates();
+    return b.create<GruOp>(loc, states, x, args[1], args[2], args[3]);
   }
   if (name == "position_embedding") {
     // Row t of the table for position t: [B, T] positions, [B, T, D].

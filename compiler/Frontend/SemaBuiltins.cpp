@@ -83,7 +83,7 @@ const BuiltinOption kAttentionOptions[] = {{"heads", ConstScalar::Int, 1.0},
                                            {"causal", ConstScalar::Bool, 0.0}};
 constexpr llvm::StringLiteral kPositionEmbedding[] = {"x", "table"};
 constexpr llvm::StringLiteral kGruScan[] = {"inputs", "weight", "bias",
-                                            "tokens"};
+                                            "tokens"}; // lstm_scan's too
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
@@ -148,6 +148,7 @@ const BuiltinInfo kBuiltins[] = {
     {"attention", kAttention, kAttentionOptions},
     {"position_embedding", kPositionEmbedding, {}},
     {"gru_scan", kGruScan, {}},
+    {"lstm_scan", kGruScan, {}},
     {"cross_entropy", kClassification, kSmoothing},
     {"accuracy", kClassification, kTopK},
 };
@@ -299,8 +300,8 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     return checkAttention(call, args);
   if (name == "position_embedding")
     return checkPositionEmbedding(call, args[0], args[1]);
-  if (name == "gru_scan")
-    return checkGruScan(call, args);
+  if (name == "gru_scan" || name == "lstm_scan")
+    return checkRecurrentScan(call, args, name == "gru_scan" ? 3 : 4);
   // The sequence dimension reaches the elementwise functions only, for
   // now: the others assume sizes known when the spec compiles.
   static constexpr llvm::StringLiteral kSequenceAware[] = {

@@ -190,8 +190,8 @@ private:
                             const ValueType &tokens);
   ValueType checkAttention(const CallExprAST &call,
                            llvm::ArrayRef<ValueType> args);
-  ValueType checkGruScan(const CallExprAST &call,
-                         llvm::ArrayRef<ValueType> args);
+  ValueType checkRecurrentScan(const CallExprAST &call,
+                               llvm::ArrayRef<ValueType> args, int64_t gates);
   ValueType checkPositionEmbedding(const CallExprAST &call,
                                    const ValueType &x, const ValueType &table);
   ValueType checkEmbedding(const CallExprAST &call, const ValueType &x,

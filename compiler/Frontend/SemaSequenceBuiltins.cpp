@@ -2,8 +2,8 @@
 //
 // The shape rules of the builtins that read token ids or values with the
 // sequence dimension ([?, D]: one row per token, T changing from step to
-// step): embedding, position_embedding, masked_mean, attention and
-// gru_scan. The
+// step): embedding, position_embedding, masked_mean, attention, gru_scan
+// and lstm_scan. The
 // table of builtins and the binding of their arguments are in
 // SemaBuiltins.cpp.
 //
@@ -132,42 +132,48 @@ ValueType BodyChecker::checkPositionEmbedding(const CallExprAST &call,
   return ValueType::tensor({x.shape[0], table.shape[1]}, /*batched=*/true);
 }
 
-/// gru_scan(inputs, weight, bias, tokens): the input projections [?, 3H] of
-/// a sequence, the recurrent weight [H, 3H] and bias [3H] (parameters), the
+/// gru_scan / lstm_scan(inputs, weight, bias, tokens): the input
+/// projections [?, GH] of a sequence (G = 3 gates for a GRU, 4 for an
+/// LSTM), the recurrent weight [H, GH] and bias [GH] (parameters), the
 /// token ids; the states [?, H].
-ValueType BodyChecker::checkGruScan(const CallExprAST &call,
-                                    llvm::ArrayRef<ValueType> args) {
+ValueType BodyChecker::checkRecurrentScan(const CallExprAST &call,
+                                          llvm::ArrayRef<ValueType> args,
+                                          int64_t gates) {
+  std::string name = ("'" + call.getCallee() + "'").str();
+  std::string gh = std::to_string(gates) + "H";
   const ValueType &inputs = args[0], &weight = args[1], &bias = args[2];
   for (int i = 0; i < 3; ++i)
     if (!requireTensor(args[i], call.builtinArgs[i]->loc()))
       return ValueType();
   const ExprAST &wExpr = *call.builtinArgs[1];
   if (weight.batched || weight.shape.size() != 2 ||
-      weight.shape[1] != 3 * weight.shape[0]) {
-    error(wExpr.loc()) << "'gru_scan' needs a recurrent weight [H, 3H] that "
-                       << "does not depend on the input, got "
+      weight.shape[1] != gates * weight.shape[0]) {
+    error(wExpr.loc()) << name << " needs a recurrent weight [H, " << gh
+                       << "] that does not depend on the input, got "
                        << describeShape(weight);
     return ValueType();
   }
   int64_t hidden = weight.shape[0];
-  if (bias.batched || bias.shape.size() != 1 || bias.shape[0] != 3 * hidden) {
+  if (bias.batched || bias.shape.size() != 1 ||
+      bias.shape[0] != gates * hidden) {
     error(call.builtinArgs[2]->loc())
-        << "'gru_scan' needs a recurrent bias [3H] = [" << 3 * hidden
-        << "] that does not depend on the input, got " << describeShape(bias);
+        << name << " needs a recurrent bias [" << gh << "] = ["
+        << gates * hidden << "] that does not depend on the input, got "
+        << describeShape(bias);
     return ValueType();
   }
   if (!inputs.batched || inputs.shape.size() != 2 ||
       !mlir::ShapedType::isDynamic(inputs.shape[0]) ||
-      inputs.shape[1] != 3 * hidden) {
+      inputs.shape[1] != gates * hidden) {
     error(call.builtinArgs[0]->loc())
-        << "'gru_scan' needs the input projections of every token, a "
-        << "per-sample shape [?, 3H] = [?, " << 3 * hidden << "], got "
-        << describeShape(inputs);
+        << name << " needs the input projections of every token, a "
+        << "per-sample shape [?, " << gh << "] = [?, " << gates * hidden
+        << "], got " << describeShape(inputs);
     return ValueType();
   }
   if (args[3].kind != ValueType::Tokens) {
     error(call.builtinArgs[3]->loc())
-        << "'gru_scan' needs the token ids of a tokens[V] input to carry the "
+        << name << " needs the token ids of a tokens[V] input to carry the "
         << "state over the padding, got " << describeShape(args[3]);
     return ValueType();
   }

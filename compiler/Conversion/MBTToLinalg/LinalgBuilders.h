@@ -77,6 +77,7 @@ void populateMaskedMeanPatterns(RewritePatternSet &patterns);
 void populateRowsPatterns(RewritePatternSet &patterns);
 void populateAttentionPatterns(RewritePatternSet &patterns);
 void populateGruPatterns(RewritePatternSet &patterns);
+void populateLstmPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);
 /// `scalarsPerElement`: the update's per-model scalars are computed by each
 /// element of its one loop nest instead of a prologue over the models.

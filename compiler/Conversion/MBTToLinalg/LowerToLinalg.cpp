@@ -36,6 +36,7 @@ struct LowerToLinalgPass
     populateRowsPatterns(patterns);
     populateAttentionPatterns(patterns);
     populateGruPatterns(patterns);
+    populateLstmPatterns(patterns);
     populateSchedulePatterns(patterns);
     populateOptimizerPatterns(patterns, scalarsPerElement);
     GreedyRewriteConfig config;

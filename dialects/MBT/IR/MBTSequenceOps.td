@@ -336,4 +336,72 @@ def MBT_GruGradOp : MBT_PureOp<"gru_grad"> {
   let hasVerifier = 1;
 }
 
+def MBT_LstmOp : MBT_PureOp<"lstm", [
+    DeclareOpInterfaceMethods<GradientOpInterface,
+                              ["isDifferentiableOperand"]>]> {
+  let summary = "The hidden and cell states of an LSTM over a padded token sequence";
+  let description = [{
+    `inputs` `[P..., B, T, 4H]` are the input projections of every
+    position (`x W_ih + b_ih`, gates in PyTorch's order i, f, g, o),
+    `weight` `[P..., H, 4H]` and `bias` `[P..., 4H]` the recurrent
+    projection, `tokens` `[P..., B, T]` the token ids. With
+    `h_0 = c_0 = 0` and `a = inputs_t + h_{t-1} weight + bias`:
+
+        i = sigmoid(a_i), f = sigmoid(a_f), g = tanh(a_g), o = sigmoid(a_o)
+        c_t = f * c_{t-1} + i * g,  h_t = o * tanh(c_t)   at a real token
+        c_t = c_{t-1},  h_t = h_{t-1}                      at padding
+
+    The results `[P..., B, T, H]` are every `h_t` and every `c_t`:
+    `torch.nn.LSTM` (one layer, batch_first) on each sample's real tokens.
+    Lowered to a loop over T like `mbt.gru`; the gradient
+    (`mbt.lstm_grad`) reads the cell states back.
+
+    ```mlir
+    %h, %c = mbt.lstm %gx, %w, %b, %tokens
+        : (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>,
+           tensor<?x?xi32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
+                       MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens);
+  let results = (outs MBT_FloatTensor:$states, MBT_FloatTensor:$cells);
+  let assemblyFormat = [{
+    $inputs `,` $weight `,` $bias `,` $tokens attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def MBT_LstmGradOp : MBT_PureOp<"lstm_grad"> {
+  let summary = "Adjoint of lstm: backpropagation through time";
+  let description = [{
+    Given the operands of `mbt.lstm`, its results `states` and `cells` and
+    `grad`, the adjoint of the states (the cells' adjoint is zero: only
+    the states are read downstream), the gradients of the input
+    projections (`[P..., B, T, 4H]`, 0 at padding), of the recurrent weight
+    and of its bias. A loop from `t = T - 1` down to 0 recomputes the gates
+    of step t from `h_{t-1}` and carries the adjoints of h and c backward;
+    at padding both pass through unchanged.
+
+    ```mlir
+    %dgx, %dw, %db = mbt.lstm_grad %gx, %w, %b, %tokens, %h, %c, %dh
+        : (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>,
+           tensor<?x?xi32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>,
+           tensor<?x?x32xf32>)
+        -> (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>)
+    ```
+  }];
+  let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
+                       MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens,
+                       MBT_FloatTensor:$states, MBT_FloatTensor:$cells,
+                       MBT_FloatTensor:$grad);
+  let results = (outs MBT_FloatTensor:$dinputs, MBT_FloatTensor:$dweight,
+                      MBT_FloatTensor:$dbias);
+  let assemblyFormat = [{
+    $inputs `,` $weight `,` $bias `,` $tokens `,` $states `,` $cells `,`
+    $grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MBT_SEQUENCE_OPS_TD

@@ -1,4 +1,4 @@
-//===- RecurrentOps.cpp - gru: verifiers and gradient ---------------------===//
+//===- RecurrentOps.cpp - gru and lstm: verifiers and gradients -----------===//
 
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/MBTShapes.h"
@@ -7,20 +7,23 @@ using namespace mlir;
 using namespace mlir::mbt;
 
 namespace {
-/// Checks a GRU's operands: inputs [P..., B, T, 3H], weight [P..., H, 3H],
-/// bias [P..., 3H], tokens [P..., B, T], with P at most one dimension.
-LogicalResult verifyGru(Operation *op, RankedTensorType inputs,
-                        RankedTensorType weight, RankedTensorType bias,
-                        RankedTensorType tokens) {
+/// Checks a recurrent layer's operands, for `gates` gates (G: 3 for a GRU,
+/// 4 for an LSTM): inputs [P..., B, T, GH], weight [P..., H, GH], bias
+/// [P..., GH], tokens [P..., B, T], with P at most one dimension.
+LogicalResult verifyRecurrent(Operation *op, RankedTensorType inputs,
+                              RankedTensorType weight, RankedTensorType bias,
+                              RankedTensorType tokens, int64_t gates) {
+  std::string gh = std::to_string(gates) + "H";
   int64_t p = weight.getRank() - 2;
   if (p < 0 || p > 1)
-    return op->emitOpError("needs a weight [H, 3H] or, with the model "
-                           "dimension, [M, H, 3H], got ")
-           << formatShape(weight.getShape());
+    return op->emitOpError("needs a weight [H, ")
+           << gh << "] or, with the model dimension, [M, H, " << gh
+           << "], got " << formatShape(weight.getShape());
   int64_t h = weight.getDimSize(p);
   if (ShapedType::isDynamic(h) ||
-      !sameSize(weight.getDimSize(p + 1), 3 * h))
-    return op->emitOpError("needs a weight [H, 3H] with a static H, got ")
+      !sameSize(weight.getDimSize(p + 1), gates * h))
+    return op->emitOpError("needs a weight [H, ")
+           << gh << "] with a static H, got "
            << formatShape(weight.getShape());
   if (inputs.getElementType() != weight.getElementType() ||
       bias.getElementType() != weight.getElementType())
@@ -40,15 +43,16 @@ LogicalResult verifyGru(Operation *op, RankedTensorType inputs,
   inputsShape.append({inputs.getRank() > p ? inputs.getDimSize(p) : dyn,
                       inputs.getRank() > p + 1 ? inputs.getDimSize(p + 1)
                                                : dyn,
-                      3 * h});
-  biasShape.push_back(3 * h);
+                      gates * h});
+  biasShape.push_back(gates * h);
   tokensShape.append(inputsShape.begin() + p, inputsShape.begin() + p + 2);
   if (!shapeIs(inputs, inputsShape))
-    return op->emitOpError("needs inputs [P..., B, T, 3H] = ")
+    return op->emitOpError("needs inputs [P..., B, T, ")
+           << gh << "] = "
            << formatShape(inputsShape) << ", got "
            << formatShape(inputs.getShape());
   if (!shapeIs(bias, biasShape))
-    return op->emitOpError("needs a bias [P..., 3H] = ")
+    return op->emitOpError("needs a bias [P..., ") << gh << "] = "
            << formatShape(biasShape) << ", got "
            << formatShape(bias.getShape());
   if (!shapeIs(tokens, tokensShape))
@@ -58,7 +62,8 @@ LogicalResult verifyGru(Operation *op, RankedTensorType inputs,
   return success();
 }
 
-/// The states' type of a GRU: inputs [P..., B, T, 3H] -> [P..., B, T, H].
+/// The states' type of a recurrent layer: inputs [P..., B, T, GH] ->
+/// [P..., B, T, H].
 RankedTensorType statesType(RankedTensorType inputs, RankedTensorType weight) {
   SmallVector<int64_t> shape(inputs.getShape());
   shape.back() = weight.getDimSize(weight.getRank() - 2);
@@ -79,8 +84,9 @@ bool fits(RankedTensorType type, RankedTensorType expected) {
 } // namespace
 
 LogicalResult GruOp::verify() {
-  if (failed(verifyGru(*this, getInputs().getType(), getWeight().getType(),
-                       getBias().getType(), getTokens().getType())))
+  if (failed(verifyRecurrent(*this, getInputs().getType(),
+                             getWeight().getType(), getBias().getType(),
+                             getTokens().getType(), 3)))
     return failure();
   auto expected = statesType(getInputs().getType(), getWeight().getType());
   if (!fits(getType(), expected))
@@ -91,8 +97,9 @@ LogicalResult GruOp::verify() {
 }
 
 LogicalResult GruGradOp::verify() {
-  if (failed(verifyGru(*this, getInputs().getType(), getWeight().getType(),
-                       getBias().getType(), getTokens().getType())))
+  if (failed(verifyRecurrent(*this, getInputs().getType(),
+                             getWeight().getType(), getBias().getType(),
+                             getTokens().getType(), 3)))
     return failure();
   auto states = statesType(getInputs().getType(), getWeight().getType());
   if (!fits(getStates().getType(), states) ||
@@ -121,3 +128,54 @@ SmallVector<Value> GruOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
 
 // The tokens are data: nothing differentiable may flow into them.
 bool GruOp::isDifferentiableOperand(unsigned index) { return index < 3; }
+
+LogicalResult LstmOp::verify() {
+  if (failed(verifyRecurrent(*this, getInputs().getType(),
+                             getWeight().getType(), getBias().getType(),
+                             getTokens().getType(), 4)))
+    return failure();
+  auto expected = statesType(getInputs().getType(), getWeight().getType());
+  if (!fits(getStates().getType(), expected) ||
+      getCells().getType() != getStates().getType())
+    return emitOpError("needs states and cells [P..., B, T, H] = ")
+           << formatShape(expected.getShape()) << ", got "
+           << formatShape(getStates().getType().getShape()) << " and "
+           << formatShape(getCells().getType().getShape());
+  return success();
+}
+
+LogicalResult LstmGradOp::verify() {
+  if (failed(verifyRecurrent(*this, getInputs().getType(),
+                             getWeight().getType(), getBias().getType(),
+                             getTokens().getType(), 4)))
+    return failure();
+  auto states = statesType(getInputs().getType(), getWeight().getType());
+  if (!fits(getStates().getType(), states) ||
+      getStates().getType() != getCells().getType() ||
+      getStates().getType() != getGrad().getType())
+    return emitOpError("needs states, cells and a gradient [P..., B, T, H] = ")
+           << formatShape(states.getShape());
+  if (getDinputs().getType() != getInputs().getType() ||
+      getDweight().getType() != getWeight().getType() ||
+      getDbias().getType() != getBias().getType())
+    return emitOpError("needs results of the types of inputs, weight and "
+                       "bias");
+  return success();
+}
+
+SmallVector<Value> LstmOp::buildGradients(OpBuilder &b,
+                                          ValueRange resultGrads) {
+  // Only the states reach the loss: model code never reads the cells.
+  if (!resultGrads[0])
+    return {Value(), Value(), Value(), Value()};
+  auto grad = b.create<LstmGradOp>(
+      getLoc(),
+      TypeRange{getInputs().getType(), getWeight().getType(),
+                getBias().getType()},
+      getInputs(), getWeight(), getBias(), getTokens(), getStates(),
+      getCells(), resultGrads[0]);
+  return {grad.getDinputs(), grad.getDweight(), grad.getDbias(), Value()};
+}
+
+// The tokens are data: nothing differentiable may flow into them.
+bool LstmOp::isDifferentiableOperand(unsigned index) { return index < 3; }

@@ -4,7 +4,8 @@
 // Trainer's sequence path on synthetic sequences of 1 to 60 tokens:
 //  - model i of a batch of 4 (own seed and learning rate, Adam) ends where
 //    model i trained alone ends, over dynamic steps whose B and T change,
-//    for a bag of embeddings, a causal transformer layer and a GRU;
+//    for a bag of embeddings, a causal transformer layer, a GRU and an
+//    LSTM;
 //  - evaluating with a fixed-shape plan (every step padded to the longest
 //    sample) gives the means of dynamic steps: padding changes nothing;
 //  - a run checkpointed mid-epoch and restored ends where an uninterrupted
@@ -57,6 +58,11 @@ const char *kTransformer =
 /// A GRU over byte embeddings, its states pooled over the real tokens.
 const char *kGru = "  h      = gru(embed(x, dim(x), 8), x, 12)\n"
                    "  logits = linear(masked_mean(h, x), dim(y))\n";
+
+/// The same with an LSTM, which ModelBatch cannot batch (torch.vmap has
+/// no rule for it).
+const char *kLstm = "  h      = lstm(embed(x, dim(x), 8), x, 12)\n"
+                    "  logits = linear(masked_mean(h, x), dim(y))\n";
 
 /// `network` as a sweep of `lrs.size()` models.
 std::string spec(const std::vector<double> &lrs,
@@ -167,6 +173,10 @@ TEST(SequenceEquivalence, TransformerBatchOfFourEqualsEachModelAlone) {
 
 TEST(SequenceEquivalence, GruBatchOfFourEqualsEachModelAlone) {
   checkBatchEqualsAlone("seq_gru", kGru);
+}
+
+TEST(SequenceEquivalence, LstmBatchOfFourEqualsEachModelAlone) {
+  checkBatchEqualsAlone("seq_lstm", kLstm);
 }
 
 TEST(SequenceEquivalence, FixedShapeEvaluationGivesTheDynamicMeans) {

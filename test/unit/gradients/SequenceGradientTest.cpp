@@ -4,7 +4,8 @@
 // T set by each call. Two checks, through the whole compiler, for a bag of
 // embeddings (embedding, masked_mean, a linear layer), for attention
 // models (position embeddings, position-wise projections, multi-head
-// attention, plain and causal, a residual) and for a GRU (gru_scan):
+// attention, plain and causal, a residual), a GRU (gru_scan) and an LSTM
+// (lstm_scan):
 //  - finite differences: the compiled gradient (SGD at lr 1 makes one train
 //    step move the parameters by minus the gradient), in f32 and f64;
 //  - padding: the gradient of a batch of samples is the same whether its
@@ -113,12 +114,26 @@ const char *kGruBody =
     "  s      = gru_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
     "  logits = masked_mean(s, x) @ w\n";
 
+// The same with an LSTM (lstm_scan: 4 gates, a cell state).
+const char *kLstmParams = "  param table: f32[259, 4] = zeros\n"
+                          "  param w_ih: f32[4, 12] = zeros\n"
+                          "  param b_ih: f32[12] = zeros\n"
+                          "  param w_hh: f32[3, 12] = zeros\n"
+                          "  param b_hh: f32[12] = zeros\n"
+                          "  param w: f32[3, 3] = zeros\n";
+const char *kLstmBody =
+    "  h      = tanh(embedding(x, table))\n"
+    "  s      = lstm_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
+    "  logits = masked_mean(s, x) @ w\n";
+
 /// The models of the cases, by name.
 std::string sourceOf(const std::string &name) {
   if (name == "bag")
     return tokenSpec(kBagParams, kBagBody);
   if (name == "gru")
     return tokenSpec(kGruParams, kGruBody);
+  if (name == "lstm")
+    return tokenSpec(kLstmParams, kLstmBody);
   return tokenSpec(kAttentionParams, attentionBody(name == "causal"));
 }
 
@@ -174,6 +189,17 @@ TEST(SequenceGradient, GruFiniteDifferencesF64) {
   checkFiniteDifferences<double>("gru", 1e-5, 1e-7);
 }
 
+// f32 central differences of the LSTM's loss are noisier (3e-3 here: its
+// gradients are smaller beside the loss's f32 rounding); the f64 case and
+// the LibTorch reference are the tight checks.
+TEST(SequenceGradient, LstmFiniteDifferencesF32) {
+  checkFiniteDifferences<float>("lstm", 2e-3f, 5e-3);
+}
+
+TEST(SequenceGradient, LstmFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("lstm", 1e-5, 1e-7);
+}
+
 TEST(SequenceGradient, CausalAttentionFiniteDifferencesF64) {
   checkFiniteDifferences<double>("causal", 1e-5, 1e-7);
 }
@@ -224,6 +250,10 @@ TEST(SequenceGradient, GruPaddedBatchGivesTheDynamicBatchsGradientF32) {
 
 TEST(SequenceGradient, GruPaddedBatchGivesTheDynamicBatchsGradientF64) {
   checkPaddingInvariance<double>("gru");
+}
+
+TEST(SequenceGradient, LstmPaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("lstm");
 }
 
 TEST(SequenceGradient, CausalPaddedBatchGivesTheDynamicBatchsGradientF64) {

@@ -10,9 +10,10 @@
 //    masked_fill with -inf, softmax, weighted values) as PyTorch 1.13 has
 //    no scaled_dot_product_attention; it is a different computation of the
 //    same function, so a wrong scale, head split or mask fails;
-//  - a GRU (gru_scan) against torch::gru_cell stepped over each sample's
-//    real tokens alone, so PyTorch's gate order and equations, and the
-//    padding carrying the state, are what is checked.
+//  - a GRU (gru_scan) and an LSTM (lstm_scan) against torch::gru_cell and
+//    torch::lstm_cell stepped over each sample's real tokens alone, so
+//    PyTorch's gate order and equations, and the padding carrying the
+//    state, are what is checked.
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
@@ -83,6 +84,42 @@ const char *kGruSpec =
     "  optim  = sgd(lr = 1.0)\n"
     "  data   = fortunes\n"
     "}\n";
+
+/// kGruSpec with an LSTM: 4 gates.
+std::string lstmSpec() {
+  std::string spec = kGruSpec;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"[4, 9]", "[4, 12]"},
+                          {"[9]", "[12]"}, {"[9]", "[12]"}, {"[3, 9]", "[3, 12]"},
+                          {"gru_scan", "lstm_scan"}}) {
+    size_t at = spec.find(from);
+    spec.replace(at, from.size(), to);
+  }
+  return spec;
+}
+
+/// The LSTM model in LibTorch: each sample's real tokens through
+/// torch::lstm_cell one at a time, the mean of the hidden states.
+torch::Tensor torchLstmLoss(const std::map<std::string, torch::Tensor> &named,
+                            const TokenBatch &batch) {
+  namespace F = torch::nn::functional;
+  std::vector<torch::Tensor> pooled;
+  for (const std::vector<int32_t> &row : batch.rows) {
+    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble), c = h, sum = h;
+    for (int32_t token : row) {
+      torch::Tensor e = named.at("table")[token].unsqueeze(0);
+      auto next = torch::lstm_cell(e, {h, c}, named.at("w_ih").t(),
+                                   named.at("w_hh").t(), named.at("b_ih"),
+                                   named.at("b_hh"));
+      h = std::get<0>(next);
+      c = std::get<1>(next);
+      sum = sum + h;
+    }
+    pooled.push_back(sum / static_cast<double>(row.size()));
+  }
+  std::vector<int64_t> labels(batch.labels.begin(), batch.labels.end());
+  torch::Tensor y = torch::tensor(labels, torch::kLong);
+  return F::cross_entropy(torch::cat(pooled).matmul(named.at("w")), y);
+}
 
 /// The GRU model in LibTorch: each sample's real tokens through
 /// torch::gru_cell one at a time, the mean of the states.
@@ -198,6 +235,13 @@ TEST(SequenceVsLibTorch, CausalAttentionWithPaddingMask) {
                     [](const auto &named, const TokenBatch &batch,
                        int64_t width) {
                       return torchLoss(named, batch, width, true);
+                    });
+}
+
+TEST(SequenceVsLibTorch, LstmMatchesLstmCellOverEachSamplesRealTokens) {
+  checkAgainstTorch("ref_lstm", lstmSpec(),
+                    [](const auto &named, const TokenBatch &batch, int64_t) {
+                      return torchLstmLoss(named, batch);
                     });
 }
 

@@ -1,0 +1,219 @@
+//===- LstmPatterns.cpp - mbt.lstm and its adjoint ------------------------===//
+//
+// As mbt.gru (GruPatterns.cpp), with a cell state beside the hidden one:
+// the forward loop carries h and c and writes both into the states and
+// cells at t; each step is one (batch) matmul h W_hh and one generic that
+// updates h and c in place (both kept at padding). The adjoint runs the
+// loop backward carrying the adjoints of h and c, reading c_{t-1} and c_t
+// back from the cells. Gates i, f, g, o are views of the 4H columns
+// (RecurrentBuilder.h).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/RecurrentBuilder.h"
+#include "dialects/MBT/IR/MBTOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::mbt;
+
+namespace {
+
+/// An LSTM step's gates from its 12 gate operands (gx, gh and bias, each
+/// i f g o).
+struct LstmGates {
+  Value i, f, g, o;
+};
+LstmGates lstmGates(OpBuilder &nb, Location l, ValueRange a) {
+  auto pre = [&](int k) {
+    return nb.create<arith::AddFOp>(
+        l, a[k], nb.create<arith::AddFOp>(l, a[4 + k], a[8 + k]));
+  };
+  LstmGates gates;
+  gates.i = RecurrentBuilder::sigmoid(nb, l, pre(0));
+  gates.f = RecurrentBuilder::sigmoid(nb, l, pre(1));
+  gates.g = nb.create<math::TanhOp>(l, pre(2));
+  gates.o = RecurrentBuilder::sigmoid(nb, l, pre(3));
+  return gates;
+}
+
+struct LstmPattern : public OpRewritePattern<LstmOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LstmOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
+    auto statesType = cast<RankedTensorType>(op.getStates().getType());
+    SmallVector<std::pair<Value, int64_t>> statesSources;
+    for (int64_t d = 0; d < statesType.getRank(); ++d)
+      statesSources.push_back({op.getInputs(), d});
+    Value states = buildEmpty(rewriter, loc, statesType, statesSources);
+    Value cells = buildEmpty(rewriter, loc, statesType, statesSources);
+    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
+    Value h0 = g.zeros(rowType, g.rowsSources());
+    Value c0 = g.zeros(rowType, g.rowsSources());
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, zero, steps, one, ValueRange{h0, c0, states, cells},
+        [&](OpBuilder &lb, Location l, Value t, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
+          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
+          Value gh = g.matmul(carried[0], op.getWeight(),
+                              g.zeros(gateType, g.rowsSources()),
+                              /*transposeWeight=*/false);
+          // h and c are updated in place (the generic's outputs).
+          SmallVector<AffineMap> maps = g.gateMaps();
+          maps.append({g.token(), g.row(), g.row()});
+          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          operands.push_back(tokens);
+          auto step = rewriter.create<linalg::GenericOp>(
+              l, TypeRange{rowType, rowType}, operands,
+              ValueRange{carried[0], carried[1]}, maps, iterators(g.p + 2),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                LstmGates s = lstmGates(nb, nl, a);
+                Value oldH = a[13], oldC = a[14];
+                Value c = nb.create<arith::AddFOp>(
+                    nl, nb.create<arith::MulFOp>(nl, s.f, oldC),
+                    nb.create<arith::MulFOp>(nl, s.i, s.g));
+                Value h = nb.create<arith::MulFOp>(
+                    nl, s.o, nb.create<math::TanhOp>(nl, c));
+                Value real = RecurrentBuilder::isReal(nb, nl, a[12]);
+                nb.create<linalg::YieldOp>(
+                    nl,
+                    ValueRange{nb.create<arith::SelectOp>(nl, real, h, oldH),
+                               nb.create<arith::SelectOp>(nl, real, c, oldC)});
+              });
+          Value h = step.getResult(0), c = step.getResult(1);
+          rewriter.create<scf::YieldOp>(
+              l, ValueRange{h, c, g.put(h, carried[2], t),
+                            g.put(c, carried[3], t)});
+        });
+    rewriter.replaceOp(op, ValueRange{loop.getResult(2), loop.getResult(3)});
+    return success();
+  }
+};
+
+struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LstmGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
+    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
+    auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
+    SmallVector<std::pair<Value, int64_t>> inputsSources;
+    for (int64_t d = 0; d < inputsType.getRank(); ++d)
+      inputsSources.push_back({op.getInputs(), d});
+    Value dInputs = buildEmpty(rewriter, loc, inputsType, inputsSources);
+    Value dWeight = g.zerosLike(op.getWeight());
+    Value dBias = g.zerosLike(op.getBias());
+    Value dh = g.zeros(rowType, g.rowsSources());
+    Value dc = g.zeros(rowType, g.rowsSources());
+    Value noState = g.zeros(rowType, g.rowsSources());
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
+    Value last = rewriter.create<arith::SubIOp>(loc, steps, one);
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, zero, steps, one, ValueRange{dh, dc, dInputs, dWeight, dBias},
+        [&](OpBuilder &lb, Location l, Value s, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
+          // t = T - 1 - s; h_{t-1} and c_{t-1}, 0 before the first
+          // position.
+          Value t = rewriter.create<arith::SubIOp>(l, last, s);
+          Value hasPrevious = rewriter.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::sgt, t, zero);
+          Value previousIndex = rewriter.create<arith::SelectOp>(
+              l, hasPrevious, rewriter.create<arith::SubIOp>(l, t, one), zero);
+          Value hPrevious = rewriter.create<arith::SelectOp>(
+              l, hasPrevious, g.at(op.getStates(), previousIndex), noState);
+          Value cPrevious = rewriter.create<arith::SelectOp>(
+              l, hasPrevious, g.at(op.getCells(), previousIndex), noState);
+          Value cell = g.at(op.getCells(), t);
+          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
+          Value dState = g.at(op.getGrad(), t);
+          Value gh = g.matmul(hPrevious, op.getWeight(),
+                              g.zeros(gateType, g.rowsSources()),
+                              /*transposeWeight=*/false);
+          // The gates' adjoints (before their nonlinearities), then h's
+          // adjoint apart from dgates W_hh^T (nothing at a real token, all
+          // of it at padding) and c_{t-1}'s, both over the carried ones.
+          SmallVector<AffineMap> maps = g.gateMaps();
+          maps.append({g.row(), g.row(), g.token(), g.row()});
+          maps.append(6, g.row());
+          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          operands.append({cPrevious, cell, tokens, dState});
+          SmallVector<Value> inits;
+          for (int k = 0; k < 4; ++k)
+            inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
+          inits.append({carried[0], carried[1]});
+          auto adjoints = rewriter.create<linalg::GenericOp>(
+              l, SmallVector<Type>(6, rowType), operands, inits, maps,
+              iterators(g.p + 2),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                LstmGates gate = lstmGates(nb, nl, a);
+                Value oneF = g.constant(nb, nl, 1.0);
+                Value zeroF = g.constant(nb, nl, 0.0);
+                auto mul = [&](Value x, Value y) {
+                  return nb.create<arith::MulFOp>(nl, x, y).getResult();
+                };
+                auto sub = [&](Value x, Value y) {
+                  return nb.create<arith::SubFOp>(nl, x, y).getResult();
+                };
+                auto sigmoidGrad = [&](Value d, Value y) {
+                  return mul(d, mul(y, sub(oneF, y)));
+                };
+                // a[12] c_{t-1}, a[13] c_t, a[14] token, a[15] dState,
+                // a[20] the carried dh, a[21] the carried dc.
+                Value dhTotal = nb.create<arith::AddFOp>(nl, a[20], a[15]);
+                Value tanhC = nb.create<math::TanhOp>(nl, a[13]);
+                Value dO = mul(dhTotal, tanhC);
+                Value dcTotal = nb.create<arith::AddFOp>(
+                    nl, a[21],
+                    mul(mul(dhTotal, gate.o), sub(oneF, mul(tanhC, tanhC))));
+                Value dI = sigmoidGrad(mul(dcTotal, gate.g), gate.i);
+                Value dF = sigmoidGrad(mul(dcTotal, a[12]), gate.f);
+                Value dG = mul(mul(dcTotal, gate.i),
+                               sub(oneF, mul(gate.g, gate.g)));
+                Value dOPre = sigmoidGrad(dO, gate.o);
+                Value dcPrevious = mul(dcTotal, gate.f);
+                Value real = RecurrentBuilder::isReal(nb, nl, a[14]);
+                auto pick = [&](Value atReal, Value atPad) {
+                  return nb.create<arith::SelectOp>(nl, real, atReal, atPad)
+                      .getResult();
+                };
+                nb.create<linalg::YieldOp>(
+                    nl, ValueRange{pick(dI, zeroF), pick(dF, zeroF),
+                                   pick(dG, zeroF), pick(dOPre, zeroF),
+                                   pick(zeroF, dhTotal),
+                                   pick(dcPrevious, a[21])});
+              });
+          Value dGates = g.concat({adjoints.getResult(0), adjoints.getResult(1),
+                                   adjoints.getResult(2),
+                                   adjoints.getResult(3)});
+          Value dhPrevious = g.matmul(dGates, op.getWeight(),
+                                      adjoints.getResult(4),
+                                      /*transposeWeight=*/true);
+          Value dW = g.weightGradient(hPrevious, dGates, carried[3]);
+          Value dB = g.biasGradient(dGates, carried[4]);
+          rewriter.create<scf::YieldOp>(
+              l, ValueRange{dhPrevious, adjoints.getResult(5),
+                            g.put(dGates, carried[2], t), dW, dB});
+        });
+    rewriter.replaceOp(op, ValueRange{loop.getResult(2), loop.getResult(3),
+                                      loop.getResult(4)});
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::mbt::populateLstmPatterns(RewritePatternSet &patterns) {
+  patterns.add<LstmPattern, LstmGradPattern>(patterns.getContext());
+}

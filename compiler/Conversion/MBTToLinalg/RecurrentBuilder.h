@@ -1,0 +1,84 @@
+//===- RecurrentBuilder.h - the pieces of recurrent layers' lowering -*- C++ -*-===//
+//
+// What mbt.gru and mbt.lstm (and their adjoints) lower with: the shapes of
+// a layer whose projections hold `gates` gates of H columns each
+// ([P..., B, T, gates H], P the model dimensions, none or one), slices at
+// one position, the (batch) matmuls of a step, and the gates as views of
+// their columns. Views rather than offset indexing maps: linalg takes a
+// loop's range from the first operand indexed by that loop alone, which
+// would be the whole gates x H columns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_CONVERSION_MBTTOLINALG_RECURRENTBUILDER_H
+#define MBT_COMPILER_CONVERSION_MBTTOLINALG_RECURRENTBUILDER_H
+
+#include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+
+namespace mlir::mbt {
+
+class RecurrentBuilder {
+public:
+  /// `inputs` [P..., B, T, gates H], `weight` [P..., H, gates H].
+  RecurrentBuilder(OpBuilder &b, Location loc, Value inputs, Value weight,
+                   int64_t gates);
+
+  /// [P..., B, width] of the element type, and its sizes for tensor.empty.
+  RankedTensorType rowsType(int64_t width);
+  SmallVector<std::pair<Value, int64_t>> rowsSources();
+  /// A zero-filled tensor of `type`.
+  Value zeros(RankedTensorType type,
+              ArrayRef<std::pair<Value, int64_t>> sources);
+  /// A zero-filled tensor of the type and sizes of `like`.
+  Value zerosLike(Value like);
+
+  /// The slice of `v` ([P..., B, T, ...]) at position t, without the
+  /// position dimension; `dest` with `slice` put at position t.
+  Value at(Value v, Value t);
+  Value put(Value slice, Value dest, Value t);
+
+  /// init + h [P..., B, H] @ weight [P..., H, gates H], or with
+  /// `transposeWeight` init + g [P..., B, gates H] @ weight^T.
+  Value matmul(Value lhs, Value weight, Value init, bool transposeWeight);
+  /// init + h^T g: h [P..., B, H], g [P..., B, gates H] -> [P..., H, gates H].
+  Value weightGradient(Value h, Value g, Value init);
+  /// init + g summed over the batch: g [P..., B, gates H] -> [P..., gates H].
+  Value biasGradient(Value g, Value init);
+
+  /// The gates of a [..., gates H] value, views of their H columns.
+  SmallVector<Value> gatesOf(Value v);
+  /// [P..., B, gates H] from one [P..., B, H] value per gate.
+  Value concat(ArrayRef<Value> parts);
+  /// The gates of the input projections, of h W_hh and of the bias (3 x
+  /// gates operands), and their maps over the (P..., B, j) loops.
+  SmallVector<Value> gateOperands(Value gx, Value gh, Value bias);
+  SmallVector<AffineMap> gateMaps();
+
+  /// Maps of the (P..., B, j) loops: a [P..., B, H] row, a [P..., H] bias
+  /// gate, the tokens' [P..., B].
+  AffineMap row();
+  AffineMap biasRow();
+  AffineMap token();
+
+  /// Whether a token id (i32) is real, not the pad token 0.
+  static Value isReal(OpBuilder &nb, Location l, Value token);
+  static Value sigmoid(OpBuilder &nb, Location l, Value x);
+  Value constant(OpBuilder &nb, Location l, double v) {
+    return floatConstant(nb, l, element, v);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Value inputs;
+  int64_t gates, p = 0, hidden = 0;
+  FloatType element;
+
+private:
+  SmallVector<AffineExpr> leading(int64_t count);
+  void sliceAt(Value v, Value t, SmallVectorImpl<OpFoldResult> &offsets,
+               SmallVectorImpl<OpFoldResult> &sizes,
+               SmallVectorImpl<OpFoldResult> &strides);
+};
+
+} // namespace mlir::mbt
+
+#endif // MBT_COMPILER_CONVERSION_MBTTOLINALG_RECURRENTBUILDER_H

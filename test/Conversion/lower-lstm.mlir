@@ -1,0 +1,31 @@
+// RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+
+// The LSTM's loop carries h and c and writes both at t; one batched matmul
+// and one generic updating h and c in place per step. The adjoint carries
+// the adjoints of h and c backward.
+
+// CHECK-LABEL: func.func @lstm
+// CHECK:         scf.for %[[S:.*]] = {{.*}} iter_args(%[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[HS:.*]] = %{{.*}}, %[[CS:.*]] = %{{.*}}) -> (tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>)
+// CHECK:           linalg.batch_matmul ins(%[[H]], %arg1 : tensor<3x?x8xf32>, tensor<3x8x32xf32>)
+// CHECK:           %[[NEW:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[C]] : tensor<3x?x8xf32>, tensor<3x?x8xf32>)
+// CHECK-COUNT-4:     math.
+// CHECK:             math.tanh
+// CHECK:           %[[WH:.*]] = tensor.insert_slice %[[NEW]]#0 into %[[HS]][0, 0, %[[S]], 0]
+// CHECK:           %[[WC:.*]] = tensor.insert_slice %[[NEW]]#1 into %[[CS]][0, 0, %[[S]], 0]
+// CHECK:           scf.yield %[[NEW]]#0, %[[NEW]]#1, %[[WH]], %[[WC]]
+func.func @lstm(%gx: tensor<3x?x?x32xf32>, %w: tensor<3x8x32xf32>, %b: tensor<3x32xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
+  %h, %c = mbt.lstm %gx, %w, %b, %t : (tensor<3x?x?x32xf32>, tensor<3x8x32xf32>, tensor<3x32xf32>, tensor<3x?x?xi32>) -> (tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>)
+  return %h : tensor<3x?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @adjoint
+// CHECK:         scf.for {{.*}} iter_args(%[[DH:.*]] = %{{.*}}, %[[DC:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %[[DW:.*]] = %{{.*}}, %[[DB:.*]] = %{{.*}})
+// CHECK:           %[[ADJ:.*]]:6 = linalg.generic {{.*}} outs({{.*}}, %[[DH]], %[[DC]] : {{.*}})
+// CHECK:           linalg.matmul_transpose_b ins(%{{.*}}, %arg1 : tensor<?x32xf32>, tensor<8x32xf32>) outs(%[[ADJ]]#4 : tensor<?x8xf32>)
+// CHECK:           linalg.matmul_transpose_a {{.*}} outs(%[[DW]] : tensor<8x32xf32>)
+// CHECK:           linalg.generic {{.*}} outs(%[[DB]] : tensor<32xf32>)
+// CHECK:           scf.yield %{{.*}}, %[[ADJ]]#5,
+func.func @adjoint(%gx: tensor<?x?x32xf32>, %w: tensor<8x32xf32>, %b: tensor<32xf32>, %t: tensor<?x?xi32>, %h: tensor<?x?x8xf32>, %c: tensor<?x?x8xf32>, %g: tensor<?x?x8xf32>) -> (tensor<?x?x32xf32>, tensor<8x32xf32>, tensor<32xf32>) {
+  %dgx, %dw, %db = mbt.lstm_grad %gx, %w, %b, %t, %h, %c, %g : (tensor<?x?x32xf32>, tensor<8x32xf32>, tensor<32xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x32xf32>, tensor<8x32xf32>, tensor<32xf32>)
+  return %dgx, %dw, %db : tensor<?x?x32xf32>, tensor<8x32xf32>, tensor<32xf32>
+}

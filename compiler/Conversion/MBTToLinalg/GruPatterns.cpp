@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -51,21 +50,13 @@ struct GruPattern : public OpRewritePattern<GruOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 3);
-    auto statesType = cast<RankedTensorType>(op.getType());
-    SmallVector<std::pair<Value, int64_t>> statesSources;
-    for (int64_t d = 0; d < statesType.getRank(); ++d)
-      statesSources.push_back({op.getInputs(), d});
-    Value states = buildEmpty(rewriter, loc, statesType, statesSources);
+    Value states = g.emptyPositions(cast<RankedTensorType>(op.getType()));
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     Value h0 = g.zeros(rowType, g.rowsSources());
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
-    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, zero, steps, one, ValueRange{h0, states},
-        [&](OpBuilder &lb, Location l, Value t, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
+    ValueRange results = g.loop(
+        ValueRange{h0, states}, /*backward=*/false,
+        [&](Value t, ValueRange carried) -> SmallVector<Value> {
+          Location l = loc;
           Value h = carried[0];
           Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
           Value gh = g.matmul(h, op.getWeight(),
@@ -98,10 +89,9 @@ struct GruPattern : public OpRewritePattern<GruOp> {
                                     updated, old)});
                       })
                   .getResult(0);
-          Value written = g.put(next, carried[1], t);
-          rewriter.create<scf::YieldOp>(l, ValueRange{next, written});
+          return {next, g.put(next, carried[1], t)};
         });
-    rewriter.replaceOp(op, loop.getResult(1));
+    rewriter.replaceOp(op, results[1]);
     return success();
   }
 };
@@ -129,23 +119,12 @@ struct GruGradPattern : public OpRewritePattern<GruGradOp> {
     Value dBias = g.zeros(biasType, biasSources);
     Value dh = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
-    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
-    Value last = rewriter.create<arith::SubIOp>(loc, steps, one);
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, zero, steps, one, ValueRange{dh, dInputs, dWeight, dBias},
-        [&](OpBuilder &lb, Location l, Value s, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
-          // t = T - 1 - s; h_{t-1}, 0 before the first position.
-          Value t = rewriter.create<arith::SubIOp>(l, last, s);
-          Value hasPrevious = rewriter.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::sgt, t, zero);
-          Value previousIndex = rewriter.create<arith::SelectOp>(
-              l, hasPrevious, rewriter.create<arith::SubIOp>(l, t, one), zero);
-          Value hPrevious = rewriter.create<arith::SelectOp>(
-              l, hasPrevious, g.at(op.getStates(), previousIndex), noState);
+    ValueRange results = g.loop(
+        ValueRange{dh, dInputs, dWeight, dBias}, /*backward=*/true,
+        [&](Value t, ValueRange carried) -> SmallVector<Value> {
+          Location l = loc;
+          // h_{t-1}, 0 before the first position.
+          Value hPrevious = g.previous(op.getStates(), t, noState);
           Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
           Value dState = g.at(op.getGrad(), t);
           Value gh = g.matmul(hPrevious, op.getWeight(),
@@ -207,12 +186,9 @@ struct GruGradPattern : public OpRewritePattern<GruGradOp> {
               g.matmul(dgh, op.getWeight(), dDirect, /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dgh, carried[2]);
           Value dB = g.biasGradient(dgh, carried[3]);
-          Value written = g.put(dgx, carried[1], t);
-          rewriter.create<scf::YieldOp>(
-              l, ValueRange{dPrevious, written, dW, dB});
+          return {dPrevious, g.put(dgx, carried[1], t), dW, dB};
         });
-    rewriter.replaceOp(op, ValueRange{loop.getResult(1), loop.getResult(2),
-                                      loop.getResult(3)});
+    rewriter.replaceOp(op, results.drop_front());
     return success();
   }
 };

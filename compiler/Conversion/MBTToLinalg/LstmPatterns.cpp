@@ -14,7 +14,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -46,22 +45,15 @@ struct LstmPattern : public OpRewritePattern<LstmOp> {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
-    SmallVector<std::pair<Value, int64_t>> statesSources;
-    for (int64_t d = 0; d < statesType.getRank(); ++d)
-      statesSources.push_back({op.getInputs(), d});
-    Value states = buildEmpty(rewriter, loc, statesType, statesSources);
-    Value cells = buildEmpty(rewriter, loc, statesType, statesSources);
+    Value states = g.emptyPositions(statesType);
+    Value cells = g.emptyPositions(statesType);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
     Value h0 = g.zeros(rowType, g.rowsSources());
     Value c0 = g.zeros(rowType, g.rowsSources());
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
-    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, zero, steps, one, ValueRange{h0, c0, states, cells},
-        [&](OpBuilder &lb, Location l, Value t, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
+    ValueRange results = g.loop(
+        ValueRange{h0, c0, states, cells}, /*backward=*/false,
+        [&](Value t, ValueRange carried) -> SmallVector<Value> {
+          Location l = loc;
           Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
           Value gh = g.matmul(carried[0], op.getWeight(),
                               g.zeros(gateType, g.rowsSources()),
@@ -89,11 +81,9 @@ struct LstmPattern : public OpRewritePattern<LstmOp> {
                                nb.create<arith::SelectOp>(nl, real, c, oldC)});
               });
           Value h = step.getResult(0), c = step.getResult(1);
-          rewriter.create<scf::YieldOp>(
-              l, ValueRange{h, c, g.put(h, carried[2], t),
-                            g.put(c, carried[3], t)});
+          return {h, c, g.put(h, carried[2], t), g.put(c, carried[3], t)};
         });
-    rewriter.replaceOp(op, ValueRange{loop.getResult(2), loop.getResult(3)});
+    rewriter.replaceOp(op, results.drop_front(2));
     return success();
   }
 };
@@ -115,26 +105,13 @@ struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
     Value dh = g.zeros(rowType, g.rowsSources());
     Value dc = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
-    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
-    Value steps = rewriter.create<tensor::DimOp>(loc, op.getInputs(), g.p + 1);
-    Value last = rewriter.create<arith::SubIOp>(loc, steps, one);
-    auto loop = rewriter.create<scf::ForOp>(
-        loc, zero, steps, one, ValueRange{dh, dc, dInputs, dWeight, dBias},
-        [&](OpBuilder &lb, Location l, Value s, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(rewriter);
-          rewriter.setInsertionPointToStart(lb.getInsertionBlock());
-          // t = T - 1 - s; h_{t-1} and c_{t-1}, 0 before the first
-          // position.
-          Value t = rewriter.create<arith::SubIOp>(l, last, s);
-          Value hasPrevious = rewriter.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::sgt, t, zero);
-          Value previousIndex = rewriter.create<arith::SelectOp>(
-              l, hasPrevious, rewriter.create<arith::SubIOp>(l, t, one), zero);
-          Value hPrevious = rewriter.create<arith::SelectOp>(
-              l, hasPrevious, g.at(op.getStates(), previousIndex), noState);
-          Value cPrevious = rewriter.create<arith::SelectOp>(
-              l, hasPrevious, g.at(op.getCells(), previousIndex), noState);
+    ValueRange results = g.loop(
+        ValueRange{dh, dc, dInputs, dWeight, dBias}, /*backward=*/true,
+        [&](Value t, ValueRange carried) -> SmallVector<Value> {
+          Location l = loc;
+          // h_{t-1} and c_{t-1}, 0 before the first position.
+          Value hPrevious = g.previous(op.getStates(), t, noState);
+          Value cPrevious = g.previous(op.getCells(), t, noState);
           Value cell = g.at(op.getCells(), t);
           Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
           Value dState = g.at(op.getGrad(), t);
@@ -202,12 +179,10 @@ struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
                                       /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dGates, carried[3]);
           Value dB = g.biasGradient(dGates, carried[4]);
-          rewriter.create<scf::YieldOp>(
-              l, ValueRange{dhPrevious, adjoints.getResult(5),
-                            g.put(dGates, carried[2], t), dW, dB});
+          return {dhPrevious, adjoints.getResult(5),
+                  g.put(dGates, carried[2], t), dW, dB};
         });
-    rewriter.replaceOp(op, ValueRange{loop.getResult(2), loop.getResult(3),
-                                      loop.getResult(4)});
+    rewriter.replaceOp(op, results.drop_front(2));
     return success();
   }
 };

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -79,6 +80,40 @@ Value RecurrentBuilder::put(Value slice, Value dest, Value t) {
   sliceAt(dest, t, offsets, sizes, strides);
   return b.create<tensor::InsertSliceOp>(loc, slice, dest, offsets, sizes,
                                          strides);
+}
+
+Value RecurrentBuilder::emptyPositions(RankedTensorType type) {
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sources.push_back({inputs, d});
+  return buildEmpty(b, loc, type, sources);
+}
+
+Value RecurrentBuilder::previous(Value all, Value t, Value none) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, t, zero);
+  Value index = b.create<arith::SelectOp>(
+      loc, any, b.create<arith::SubIOp>(loc, t, one), zero);
+  return b.create<arith::SelectOp>(loc, any, at(all, index), none);
+}
+
+ValueRange RecurrentBuilder::loop(
+    ValueRange inits, bool backward,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value steps = b.create<tensor::DimOp>(loc, inputs, p + 1);
+  Value last = b.create<arith::SubIOp>(loc, steps, one);
+  auto forOp = b.create<scf::ForOp>(
+      loc, zero, steps, one, inits,
+      [&](OpBuilder &lb, Location l, Value s, ValueRange carried) {
+        // `b` is the builder the patterns hand in, now inside the body.
+        Value t = backward ? b.create<arith::SubIOp>(l, last, s).getResult()
+                           : s;
+        b.create<scf::YieldOp>(l, body(t, carried));
+      });
+  return forOp.getResults();
 }
 
 Value RecurrentBuilder::matmul(Value lhs, Value weight, Value init,

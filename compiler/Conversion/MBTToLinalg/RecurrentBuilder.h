@@ -31,10 +31,21 @@ public:
   /// A zero-filled tensor of the type and sizes of `like`.
   Value zerosLike(Value like);
 
+  /// An empty [P..., B, T, H] tensor of `type` (the states' shape).
+  Value emptyPositions(RankedTensorType type);
   /// The slice of `v` ([P..., B, T, ...]) at position t, without the
   /// position dimension; `dest` with `slice` put at position t.
   Value at(Value v, Value t);
   Value put(Value slice, Value dest, Value t);
+  /// The slice of `all` at position t - 1, or `none` at t = 0.
+  Value previous(Value all, Value t, Value none);
+
+  /// An scf.for over the positions, t = 0 .. T - 1 or, `backward`,
+  /// T - 1 .. 0, carrying `inits`; `body(t, carried)` builds a step at the
+  /// builder's point and returns what it yields. Returns the loop's
+  /// results.
+  ValueRange loop(ValueRange inits, bool backward,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
   /// init + h [P..., B, H] @ weight [P..., H, gates H], or with
   /// `transposeWeight` init + g [P..., B, gates H] @ weight^T.

@@ -62,6 +62,27 @@ private:
     mlir::Value count = b.create<CountOp>(loc, x, axesAttr(axes));
     return b.create<DivOp>(loc, sum, count);
   }
+  /// (x - mean) / sqrt(variance + eps) over the last axis (the biased
+  /// variance, as torch.nn.functional.layer_norm), each statistic
+  /// broadcast back along it.
+  mlir::Value normalize(mlir::Value x, double eps) {
+    int64_t axis = rank(x) - 1;
+    auto wide = [&](mlir::Value v) {
+      return b.create<BroadcastOp>(loc, v, x, axesAttr({axis})).getResult();
+    };
+    mlir::Value centered = b.create<SubOp>(loc, x, wide(mean(x, {axis})));
+    mlir::Value squares = b.create<MulOp>(loc, centered, centered);
+    mlir::Value variance = mean(squares, {axis});
+    auto type = llvm::cast<mlir::RankedTensorType>(variance.getType());
+    mlir::Value epsilon = b.create<ReshapeOp>(
+        loc,
+        mlir::RankedTensorType::get(
+            llvm::SmallVector<int64_t>(type.getRank(), 1), elementType),
+        scalar(eps));
+    mlir::Value deviation =
+        b.create<SqrtOp>(loc, b.create<AddOp>(loc, variance, epsilon));
+    return b.create<DivOp>(loc, centered, wide(deviation));
+  }
   /// x - logsumexp(x) over `axis`, broadcast back.
   mlir::Value logSoftmax(mlir::Value x, int64_t axis) {
     mlir::Value lse = b.create<LogSumExpOp>(loc, x, axesAttr({axis}));
@@ -249,6 +270,8 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
         loc, mlir::RankedTensorType::get(shape, table.getElementType()),
         args[1], positions);
   }
+  if (name == "normalize")
+    return normalize(x, call.builtinOptions.find("eps")->second.floatValue);
   if (name == "masked_mean") {
     // [B, T, D] rows, [B, T] tokens: [B, D].
     auto rows = llvm::cast<mlir::RankedTensorType>(x.getType());

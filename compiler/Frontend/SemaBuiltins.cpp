@@ -99,6 +99,7 @@ const BuiltinOption kPool[] = {
     {"kernel", ConstScalar::Int, {}, false, false, /*required=*/true},
     {"stride", ConstScalar::Int, {}},
     {"padding", ConstScalar::Int, 0.0}};
+const BuiltinOption kEps[] = {{"eps", ConstScalar::Float, 1e-5}};
 const BuiltinOption kDropout[] = {
     {"rate", ConstScalar::Float, 0.5, /*acceptsTensor=*/true}};
 const BuiltinOption kTopK[] = {{"k", ConstScalar::Int, 1.0}};
@@ -125,6 +126,7 @@ const BuiltinInfo kBuiltins[] = {
     {"log", kX, {}},
     {"softplus", kX, {}},
     {"sqrt", kX, {}},
+    {"normalize", kX, kEps},
     {"dropout", kX, kDropout},
     {"dropout2d", kX, kDropout},
     {"batch_norm", kBatchNormTensors, kBatchNorm},
@@ -306,7 +308,7 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
   // now: the others assume sizes known when the spec compiles.
   static constexpr llvm::StringLiteral kSequenceAware[] = {
       "relu", "tanh", "sigmoid", "silu", "gelu", "exp", "log", "softplus",
-      "sqrt"};
+      "sqrt", "normalize"};
   for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
     if (hasSequenceDim(type) && !llvm::is_contained(kSequenceAware, name)) {
       error(expr->loc()) << "'" << name << "' does not take a value with a "
@@ -348,6 +350,18 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     ValueType result = x;
     std::swap(result.shape[x.shape.size() - 2], result.shape.back());
     return result;
+  }
+  if (name == "normalize") {
+    if (args[0].shape.empty()) {
+      error(call.builtinArgs[0]->loc())
+          << "'normalize' normalizes over the last dimension, got "
+          << describeShape(args[0]);
+      return ValueType();
+    }
+    if (call.builtinOptions.find("eps")->second.floatValue < 0) {
+      error(call.loc()) << "'normalize' needs eps >= 0";
+      return ValueType();
+    }
   }
   return args[0]; // elementwise functions keep the shape
 }

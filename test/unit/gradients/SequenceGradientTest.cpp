@@ -4,8 +4,8 @@
 // T set by each call. Two checks, through the whole compiler, for a bag of
 // embeddings (embedding, masked_mean, a linear layer), for attention
 // models (position embeddings, position-wise projections, multi-head
-// attention, plain and causal, a residual), a GRU (gru_scan) and an LSTM
-// (lstm_scan):
+// attention, plain, causal and after a layer normalization, a residual),
+// a GRU (gru_scan) and an LSTM (lstm_scan):
 //  - finite differences: the compiled gradient (SGD at lr 1 makes one train
 //    step move the parameters by minus the gradient), in f32 and f64;
 //  - padding: the gradient of a batch of samples is the same whether its
@@ -73,11 +73,12 @@ const char *kAttentionParams = "  param table: f32[259, 4] = zeros\n"
                                "  param wv: f32[4, 4] = zeros\n"
                                "  param wo: f32[4, 4] = zeros\n"
                                "  param w: f32[4, 3] = zeros\n";
-std::string attentionBody(bool causal) {
+std::string attentionBody(bool causal, bool prenorm = false) {
   return std::string("  h      = tanh(embedding(x, table) + "
-                     "position_embedding(x, pos))\n"
-                     "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2"
-                     ", causal = ") +
+                     "position_embedding(x, pos))\n") +
+         (prenorm ? "  n      = normalize(h) * 2 + 1\n" : "  n      = h\n") +
+         "  a      = attention(n @ wq, n @ wk, n @ wv, x, heads = 2, "
+         "causal = " +
          (causal ? "true" : "false") +
          ") @ wo\n"
          "  logits = masked_mean(h + a, x) @ w\n";
@@ -134,6 +135,8 @@ std::string sourceOf(const std::string &name) {
     return tokenSpec(kGruParams, kGruBody);
   if (name == "lstm")
     return tokenSpec(kLstmParams, kLstmBody);
+  if (name == "prenorm")
+    return tokenSpec(kAttentionParams, attentionBody(true, true));
   return tokenSpec(kAttentionParams, attentionBody(name == "causal"));
 }
 
@@ -200,6 +203,12 @@ TEST(SequenceGradient, LstmFiniteDifferencesF64) {
   checkFiniteDifferences<double>("lstm", 1e-5, 1e-7);
 }
 
+// Layer normalization over each position's features (normalize, as nn's
+// layer_norm) before causal attention: a pre-norm transformer block.
+TEST(SequenceGradient, PrenormAttentionFiniteDifferencesF64) {
+  checkFiniteDifferences<double>("prenorm", 1e-5, 1e-7);
+}
+
 TEST(SequenceGradient, CausalAttentionFiniteDifferencesF64) {
   checkFiniteDifferences<double>("causal", 1e-5, 1e-7);
 }
@@ -254,6 +263,10 @@ TEST(SequenceGradient, GruPaddedBatchGivesTheDynamicBatchsGradientF64) {
 
 TEST(SequenceGradient, LstmPaddedBatchGivesTheDynamicBatchsGradientF64) {
   checkPaddingInvariance<double>("lstm");
+}
+
+TEST(SequenceGradient, PrenormPaddedBatchGivesTheDynamicBatchsGradientF64) {
+  checkPaddingInvariance<double>("prenorm");
 }
 
 TEST(SequenceGradient, CausalPaddedBatchGivesTheDynamicBatchsGradientF64) {

@@ -119,6 +119,15 @@ SequenceDataset loadJsonlSequences(const std::string &path,
       failAt(path, line, static_cast<int64_t>(error.byte),
              "invalid JSON: " +
                  (colon == std::string::npos ? what : what.substr(colon + 2)));
+    } catch (const nlohmann::json::exception &error) {
+      // A number that does not fit a double (out_of_range 406) is not a
+      // parse_error and carries no position.
+      std::string what = error.what();
+      size_t bracket = what.find("] ");
+      failAt(path, line, 1,
+             "invalid JSON: " + (bracket == std::string::npos
+                                     ? what
+                                     : what.substr(bracket + 2)));
     }
     if (!object.is_object())
       failAt(path, line, 1, "each line must be a JSON object");

@@ -106,6 +106,10 @@ TEST(JsonlSequences, MalformedLinesNameFileLineAndColumn) {
               HasSubstr("invalid JSON"));
   EXPECT_EQ(loadError("[1, 2]\n"),
             "data.jsonl:1:1: each line must be a JSON object");
+  // A number too large for a double is JSON's out_of_range, not a
+  // parse_error (found by the data fuzzer).
+  EXPECT_EQ(loadError("{\"text\": \"a\", \"label\": 4e444}\n"),
+            "data.jsonl:1:1: invalid JSON: number overflow parsing '4e444'");
   EXPECT_EQ(loadError("{\"label\": 1}\n"),
             "data.jsonl:1:1: a sample needs a \"text\" string or a "
             "\"tokens\" array");

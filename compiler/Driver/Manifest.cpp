@@ -150,6 +150,13 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   input["name"] = inputName ? inputName.getValue().str() : "x";
   auto targetName = module->getAttrOfType<StringAttr>("mbt.target");
   auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
+  json::Object target{
+      {"name", targetName ? targetName.getValue().str() : "y"},
+      {"classes", classes ? classes.getInt() : 0}};
+  // y [M, B] holds class indices; y [M, B, T] the input's next tokens (a
+  // language model's targets, which the runtime makes from each sample).
+  if (cast<ShapedType>(train.getArgumentTypes()[6]).getRank() == 3)
+    target["kind"] = "next_tokens";
   auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
 
   json::Object data{{"name", sweep.getData().str()},
@@ -204,9 +211,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       {"buffers", std::move(buffers)},
       {"buffer_count", bufferCount},
       {"input", std::move(input)},
-      {"target", json::Object{{"name", targetName ? targetName.getValue().str()
-                                                  : "y"},
-                              {"classes", classes ? classes.getInt() : 0}}},
+      {"target", std::move(target)},
       {"optimizer", std::move(optimizer)},
       {"hyper_values", std::move(hyperValues)},
       {"seeds", std::move(seeds)},

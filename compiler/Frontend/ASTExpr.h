@@ -50,17 +50,18 @@ struct ConstScalar {
 llvm::StringRef kindName(ConstScalar::Kind kind);
 
 /// The type of a model expression, as seen for one sample: a float tensor
-/// with a per-sample shape, the class index of the target, or the token ids
+/// with a per-sample shape, the class index of the target, the token ids
 /// of a sequence input (`tokens[V]`: T ids in [0, V), T changing from step
 /// to step, so its shape is [?]; a tensor computed from it per position
-/// has the dynamic dimension too). `batched`
+/// has the dynamic dimension too), or a `tokens[V]` target: the input's
+/// next token at each of its positions (a language model's). `batched`
 /// values depend on the input and gain a leading batch dimension in the IR;
 /// the others (parameters, constants, losses) do not.
 struct ValueType {
-  enum Kind { Invalid, Tensor, Class, Tokens };
+  enum Kind { Invalid, Tensor, Class, Tokens, NextTokens };
   Kind kind = Invalid;
   llvm::SmallVector<int64_t, 4> shape; // per-sample shape of a Tensor, Tokens
-  int64_t numClasses = 0; // class count of a Class, vocabulary of Tokens
+  int64_t numClasses = 0; // class count of a Class, vocabulary of (Next)Tokens
   bool batched = false;
   /// A model argument that differs between the models of the sweep: a
   /// scalar tensor, never a constant.
@@ -82,6 +83,12 @@ struct ValueType {
   }
   /// A sequence of token ids in [0, vocab): per-sample shape [?].
   static ValueType tokens(int64_t vocab);
+  /// A tokens[V] target: the next token id at every position, [?].
+  static ValueType nextTokens(int64_t vocab) {
+    ValueType t = tokens(vocab);
+    t.kind = NextTokens;
+    return t;
+  }
   bool isValid() const { return kind != Invalid; }
   bool isTensor() const { return kind == Tensor; }
 };

@@ -4,8 +4,10 @@
 // order Sema found them, calls of functions inlined, with `mbt.param` naming
 // each by its path and `mbt.init`), then the input (`mbt.input`, batch
 // dimension first; a tokens[V] input is i32 [B, T] with its vocabulary in
-// `mbt.vocab`) and the target (`mbt.target`, i32 class indices, with its
-// class count in `mbt.classes`); it returns the loss and then the metrics (`mbt.outputs` names them). A call
+// `mbt.vocab`) and the target (`mbt.target`, i32 class indices [B], or a
+// tokens[V] target's next tokens [B, T], with its class count or vocabulary
+// in `mbt.classes`); it returns the loss and then the metrics
+// (`mbt.outputs` names them). A call
 // of a function generates the callee's expanded body in place, in a scope
 // of its own. The sweep's optimizer becomes an `mbt.optimizer`
 // (MLIRGenOptim.cpp) and the sweep one `mbt.sweep` op. Every op gets the
@@ -182,8 +184,12 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
                       input->getType().dims.end());
     argTypes.push_back(modelTensor(inputShape));
   }
-  argTypes.push_back(mlir::RankedTensorType::get({mlir::ShapedType::kDynamic},
-                                                 builder.getI32Type()));
+  // Class indices [B], or a tokens[V] target's next tokens [B, T].
+  llvm::SmallVector<int64_t, 2> targetShape{mlir::ShapedType::kDynamic};
+  if (target->getType().elementType == "tokens")
+    targetShape.push_back(mlir::ShapedType::kDynamic);
+  argTypes.push_back(
+      mlir::RankedTensorType::get(targetShape, builder.getI32Type()));
   llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
                                               modelTensor({}));
 

@@ -291,6 +291,13 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
         loc, mlir::RankedTensorType::get(shape, table.getElementType()),
         args[1], x);
   }
+  // Next-token targets [B, T] (Sema allowed no smoothing and k = 1 only).
+  if (rank(args[1]) == 2) {
+    auto scalarType = mlir::RankedTensorType::get({}, elementType);
+    if (name == "cross_entropy")
+      return b.create<TokenCrossEntropyOp>(loc, scalarType, args[0], args[1]);
+    return b.create<TokenAccuracyOp>(loc, scalarType, args[0], args[1]);
+  }
   if (name == "cross_entropy")
     return crossEntropy(args[0], args[1],
                         tensorOptions.lookup("label_smoothing"));

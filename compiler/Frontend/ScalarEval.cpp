@@ -101,7 +101,9 @@ FailureOr<ConstScalar> ScalarEval::evalVariable(const VariableExprAST &var) {
   else
     diag << (type->kind == ValueType::Class    ? "holds class indices"
              : type->kind == ValueType::Tokens ? "holds token ids"
-                                               : "is a tensor");
+             : type->kind == ValueType::NextTokens
+                 ? "holds the input's next tokens"
+                 : "is a tensor");
   return failure();
 }
 
@@ -266,7 +268,8 @@ FailureOr<ConstScalar> ScalarEval::evalDim(const CallExprAST &call) {
     }
     return ConstScalar::integer(type->numClasses);
   }
-  if (type->kind == ValueType::Tokens) {
+  if (type->kind == ValueType::Tokens ||
+      type->kind == ValueType::NextTokens) {
     // Like the target's classes: the one fixed number is the vocabulary.
     if (axis != -1 && axis != 0) {
       emitError(ctx, call.loc())

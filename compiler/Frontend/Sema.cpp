@@ -47,6 +47,8 @@ std::string mbt::formatValueType(const ValueType &type) {
     return "class[" + std::to_string(type.numClasses) + "]";
   case ValueType::Tokens:
     return "tokens[B, ?] of " + std::to_string(type.numClasses);
+  case ValueType::NextTokens:
+    return "next tokens[B, ?] of " + std::to_string(type.numClasses);
   case ValueType::Tensor: {
     std::string text = "f32[";
     if (type.batched)
@@ -70,6 +72,8 @@ std::string mbt::describeShape(const ValueType &type) {
     return "the target's class indices";
   if (type.kind == ValueType::Tokens)
     return "the input's token ids";
+  if (type.kind == ValueType::NextTokens)
+    return "the target's next-token ids";
   return (type.batched ? "per-sample shape " : "shape ") +
          mlir::mbt::formatShape(type.shape);
 }
@@ -97,11 +101,38 @@ LogicalResult BodyChecker::checkModel() {
   if (!loss)
     error(model.nameLoc()) << "model '" << name
                            << "' has no loss (assign one with 'loss = ...')";
+  checkNextTokenTarget();
   // A call that failed before its parameters were declared says nothing.
   if (state.params.empty() && !state.callFailed)
     error(model.nameLoc()) << "model '" << name
                            << "' has no parameters to train";
   return mlir::success(ok);
+}
+
+/// A tokens[V] target is the input's next token at every position: the
+/// input must be the token ids of the same vocabulary.
+void BodyChecker::checkNextTokenTarget() {
+  const DataDeclAST *target = state.target;
+  if (!target || !input || target->getType().elementType != "tokens")
+    return;
+  auto symbol = scope.find(input->getName());
+  if (symbol == scope.end() || !symbol->second.type.isValid())
+    return; // the input's own error was reported
+  const ValueType &x = symbol->second.type;
+  int64_t vocab = target->getType().dims.empty()
+                      ? 0
+                      : target->getType().dims.front();
+  if (x.kind == ValueType::Tokens && x.numClasses == vocab)
+    return;
+  auto diag = error(target->getType().loc);
+  diag << "target '" << target->getName() << "' of type tokens[" << vocab
+       << "] predicts the next token of the input, so the input must be "
+       << "tokens[" << vocab << "], got ";
+  if (x.kind == ValueType::Tokens)
+    diag << "tokens[" << x.numClasses << "]";
+  else
+    diag << describeShape(x);
+  attachNote(diag, ctx, input->loc(), "the input is declared here");
 }
 
 ValueType BodyChecker::checkFunction(
@@ -301,10 +332,15 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
     else if (typeOk && dimsOk)
       result = ValueType::tensor(type.dims, /*batched=*/true);
   } else if (dimsOk) {
-    if (type.elementType != "class" || type.dims.size() != 1)
+    bool tokens = type.elementType == "tokens";
+    if ((type.elementType != "class" && !tokens) || type.dims.size() != 1 ||
+        type.dims.front() < 1)
       error(type.loc) << "target '" << name << "' must have type class[C] "
-                      << "(C classes), got " << type.elementType
+                      << "(C classes) or tokens[V] (the input's next tokens, "
+                      << "V its vocabulary), got " << type.elementType
                       << mlir::mbt::formatShape(type.dims);
+    else if (tokens)
+      result = ValueType::nextTokens(type.dims.front());
     else
       result = ValueType::classes(type.dims.front());
   }
@@ -448,6 +484,13 @@ bool BodyChecker::requireTensor(const ValueType &type, const Location &loc) {
     error(loc) << "the input '" << (input ? input->getName() : "")
                << "' holds token ids; it can only be passed to embedding "
                   "or masked_mean";
+    return false;
+  }
+  if (type.kind == ValueType::NextTokens) {
+    error(loc) << "the target '"
+               << (state.target ? state.target->getName() : "")
+               << "' holds the input's next tokens; it can only be passed to "
+                  "cross_entropy or accuracy";
     return false;
   }
   if (type.kind != ValueType::Class)

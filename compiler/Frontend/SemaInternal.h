@@ -211,6 +211,11 @@ private:
   bool resolveAxis(CallExprAST &call, const ValueType &x);
   /// Reports the use of the target where a float tensor is needed.
   bool requireTensor(const ValueType &type, const Location &loc);
+  ValueType checkTokenPrediction(const CallExprAST &call,
+                                 const ValueType &logits,
+                                 const ValueType &targets);
+  /// A tokens[V] target needs a tokens[V] input (checkModel).
+  void checkNextTokenTarget();
 
   // SemaCall.cpp
   ValueType checkFunctionCall(CallExprAST &call, const FunctionAST &function);

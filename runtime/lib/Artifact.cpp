@@ -126,6 +126,15 @@ void Artifact::checkInputTokens(bool tokens, const char *entry) const {
                        (tokens ? "token ids" : "float features"));
 }
 
+void Artifact::checkTargetRank(int rank, const char *entry) const {
+  bool next = parsedManifest.targetKind == Manifest::TargetKind::NextTokens;
+  if (rank != (next ? 3 : 2))
+    throw RuntimeError("artifact '" + libraryPath + "' takes " +
+                       (next ? "next tokens [M, B, T]" : "class indices [M, B]") +
+                       " as y, but " + entry + " was called with a y of rank " +
+                       std::to_string(rank));
+}
+
 Artifact::~Artifact() { close(); }
 
 Artifact::Artifact(Artifact &&other) noexcept { *this = std::move(other); }

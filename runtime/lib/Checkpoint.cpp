@@ -130,7 +130,7 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
   w.i64(static_cast<int64_t>(c.manifestDigest));
   for (int64_t v : {c.models, c.paramCount, c.bufferCount, c.slots, c.outputs,
                     c.elementBytes,
-                    c.step, c.epochsStarted, c.batchInEpoch, c.runningSamples,
+                    c.step, c.epochsStarted, c.batchInEpoch, c.runningWeight,
                     c.metricsBytes})
     w.i64(v);
   for (double v : c.runningSums)
@@ -196,7 +196,7 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.step = r.count("step", kMax);
   c.epochsStarted = r.count("epoch", kMax);
   c.batchInEpoch = r.count("batch", kMax);
-  c.runningSamples = r.count("sample count", kMax);
+  c.runningWeight = r.count("running weight", kMax);
   c.metricsBytes = r.count("metrics length", kMax);
   int64_t sums = product(r, c.models, c.outputs, kMax, "the running sums");
   if (sums * 8 > static_cast<int64_t>(body))

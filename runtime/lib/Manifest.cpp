@@ -413,6 +413,20 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
   m.classes = r.integer(r.field(target, "classes", "target"), "target.classes");
   if (m.classes < 1)
     r.fail("target.classes", "must be at least 1");
+  // "kind" is optional: absent, y holds class indices.
+  if (target.is_object() && target.contains("kind")) {
+    std::string kind = r.string(target["kind"], "target.kind");
+    if (kind == "next_tokens")
+      m.targetKind = Manifest::TargetKind::NextTokens;
+    else if (kind != "classes")
+      r.fail("target.kind", "must be \"classes\" or \"next_tokens\", got \"" +
+                                kind + "\"");
+  }
+  if (m.targetKind == Manifest::TargetKind::NextTokens &&
+      (m.inputKind != Manifest::InputKind::Tokens || m.classes != m.vocab))
+    r.fail("target.kind", "next_tokens needs an input of token ids of the "
+                          "target's vocabulary (" +
+                              std::to_string(m.classes) + ")");
 
   parseOptimizer(r, root, m);
   parseModelArgs(r, root, m);

@@ -27,7 +27,17 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     SequenceSplits sequences;
     std::unique_ptr<Trainer> trainer;
     auto makeTrainer = [&] {
-      if (manifest.data.sequences()) {
+      if (manifest.data.sequences() &&
+          manifest.targetKind == Manifest::TargetKind::NextTokens) {
+        // A language model cuts its framed samples itself (the cut keeps
+        // the true next token of a cut text as its last target).
+        sequences = loadSequenceSplits(manifest.data.name, 0);
+        int64_t maxLength = manifest.data.batching.maxLength;
+        sequences.train = frameForNextTokens(sequences.train, maxLength);
+        sequences.test = frameForNextTokens(sequences.test, maxLength);
+        trainer = std::make_unique<Trainer>(artifact, sequences.train,
+                                            sequences.test, options);
+      } else if (manifest.data.sequences()) {
         sequences = loadSequenceSplits(manifest.data.name,
                                        manifest.data.batching.maxLength);
         trainer = std::make_unique<Trainer>(artifact, sequences.train,

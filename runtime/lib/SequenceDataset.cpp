@@ -2,6 +2,7 @@
 
 #include "mbt/runtime/SequenceDataset.h"
 
+#include "mbt/runtime/ByteTokenizer.h"
 #include "mbt/runtime/Error.h"
 
 #include <algorithm>
@@ -62,6 +63,28 @@ void SequenceDataset::validate() const {
     if (labels[i] < 0)
       fail("sample " + std::to_string(i) + " has negative label " +
            std::to_string(labels[i]));
+}
+
+SequenceDataset frameForNextTokens(const SequenceDataset &data,
+                                   int64_t maxLength) {
+  SequenceDataset framed;
+  framed.name = data.name;
+  framed.vocabSize = std::max(data.vocabSize, kEndToken + 1);
+  framed.labelNames = data.labelNames;
+  framed.tokens.reserve(data.tokens.size() + 2 * data.count());
+  framed.offsets.reserve(data.offsets.size());
+  framed.labels = data.labels;
+  std::vector<int32_t> sample;
+  for (int64_t i = 0; i < data.count(); ++i) {
+    sample.assign(1, kBeginToken);
+    sample.insert(sample.end(), data.sample(i), data.sample(i) + data.length(i));
+    sample.push_back(kEndToken);
+    int64_t length = static_cast<int64_t>(sample.size());
+    if (maxLength > 0)
+      length = std::min(length, maxLength + 1);
+    framed.append(sample.data(), length);
+  }
+  return framed;
 }
 
 } // namespace runtime

@@ -60,6 +60,15 @@ Leaderboard Trainer::buildLeaderboard(
   for (size_t a : varyingSchedule)
     board.hyperNames.push_back(manifest.scheduleParamNames[a]);
   board.outputs = manifest.outputs;
+  // A language model's loss is per token: its perplexity, exp(loss), is
+  // the number people compare, so it gets a column of its own.
+  auto withPerplexity = [&](std::vector<double> means) {
+    if (nextTokens() && !means.empty())
+      means.push_back(std::exp(means[0]));
+    return means;
+  };
+  if (nextTokens())
+    board.outputs.push_back("perplexity");
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
     row.model = model;
@@ -72,10 +81,10 @@ Leaderboard Trainer::buildLeaderboard(
       row.hyper.push_back(manifest.clipNorm[model]);
     for (size_t a : varyingSchedule)
       row.hyper.push_back(manifest.scheduleValues[model][a]);
-    row.train = trainMeans[model];
-    row.test = testMeans[model];
+    row.train = withPerplexity(trainMeans[model]);
+    row.test = withPerplexity(testMeans[model]);
     if (!validationMeans.empty())
-      row.validation = validationMeans[model];
+      row.validation = withPerplexity(validationMeans[model]);
     // A non-finite test loss is as much a divergence as a train one (an
     // empty test split gives NaN for everyone and says nothing).
     row.diverged = diverged(model) ||
@@ -143,7 +152,7 @@ Leaderboard Trainer::run() {
     // from epoch to epoch).
     startEpochIfDue();
     int64_t stepsPerEpoch = epochBatches->numBatches();
-    int64_t samplesBefore = epoch == firstEpoch ? runningSamples : 0;
+    int64_t samplesBefore = totalSamples;
     for (int64_t step = epoch == firstEpoch ? firstStep : 1;
          step <= stepsPerEpoch; ++step) {
       trainNextBatch();
@@ -187,7 +196,7 @@ Leaderboard Trainer::run() {
                            .count();
       double best = std::numeric_limits<double>::quiet_NaN();
       for (int64_t model = 0; model < m; ++model) {
-        double loss = runningSums[model * k] / runningSamples;
+        double loss = runningSums[model * k] / runningWeight;
         if (!diverged(model) && std::isfinite(loss) &&
             (std::isnan(best) || loss < best))
           best = loss;
@@ -200,7 +209,7 @@ Leaderboard Trainer::run() {
       sample.bestLoss = best;
       sample.samplesPerSecond =
           seconds > 0
-              ? static_cast<double>(runningSamples - samplesBefore) / seconds
+              ? static_cast<double>(totalSamples - samplesBefore) / seconds
               : 0.0;
       sample.models = m;
       progress.update(sample, step == stepsPerEpoch);

@@ -186,6 +186,7 @@ void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
   for (int64_t model = 1; model < m; ++model)
     std::memcpy(y0 + model * b, y0, sizeof(int32_t) * b);
   xShared = true;
+  loadedWeight = b;
 }
 
 template <typename SampleOf>
@@ -200,6 +201,7 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
     }
   }
   xShared = false;
+  loadedWeight = b;
 }
 
 void Trainer::loadAugmentedBatch(const Dataset &data,
@@ -223,6 +225,7 @@ void Trainer::loadAugmentedBatch(const Dataset &data,
     }
   }
   xShared = false;
+  loadedWeight = b;
 }
 
 void Trainer::checkKernels(const char *stepName) {
@@ -331,7 +334,15 @@ template <typename T, typename X> MemRef<X, 3> Trainer::xFor(int64_t b) {
     return xDescriptor<T>(pick<T>(onDevice.x, xBuf.as<T>()), b);
 }
 
-template <typename T>
+template <int YRank> MemRef<int32_t, YRank> Trainer::yFor(int64_t b) {
+  int32_t *base = pick<int32_t>(onDevice.y, yBuf.data());
+  if constexpr (YRank == 3)
+    return makeDenseMemRef<int32_t, 3>(base, {m, b, xWidth});
+  else
+    return makeDenseMemRef<int32_t, 2>(base, {m, b});
+}
+
+template <typename T, int YRank>
 void Trainer::reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b,
                                     bool train) {
   // Only the descriptors' sizes are read.
@@ -340,28 +351,30 @@ void Trainer::reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b,
   auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, b});
+  auto y = yFor<YRank>(b);
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
   workspace.reserve(
-      train ? artifact.trainStepWorkspace<T, int32_t>()(
+      train ? artifact.trainStepWorkspace<T, int32_t, YRank>()(
                   &params, &buffers, &state, &hyper, &step, &x, &y, &out)
-            : artifact.evalStepWorkspace<T, int32_t>()(&params, &buffers, &x,
-                                                       &y, &out));
+            : artifact.evalStepWorkspace<T, int32_t, YRank>()(
+                  &params, &buffers, &x, &y, &out));
 }
 
-template <typename T, typename X> void Trainer::callTrainStep(int64_t b) {
+template <typename T, typename X, int YRank>
+void Trainer::callTrainStep(int64_t b) {
   if (device) {
     uploadStepInputs(b, /*train=*/true);
     // Captured by value: a graph device may keep it to replay the step.
-    runOnDevice([this, b] { issueTrainStep<T, X>(b); }, b);
+    runOnDevice([this, b] { issueTrainStep<T, X, YRank>(b); }, b);
     device->download(outBuf.raw(), onDevice.out, outBuf.bytes());
     hostStale = true;
     return;
   }
-  issueTrainStep<T, X>(b);
+  issueTrainStep<T, X, YRank>(b);
 }
 
-template <typename T, typename X> void Trainer::issueTrainStep(int64_t b) {
+template <typename T, typename X, int YRank>
+void Trainer::issueTrainStep(int64_t b) {
   const DevicePointers &d = onDevice;
   auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
   auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
@@ -370,8 +383,8 @@ template <typename T, typename X> void Trainer::issueTrainStep(int64_t b) {
   auto step = makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
-    reserveTokenWorkspace<T>(x, b, /*train=*/true);
-  auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
+    reserveTokenWorkspace<T, YRank>(x, b, /*train=*/true);
+  auto y = yFor<YRank>(b);
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
   // Frozen models' matmuls are skipped on the CPU (Kernels.h).
@@ -379,11 +392,12 @@ template <typename T, typename X> void Trainer::issueTrainStep(int64_t b) {
   for (int64_t model = 0; model < m; ++model)
     anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
   IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
-  artifact.trainStep<T, X>()(&params, &buffers, &state, &hyper, &step, &x,
-                             &y, &out, &ws);
+  artifact.trainStep<T, X, YRank>()(&params, &buffers, &state, &hyper, &step,
+                                    &x, &y, &out, &ws);
 }
 
-template <typename T, typename X> void Trainer::callEvalStep(int64_t b) {
+template <typename T, typename X, int YRank>
+void Trainer::callEvalStep(int64_t b) {
   if (device)
     uploadStepInputs(b, /*train=*/false);
   const DevicePointers &d = onDevice;
@@ -391,29 +405,55 @@ template <typename T, typename X> void Trainer::callEvalStep(int64_t b) {
   auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
-    reserveTokenWorkspace<T>(x, b, /*train=*/false);
-  auto y = makeDenseMemRef<int32_t, 2>(pick<int32_t>(d.y, yBuf.data()), {m, b});
+    reserveTokenWorkspace<T, YRank>(x, b, /*train=*/false);
+  auto y = yFor<YRank>(b);
   auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
-  artifact.evalStep<T, X>()(&params, &buffers, &x, &y, &out, &ws);
+  artifact.evalStep<T, X, YRank>()(&params, &buffers, &x, &y, &out, &ws);
   if (device)
     device->download(outBuf.raw(), d.out, outBuf.bytes());
 }
 
-void Trainer::dispatchTrainStep(int64_t b) {
-  bool tokens = trainSeq != nullptr;
-  if (dtype() == DType::F64)
-    tokens ? callTrainStep<double, int32_t>(b) : callTrainStep<double, double>(b);
+namespace {
+/// The element types of a step's buffers: float type T, x's elements X,
+/// y's rank YRank.
+template <typename T, typename X, int YRank> struct StepTypes {
+  using Float = T;
+  using Input = X;
+  static constexpr int yRank = YRank;
+};
+
+/// Calls `call(StepTypes<...>{})` with the types of this artifact's steps.
+template <typename Call>
+void withStepTypes(DType dtype, bool tokens, bool nextTokens, Call &&call) {
+  auto forFloat = [&](auto zero) {
+    using T = decltype(zero);
+    if (!tokens)
+      call(StepTypes<T, T, 2>{});
+    else if (nextTokens)
+      call(StepTypes<T, int32_t, 3>{});
+    else
+      call(StepTypes<T, int32_t, 2>{});
+  };
+  if (dtype == DType::F64)
+    forFloat(0.0);
   else
-    tokens ? callTrainStep<float, int32_t>(b) : callTrainStep<float, float>(b);
+    forFloat(0.0f);
+}
+} // namespace
+
+void Trainer::dispatchTrainStep(int64_t b) {
+  withStepTypes(dtype(), trainSeq != nullptr, nextTokens(), [&](auto types) {
+    using S = decltype(types);
+    callTrainStep<typename S::Float, typename S::Input, S::yRank>(b);
+  });
 }
 
 void Trainer::dispatchEvalStep(int64_t b) {
-  bool tokens = trainSeq != nullptr;
-  if (dtype() == DType::F64)
-    tokens ? callEvalStep<double, int32_t>(b) : callEvalStep<double, double>(b);
-  else
-    tokens ? callEvalStep<float, int32_t>(b) : callEvalStep<float, float>(b);
+  withStepTypes(dtype(), trainSeq != nullptr, nextTokens(), [&](auto types) {
+    using S = decltype(types);
+    callEvalStep<typename S::Float, typename S::Input, S::yRank>(b);
+  });
 }
 
 void Trainer::trainOnLoadedBatch(int64_t b) {
@@ -439,10 +479,11 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
                          ? outBuf.get(model * k + col)
                          : std::numeric_limits<double>::quiet_NaN();
       lastTrainOut[model * k + col] = value;
-      runningSums[model * k + col] += value * static_cast<double>(b);
+      runningSums[model * k + col] +=
+          value * static_cast<double>(loadedWeight);
     }
   }
-  runningSamples += b;
+  runningWeight += loadedWeight;
   totalSamples += b;
 }
 
@@ -454,7 +495,7 @@ void Trainer::startEpochIfDue() {
   epochBatches = makeEpochBatches(epochIndex);
   batchIndex = 0;
   std::fill(runningSums.begin(), runningSums.end(), 0.0);
-  runningSamples = 0;
+  runningWeight = 0;
 }
 
 void Trainer::trainNextBatch() {
@@ -494,11 +535,11 @@ std::vector<std::vector<double>> Trainer::evaluateBatches(
   for (int64_t step = 0; step < plan.numBatches(); ++step) {
     int64_t b = plan.batchLength(step);
     load(plan.batch(step), b);
-    n += b;
+    n += loadedWeight;
     dispatchEvalStep(b);
     checkKernels("eval_step");
     for (int64_t i = 0; i < m * k; ++i)
-      sums[i] += outBuf.get(i) * b;
+      sums[i] += outBuf.get(i) * static_cast<double>(loadedWeight);
   }
   std::vector<std::vector<double>> means(m, std::vector<double>(k));
   for (int64_t model = 0; model < m; ++model)
@@ -548,9 +589,9 @@ std::vector<std::vector<double>> Trainer::runningMeans() const {
   std::vector<std::vector<double>> means(m, std::vector<double>(k));
   for (int64_t model = 0; model < m; ++model)
     for (int64_t col = 0; col < k; ++col)
-      means[model][col] = runningSamples
+      means[model][col] = runningWeight
                               ? runningSums[model * k + col] /
-                                    static_cast<double>(runningSamples)
+                                    static_cast<double>(runningWeight)
                               : std::numeric_limits<double>::quiet_NaN();
   return means;
 }

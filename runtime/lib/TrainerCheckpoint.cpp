@@ -57,7 +57,7 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.epochsStarted = epochBatches ? epochIndex + 1 : 0;
   c.batchInEpoch = batchIndex;
   c.runningSums = runningSums;
-  c.runningSamples = runningSamples;
+  c.runningWeight = runningWeight;
   c.divergedStep = divergedAt;
   c.stoppedStep = stoppedAt;
   c.stopReason = stopReason;
@@ -106,7 +106,7 @@ void Trainer::restore(const RunCheckpoint &c) {
   batchIndex = c.batchInEpoch;
   stepCount = c.step;
   runningSums = c.runningSums;
-  runningSamples = c.runningSamples;
+  runningWeight = c.runningWeight;
   divergedAt = c.divergedStep;
   stoppedAt = c.stoppedStep;
   stopReason = c.stopReason;

@@ -9,6 +9,13 @@
 // dimension); T is the step's padded length, so both B and T change from
 // step to step, and the workspace grows to what the largest step needs.
 //
+// A language model (a next-token target, ABI version 9) reads samples
+// framed as [begin, tokens..., end] (frameForNextTokens): each row of x is
+// a sample without its last token and the same row of y the sample
+// without its first, so position t predicts token t + 1; a row is one
+// token shorter than its sample, and a step's outputs weigh as many as its
+// real target tokens.
+//
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Trainer.h"
 
@@ -37,7 +44,7 @@ Trainer::Trainer(const Artifact &artifact, const SequenceDataset &train,
   checkSequences(test);
   if (train.count() < 1)
     throw RuntimeError("training set '" + train.name + "' is empty");
-  trainLengths = train.lengths();
+  trainLengths = rowLengths(train);
   setUp();
 }
 
@@ -49,6 +56,18 @@ void Trainer::checkSequences(const SequenceDataset &data) const {
                        manifest.inputName + "' of artifact '" +
                        artifact.path() + "' has a vocabulary of " +
                        std::to_string(manifest.vocab));
+  if (nextTokens()) {
+    // Each sample gives a row one token shorter: at least one target.
+    for (int64_t i = 0; i < data.count(); ++i)
+      if (data.length(i) < 2)
+        throw RuntimeError(
+            "data set '" + data.name + "': sample " + std::to_string(i) +
+            " has " + std::to_string(data.length(i)) +
+            " token(s); a language model's sample needs at least 2 (it "
+            "reads all but the last and predicts all but the first; "
+            "frameForNextTokens adds the begin and end tokens)");
+    return;
+  }
   if (!data.hasLabels() && data.count() > 0)
     throw RuntimeError("data set '" + data.name + "' has no labels for target '" +
                        manifest.targetName + "'");
@@ -59,6 +78,18 @@ void Trainer::checkSequences(const SequenceDataset &data) const {
                          std::to_string(i) + " is outside the " +
                          std::to_string(manifest.classes) +
                          " classes of target '" + manifest.targetName + "'");
+}
+
+bool Trainer::nextTokens() const {
+  return manifest.targetKind == Manifest::TargetKind::NextTokens;
+}
+
+std::vector<int64_t> Trainer::rowLengths(const SequenceDataset &data) const {
+  std::vector<int64_t> lengths = data.lengths();
+  if (nextTokens())
+    for (int64_t &length : lengths)
+      --length;
+  return lengths;
 }
 
 BatchingOptions Trainer::batchingOptions(uint64_t seed) const {
@@ -120,29 +151,55 @@ int64_t Trainer::testCount() const {
 }
 
 std::vector<std::vector<double>> Trainer::evaluateTest() {
-  return testSeq ? evaluate(*testSeq) : evaluate(*testData);
+  if (!testSeq)
+    return evaluate(*testData);
+  // The test split was checked by the constructor; its plan depends on the
+  // data and the manifest only, so it is made once.
+  if (!testPlan)
+    testPlan = planEvaluation(*testSeq);
+  return evaluatePlanned(*testSeq, *testPlan);
+}
+
+/// Row j of a [rows, width] block: `length` tokens from `tokens`, then
+/// padding.
+static void putRow(int32_t *block, int64_t j, int64_t width,
+                   const int32_t *tokens, int64_t length) {
+  std::memcpy(block + j * width, tokens,
+              sizeof(int32_t) * static_cast<size_t>(length));
+  std::fill(block + j * width + length, block + (j + 1) * width, kPadToken);
 }
 
 void Trainer::loadTokenBatch(const SequenceDataset &data,
                              const int64_t *indices, int64_t b,
                              int64_t width) {
+  // A language model's row is its sample but the last token (shift 1).
+  int64_t shift = nextTokens() ? 1 : 0;
   for (int64_t j = 0; j < b; ++j)
-    width = std::max(width, data.length(indices[j]));
+    width = std::max(width, data.length(indices[j]) - shift);
   if (b * width > tokenBuf.size())
     tokenBuf = AlignedBuffer<int32_t>(b * width, "x");
-  if (m * b > yBuf.size())
-    yBuf = AlignedBuffer<int32_t>(m * b, "y");
+  int64_t yPerModel = nextTokens() ? b * width : b;
+  if (m * yPerModel > yBuf.size())
+    yBuf = AlignedBuffer<int32_t>(m * yPerModel, "y");
   int32_t *x = tokenBuf.data();
   int32_t *y0 = yBuf.data();
+  loadedWeight = nextTokens() ? 0 : b;
   for (int64_t j = 0; j < b; ++j) {
-    int64_t length = data.length(indices[j]);
-    std::memcpy(x + j * width, data.sample(indices[j]),
-                sizeof(int32_t) * static_cast<size_t>(length));
-    std::fill(x + j * width + length, x + (j + 1) * width, kPadToken);
-    y0[j] = data.labels[indices[j]];
+    const int32_t *sample = data.sample(indices[j]);
+    int64_t length = data.length(indices[j]) - shift;
+    putRow(x, j, width, sample, length);
+    if (nextTokens()) {
+      putRow(y0, j, width, sample + 1, length);
+      // Targets that are the pad token add nothing to the loss.
+      loadedWeight += length - std::count(sample + 1, sample + 1 + length,
+                                          kPadToken);
+    } else {
+      y0[j] = data.labels[indices[j]];
+    }
   }
   for (int64_t model = 1; model < m; ++model)
-    std::memcpy(y0 + model * b, y0, sizeof(int32_t) * static_cast<size_t>(b));
+    std::memcpy(y0 + model * yPerModel, y0,
+                sizeof(int32_t) * static_cast<size_t>(yPerModel));
   xWidth = width;
   xShared = true;
 }
@@ -160,13 +217,23 @@ Trainer::evaluate(const SequenceDataset &data) {
                        "' takes float features; it cannot evaluate the "
                        "token sequences of '" + data.name + "'");
   checkSequences(data);
+  return evaluatePlanned(data, *planEvaluation(data));
+}
+
+std::unique_ptr<EpochBatches>
+Trainer::planEvaluation(const SequenceDataset &data) const {
   // Evaluation groups the samples as training does, in a fixed order; the
-  // means weigh each step by its samples, so the grouping does not matter.
-  std::unique_ptr<EpochBatches> plan =
-      toEpochBatches(planEpoch(data.lengths(), batchingOptions(0), 0));
+  // means weigh each step by its samples (or real target tokens), so the
+  // grouping does not matter.
+  return toEpochBatches(planEpoch(rowLengths(data), batchingOptions(0), 0));
+}
+
+std::vector<std::vector<double>>
+Trainer::evaluatePlanned(const SequenceDataset &data,
+                         const EpochBatches &plan) {
   int64_t step = 0; // evaluateBatches loads the steps in order
-  return evaluateBatches(*plan, [&](const int64_t *indices, int64_t b) {
-    loadTokenBatch(data, indices, b, plan->batchWidth(step++));
+  return evaluateBatches(plan, [&](const int64_t *indices, int64_t b) {
+    loadTokenBatch(data, indices, b, plan.batchWidth(step++));
   });
 }
 

@@ -1,7 +1,10 @@
 //===- LossPatterns.cpp - cross-entropy, accuracy, one-hot to linalg -----===//
 //
 // Logits are [L..., B, C] and labels [L..., B]: the batch is dim r-2 and
-// the classes dim r-1 of the r loops. Row statistics (max, sum of exp) are
+// the classes dim r-1 of the r loops. The per-token ops of language models
+// have logits [L..., B, T, V] and targets [L..., B, T]: the same row
+// statistics over the last dim, then a mean over B and T that counts only
+// the real targets (not the pad token 0). Row statistics (max, sum of exp) are
 // recomputed in the gradient rather than passed along: they are cheap next
 // to the matmuls and keep the ops independent.
 //
@@ -164,6 +167,110 @@ public:
             [&](OpBuilder &nb, Location l, ValueRange a) {
               nb.create<linalg::YieldOp>(
                   l, ValueRange{nb.create<arith::DivFOp>(l, a[0], count)});
+            })
+        .getResult(0);
+  }
+
+  /// [L...]: the logits' leading dims, without B, T and the classes.
+  RankedTensorType perStepType() const {
+    return RankedTensorType::get(type.getShape().drop_back(3), elem);
+  }
+  SmallVector<std::pair<Value, int64_t>> perStepSources() const {
+    SmallVector<std::pair<Value, int64_t>> s;
+    for (int64_t d = 0; d + 3 < rank; ++d)
+      s.push_back({logits, d});
+    return s;
+  }
+
+  /// The number of real targets (labels [L..., B, T] that are not the pad
+  /// token 0) of each step, at least 1: [L...], the per-token divisor.
+  Value realTargetCount() {
+    int64_t rowRank = rank - 1;
+    Value init = buildFilled(b, loc, perStepType(), perStepSources(),
+                             b.getFloatAttr(elem, 0.0));
+    Value count =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{init.getType()}, ValueRange{labels},
+             ValueRange{init},
+             ArrayRef<AffineMap>{
+                 b.getMultiDimIdentityMap(rowRank),
+                 droppingMap(ctx, rowRank, {rowRank - 2, rowRank - 1})},
+             iterators(rowRank, {rowRank - 2, rowRank - 1}),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value real = isRealTarget(nb, l, a[0]);
+               Value one = nb.create<arith::SelectOp>(
+                   l, real, constant(nb, l, 1), constant(nb, l, 0));
+               nb.create<linalg::YieldOp>(
+                   l, ValueRange{nb.create<arith::AddFOp>(l, a[1], one)});
+             })
+            .getResult(0);
+    // max(1, n): a step of padding alone gives a loss of 0, not 0/0.
+    return mapPerStep(count, [&](OpBuilder &nb, Location l, Value n) {
+      return nb.create<arith::MaximumFOp>(l, n, constant(nb, l, 1))
+          .getResult();
+    });
+  }
+
+  /// Mean of `perRow(args...)` over the real targets of each step: the
+  /// rows are [L..., B, T] (labels included as the last of `rows`' peers),
+  /// the result [L...]. Padding adds nothing, whatever perRow gives there.
+  Value tokenMean(ValueRange rows,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
+    int64_t rowRank = rank - 1;
+    Value init = buildFilled(b, loc, perStepType(), perStepSources(),
+                             b.getFloatAttr(elem, 0.0));
+    SmallVector<Value> inputs(rows.begin(), rows.end());
+    inputs.push_back(labels);
+    SmallVector<AffineMap> maps(inputs.size(),
+                                b.getMultiDimIdentityMap(rowRank));
+    maps.push_back(droppingMap(ctx, rowRank, {rowRank - 2, rowRank - 1}));
+    Value sum =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+             iterators(rowRank, {rowRank - 2, rowRank - 1}),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value v = perRow(nb, l, a.take_front(rows.size()));
+               Value real = isRealTarget(nb, l, a[rows.size()]);
+               v = nb.create<arith::SelectOp>(l, real, v, constant(nb, l, 0));
+               nb.create<linalg::YieldOp>(
+                   l, ValueRange{nb.create<arith::AddFOp>(l, a.back(), v)});
+             })
+            .getResult(0);
+    Value count = realTargetCount();
+    int64_t outRank = perStepType().getRank();
+    Value empty = buildEmpty(b, loc, perStepType(), perStepSources());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{empty.getType()}, ValueRange{sum, count},
+            ValueRange{empty},
+            SmallVector<AffineMap>(3, b.getMultiDimIdentityMap(outRank)),
+            iterators(outRank),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::DivFOp>(l, a[0], a[1])});
+            })
+        .getResult(0);
+  }
+
+  /// A target is real unless it is the pad token 0.
+  static Value isRealTarget(OpBuilder &nb, Location l, Value label) {
+    Value pad = nb.create<arith::ConstantOp>(l, nb.getI32IntegerAttr(0));
+    return nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, label, pad);
+  }
+
+  /// fn applied to every element of a [L...] tensor.
+  Value mapPerStep(Value input,
+                   function_ref<Value(OpBuilder &, Location, Value)> fn) {
+    int64_t outRank = perStepType().getRank();
+    Value empty = buildEmpty(b, loc, perStepType(), perStepSources());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{empty.getType()}, ValueRange{input},
+            ValueRange{empty},
+            SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(outRank)),
+            iterators(outRank),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              nb.create<linalg::YieldOp>(l, ValueRange{fn(nb, l, a[0])});
             })
         .getResult(0);
   }
@@ -340,9 +447,100 @@ struct OneHotPattern : public OpRewritePattern<OneHotOp> {
   }
 };
 
+/// Per-token cross-entropy: the per-row loss of cross_entropy, averaged
+/// over the real targets of the step (B and T together).
+struct TokenCrossEntropyPattern : public OpRewritePattern<TokenCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TokenCrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
+    Value max = r.rowMax();
+    Value sumExp = r.rowSumExp(max);
+    Value picked = r.rowPicked();
+    Value loss = r.tokenMean(
+        ValueRange{max, sumExp, picked},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value lse =
+              b.create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
+          return b.create<arith::SubFOp>(l, lse, a[2]).getResult();
+        });
+    rewriter.replaceOp(op, loss);
+    return success();
+  }
+};
+
+struct TokenCrossEntropyGradPattern
+    : public OpRewritePattern<TokenCrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TokenCrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ClassReductions r(rewriter, loc, op.getLogits(), op.getTargets());
+    Value max = r.rowMax();
+    Value sumExp = r.rowSumExp(max);
+    Value count = r.realTargetCount();
+    int64_t rank = r.rank;
+    SmallVector<std::pair<Value, int64_t>> sources;
+    for (int64_t d = 0; d < rank; ++d)
+      sources.push_back({op.getLogits(), d});
+    Value init = buildEmpty(rewriter, loc, op.getType(), sources);
+    AffineMap perStep = droppingMap(rewriter.getContext(), rank,
+                                    {rank - 3, rank - 2, rank - 1});
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{op.getType()},
+        ValueRange{op.getLogits(), max, sumExp, op.getTargets(), op.getGrad(),
+                   count},
+        ValueRange{init},
+        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(),
+                            r.dropClass(), perStep, perStep, r.id()},
+        iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+          // (softmax - onehot) * g / n at a real target, 0 at padding.
+          Value p = b.create<arith::DivFOp>(
+              l, b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1])),
+              a[2]);
+          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                              r.classIndexAsI32(b, l), a[3]);
+          Value onehot = b.create<arith::SelectOp>(l, hit, r.constant(b, l, 1),
+                                                   r.constant(b, l, 0));
+          Value scale = b.create<arith::DivFOp>(l, a[4], a[5]);
+          Value d = b.create<arith::MulFOp>(
+              l, b.create<arith::SubFOp>(l, p, onehot), scale);
+          Value real = ClassReductions::isRealTarget(b, l, a[3]);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, real, d,
+                                                      r.constant(b, l, 0))});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct TokenAccuracyPattern : public OpRewritePattern<TokenAccuracyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TokenAccuracyOp op,
+                                PatternRewriter &rewriter) const override {
+    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
+    Value argmax = r.rowArgMax();
+    Value acc = r.tokenMean(ValueRange{argmax, op.getTargets()},
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              Value hit = b.create<arith::CmpIOp>(
+                                  l, arith::CmpIPredicate::eq, a[0], a[1]);
+                              return b
+                                  .create<arith::SelectOp>(l, hit,
+                                                           r.constant(b, l, 1),
+                                                           r.constant(b, l, 0))
+                                  .getResult();
+                            });
+    rewriter.replaceOp(op, acc);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::mbt::populateLossPatterns(RewritePatternSet &patterns) {
   patterns.add<CrossEntropyPattern, CrossEntropyGradPattern, AccuracyPattern,
-               OneHotPattern>(patterns.getContext());
+               OneHotPattern, TokenCrossEntropyPattern,
+               TokenCrossEntropyGradPattern, TokenAccuracyPattern>(
+      patterns.getContext());
 }

@@ -691,5 +691,7 @@ include "dialects/MBT/IR/MBTConvOps.td"
 include "dialects/MBT/IR/MBTNormOps.td"
 // Token embeddings.
 include "dialects/MBT/IR/MBTSequenceOps.td"
+// Per-token loss and accuracy (language models).
+include "dialects/MBT/IR/MBTTokenLossOps.td"
 
 #endif // MBT_OPS_TD

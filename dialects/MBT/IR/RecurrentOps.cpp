@@ -81,6 +81,16 @@ bool fits(RankedTensorType type, RankedTensorType expected) {
       return false;
   return true;
 }
+/// A recurrent layer's gradient op (GRU or LSTM) gives the gradients of
+/// its inputs, weight and bias, of their types.
+template <typename GradOp> LogicalResult verifyGradientResults(GradOp op) {
+  if (op.getDinputs().getType() != op.getInputs().getType() ||
+      op.getDweight().getType() != op.getWeight().getType() ||
+      op.getDbias().getType() != op.getBias().getType())
+    return op.emitOpError("needs results of the types of inputs, weight and "
+                          "bias");
+  return success();
+}
 } // namespace
 
 LogicalResult GruOp::verify() {
@@ -106,12 +116,7 @@ LogicalResult GruGradOp::verify() {
       getStates().getType() != getGrad().getType())
     return emitOpError("needs states and a gradient [P..., B, T, H] = ")
            << formatShape(states.getShape());
-  if (getDinputs().getType() != getInputs().getType() ||
-      getDweight().getType() != getWeight().getType() ||
-      getDbias().getType() != getBias().getType())
-    return emitOpError("needs results of the types of inputs, weight and "
-                       "bias");
-  return success();
+  return verifyGradientResults(*this);
 }
 
 SmallVector<Value> GruOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
@@ -155,12 +160,7 @@ LogicalResult LstmGradOp::verify() {
       getStates().getType() != getGrad().getType())
     return emitOpError("needs states, cells and a gradient [P..., B, T, H] = ")
            << formatShape(states.getShape());
-  if (getDinputs().getType() != getInputs().getType() ||
-      getDweight().getType() != getWeight().getType() ||
-      getDbias().getType() != getBias().getType())
-    return emitOpError("needs results of the types of inputs, weight and "
-                       "bias");
-  return success();
+  return verifyGradientResults(*this);
 }
 
 SmallVector<Value> LstmOp::buildGradients(OpBuilder &b,

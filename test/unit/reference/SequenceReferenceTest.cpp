@@ -13,12 +13,19 @@
 //  - a GRU (gru_scan) and an LSTM (lstm_scan) against torch::gru_cell and
 //    torch::lstm_cell stepped over each sample's real tokens alone, so
 //    PyTorch's gate order and equations, and the padding carrying the
-//    state, are what is checked.
+//    state, are what is checked;
+//  - language models (`target y: tokens[259]`): a causal transformer
+//    layer against F::cross_entropy with ignore_index = 0 over the padded
+//    step, and a GRU against torch::gru_cell over each framed sample's
+//    real tokens alone, every position's cross-entropy averaged over all
+//    the step's real targets: the per-token normalization itself.
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
 #include "RelativeDifference.h"
 #include "TokenModel.h"
+
+#include "mbt/runtime/ByteTokenizer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -97,23 +104,24 @@ std::string lstmSpec() {
   return spec;
 }
 
-/// The LSTM model in LibTorch: each sample's real tokens through
-/// torch::lstm_cell one at a time, the mean of the hidden states.
-torch::Tensor torchLstmLoss(const std::map<std::string, torch::Tensor> &named,
-                            const TokenBatch &batch) {
+/// One sample's recurrence in LibTorch: called with each real token's
+/// embedding [1, 4] in order, returns the state after it [1, 3].
+using CellSteps = std::function<torch::Tensor(const torch::Tensor &)>;
+
+/// A recurrent classifier in LibTorch: each sample's real tokens through
+/// its own `startSample()` steps one at a time, the mean of the states,
+/// the cross-entropy of their projection by `w`.
+torch::Tensor
+torchRecurrentLoss(const std::map<std::string, torch::Tensor> &named,
+                   const TokenBatch &batch,
+                   const std::function<CellSteps()> &startSample) {
   namespace F = torch::nn::functional;
   std::vector<torch::Tensor> pooled;
   for (const std::vector<int32_t> &row : batch.rows) {
-    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble), c = h, sum = h;
-    for (int32_t token : row) {
-      torch::Tensor e = named.at("table")[token].unsqueeze(0);
-      auto next = torch::lstm_cell(e, {h, c}, named.at("w_ih").t(),
-                                   named.at("w_hh").t(), named.at("b_ih"),
-                                   named.at("b_hh"));
-      h = std::get<0>(next);
-      c = std::get<1>(next);
-      sum = sum + h;
-    }
+    CellSteps step = startSample();
+    torch::Tensor sum = torch::zeros({1, 3}, torch::kDouble);
+    for (int32_t token : row)
+      sum = sum + step(named.at("table")[token].unsqueeze(0));
     pooled.push_back(sum / static_cast<double>(row.size()));
   }
   std::vector<int64_t> labels(batch.labels.begin(), batch.labels.end());
@@ -121,25 +129,33 @@ torch::Tensor torchLstmLoss(const std::map<std::string, torch::Tensor> &named,
   return F::cross_entropy(torch::cat(pooled).matmul(named.at("w")), y);
 }
 
-/// The GRU model in LibTorch: each sample's real tokens through
-/// torch::gru_cell one at a time, the mean of the states.
+/// The LSTM model in LibTorch: torch::lstm_cell over each sample.
+torch::Tensor torchLstmLoss(const std::map<std::string, torch::Tensor> &named,
+                            const TokenBatch &batch) {
+  return torchRecurrentLoss(named, batch, [&]() -> CellSteps {
+    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble), c = h;
+    return [&named, h, c](const torch::Tensor &e) mutable {
+      auto next = torch::lstm_cell(e, {h, c}, named.at("w_ih").t(),
+                                   named.at("w_hh").t(), named.at("b_ih"),
+                                   named.at("b_hh"));
+      h = std::get<0>(next);
+      c = std::get<1>(next);
+      return h;
+    };
+  });
+}
+
+/// The GRU model in LibTorch: torch::gru_cell over each sample.
 torch::Tensor torchGruLoss(const std::map<std::string, torch::Tensor> &named,
                            const TokenBatch &batch) {
-  namespace F = torch::nn::functional;
-  std::vector<torch::Tensor> pooled;
-  for (const std::vector<int32_t> &row : batch.rows) {
-    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble), sum = h;
-    for (int32_t token : row) {
-      torch::Tensor e = named.at("table")[token].unsqueeze(0);
+  return torchRecurrentLoss(named, batch, [&]() -> CellSteps {
+    torch::Tensor h = torch::zeros({1, 3}, torch::kDouble);
+    return [&named, h](const torch::Tensor &e) mutable {
       h = torch::gru_cell(e, h, named.at("w_ih").t(), named.at("w_hh").t(),
                           named.at("b_ih"), named.at("b_hh"));
-      sum = sum + h;
-    }
-    pooled.push_back(sum / static_cast<double>(row.size()));
-  }
-  std::vector<int64_t> labels(batch.labels.begin(), batch.labels.end());
-  torch::Tensor y = torch::tensor(labels, torch::kLong);
-  return F::cross_entropy(torch::cat(pooled).matmul(named.at("w")), y);
+      return h;
+    };
+  });
 }
 
 /// The model in LibTorch: the loss of `batch` padded to `width`, with the
@@ -186,10 +202,10 @@ void checkAgainstTorch(
     const std::string &name, const std::string &source,
     const std::function<torch::Tensor(
         const std::map<std::string, torch::Tensor> &, const TokenBatch &,
-        int64_t)> &reference) {
+        int64_t)> &reference,
+    const TokenBatch &batch = mbt::test::randomBatch(6, 21, 12, 3)) {
   TokenModel<double> model(compileSpec(name, source));
-  TokenBatch batch = mbt::test::randomBatch(6, 21, 12, 3);
-  int64_t width = batch.longest() + 3; // some padding on every row
+  int64_t width = model.longest(batch) + 3; // some padding on every row
   // The same parameters in LibTorch, by the manifest's layout.
   std::map<std::string, torch::Tensor> named;
   for (const ParamSpec &param : model.manifest().params) {
@@ -250,6 +266,126 @@ TEST(SequenceVsLibTorch, GruMatchesGruCellOverEachSamplesRealTokens) {
                     [](const auto &named, const TokenBatch &batch, int64_t) {
                       return torchGruLoss(named, batch);
                     });
+}
+
+/// A language model's spec: `params` and `body` (defining `logits`
+/// [?, 259]) with a next-token target.
+std::string languageModelSpec(const std::string &params,
+                              const std::string &body) {
+  return "model m {\n"
+         "  input  x: tokens[259]\n"
+         "  target y: tokens[259]\n" +
+         params + body +
+         "  loss   = cross_entropy(logits, y)\n"
+         "}\n"
+         "sweep {\n"
+         "  models = 1\n"
+         "  optim  = sgd(lr = 1.0)\n"
+         "  data   = fortunes\n"
+         "}\n";
+}
+
+/// 6 framed samples [begin, 0 to 9 bytes, end].
+TokenBatch framedBatch() {
+  TokenBatch batch = mbt::test::randomBatch(6, 23, 9, 1);
+  for (std::vector<int32_t> &row : batch.rows) {
+    for (int32_t &token : row)
+      token += kFirstByteToken - 1; // bytes, not reserved ids
+    row.insert(row.begin(), kBeginToken);
+    row.push_back(kEndToken);
+  }
+  batch.rows[2] = {kBeginToken, kEndToken}; // an empty text
+  return batch;
+}
+
+/// x and y [B, width] (long) of a language model's framed batch.
+std::pair<torch::Tensor, torch::Tensor> torchBlocks(const TokenBatch &batch,
+                                                    int64_t width) {
+  mbt::test::NextTokenBlocks blocks = mbt::test::nextTokenBlocks(batch, width);
+  int64_t b = static_cast<int64_t>(batch.rows.size());
+  auto opts = torch::TensorOptions().dtype(torch::kInt32);
+  return {torch::from_blob(blocks.x.data(), {b, width}, opts).to(torch::kLong),
+          torch::from_blob(blocks.y.data(), {b, width}, opts).to(torch::kLong)};
+}
+
+const char *kLmParams = "  param table: f64[259, 4] = zeros\n"
+                        "  param pos: f64[16, 4] = zeros\n"
+                        "  param wq: f64[4, 4] = zeros\n"
+                        "  param wk: f64[4, 4] = zeros\n"
+                        "  param wv: f64[4, 4] = zeros\n"
+                        "  param out: f64[4, 259] = zeros\n";
+const char *kLmBody =
+    "  h      = tanh(embedding(x, table) + position_embedding(x, pos))\n"
+    "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2, "
+    "causal = true)\n"
+    "  logits = (h + a) @ out\n";
+
+TEST(SequenceVsLibTorch, CausalLanguageModelMatchesCrossEntropyIgnoringPad) {
+  checkAgainstTorch(
+      "ref_lm_transformer", languageModelSpec(kLmParams, kLmBody),
+      [](const auto &named, const TokenBatch &batch, int64_t width) {
+        namespace F = torch::nn::functional;
+        auto [x, y] = torchBlocks(batch, width);
+        int64_t b = x.size(0);
+        torch::Tensor positions =
+            torch::arange(width).unsqueeze(0).expand({b, width});
+        torch::Tensor h = torch::tanh(torch::embedding(named.at("table"), x) +
+                                      torch::embedding(named.at("pos"), positions));
+        auto heads = [&](torch::Tensor t) {
+          return t.view({b, width, kHeads, 2}).transpose(1, 2);
+        };
+        torch::Tensor q = heads(h.matmul(named.at("wq")));
+        torch::Tensor k = heads(h.matmul(named.at("wk")));
+        torch::Tensor v = heads(h.matmul(named.at("wv")));
+        torch::Tensor scores = q.matmul(k.transpose(-1, -2)) / std::sqrt(2.0);
+        torch::Tensor allowed =
+            (x != 0).view({b, 1, 1, width}) &
+            torch::ones({width, width}, torch::kBool).tril();
+        scores = scores.masked_fill(allowed.logical_not(),
+                                    -std::numeric_limits<double>::infinity());
+        // Every row has its begin token, so every query sees a key.
+        torch::Tensor weights = torch::softmax(scores, -1);
+        torch::Tensor a =
+            weights.matmul(v).transpose(1, 2).reshape({b, width, 4});
+        torch::Tensor logits = (h + a).matmul(named.at("out"));
+        return F::cross_entropy(logits.view({-1, 259}), y.view({-1}),
+                                F::CrossEntropyFuncOptions().ignore_index(0));
+      },
+      framedBatch());
+}
+
+TEST(SequenceVsLibTorch, GruLanguageModelMatchesGruCellPerRealToken) {
+  const char *params = "  param table: f64[259, 4] = zeros\n"
+                       "  param w_ih: f64[4, 9] = zeros\n"
+                       "  param b_ih: f64[9] = zeros\n"
+                       "  param w_hh: f64[3, 9] = zeros\n"
+                       "  param b_hh: f64[9] = zeros\n"
+                       "  param out: f64[3, 259] = zeros\n";
+  const char *body = "  s      = gru_scan(embedding(x, table) @ w_ih + b_ih, "
+                     "w_hh, b_hh, x)\n"
+                     "  logits = s @ out\n";
+  checkAgainstTorch(
+      "ref_lm_gru", languageModelSpec(params, body),
+      [](const auto &named, const TokenBatch &batch, int64_t) {
+        namespace F = torch::nn::functional;
+        // Every real position of every sample, then one mean over all.
+        std::vector<torch::Tensor> logits;
+        std::vector<int64_t> targets;
+        for (const std::vector<int32_t> &row : batch.rows) {
+          torch::Tensor h = torch::zeros({1, 3}, torch::kDouble);
+          for (size_t t = 0; t + 1 < row.size(); ++t) {
+            torch::Tensor e = named.at("table")[row[t]].unsqueeze(0);
+            h = torch::gru_cell(e, h, named.at("w_ih").t(),
+                                named.at("w_hh").t(), named.at("b_ih"),
+                                named.at("b_hh"));
+            logits.push_back(h.matmul(named.at("out")));
+            targets.push_back(row[t + 1]);
+          }
+        }
+        return F::cross_entropy(torch::cat(logits),
+                                torch::tensor(targets, torch::kLong));
+      },
+      framedBatch());
 }
 
 } // namespace

@@ -40,7 +40,7 @@ RunCheckpoint sample() {
   c.epochsStarted = 3;
   c.batchInEpoch = 5;
   c.runningSums = {1.5, 2.5, -3.0, 0.25};
-  c.runningSamples = 160;
+  c.runningWeight = 160;
   c.divergedStep = {0, 9};
   c.stoppedStep = {12, 0};
   c.stopReason = {"early stopping", ""};
@@ -73,7 +73,7 @@ TEST(CheckpointTest, RoundTripsEveryField) {
   EXPECT_EQ(back.epochsStarted, 3);
   EXPECT_EQ(back.batchInEpoch, 5);
   EXPECT_EQ(back.runningSums, c.runningSums);
-  EXPECT_EQ(back.runningSamples, 160);
+  EXPECT_EQ(back.runningWeight, 160);
   EXPECT_EQ(back.divergedStep, c.divergedStep);
   EXPECT_EQ(back.stoppedStep, c.stoppedStep);
   EXPECT_EQ(back.stopReason, c.stopReason);

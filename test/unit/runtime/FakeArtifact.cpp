@@ -53,7 +53,7 @@ using mbt::runtime::WorkspaceRef;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI 8
+#define FAKE_ABI mbt::runtime::kAbiVersion
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
@@ -101,7 +101,7 @@ std::string buildManifest() {
   }
   char text[2048];
   std::snprintf(text, sizeof(text),
-                R"({"abi_version": 8, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+                R"({"abi_version": %lld, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
   "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
@@ -117,7 +117,7 @@ std::string buildManifest() {
   "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)"
                 FAKE_VALIDATION R"(},
   "epochs": 3})",
-                FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
+                (long long)mbt::runtime::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
                 (long long)C, (long long)(F * C), (long long)C, (long long)P,
                 (long long)F, (long long)F, (long long)C, hyper.c_str(),
                 seeds.c_str(), FAKE_BATCH);

@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 8, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 9, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 8);
+  EXPECT_EQ(m.abiVersion, 9);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -125,7 +125,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 8, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 9, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {
@@ -454,6 +454,27 @@ TEST(ManifestTest, RejectsBadTokenInputs) {
   m = tokensManifest();
   m["data"]["batching"]["window"] = 0;
   EXPECT_THAT(errorFor(m), HasSubstr("token_budget and window"));
+}
+
+TEST(ManifestTest, ParsesNextTokenTargets) {
+  json m = tokensManifest();
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").targetKind,
+            Manifest::TargetKind::Classes);
+  m["target"] = json::parse(R"({"name": "y", "kind": "next_tokens",
+                                "classes": 259})");
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").targetKind,
+            Manifest::TargetKind::NextTokens);
+  m["target"]["kind"] = "tags";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("target.kind"),
+                                 HasSubstr("\"classes\" or \"next_tokens\"")));
+  // Next tokens are the input's: the same vocabulary, token ids in.
+  m["target"]["kind"] = "next_tokens";
+  m["target"]["classes"] = 10;
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("target.kind"),
+                                 HasSubstr("vocabulary (10)")));
+  json features = goodManifest();
+  features["target"]["kind"] = "next_tokens";
+  EXPECT_THAT(errorFor(features), HasSubstr("needs an input of token ids"));
 }
 
 TEST(ManifestTest, RejectsDataThatDoesNotFitTheInput) {

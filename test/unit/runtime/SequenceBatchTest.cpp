@@ -66,3 +66,21 @@ TEST(SequenceBatch, StepsThatDoNotFitTheDataAreErrors) {
   step.paddedLength = 8;
   EXPECT_THROW(gatherSequenceBatch(data, step), RuntimeError);
 }
+
+TEST(SequenceBatch, LanguageModelSamplesAreFramedAndCutAfterFraming) {
+  SequenceDataset data = threeTexts();
+  SequenceDataset framed = frameForNextTokens(data, 0);
+  ASSERT_NO_THROW(framed.validate());
+  EXPECT_EQ(framed.lengths(), (std::vector<int64_t>{5, 7, 3}));
+  EXPECT_EQ(framed.labels, data.labels);
+  EXPECT_EQ(framed.sample(1)[0], kBeginToken);
+  EXPECT_EQ(decodeBytes(framed.sample(1), 7), "hello");
+  EXPECT_EQ(framed.sample(1)[6], kEndToken);
+  // Cut to max_length + 1 = 4 tokens: "hello" keeps its next byte 'l' as
+  // its last target, not an end; "z" fits with its end.
+  SequenceDataset cut = frameForNextTokens(data, 3);
+  EXPECT_EQ(cut.lengths(), (std::vector<int64_t>{4, 4, 3}));
+  EXPECT_EQ(cut.sample(1)[0], kBeginToken);
+  EXPECT_EQ(decodeBytes(cut.sample(1), 4), "hel");
+  EXPECT_EQ(cut.sample(2)[2], kEndToken);
+}

@@ -34,7 +34,9 @@ namespace runtime {
 /// step.
 /// Version 8: x may be token ids, int32 [M, B, T] (the manifest's input
 /// `kind` is "tokens"), with T, like B, set by each call.
-constexpr int64_t kAbiVersion = 8;
+/// Version 9: y may be next-token targets, int32 [M, B, T] (the manifest's
+/// target `kind` is "next_tokens"), the T of x.
+constexpr int64_t kAbiVersion = 9;
 
 /// The element type of the float buffers (params, state, out, and x unless
 /// it holds token ids): the model's float type, the manifest's `dtype`.
@@ -130,22 +132,26 @@ typedef const char *(*ManifestFn)(void);
 }
 
 // The entry points, for float buffers of element type T (float for an
-// artifact of dtype f32, double for f64) and an x of element type X (T, or
-// int32_t for token ids).
+// artifact of dtype f32, double for f64), an x of element type X (T, or
+// int32_t for token ids) and a y of rank YRank (2: class indices [M, B];
+// 3: next tokens [M, B, T]).
 
 /// One optimizer step of every model, in place:
 /// params [M,P], buffers [M,Q], state [S,M,P], hyper [M,H], step [M],
-/// x [M,B,F] or [M,B,T], y [M,B], out [M,K] (written), workspace.
-template <typename T, typename X = T>
+/// x [M,B,F] or [M,B,T], y [M,B] or [M,B,T], out [M,K] (written),
+/// workspace.
+template <typename T, typename X = T, int YRank = 2>
 using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
                                MemRef<T, 3> *state, MemRef2D *hyper,
-                               MemRef1D *step, MemRef<X, 3> *x, MemRef2I *y,
+                               MemRef1D *step, MemRef<X, 3> *x,
+                               MemRef<int32_t, YRank> *y,
                                MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// Forward pass and metrics of every model: params [M,P], buffers [M,Q]
-/// (read), x [M,B,F] or [M,B,T], y [M,B], out [M,K] (written), workspace.
-template <typename T, typename X = T>
+/// (read), x [M,B,F] or [M,B,T], y [M,B] or [M,B,T], out [M,K] (written),
+/// workspace.
+template <typename T, typename X = T, int YRank = 2>
 using EvalStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
-                              MemRef<X, 3> *x, MemRef2I *y,
+                              MemRef<X, 3> *x, MemRef<int32_t, YRank> *y,
                               MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// The optimizer step alone, in place, on gradients the caller computed:
 /// params [M,P], state [S,M,P], hyper [M,H], step [M], grads [M,P] (read),
@@ -158,17 +164,19 @@ using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
 /// The workspace each entry point needs for these arguments (the same as
 /// the entry point's, without the workspace), in bytes. Only the
 /// descriptors' sizes are read.
-template <typename T, typename X = T>
+template <typename T, typename X = T, int YRank = 2>
 using TrainStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                            MemRef<T, 2> *buffers,
                                            MemRef<T, 3> *state,
                                            MemRef2D *hyper, MemRef1D *step,
-                                           MemRef<X, 3> *x, MemRef2I *y,
+                                           MemRef<X, 3> *x,
+                                           MemRef<int32_t, YRank> *y,
                                            MemRef<T, 2> *out);
-template <typename T, typename X = T>
+template <typename T, typename X = T, int YRank = 2>
 using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                           MemRef<T, 2> *buffers,
-                                          MemRef<X, 3> *x, MemRef2I *y,
+                                          MemRef<X, 3> *x,
+                                          MemRef<int32_t, YRank> *y,
                                           MemRef<T, 2> *out);
 template <typename T>
 using OptimizerStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,

@@ -41,18 +41,21 @@ public:
 
   /// The entry points for float buffers of T (float for dtype f32, double
   /// for f64). Throws RuntimeError when T is not the artifact's dtype.
-  /// X is the element type of x: T, or int32_t for a tokens input.
-  template <typename T = float, typename X = T>
-  TrainStepFnOf<T, X> trainStep() const {
+  /// X is the element type of x: T, or int32_t for a tokens input; YRank
+  /// the rank of y: 2 for class indices, 3 for next tokens.
+  template <typename T = float, typename X = T, int YRank = 2>
+  TrainStepFnOf<T, X, YRank> trainStep() const {
     checkDType(dtypeOf<T>(), "mbt_train_step");
     checkInput<X>("mbt_train_step");
-    return reinterpret_cast<TrainStepFnOf<T, X>>(trainFn);
+    checkTargetRank(YRank, "mbt_train_step");
+    return reinterpret_cast<TrainStepFnOf<T, X, YRank>>(trainFn);
   }
-  template <typename T = float, typename X = T>
-  EvalStepFnOf<T, X> evalStep() const {
+  template <typename T = float, typename X = T, int YRank = 2>
+  EvalStepFnOf<T, X, YRank> evalStep() const {
     checkDType(dtypeOf<T>(), "mbt_eval_step");
     checkInput<X>("mbt_eval_step");
-    return reinterpret_cast<EvalStepFnOf<T, X>>(evalFn);
+    checkTargetRank(YRank, "mbt_eval_step");
+    return reinterpret_cast<EvalStepFnOf<T, X, YRank>>(evalFn);
   }
   /// The optimizer step alone (docs/abi.md); null for an artifact built
   /// before mbtc exported it.
@@ -62,17 +65,19 @@ public:
   }
   /// The workspace size of each entry point (docs/abi.md, "The
   /// workspace"); the optimizer step's is null when that step is.
-  template <typename T = float, typename X = T>
-  TrainStepWorkspaceFnOf<T, X> trainStepWorkspace() const {
+  template <typename T = float, typename X = T, int YRank = 2>
+  TrainStepWorkspaceFnOf<T, X, YRank> trainStepWorkspace() const {
     checkDType(dtypeOf<T>(), "mbt_train_step_workspace_bytes");
     checkInput<X>("mbt_train_step");
-    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X>>(trainWorkspaceFn);
+    checkTargetRank(YRank, "mbt_train_step");
+    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X, YRank>>(trainWorkspaceFn);
   }
-  template <typename T = float, typename X = T>
-  EvalStepWorkspaceFnOf<T, X> evalStepWorkspace() const {
+  template <typename T = float, typename X = T, int YRank = 2>
+  EvalStepWorkspaceFnOf<T, X, YRank> evalStepWorkspace() const {
     checkDType(dtypeOf<T>(), "mbt_eval_step_workspace_bytes");
     checkInput<X>("mbt_eval_step");
-    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X>>(evalWorkspaceFn);
+    checkTargetRank(YRank, "mbt_eval_step");
+    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X, YRank>>(evalWorkspaceFn);
   }
   template <typename T = float>
   OptimizerStepWorkspaceFnOf<T> optimizerStepWorkspace() const {
@@ -90,6 +95,9 @@ private:
     checkInputTokens(std::is_same<X, int32_t>::value, entry);
   }
   void checkInputTokens(bool tokens, const char *entry) const;
+  /// Throws unless y of rank `rank` fits the target: 3 for next tokens,
+  /// else 2.
+  void checkTargetRank(int rank, const char *entry) const;
 
   std::string libraryPath;
   void *handle = nullptr;

@@ -33,9 +33,10 @@ struct RunCheckpoint {
   /// Train steps taken; the data-order cursor: epochs started (0 before
   /// the first), batches taken in the current one.
   int64_t step = 0, epochsStarted = 0, batchInEpoch = 0;
-  /// The current epoch's running sums of the outputs [M*K] and samples.
+  /// The current epoch's running sums of the outputs [M*K] and their
+  /// weight (samples; real target tokens for next-token targets).
   std::vector<double> runningSums;
-  int64_t runningSamples = 0;
+  int64_t runningWeight = 0;
   /// Per model: the step its loss or gradients were not finite (0: none).
   std::vector<int64_t> divergedStep;
   /// Per model: the step a stopping policy stopped it (0: none), why, and

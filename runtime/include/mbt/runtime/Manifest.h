@@ -106,7 +106,10 @@ struct Manifest {
   int64_t features = 0; // F; 0 for tokens
   int64_t vocab = 0;    // tokens: every id lies in [0, vocab)
   std::string targetName;
-  int64_t classes = 0;
+  /// What y holds: a class index per sample ([B]), or the input's next
+  /// token at every position ([B, T]: a language model; ABI version 9).
+  enum class TargetKind { Classes, NextTokens } targetKind = TargetKind::Classes;
+  int64_t classes = 0; // classes, or the vocabulary of next tokens
   std::string optimizerRule;
   std::vector<std::string> slots;               // S = slots.size()
   std::vector<std::string> hyperNames;          // H = hyperNames.size()

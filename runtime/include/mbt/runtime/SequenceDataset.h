@@ -48,6 +48,16 @@ struct SequenceDataset {
   void validate() const;
 };
 
+/// A language model's samples: each sample of `data` framed as [begin,
+/// tokens..., end] (ByteTokenizer.h's ids 1 and 2), then cut to
+/// maxLength + 1 tokens when maxLength > 0. The model reads all of a
+/// framed sample but its last token (at most maxLength) and predicts all
+/// but its first, so it learns where a text starts and ends, and a cut
+/// sample's last target is its true next token, not an end. Labels are
+/// kept.
+SequenceDataset frameForNextTokens(const SequenceDataset &data,
+                                   int64_t maxLength);
+
 } // namespace runtime
 } // namespace mbt
 

@@ -160,13 +160,26 @@ private:
   /// The manifest's batching with `seed` as its shuffle seed.
   BatchingOptions batchingOptions(uint64_t seed) const;
   /// Copies samples `indices[0, b)` of `data` into x as a [b, T] block of
-  /// token ids that every model shares (T the longest of them, or `width`
+  /// token ids that every model shares (T the longest row, or `width`
   /// if larger: a fixed-shape plan's; shorter rows padded with 0), and
-  /// their labels into every model's y.
+  /// their labels into every model's y; for next-token targets, x's rows
+  /// are the samples but their last token and y [M, b, T] the samples but
+  /// their first.
   void loadTokenBatch(const SequenceDataset &data, const int64_t *indices,
                       int64_t b, int64_t width);
   /// Throws unless `data` fits the manifest (TrainerSequences.cpp).
   void checkSequences(const SequenceDataset &data) const;
+  /// The steps an evaluation of `data` takes (the manifest's batching, a
+  /// fixed order), and the evaluation on such a plan.
+  std::unique_ptr<EpochBatches>
+  planEvaluation(const SequenceDataset &data) const;
+  std::vector<std::vector<double>>
+  evaluatePlanned(const SequenceDataset &data, const EpochBatches &plan);
+  /// Whether the target is the input's next tokens (a language model).
+  bool nextTokens() const;
+  /// The length of the row of x each sample gives: its length, one less
+  /// for a language model (which reads all of a sample but the last).
+  std::vector<int64_t> rowLengths(const SequenceDataset &data) const;
   /// At an epoch boundary, moves the cursor to the next epoch's first
   /// step (its batches made, the running sums reset).
   void startEpochIfDue();
@@ -234,17 +247,21 @@ private:
   WorkspaceRef stepWorkspace();
   /// The artifact's train step on the loaded batch, with buffers of T:
   /// the device's uploads and download around issueTrainStep.
-  template <typename T, typename X> void callTrainStep(int64_t b);
+  /// X is x's element type, YRank y's rank (3 for next tokens).
+  template <typename T, typename X, int YRank> void callTrainStep(int64_t b);
   /// The call itself, on the buffers (the host's or the device's).
-  template <typename T, typename X> void issueTrainStep(int64_t b);
+  template <typename T, typename X, int YRank> void issueTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
-  template <typename T, typename X> void callEvalStep(int64_t b);
+  template <typename T, typename X, int YRank> void callEvalStep(int64_t b);
   /// Runs the train (eval) step with the element types of this artifact.
   void dispatchTrainStep(int64_t b);
   void dispatchEvalStep(int64_t b);
   /// For token ids: grows the workspace to what this step's shape needs.
-  template <typename T>
+  template <typename T, int YRank>
   void reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b, bool train);
+  /// y's descriptor for a loaded batch of b samples: [M, b] class indices,
+  /// or [M, b, xWidth] next tokens (YRank 3).
+  template <int YRank> MemRef<int32_t, YRank> yFor(int64_t b);
   /// Per-model means of every output over the samples of `plan`, each
   /// step loaded by `load(positions, b)`: [M][K].
   std::vector<std::vector<double>>
@@ -271,6 +288,8 @@ private:
   /// A given plan of every epoch's steps (useStepPlan); empty: plan each
   /// epoch with the manifest's batching.
   std::vector<LengthGroup> stepPlan;
+  /// The test split's evaluation plan, made at its first evaluation.
+  std::unique_ptr<EpochBatches> testPlan;
   TrainOptions options;
   /// Which training samples each model sees (shared, k-fold, bootstrap).
   DataRouting routing;
@@ -326,8 +345,14 @@ private:
   /// matmuls are skipped) and the samples of a shared batch.
   std::vector<uint8_t> idleModels;
   std::vector<int64_t> batchSamples;
-  std::vector<double> runningSums; // [M*K], weighted by batch size
-  int64_t runningSamples = 0;
+  /// [M*K]: each step's outputs weighted by loadedWeight, and the sum of
+  /// the weights.
+  std::vector<double> runningSums;
+  int64_t runningWeight = 0;
+  /// What the loaded step's outputs (means over it) weigh in the means of
+  /// an epoch or an evaluation: its samples, or its real target tokens for
+  /// next-token targets (a per-token loss stays per token over the epoch).
+  int64_t loadedWeight = 0;
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
   /// Per model, the step its loss or gradients were not finite (0: never).
   std::vector<int64_t> divergedAt;

@@ -31,11 +31,12 @@ func.func @loss(%l: tensor<3x?x?x7xf32>, %y: tensor<3x?x?xi32>) -> tensor<3xf32>
 // CHECK-LABEL: func.func @adjoint
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%arg1 : tensor<3x?x?xi32>)
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} ins(%arg0, %{{.*}}, %{{.*}}, %arg1, %arg2, %{{.*}} : tensor<3x?x?x7xf32>, tensor<3x?x?xf32>, tensor<3x?x?xf32>, tensor<3x?x?xi32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK:           %[[SCALE:.*]] = arith.divf %in_{{.*}}, %in_{{.*}} : f32
 // CHECK:           math.exp
 // CHECK:           arith.cmpi eq
-// CHECK:           %[[SCALE:.*]] = arith.divf %in_{{.*}}, %in_{{.*}} : f32
+// CHECK:           %[[D:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK:           %[[REAL:.*]] = arith.cmpi ne
-// CHECK:           arith.select %[[REAL]], %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.select %[[REAL]], %[[D]], %{{.*}} : f32
 func.func @adjoint(%l: tensor<3x?x?x7xf32>, %y: tensor<3x?x?xi32>, %g: tensor<3xf32>) -> tensor<3x?x?x7xf32> {
   %r = mbt.token_cross_entropy_grad %l, %y, %g : (tensor<3x?x?x7xf32>, tensor<3x?x?xi32>, tensor<3xf32>) -> tensor<3x?x?x7xf32>
   return %r : tensor<3x?x?x7xf32>

@@ -252,6 +252,24 @@ public:
         .getResult(0);
   }
 
+  /// softmax(logits)[class] - onehot(label)[class] inside a generic over
+  /// [L..., rows, C], from the row's max and sum of exp(x - max).
+  Value softmaxMinusOneHot(OpBuilder &nb, Location l, Value logit, Value max,
+                           Value sumExp, Value label) const {
+    Value p = nb.create<arith::DivFOp>(
+        l, nb.create<math::ExpOp>(l, nb.create<arith::SubFOp>(l, logit, max)),
+        sumExp);
+    Value onehot = equalAsOne(nb, l, classIndexAsI32(nb, l), label);
+    return nb.create<arith::SubFOp>(l, p, onehot);
+  }
+
+  /// 1 where the i32 values `a` and `b` are equal, else 0, as a float.
+  Value equalAsOne(OpBuilder &nb, Location l, Value a, Value b) const {
+    Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a, b);
+    return nb.create<arith::SelectOp>(l, hit, constant(nb, l, 1),
+                                      constant(nb, l, 0));
+  }
+
   /// A target is real unless it is the pad token 0.
   static Value isRealTarget(OpBuilder &nb, Location l, Value label) {
     Value pad = nb.create<arith::ConstantOp>(l, nb.getI32IntegerAttr(0));
@@ -285,6 +303,13 @@ public:
   MLIRContext *ctx;
 };
 
+/// A row's cross-entropy from its statistics (max, sum of exp(x - max),
+/// the label's logit): max + log(sum) - x[label].
+Value rowLoss(OpBuilder &b, Location l, ValueRange a) {
+  Value lse = b.create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
+  return b.create<arith::SubFOp>(l, lse, a[2]);
+}
+
 struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp op,
@@ -293,14 +318,7 @@ struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value picked = r.rowPicked();
-    // loss = max + log(sum exp(x - max)) - x[label]
-    Value loss = r.batchMean(
-        ValueRange{max, sumExp, picked},
-        [](OpBuilder &b, Location l, ValueRange a) {
-          Value lse =
-              b.create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
-          return b.create<arith::SubFOp>(l, lse, a[2]).getResult();
-        });
+    Value loss = r.batchMean(ValueRange{max, sumExp, picked}, rowLoss);
     rewriter.replaceOp(op, loss);
     return success();
   }
@@ -330,15 +348,8 @@ struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
                             r.dropClass(), dropRowAndClass, r.id()},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / B
-          Value p = b.create<arith::DivFOp>(
-              l, b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1])),
-              a[2]);
-          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                              r.classIndexAsI32(b, l), a[3]);
-          Value onehot =
-              b.create<arith::SelectOp>(l, hit, r.constant(b, l, 1), r.constant(b, l, 0));
+          Value d = r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]);
           Value scale = b.create<arith::DivFOp>(l, a[4], count);
-          Value d = b.create<arith::SubFOp>(l, p, onehot);
           b.create<linalg::YieldOp>(
               l, ValueRange{b.create<arith::MulFOp>(l, d, scale)});
         });
@@ -400,13 +411,7 @@ struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
     Value argmax = r.rowArgMax();
     Value acc = r.batchMean(ValueRange{argmax, op.getLabels()},
                             [&](OpBuilder &b, Location l, ValueRange a) {
-                              Value hit = b.create<arith::CmpIOp>(
-                                  l, arith::CmpIPredicate::eq, a[0], a[1]);
-                              return b
-                                  .create<arith::SelectOp>(l, hit,
-                                                           r.constant(b, l, 1),
-                                                           r.constant(b, l, 0))
-                                  .getResult();
+                              return r.equalAsOne(b, l, a[0], a[1]);
                             });
     rewriter.replaceOp(op, acc);
     return success();
@@ -457,13 +462,7 @@ struct TokenCrossEntropyPattern : public OpRewritePattern<TokenCrossEntropyOp> {
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value picked = r.rowPicked();
-    Value loss = r.tokenMean(
-        ValueRange{max, sumExp, picked},
-        [](OpBuilder &b, Location l, ValueRange a) {
-          Value lse =
-              b.create<arith::AddFOp>(l, a[0], b.create<math::LogOp>(l, a[1]));
-          return b.create<arith::SubFOp>(l, lse, a[2]).getResult();
-        });
+    Value loss = r.tokenMean(ValueRange{max, sumExp, picked}, rowLoss);
     rewriter.replaceOp(op, loss);
     return success();
   }
@@ -495,16 +494,9 @@ struct TokenCrossEntropyGradPattern
                             r.dropClass(), perStep, perStep, r.id()},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / n at a real target, 0 at padding.
-          Value p = b.create<arith::DivFOp>(
-              l, b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1])),
-              a[2]);
-          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
-                                              r.classIndexAsI32(b, l), a[3]);
-          Value onehot = b.create<arith::SelectOp>(l, hit, r.constant(b, l, 1),
-                                                   r.constant(b, l, 0));
           Value scale = b.create<arith::DivFOp>(l, a[4], a[5]);
           Value d = b.create<arith::MulFOp>(
-              l, b.create<arith::SubFOp>(l, p, onehot), scale);
+              l, r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]), scale);
           Value real = ClassReductions::isRealTarget(b, l, a[3]);
           b.create<linalg::YieldOp>(
               l, ValueRange{b.create<arith::SelectOp>(l, real, d,
@@ -523,13 +515,7 @@ struct TokenAccuracyPattern : public OpRewritePattern<TokenAccuracyOp> {
     Value argmax = r.rowArgMax();
     Value acc = r.tokenMean(ValueRange{argmax, op.getTargets()},
                             [&](OpBuilder &b, Location l, ValueRange a) {
-                              Value hit = b.create<arith::CmpIOp>(
-                                  l, arith::CmpIPredicate::eq, a[0], a[1]);
-                              return b
-                                  .create<arith::SelectOp>(l, hit,
-                                                           r.constant(b, l, 1),
-                                                           r.constant(b, l, 0))
-                                  .getResult();
+                              return r.equalAsOne(b, l, a[0], a[1]);
                             });
     rewriter.replaceOp(op, acc);
     return success();

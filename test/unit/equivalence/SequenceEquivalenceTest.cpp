@@ -15,7 +15,7 @@
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Trainer.h"
 
-#include "CompileWithMbtc.h"
+#include "SequenceTraining.h"
 
 #include <gtest/gtest.h>
 
@@ -31,17 +31,14 @@ using namespace mbt::runtime;
 namespace {
 
 using mbt::test::compileSpec;
+using mbt::test::listOf;
+
+TrainOptions quiet(const std::string &path) {
+  return mbt::test::quietOptions(path);
+}
 
 constexpr int64_t kSteps = 40;
 
-std::string listOf(const std::vector<double> &values) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    os << (i ? ", " : "") << values[i];
-  os << "]";
-  return os.str();
-}
 
 /// A bag-of-tokens classifier with a hidden layer.
 const char *kBag = "  h      = tanh(embed(x, dim(x), 12))\n"
@@ -113,54 +110,14 @@ struct Splits {
   SequenceDataset test = syntheticSequences("synthetic/test", 150, 2);
 };
 
-TrainOptions quiet(const std::string &artifactPath) {
-  TrainOptions options;
-  options.quiet = true;
-  options.outDir = artifactPath + ".out";
-  return options;
-}
-
-/// max |a - b| / max |b|.
-double relativeDifference(const std::vector<double> &a,
-                          const std::vector<double> &b) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::fabs(a[i] - b[i]));
-    scale = std::max(scale, std::fabs(b[i]));
-  }
-  return diff / scale;
-}
-
-std::vector<std::vector<double>> trainedParams(const std::string &path,
-                                               const Splits &data) {
-  Artifact artifact = Artifact::load(path);
-  Trainer trainer(artifact, data.train, data.test, quiet(path));
-  trainer.runSteps(kSteps);
-  std::vector<std::vector<double>> params;
-  for (int64_t m = 0; m < trainer.numModels(); ++m)
-    params.push_back(trainer.modelParams(m));
-  return params;
-}
-
 void checkBatchEqualsAlone(const std::string &tag, const char *network) {
   Splits data;
-  std::vector<double> lrs{1e-3, 3e-3, 1e-2, 3e-2}, seeds{4, 8, 15, 16};
-  auto batch = trainedParams(
-      compileSpec(tag + "_batch", spec(lrs, seeds, "dynamic", network)), data);
-  ASSERT_EQ(batch.size(), lrs.size());
-  for (size_t m = 0; m < lrs.size(); ++m) {
-    auto alone = trainedParams(
-        compileSpec(tag + "_alone" + std::to_string(m),
-                    spec({lrs[m]}, {seeds[m]}, "dynamic", network)),
-        data);
-    EXPECT_LE(relativeDifference(batch[m], alone[0]), 1e-5) << "model " << m;
-    // Training moved the parameters: the comparison is not vacuous.
-    auto initial = trainedParams(
-        compileSpec(tag + "_zero" + std::to_string(m),
-                    spec({0.0}, {seeds[m]}, "dynamic", network)),
-        data);
-    EXPECT_GT(relativeDifference(initial[0], alone[0]), 1e-3) << "model " << m;
-  }
+  mbt::test::expectBatchEqualsAlone(
+      tag,
+      [&](const std::vector<double> &lrs, const std::vector<double> &seeds) {
+        return spec(lrs, seeds, "dynamic", network);
+      },
+      data.train, data.test, kSteps);
 }
 
 TEST(SequenceEquivalence, BatchOfFourEqualsEachModelAlone) {

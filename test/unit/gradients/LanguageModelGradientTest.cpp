@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
-#include "TokenModel.h"
+#include "TokenModelChecks.h"
 
 #include "mbt/runtime/ByteTokenizer.h"
 
@@ -108,32 +108,11 @@ TokenBatch framedBatch(int64_t rows, uint32_t seed) {
   return batch;
 }
 
-/// ||a - b|| / ||b||.
-double relativeError(const std::vector<double> &a,
-                     const std::vector<double> &b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
 template <typename T>
 void checkFiniteDifferences(const std::string &name, T eps, double tolerance) {
   TokenModel<T> model(compileModel(name, sizeof(T) == 8, "fd"));
   ASSERT_TRUE(model.nextTokens());
-  TokenBatch batch = framedBatch(5, 3);
-  std::vector<double> analytic = model.gradient(batch, model.longest(batch));
-  std::vector<double> numeric = model.finiteDifferences(batch, eps);
-  double error = relativeError(analytic, numeric);
-  std::printf("relative error of the compiled %s gradient: %.3g\n",
-              sizeof(T) == 8 ? "f64" : "f32", error);
-  EXPECT_LT(error, tolerance);
-  std::vector<double> wrong(analytic);
-  for (double &g : wrong)
-    g *= 1 + 20 * tolerance;
-  EXPECT_GT(relativeError(wrong, numeric), tolerance);
+  mbt::test::expectFiniteDifferences(model, framedBatch(5, 3), eps, tolerance);
 }
 
 // f32 central differences of a softmax over 259 tokens are noisy (most of
@@ -161,15 +140,8 @@ template <typename T> void checkPaddingInvariance(const std::string &name) {
   TokenModel<T> model(compileModel(name, sizeof(T) == 8, "padding"));
   TokenBatch batch = framedBatch(7, 5);
   int64_t tight = model.longest(batch);
-  std::vector<double> dynamic = model.gradient(batch, tight);
-  for (int64_t width : {tight + 1, tight + 9, 3 * tight}) {
-    double error = relativeError(model.gradient(batch, width), dynamic);
-    std::printf("width %lld vs %lld: relative difference %.3g\n",
-                (long long)width, (long long)tight, error);
-    EXPECT_LE(error, 1e-6) << "padded to " << width;
-  }
-  EXPECT_GT(relativeError(model.gradient(framedBatch(7, 6), tight), dynamic),
-            1e-3);
+  mbt::test::expectPaddingInvariance(model, batch, framedBatch(7, 6),
+                                     {1, 9, 2 * tight});
 }
 
 TEST(LanguageModelGradient, TransformerPaddedBatchGivesTheDynamicGradientF32) {

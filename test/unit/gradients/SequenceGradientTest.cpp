@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
-#include "TokenModel.h"
+#include "TokenModelChecks.h"
 
 #include <gtest/gtest.h>
 
@@ -91,17 +91,6 @@ TokenBatch randomBatch(int64_t rows, uint32_t seed) {
   return mbt::test::randomBatch(rows, seed, kUsedIds, kClasses);
 }
 
-/// ||a - b|| / ||b||.
-double relativeError(const std::vector<double> &a,
-                     const std::vector<double> &b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
-  }
-  return std::sqrt(num / den);
-}
-
 // A GRU over embeddings: position-wise input projections, the recurrence,
 // the mean of its states over the real tokens.
 const char *kGruParams = "  param table: f32[259, 4] = zeros\n"
@@ -154,18 +143,7 @@ std::string compileModel(const std::string &name, bool f64,
 template <typename T>
 void checkFiniteDifferences(const std::string &name, T eps, double tolerance) {
   TokenModel<T> model(compileModel(name, sizeof(T) == 8, "fd"));
-  TokenBatch batch = randomBatch(6, 3);
-  std::vector<double> analytic = model.gradient(batch, batch.longest());
-  std::vector<double> numeric = model.finiteDifferences(batch, eps);
-  double error = relativeError(analytic, numeric);
-  std::printf("relative error of the compiled %s gradient: %.3g\n",
-              sizeof(T) == 8 ? "f64" : "f32", error);
-  EXPECT_LT(error, tolerance);
-  // The check can fail: a gradient off by the tolerance's worth does.
-  std::vector<double> wrong(analytic);
-  for (double &g : wrong)
-    g *= 1 + 20 * tolerance;
-  EXPECT_GT(relativeError(wrong, numeric), tolerance);
+  mbt::test::expectFiniteDifferences(model, randomBatch(6, 3), eps, tolerance);
 }
 
 TEST(SequenceGradient, EmbeddingMaskedMeanFiniteDifferencesF32) {
@@ -218,23 +196,9 @@ TEST(SequenceGradient, CausalAttentionFiniteDifferencesF64) {
 template <typename T> void checkPaddingInvariance(const std::string &name) {
   TokenModel<T> model(compileModel(name, sizeof(T) == 8, "padding"));
   TokenBatch batch = randomBatch(7, 5);
-  int64_t tight = batch.longest();
-  std::vector<double> dynamic = model.gradient(batch, tight);
-  double norm = 0;
-  for (double g : dynamic)
-    norm += g * g;
-  ASSERT_GT(norm, 1e-8) << "the loss does not depend on the parameters";
-  for (int64_t width : {tight + 1, tight + 13, 4 * tight}) {
-    std::vector<double> padded = model.gradient(batch, width);
-    double error = relativeError(padded, dynamic);
-    std::printf("width %lld vs %lld: relative difference %.3g\n",
-                (long long)width, (long long)tight, error);
-    EXPECT_LE(error, 1e-6) << "padded to " << width;
-  }
-  // A different batch gives a different gradient: the comparison is not
-  // vacuous.
-  EXPECT_GT(relativeError(model.gradient(randomBatch(7, 6), tight), dynamic),
-            1e-3);
+  int64_t tight = model.longest(batch);
+  mbt::test::expectPaddingInvariance(model, batch, randomBatch(7, 6),
+                                     {1, 13, 3 * tight});
 }
 
 TEST(SequenceGradient, PaddedBatchGivesTheDynamicBatchsGradientF32) {

@@ -222,6 +222,10 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       {"outputs", std::move(outputNames)},
       {"data", std::move(data)},
       {"epochs", sweep.getEpochs()}};
+  // Mixed precision (mbt-autocast): the artifact rounds its products to
+  // this format itself; recorded for the reader.
+  if (auto precision = sweep.getPrecision())
+    manifest["precision"] = precision->str();
   std::string text;
   llvm::raw_string_ostream os(text);
   os << json::Value(std::move(manifest));

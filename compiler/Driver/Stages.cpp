@@ -112,7 +112,10 @@ LogicalResult lowerTo(ModuleOp module, Stage target,
   using ::mbt::Stage;
   using ::mbt::buildManifest;
   if (target >= Stage::Grad &&
-      failed(run(module, [](PassManager &pm) { pm.addPass(createMBTAutodiff()); })))
+      failed(run(module, [](PassManager &pm) {
+        pm.addPass(createMBTAutocast());
+        pm.addPass(createMBTAutodiff());
+      })))
     return failure();
   if (target >= Stage::Batched &&
       failed(run(module,

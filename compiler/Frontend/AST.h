@@ -421,6 +421,10 @@ struct SweepConfig {
   /// horizontal flip. Drawn per model from its seed.
   int64_t crop = 0;
   bool flip = false;
+  /// The format of the model's products: "bf16" (mixed precision), or
+  /// empty for the model's own float type.
+  std::string precision;
+  Location precisionLoc;
   /// kfold: the number of folds and each model's held-out fold.
   int64_t folds = 0;
   std::vector<int64_t> fold;

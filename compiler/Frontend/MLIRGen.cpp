@@ -465,7 +465,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
                               : builder.getStringAttr(config.batching),
       builder.getI64IntegerAttr(config.tokenBudget),
       builder.getI64IntegerAttr(config.window),
-      builder.getI64IntegerAttr(config.maxLength));
+      builder.getI64IntegerAttr(config.maxLength),
+      config.precision.empty() ? mlir::StringAttr()
+                               : builder.getStringAttr(config.precision));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

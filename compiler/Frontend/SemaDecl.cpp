@@ -451,6 +451,15 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     if (isSwept) {
       ok &= checkNoDecayPatterns(ctx, *config, model->params);
       ok &= succeeded(checkDataFitsInput(ctx, *config, *model));
+      // bf16 products are rounded f32 values: an f64 model has none.
+      if (!config->precision.empty() && model->floatType == "f64") {
+        auto diag = emitError(ctx, config->precisionLoc)
+                    << "precision = " << config->precision
+                    << " rounds the products of an f32 model, but model '"
+                    << model->getName() << "' computes in f64";
+        attachNote(diag, ctx, model->nameLoc(), "the model is declared here");
+        ok = false;
+      }
     }
   }
   return mlir::success(ok);

@@ -165,6 +165,9 @@ LogicalResult SweepOp::verify() {
   int64_t models = getModels();
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
+  if (auto precision = getPrecision(); precision && *precision != "bf16")
+    return emitOpError("precision must be \"bf16\", got \"")
+           << *precision << "\"";
   if (getHyperNames().size() != getHyper().size())
     return emitOpError("has ")
            << getHyperNames().size() << " hyper_names but "

@@ -693,5 +693,7 @@ include "dialects/MBT/IR/MBTNormOps.td"
 include "dialects/MBT/IR/MBTSequenceOps.td"
 // Per-token loss and accuracy (language models).
 include "dialects/MBT/IR/MBTTokenLossOps.td"
+// Rounding to a narrower float format (mixed precision).
+include "dialects/MBT/IR/MBTPrecisionOps.td"
 
 #endif // MBT_OPS_TD

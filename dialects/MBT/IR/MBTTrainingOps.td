@@ -284,7 +284,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     tokens a step may hold (`token_budget`), the samples sorted together
     (`window`) and the length beyond which a sample is cut (`max_length`,
     0: none); `batch_size` is then the samples of a fixed step (0: the
-    budget over the longest sample).
+    budget over the longest sample). `precision`, when present, is the
+    format of the model's products: `"bf16"` (mixed precision, see
+    `mbt-autocast`); absent, the model computes in its own float type.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
@@ -320,7 +322,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<StrAttr>:$batching,
                        DefaultValuedAttr<I64Attr, "8192">:$token_budget,
                        DefaultValuedAttr<I64Attr, "1024">:$window,
-                       DefaultValuedAttr<I64Attr, "0">:$max_length);
+                       DefaultValuedAttr<I64Attr, "0">:$max_length,
+                       OptionalAttr<StrAttr>:$precision);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

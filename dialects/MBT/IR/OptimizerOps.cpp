@@ -153,5 +153,10 @@ LogicalResult SweepOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (getSchedule() && rule->getHyperIndex("lr") < 0)
     return emitOpError("has a schedule, but optimizer '")
            << rule->getSymName() << "' has no lr hyperparameter";
+  // Mixed precision rounds f32 values: the model computes in f32.
+  if (getPrecision() && !rule->getElementType().isF32())
+    return emitOpError("precision \"")
+           << *getPrecision() << "\" needs an f32 model, got "
+           << rule->getElementType();
   return success();
 }

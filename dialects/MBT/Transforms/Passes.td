@@ -4,6 +4,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MBTAutocast : Pass<"mbt-autocast", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: the model's matmuls and convolutions in bf16";
+  let description = [{
+    For a sweep with `precision = "bf16"`, rounds the operands and the
+    result of every `mbt.matmul` and `mbt.conv2d` of the sweep's model
+    function to bf16 (`mbt.round_to`): a bf16 product with f32
+    accumulation, as `torch.autocast(dtype=torch.bfloat16)` runs a linear
+    layer or a convolution. Everything else (elementwise ops, reductions,
+    the loss, the optimizer, the parameters themselves: f32 master
+    weights) stays f32, as autocast's type promotion leaves a bf16 product
+    plus an f32 bias. The adjoints follow through `mbt.round_to`'s
+    gradient, so the backward matmuls are bf16 too. Runs before
+    `mbt-autodiff`, so the train and evaluation steps both compute this
+    way. bf16 has f32's exponent range: no loss scale is needed. Without a
+    `precision`, nothing changes.
+  }];
+  let dependentDialects = ["::mlir::mbt::MBTDialect"];
+}
+
 def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation of the model into a train step";
   let description = [{

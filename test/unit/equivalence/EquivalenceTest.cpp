@@ -47,6 +47,8 @@ struct Network {
   std::string loss = "cross_entropy(logits, y)";
   std::string imports = "";
   std::string input = "f32[784]";
+  /// Extra sweep settings, such as "  precision = bf16\n".
+  std::string sweep = "";
 };
 
 /// `network` as an f64 model: its input and parameters in f64.
@@ -184,7 +186,7 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
              ? ""
              : "  schedule = cosine(total = 120, warmup = " +
                    listOf(routing.warmups) + ", min_factor = 0.1)\n")
-     << "  epochs = 1\n"
+     << network.sweep << "  epochs = 1\n"
         "}\n";
   return os.str();
 }
@@ -293,6 +295,20 @@ TEST(Equivalence, F64ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone)
   checkBatchEqualsAlone("reductions_f64", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         asF64(kReductions));
+}
+
+// Mixed precision: the convolution's and the linear layers' operands and
+// results rounded to bf16 (and so their adjoints), the rest in f32.
+const Network kBf16Cnn{
+    "  c1     = max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2)\n"
+    "  logits = linear(relu(linear(flatten(c1), 32)), 10)\n",
+    "cross_entropy(logits, y)", "import \"nn\"\n", "f32[1, 28, 28]",
+    "  precision = bf16\n"};
+
+TEST(Equivalence, Bf16CnnBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("bf16_cnn", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kBf16Cnn);
 }
 
 TEST(Equivalence, MatrixInputBatchOfEightEqualsEachModelAlone) {

@@ -1,0 +1,268 @@
+//===- MixedPrecisionReferenceTest.cpp - bf16 autocast against LibTorch ---===//
+//
+// precision = bf16 (mbt-autocast) rounds the operands and the result of
+// every matmul to bf16 and, through mbt.round_to's adjoint, the gradients
+// that flow back through them. The reference is the same MLP in LibTorch
+// with an autograd function that does what autocast's casts do: forward
+// `x.to(bfloat16).to(float)` (c10's round to nearest even), backward the
+// same on the gradient (autograd hands a bf16 tensor's gradient over in
+// bf16). The compiled loss and gradient must match it; the f32 model's and
+// a reference that rounds the forward pass only must not, so the rounding
+// of both passes is what is checked.
+//
+//===----------------------------------------------------------------------===//
+#include "CompileWithMbtc.h"
+#include "RelativeDifference.h"
+
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Workspace.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mbt::runtime;
+using mbt::test::compileSpec;
+using mbt::test::relativeDifference;
+
+namespace {
+
+constexpr int64_t kBatch = 8, kFeatures = 16, kClasses = 4;
+
+std::string spec(bool bf16) {
+  return std::string("model mlp {\n"
+                     "  input  x: f32[16]\n"
+                     "  target y: class[4]\n"
+                     "  param  w1: f32[16, 12] = zeros\n"
+                     "  param  b1: f32[12] = zeros\n"
+                     "  param  w2: f32[12, 4] = zeros\n"
+                     "  param  b2: f32[4] = zeros\n"
+                     "  h      = tanh(x @ w1 + b1)\n"
+                     "  logits = h @ w2 + b2\n"
+                     "  loss   = cross_entropy(logits, y)\n"
+                     "}\n"
+                     "sweep {\n"
+                     "  models = 1\n"
+                     "  optim  = sgd(lr = 1.0)\n"
+                     "  data   = fashion_mnist(batch = 8)\n") +
+         (bf16 ? "  precision = bf16\n" : "") + "}\n";
+}
+
+/// The loss and gradient (one SGD step at lr 1) of a one-model artifact.
+struct Result {
+  float loss = 0;
+  std::vector<double> gradient;
+};
+
+Result runCompiled(const std::string &path, const std::vector<float> &params,
+                   std::vector<float> x, std::vector<int32_t> y) {
+  Artifact artifact = Artifact::load(path);
+  int64_t p = artifact.manifest().paramCount;
+  EXPECT_EQ(p, static_cast<int64_t>(params.size()));
+  std::vector<float> updated(params), state(p, 0.0f), buffers(1), out(1);
+  std::vector<double> hyper{1.0, 0.0, 0.0}, step{1.0};
+  auto pm = makeDenseMemRef<float, 2>(updated.data(), {1, p});
+  auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
+  auto sm = makeDenseMemRef<float, 3>(state.data(), {1, 1, p});
+  auto hm = makeDenseMemRef<double, 2>(hyper.data(), {1, 3});
+  auto tm = makeDenseMemRef<double, 1>(step.data(), {1});
+  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, kBatch, kFeatures});
+  auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, kBatch});
+  auto om = makeDenseMemRef<float, 2>(out.data(), {1, 1});
+  Workspace workspace;
+  auto ws = workspace.descriptor(artifact.trainStepWorkspace<float>()(
+      &pm, &bm, &sm, &hm, &tm, &xm, &ym, &om));
+  artifact.trainStep<float>()(&pm, &bm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
+  Result result;
+  result.loss = out[0];
+  for (int64_t i = 0; i < p; ++i)
+    result.gradient.push_back(double(params[i]) - double(updated[i]));
+  return result;
+}
+
+torch::Tensor toBF16AndBack(const torch::Tensor &t) {
+  return t.to(torch::kBFloat16).to(torch::kFloat);
+}
+
+/// autocast's cast to bf16 and back, as an autograd function: the forward
+/// value and the gradient are both rounded (or the gradient passes as it
+/// is, `roundGradient` false: a reference that is wrong on purpose).
+struct RoundBF16 : public torch::autograd::Function<RoundBF16> {
+  static torch::Tensor forward(torch::autograd::AutogradContext *ctx,
+                               torch::Tensor x, bool roundGradient) {
+    ctx->saved_data["round"] = roundGradient;
+    return toBF16AndBack(x);
+  }
+  static torch::autograd::tensor_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::tensor_list grads) {
+    bool round = ctx->saved_data["round"].toBool();
+    return {round ? toBF16AndBack(grads[0]) : grads[0], torch::Tensor()};
+  }
+};
+
+enum class Rounding { None, ForwardOnly, Both };
+
+/// The MLP in LibTorch, float32; its products rounded as `rounding` says.
+Result runTorch(const std::map<std::string, std::vector<float>> &named,
+                const std::vector<float> &xData,
+                const std::vector<int32_t> &yData, Rounding rounding) {
+  std::map<std::string, torch::Tensor> t;
+  std::map<std::string, std::vector<int64_t>> shapes{
+      {"w1", {16, 12}}, {"b1", {12}}, {"w2", {12, 4}}, {"b2", {4}}};
+  for (const auto &[name, values] : named)
+    t[name] = torch::tensor(values).reshape(shapes.at(name)).requires_grad_();
+  torch::Tensor x = torch::tensor(xData).reshape({kBatch, kFeatures});
+  std::vector<int64_t> labels(yData.begin(), yData.end());
+  torch::Tensor y = torch::tensor(labels, torch::kLong);
+  auto r = [&](const torch::Tensor &v) {
+    if (rounding == Rounding::None)
+      return v;
+    return RoundBF16::apply(v, rounding == Rounding::Both);
+  };
+  auto product = [&](const torch::Tensor &a, const torch::Tensor &b) {
+    return r(r(a).matmul(r(b)));
+  };
+  torch::Tensor h = torch::tanh(product(x, t["w1"]) + t["b1"]);
+  torch::Tensor logits = product(h, t["w2"]) + t["b2"];
+  torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+  loss.backward();
+  Result result;
+  result.loss = loss.item<float>();
+  for (const char *name : {"w1", "b1", "w2", "b2"}) {
+    torch::Tensor g = t[name].grad().contiguous();
+    result.gradient.insert(result.gradient.end(), g.data_ptr<float>(),
+                           g.data_ptr<float>() + g.numel());
+  }
+  return result;
+}
+
+TEST(MixedPrecisionVsLibTorch, Bf16MlpMatchesAutocastsRounding) {
+  std::string bf16Path = compileSpec("bf16_mlp", spec(true));
+  std::string f32Path = compileSpec("bf16_mlp_f32", spec(false));
+  // Parameters and data with more bits than bf16 keeps.
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 0.7f);
+  std::map<std::string, std::vector<float>> named{
+      {"w1", std::vector<float>(16 * 12)}, {"b1", std::vector<float>(12)},
+      {"w2", std::vector<float>(12 * 4)}, {"b2", std::vector<float>(4)}};
+  std::vector<float> params; // in the manifest's order: w1, b1, w2, b2
+  for (const char *name : {"w1", "b1", "w2", "b2"})
+    for (float &v : named[name]) {
+      v = normal(rng);
+      params.push_back(v);
+    }
+  std::vector<float> x(kBatch * kFeatures);
+  for (float &v : x)
+    v = normal(rng);
+  std::vector<int32_t> y(kBatch);
+  for (int32_t &v : y)
+    v = static_cast<int32_t>(rng() % kClasses);
+
+  Result mbt = runCompiled(bf16Path, params, x, y);
+  Result reference = runTorch(named, x, y, Rounding::Both);
+  double lossError = std::fabs(mbt.loss - reference.loss) / reference.loss;
+  double gradError = relativeDifference(mbt.gradient, reference.gradient);
+  std::printf("bf16: loss %.7f vs torch %.7f, gradient %.3g from torch's\n",
+              mbt.loss, reference.loss, gradError);
+  EXPECT_LT(lossError, 1e-6);
+  EXPECT_LT(gradError, 1e-5);
+
+  // The rounding matters, in both passes: f32, and a reference that rounds
+  // the forward pass only, are far from it.
+  Result f32 = runCompiled(f32Path, params, x, y);
+  Result forwardOnly = runTorch(named, x, y, Rounding::ForwardOnly);
+  double f32Error = relativeDifference(f32.gradient, reference.gradient);
+  double forwardOnlyError =
+      relativeDifference(forwardOnly.gradient, reference.gradient);
+  std::printf("f32 gradient %.3g from the bf16 reference, forward-only "
+              "rounding %.3g\n",
+              f32Error, forwardOnlyError);
+  EXPECT_GT(f32Error, 100 * gradError);
+  EXPECT_GT(forwardOnlyError, 10 * gradError);
+  // f32 against LibTorch without rounding: the reference itself is sound.
+  Result plain = runTorch(named, x, y, Rounding::None);
+  EXPECT_LT(relativeDifference(f32.gradient, plain.gradient), 1e-5);
+}
+
+/// The f32 whose bits are `bits`.
+float fromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
+  // One sample with one feature times a weight of 1: the metric is the
+  // rounded product, round(round(x) * 1) = round(x).
+  std::string path = compileSpec("bf16_rounding",
+                                 "model m {\n"
+                                 "  input  x: f32[1]\n"
+                                 "  target y: class[1]\n"
+                                 "  param  w: f32[1, 1] = ones\n"
+                                 "  p      = x @ w\n"
+                                 "  loss   = cross_entropy(p, y)\n"
+                                 "  metric rounded = mean(p)\n"
+                                 "}\n"
+                                 "sweep {\n"
+                                 "  models = 1\n"
+                                 "  optim  = sgd(lr = 0.0)\n"
+                                 "  data   = fashion_mnist(batch = 1)\n"
+                                 "  precision = bf16\n"
+                                 "}\n");
+  Artifact artifact = Artifact::load(path);
+  float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> values{
+      1.0f, fromBits(0x3F808000), // 1 + 2^-8: a tie, kept even (down)
+      fromBits(0x3F818000),       // a tie rounded up to even
+      fromBits(0x3F808001),       // just above a tie: up
+      fromBits(0x3F807FFF),       // just below: down
+      fromBits(0x3FFFFFFF),       // carries into the exponent: 2
+      fromBits(0x7F7FFFFF),       // the largest f32: rounds to infinity
+      fromBits(0x7F7F7FFF),       // the largest bf16's neighbourhood: down
+      fromBits(0x00000001),       // the smallest subnormal: 0
+      fromBits(0x00018000),       // a subnormal tie
+      fromBits(0x807FFFFF),       // the largest negative subnormal
+      0.0f, -3.14159265f, 1e-30f, 65504.0f, inf, -inf};
+  // (No -0: the metric's mean starts its sum at +0, so -0 reads as +0
+  // whatever the rounding did.)
+  std::vector<float> params{1.0f}, buffers(1), out(2);
+  std::vector<int32_t> y{0};
+  Workspace workspace;
+  for (float value : values) {
+    std::vector<float> x{value};
+    auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
+    auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
+    auto xm = makeDenseMemRef<float, 3>(x.data(), {1, 1, 1});
+    auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, 1});
+    auto om = makeDenseMemRef<float, 2>(out.data(), {1, 2});
+    auto ws = workspace.descriptor(
+        artifact.evalStepWorkspace<float>()(&pm, &bm, &xm, &ym, &om));
+    artifact.evalStep<float>()(&pm, &bm, &xm, &ym, &om, &ws);
+    float expected = toBF16AndBack(torch::tensor({value})).item<float>();
+    uint32_t got, want;
+    std::memcpy(&got, &out[1], sizeof(got));
+    std::memcpy(&want, &expected, sizeof(want));
+    EXPECT_EQ(got, want) << "x = " << value << " (bits " << std::hex
+                         << *reinterpret_cast<uint32_t *>(&value) << ")";
+  }
+  // NaN stays NaN.
+  std::vector<float> x{std::numeric_limits<float>::quiet_NaN()};
+  auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
+  auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
+  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, 1, 1});
+  auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, 1});
+  auto om = makeDenseMemRef<float, 2>(out.data(), {1, 2});
+  auto ws = workspace.descriptor(
+      artifact.evalStepWorkspace<float>()(&pm, &bm, &xm, &ym, &om));
+  artifact.evalStep<float>()(&pm, &bm, &xm, &ym, &om, &ws);
+  EXPECT_TRUE(std::isnan(out[1]));
+}
+
+} // namespace

@@ -625,41 +625,6 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
   return ValueType::tensor({}, /*batched=*/false);
 }
 
-/// cross_entropy and accuracy of next-token targets: logits [?, V], one
-/// vector per position; the mean is over the step's real targets.
-ValueType BodyChecker::checkTokenPrediction(const CallExprAST &call,
-                                            const ValueType &logits,
-                                            const ValueType &targets) {
-  llvm::StringRef name = call.getCallee();
-  const ExprAST &logitsExpr = *call.builtinArgs[0];
-  int64_t vocab = targets.numClasses;
-  bool sequence = logits.batched && logits.shape.size() == 2 &&
-                  mlir::ShapedType::isDynamic(logits.shape[0]);
-  if (!sequence || logits.shape[1] != vocab) {
-    error(logitsExpr.loc())
-        << "the logits of '" << name << "' for next-token targets must be "
-        << "one vector per position [?, " << vocab << "] (computed from the "
-        << "input), got " << describeShape(logits);
-    return ValueType();
-  }
-  if (name == "cross_entropy") {
-    // Only a smoothing known to be 0 (a tensor's value is not known).
-    std::vector<double> smoothing = knownOptionValues(call, "label_smoothing");
-    if (smoothing.empty() ||
-        llvm::any_of(smoothing, [](double v) { return v != 0.0; })) {
-      error(call.loc()) << "label_smoothing of 'cross_entropy' is not "
-                        << "supported for next-token targets yet";
-      return ValueType();
-    }
-  } else if (name == "accuracy" &&
-             call.builtinOptions.find("k")->second.intValue != 1) {
-    error(call.loc()) << "k of 'accuracy' must be 1 for next-token targets "
-                      << "(top-k over tokens is not supported yet)";
-    return ValueType();
-  }
-  return ValueType::tensor({}, /*batched=*/false);
-}
-
 /// reshape's shape: a list of integer constants, at most one -1.
 bool BodyChecker::evaluateShape(CallExprAST &call, const ExprAST &expr) {
   const auto *list = llvm::dyn_cast<ListExprAST>(&expr);

@@ -3,7 +3,7 @@
 // The shape rules of the builtins that read token ids or values with the
 // sequence dimension ([?, D]: one row per token, T changing from step to
 // step): embedding, position_embedding, masked_mean, attention, gru_scan
-// and lstm_scan. The
+// and lstm_scan, and cross_entropy / accuracy of next-token targets. The
 // table of builtins and the binding of their arguments are in
 // SemaBuiltins.cpp.
 //
@@ -178,4 +178,39 @@ ValueType BodyChecker::checkRecurrentScan(const CallExprAST &call,
     return ValueType();
   }
   return ValueType::tensor({inputs.shape[0], hidden}, /*batched=*/true);
+}
+
+/// cross_entropy and accuracy of next-token targets: logits [?, V], one
+/// vector per position; the mean is over the step's real targets.
+ValueType BodyChecker::checkTokenPrediction(const CallExprAST &call,
+                                            const ValueType &logits,
+                                            const ValueType &targets) {
+  llvm::StringRef name = call.getCallee();
+  const ExprAST &logitsExpr = *call.builtinArgs[0];
+  int64_t vocab = targets.numClasses;
+  bool sequence = logits.batched && logits.shape.size() == 2 &&
+                  mlir::ShapedType::isDynamic(logits.shape[0]);
+  if (!sequence || logits.shape[1] != vocab) {
+    error(logitsExpr.loc())
+        << "the logits of '" << name << "' for next-token targets must be "
+        << "one vector per position [?, " << vocab << "] (computed from the "
+        << "input), got " << describeShape(logits);
+    return ValueType();
+  }
+  if (name == "cross_entropy") {
+    // Only a smoothing known to be 0 (a tensor's value is not known).
+    std::vector<double> smoothing = knownOptionValues(call, "label_smoothing");
+    if (smoothing.empty() ||
+        llvm::any_of(smoothing, [](double v) { return v != 0.0; })) {
+      error(call.loc()) << "label_smoothing of 'cross_entropy' is not "
+                        << "supported for next-token targets yet";
+      return ValueType();
+    }
+  } else if (name == "accuracy" &&
+             call.builtinOptions.find("k")->second.intValue != 1) {
+    error(call.loc()) << "k of 'accuracy' must be 1 for next-token targets "
+                      << "(top-k over tokens is not supported yet)";
+    return ValueType();
+  }
+  return ValueType::tensor({}, /*batched=*/false);
 }

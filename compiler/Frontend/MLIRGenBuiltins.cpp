@@ -243,7 +243,8 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
     bool causal = call.builtinOptions.find("causal")->second.boolValue;
     return b.create<AttentionOp>(loc, x.getType(), x, args[1], args[2],
                                  args[3], b.getI64IntegerAttr(heads),
-                                 b.getBoolAttr(causal));
+                                 b.getBoolAttr(causal),
+                                 /*format=*/mlir::TypeAttr());
   }
   if (name == "gru_scan" || name == "lstm_scan") {
     // [B, T, GH] projections, [H, GH] weight: [B, T, H] states (and, for

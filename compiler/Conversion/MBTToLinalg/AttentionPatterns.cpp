@@ -7,7 +7,9 @@
 // maximum, exponentials, normalization); masked pairs hold -inf before the
 // exponential and exactly 0 after it, so a padded key adds nothing to any
 // sum. The adjoint recomputes p (as FlashAttention's backward does) rather
-// than keeping it from the forward pass.
+// than keeping it from the forward pass. With a `format` (bf16), every
+// product rounds its operands and its result (mbt.round_to's generic); the
+// scale, masks and softmax stay f32.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
@@ -28,8 +30,9 @@ namespace {
 class AttentionBuilder {
 public:
   AttentionBuilder(OpBuilder &b, Location loc, Value query, int64_t heads,
-                   bool causal)
-      : b(b), loc(loc), query(query), heads(heads), causal(causal) {
+                   bool causal, std::optional<Type> format)
+      : b(b), loc(loc), query(query), heads(heads), causal(causal),
+        format(format) {
     auto type = cast<RankedTensorType>(query.getType());
     element = cast<FloatType>(type.getElementType());
     n = type.getRank() - 2;
@@ -38,8 +41,13 @@ public:
     scale = 1.0 / std::sqrt(static_cast<double>(headSize));
   }
 
-  /// [L..., T, D] as [L..., T, H, D/H].
+  /// `v` rounded to the format of the products (bf16, the only one the
+  /// verifier admits), or `v` without one.
+  Value round(Value v) { return format ? buildRoundToBF16(b, loc, v) : v; }
+
+  /// [L..., T, D] as [L..., T, H, D/H], rounded as a product's operand.
   Value splitHeads(Value v) {
+    v = round(v);
     SmallVector<OpFoldResult> sizes;
     for (int64_t d = 0; d <= n; ++d)
       sizes.push_back(size(v, d));
@@ -106,15 +114,16 @@ public:
         });
   }
 
-  /// s[L, h, i, j] = sum_e a[L, i, h, e] * c[L, j, h, e].
+  /// s[L, h, i, j] = sum_e a[L, i, h, e] * c[L, j, h, e] (a and c split,
+  /// so rounded), rounded.
   Value contract(Value a, Value c) {
     int64_t loops = n + 4; // (L, h, i, j, e)
     auto map = [&](int64_t row) {
       return at(loops, {row, n, n + 3});
     };
     Value init = filled(weightsType(), weightsSources());
-    return b
-        .create<linalg::GenericOp>(
+    Value s =
+        b.create<linalg::GenericOp>(
             loc, TypeRange{weightsType()}, ValueRange{a, c}, ValueRange{init},
             SmallVector<AffineMap>{map(n + 1), map(n + 2),
                                    at(loops, {n, n + 1, n + 2})},
@@ -125,17 +134,20 @@ public:
                   l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
             })
         .getResult(0);
+    return round(s);
   }
 
   /// out[L, r, h, e] = sum_c w[L, h, r, c] * x[L, c, h, e], or with
-  /// `transposed` sum_c w[L, h, c, r] * x[L, c, h, e] (split layout).
+  /// `transposed` sum_c w[L, h, c, r] * x[L, c, h, e] (split layout, so x
+  /// is rounded); w is rounded here, the result too.
   Value apply(Value w, Value x, bool transposed) {
     int64_t loops = n + 4; // (L, r, h, e, c)
     int64_t r = n, h = n + 1, e = n + 2, c = n + 3;
     AffineMap wMap = transposed ? at(loops, {h, c, r}) : at(loops, {h, r, c});
     Value init = filled(headsType(), headsSources());
-    return b
-        .create<linalg::GenericOp>(
+    w = round(w);
+    Value out =
+        b.create<linalg::GenericOp>(
             loc, TypeRange{headsType()}, ValueRange{w, x}, ValueRange{init},
             SmallVector<AffineMap>{wMap, at(loops, {c, h, e}),
                                    at(loops, {r, h, e})},
@@ -145,7 +157,8 @@ public:
               nb.create<linalg::YieldOp>(
                   l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
             })
-        .getResult(0);
+            .getResult(0);
+    return round(out);
   }
 
   /// A generic over [L, h, i, j] with one result of `type`.
@@ -280,6 +293,8 @@ private:
   Value query;
   int64_t heads;
   bool causal;
+  /// The products' format (bf16), or none: f32 products.
+  std::optional<Type> format;
   int64_t n = 0, features = 0, headSize = 0;
 };
 
@@ -288,7 +303,7 @@ struct AttentionPattern : public OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
-                       op.getCausal());
+                       op.getCausal(), op.getFormat());
     Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
           vh = a.splitHeads(op.getValue());
     Value p = a.weights(qh, kh, op.getTokens());
@@ -302,7 +317,7 @@ struct AttentionGradPattern : public OpRewritePattern<AttentionGradOp> {
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
     AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
-                       op.getCausal());
+                       op.getCausal(), op.getFormat());
     Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
           vh = a.splitHeads(op.getValue()), gh = a.splitHeads(op.getGrad());
     Value p = a.weights(qh, kh, op.getTokens());

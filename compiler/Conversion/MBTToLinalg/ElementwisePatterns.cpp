@@ -60,7 +60,7 @@ struct ElementwisePattern : public OpRewritePattern<OpTy> {
 /// c10::BFloat16 does); a NaN is kept as it is, since the carry could
 /// turn it into an infinity. Integer operations: LLVM lowers an f32 to bf16
 /// truncation on x86 to a libgcc call that Debian 12's GCC lacks.
-static Value roundToBF16(OpBuilder &b, Location loc, Value x) {
+Value mlir::mbt::roundToBF16(OpBuilder &b, Location loc, Value x) {
   Type i32 = b.getI32Type();
   auto constant = [&](int64_t v) {
     return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(i32, v));
@@ -76,6 +76,20 @@ static Value roundToBF16(OpBuilder &b, Location loc, Value x) {
   Value isNan =
       b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
   return b.create<arith::SelectOp>(loc, isNan, x, asFloat);
+}
+
+Value mlir::mbt::buildRoundToBF16(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value init = buildEmpty(b, loc, type, sizeSources(type, tensor));
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, ValueRange{tensor}, ValueRange{init}, maps,
+          iterators(type.getRank()),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, roundToBF16(nb, l, args[0]));
+          })
+      .getResult(0);
 }
 
 template <>

@@ -61,6 +61,14 @@ Value expandUnitDims(OpBuilder &b, Location loc, Value v,
                      RankedTensorType type, ArrayRef<int64_t> insertedDims);
 
 // Pattern groups, one per file, as in torch-mlir's TorchToLinalg.
+/// The f32 `x` rounded to the nearest bf16 (ties to even), as an f32
+/// (mbt.round_to's body), and a generic applying it to every element of an
+/// f32 tensor: what a pattern that rounds inside its own lowering uses
+/// (the lowering runs on the ops that exist before it, so a new
+/// mbt.round_to would not be lowered).
+Value roundToBF16(OpBuilder &b, Location loc, Value x);
+Value buildRoundToBF16(OpBuilder &b, Location loc, Value tensor);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateMatmulPatterns(RewritePatternSet &patterns);
 void populateReductionPatterns(RewritePatternSet &patterns);

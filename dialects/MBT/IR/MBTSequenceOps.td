@@ -193,6 +193,11 @@ def MBT_AttentionOp : MBT_PureOp<"attention", [
     `attn_mask` the allowed pairs. The gradient flows to query, key and
     value (`mbt.attention_grad`), which recomputes the weights.
 
+    With `format` (bf16, set by `mbt-autocast` for `precision = bf16`),
+    the two products take operands rounded to bf16 and give a rounded
+    result (`mbt.round_to`), as autocast runs the matmuls of attention;
+    the scale, the masks and the softmax stay f32.
+
     ```mlir
     %o = mbt.attention %q, %k, %v, %tokens {heads = 4 : i64, causal = false}
         : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>,
@@ -201,7 +206,8 @@ def MBT_AttentionOp : MBT_PureOp<"attention", [
   }];
   let arguments = (ins MBT_FloatTensor:$query, MBT_FloatTensor:$key,
                        MBT_FloatTensor:$value, MBT_I32Tensor:$tokens,
-                       I64Attr:$heads, BoolAttr:$causal);
+                       I64Attr:$heads, BoolAttr:$causal,
+                       OptionalAttr<TypeAttr>:$format);
   let results = (outs MBT_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $tokens attr-dict `:`
@@ -224,7 +230,8 @@ def MBT_AttentionGradOp : MBT_PureOp<"attention_grad"> {
         dkey[j, c] = sum_i ds[i, j] * query[i, c] / sqrt(D / heads)
 
     each within its head's columns. Masked pairs have `p = 0` and pass
-    nothing back.
+    nothing back. With `format`, the four products round their operands
+    and results as the attention's do; `ds` stays f32.
 
     ```mlir
     %dq, %dk, %dv = mbt.attention_grad %q, %k, %v, %tokens, %g
@@ -237,7 +244,7 @@ def MBT_AttentionGradOp : MBT_PureOp<"attention_grad"> {
   let arguments = (ins MBT_FloatTensor:$query, MBT_FloatTensor:$key,
                        MBT_FloatTensor:$value, MBT_I32Tensor:$tokens,
                        MBT_FloatTensor:$grad, I64Attr:$heads,
-                       BoolAttr:$causal);
+                       BoolAttr:$causal, OptionalAttr<TypeAttr>:$format);
   let results = (outs MBT_FloatTensor:$dquery, MBT_FloatTensor:$dkey,
                       MBT_FloatTensor:$dvalue);
   let assemblyFormat = [{

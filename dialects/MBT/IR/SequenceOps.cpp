@@ -219,7 +219,11 @@ namespace {
 /// with D a multiple of `heads`, tokens [L..., T].
 LogicalResult verifyAttention(Operation *op, RankedTensorType query,
                               Type key, Type value, RankedTensorType tokens,
-                              int64_t heads) {
+                              int64_t heads, std::optional<Type> format) {
+  // The products round f32 values to bf16 (mbt.round_to's rule).
+  if (format && (!format->isBF16() || !query.getElementType().isF32()))
+    return op->emitOpError("rounds the products of f32 values to bf16, got ")
+           << query.getElementType() << " values and format " << *format;
   if (query.getRank() < 2)
     return op->emitOpError("needs query [L..., T, D], got ")
            << formatShape(query.getShape());
@@ -247,7 +251,7 @@ LogicalResult AttentionOp::verify() {
            << getQuery().getType() << ", got " << getType();
   return verifyAttention(*this, getQuery().getType(), getKey().getType(),
                          getValue().getType(), getTokens().getType(),
-                         getHeads());
+                         getHeads(), getFormat());
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -258,7 +262,7 @@ LogicalResult AttentionGradOp::verify() {
            << query;
   return verifyAttention(*this, getQuery().getType(), getKey().getType(),
                          getValue().getType(), getTokens().getType(),
-                         getHeads());
+                         getHeads(), getFormat());
 }
 
 SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
@@ -268,7 +272,8 @@ SmallVector<Value> AttentionOp::buildGradients(OpBuilder &b,
   Type type = getQuery().getType();
   auto grad = b.create<AttentionGradOp>(
       getLoc(), TypeRange{type, type, type}, getQuery(), getKey(), getValue(),
-      getTokens(), resultGrads[0], getHeadsAttr(), getCausalAttr());
+      getTokens(), resultGrads[0], getHeadsAttr(), getCausalAttr(),
+      getFormatAttr());
   return {grad.getDquery(), grad.getDkey(), grad.getDvalue(), Value()};
 }
 

@@ -55,6 +55,9 @@ void AutocastPass::runOnOperation() {
   model.walk([&](Operation *op) {
     if (isa<MatmulOp, Conv2dOp>(op))
       products.push_back(op);
+    // Attention's products are inside it: its lowering rounds them.
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      attention.setFormat(format);
   });
   for (Operation *op : products)
     roundAround(op, format);

@@ -9,7 +9,9 @@ def MBTAutocast : Pass<"mbt-autocast", "::mlir::ModuleOp"> {
   let description = [{
     For a sweep with `precision = "bf16"`, rounds the operands and the
     result of every `mbt.matmul` and `mbt.conv2d` of the sweep's model
-    function to bf16 (`mbt.round_to`): a bf16 product with f32
+    function to bf16 (`mbt.round_to`), and gives every `mbt.attention` the
+    format, whose lowering rounds its two products the same way: a bf16
+    product with f32
     accumulation, as `torch.autocast(dtype=torch.bfloat16)` runs a linear
     layer or a convolution. Everything else (elementwise ops, reductions,
     the loss, the optimizer, the parameters themselves: f32 master

@@ -5,7 +5,7 @@
 // frameForNextTokens:
 //  - model i of a batch of 4 (own seed and learning rate, Adam) ends where
 //    model i trained alone ends, over dynamic steps whose B and T change,
-//    for a causal transformer layer and a GRU;
+//    for a causal transformer layer (also with precision = bf16) and a GRU;
 //  - the test loss is the mean over every real target token of the split:
 //    the token-weighted mean of each sample's own loss, and the same with
 //    a fixed-shape plan (padding counts for nothing);
@@ -52,7 +52,8 @@ const char *kGru = "  logits = linear(gru(embed(x, dim(x), 8), x, 12), dim(y))\n
 
 std::string spec(const std::vector<double> &lrs,
                  const std::vector<double> &seeds, const char *network,
-                 const std::string &batching = "dynamic") {
+                 const std::string &batching = "dynamic",
+                 const std::string &extraSweep = "") {
   std::ostringstream os;
   os << "import \"nn\"\n"
         "model lm {\n"
@@ -68,7 +69,7 @@ std::string spec(const std::vector<double> &lrs,
         "  optim  = adam(lr = " << listOf(lrs) << ")\n"
         "  data   = fortunes(batching = " << batching
      << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
-        "}\n";
+     << extraSweep << "}\n";
   return os.str();
 }
 
@@ -96,18 +97,25 @@ struct Splits {
   SequenceDataset test = syntheticTexts("synthetic/test", 60, 2);
 };
 
-void checkBatchEqualsAlone(const std::string &tag, const char *network) {
+void checkBatchEqualsAlone(const std::string &tag, const char *network,
+                           const std::string &extraSweep = "") {
   Splits data;
   mbt::test::expectBatchEqualsAlone(
       tag,
       [&](const std::vector<double> &lrs, const std::vector<double> &seeds) {
-        return spec(lrs, seeds, network);
+        return spec(lrs, seeds, network, "dynamic", extraSweep);
       },
       data.train, data.test, kSteps);
 }
 
 TEST(LanguageModelEquivalence, TransformerBatchOfFourEqualsEachModelAlone) {
   checkBatchEqualsAlone("lm_transformer", kTransformer);
+}
+
+// Mixed precision: the projections' and attention's products in bf16.
+TEST(LanguageModelEquivalence, Bf16TransformerBatchOfFourEqualsEachModelAlone) {
+  checkBatchEqualsAlone("lm_bf16_transformer", kTransformer,
+                        "  precision = bf16\n");
 }
 
 TEST(LanguageModelEquivalence, GruBatchOfFourEqualsEachModelAlone) {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
 #include "RelativeDifference.h"
+#include "TokenModel.h"
 
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Workspace.h"
@@ -189,6 +190,114 @@ TEST(MixedPrecisionVsLibTorch, Bf16MlpMatchesAutocastsRounding) {
   // f32 against LibTorch without rounding: the reference itself is sound.
   Result plain = runTorch(named, x, y, Rounding::None);
   EXPECT_LT(relativeDifference(f32.gradient, plain.gradient), 1e-5);
+}
+
+/// A causal 2-head attention classifier over token ids, f32, with the
+/// sweep's precision.
+std::string attentionSpec(bool bf16) {
+  return std::string(
+             "model m {\n"
+             "  input  x: tokens[259]\n"
+             "  target y: class[3]\n"
+             "  param table: f32[259, 4] = zeros\n"
+             "  param wq: f32[4, 4] = zeros\n"
+             "  param wk: f32[4, 4] = zeros\n"
+             "  param wv: f32[4, 4] = zeros\n"
+             "  param w: f32[4, 3] = zeros\n"
+             "  h      = tanh(embedding(x, table))\n"
+             "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2, "
+             "causal = true)\n"
+             "  logits = masked_mean(h + a, x) @ w\n"
+             "  loss   = cross_entropy(logits, y)\n"
+             "}\n"
+             "sweep {\n"
+             "  models = 1\n"
+             "  optim  = sgd(lr = 1.0)\n"
+             "  data   = fortunes\n") +
+         (bf16 ? "  precision = bf16\n" : "") + "}\n";
+}
+
+/// The attention classifier in LibTorch, f32, every product's operands
+/// and result rounded (both passes) when `bf16`; with `insideToo` false,
+/// the products inside attention are not (a reference wrong on purpose).
+torch::Tensor torchAttentionLoss(std::map<std::string, torch::Tensor> &t,
+                                 const mbt::test::TokenBatch &batch,
+                                 int64_t width, bool bf16,
+                                 bool insideToo = true) {
+  auto r = [&](const torch::Tensor &v) {
+    return bf16 ? RoundBF16::apply(v, true) : v;
+  };
+  auto product = [&](const torch::Tensor &a, const torch::Tensor &b) {
+    return r(r(a).matmul(r(b)));
+  };
+  auto inner = [&](const torch::Tensor &a, const torch::Tensor &b) {
+    return insideToo ? product(a, b) : a.matmul(b);
+  };
+  std::vector<int32_t> block = batch.block(width);
+  int64_t b = static_cast<int64_t>(batch.rows.size());
+  torch::Tensor x = torch::tensor(block).reshape({b, width}).to(torch::kLong);
+  std::vector<int64_t> labels(batch.labels.begin(), batch.labels.end());
+  torch::Tensor y = torch::tensor(labels, torch::kLong);
+  torch::Tensor h = torch::tanh(torch::embedding(t["table"], x));
+  auto heads = [&](torch::Tensor v) {
+    return v.view({b, width, 2, 2}).transpose(1, 2); // [B, H, T, 2]
+  };
+  torch::Tensor q = heads(product(h, t["wq"])), k = heads(product(h, t["wk"])),
+                v = heads(product(h, t["wv"]));
+  torch::Tensor scores = inner(q, k.transpose(-1, -2)) / std::sqrt(2.0);
+  torch::Tensor allowed = (x != 0).view({b, 1, 1, width}) &
+                          torch::ones({width, width}, torch::kBool).tril();
+  scores = scores.masked_fill(allowed.logical_not(),
+                              -std::numeric_limits<float>::infinity());
+  // A padded query still sees its row's real keys before it: no NaN rows.
+  torch::Tensor a =
+      inner(torch::softmax(scores, -1), v).transpose(1, 2).reshape({b, width, 4});
+  torch::Tensor real = (x != 0).to(torch::kFloat).unsqueeze(-1);
+  torch::Tensor pooled = ((h + a) * real).sum(1) / real.sum(1);
+  return torch::nn::functional::cross_entropy(product(pooled, t["w"]), y);
+}
+
+TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
+  mbt::test::TokenModel<float> bf16(compileSpec("bf16_attention",
+                                                attentionSpec(true)));
+  mbt::test::TokenModel<float> f32(compileSpec("bf16_attention_f32",
+                                               attentionSpec(false)));
+  f32.params = bf16.params;
+  mbt::test::TokenBatch batch = mbt::test::randomBatch(6, 31, 12, 3);
+  int64_t width = batch.longest() + 2;
+  auto reference = [&](bool rounded, bool insideToo = true) {
+    std::map<std::string, torch::Tensor> t;
+    for (const ParamSpec &param : bf16.manifest().params)
+      t[param.name] = torch::from_blob(bf16.params.data() + param.offset,
+                                       param.shape, torch::kFloat)
+                          .clone()
+                          .requires_grad_(true);
+    torch::Tensor loss =
+        torchAttentionLoss(t, batch, width, rounded, insideToo);
+    loss.backward();
+    std::vector<double> g(bf16.params.size());
+    for (const ParamSpec &param : bf16.manifest().params) {
+      torch::Tensor grad = t[param.name].grad().contiguous();
+      std::copy(grad.data_ptr<float>(), grad.data_ptr<float>() + param.size,
+                g.begin() + param.offset);
+    }
+    return g;
+  };
+  std::vector<double> expected = reference(true);
+  double error = relativeDifference(bf16.gradient(batch, width), expected);
+  double f32Error = relativeDifference(f32.gradient(batch, width), expected);
+  std::printf("bf16 attention gradient %.3g from torch's, f32 %.3g\n", error,
+              f32Error);
+  EXPECT_LT(error, 1e-5);
+  EXPECT_GT(f32Error, 100 * error);
+  // Rounding the projections alone is not it: attention's own products
+  // are rounded too.
+  double outsideOnly = relativeDifference(bf16.gradient(batch, width),
+                                          reference(true, false));
+  std::printf("against rounding outside attention only: %.3g\n", outsideOnly);
+  EXPECT_GT(outsideOnly, 10 * error);
+  EXPECT_LT(relativeDifference(f32.gradient(batch, width), reference(false)),
+            1e-5);
 }
 
 /// The f32 whose bits are `bits`.

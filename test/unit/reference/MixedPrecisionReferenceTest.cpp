@@ -344,7 +344,8 @@ TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
   std::vector<float> params{1.0f}, buffers(1), out(2);
   std::vector<int32_t> y{0};
   Workspace workspace;
-  for (float value : values) {
+  // The artifact's rounding of `value`: its metric on a batch of it alone.
+  auto roundedByArtifact = [&](float value) {
     std::vector<float> x{value};
     auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
     auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
@@ -354,24 +355,21 @@ TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
     auto ws = workspace.descriptor(
         artifact.evalStepWorkspace<float>()(&pm, &bm, &xm, &ym, &om));
     artifact.evalStep<float>()(&pm, &bm, &xm, &ym, &om, &ws);
+    return out[1];
+  };
+  auto bitsOf = [](float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    return bits;
+  };
+  for (float value : values) {
     float expected = toBF16AndBack(torch::tensor({value})).item<float>();
-    uint32_t got, want;
-    std::memcpy(&got, &out[1], sizeof(got));
-    std::memcpy(&want, &expected, sizeof(want));
-    EXPECT_EQ(got, want) << "x = " << value << " (bits " << std::hex
-                         << *reinterpret_cast<uint32_t *>(&value) << ")";
+    EXPECT_EQ(bitsOf(roundedByArtifact(value)), bitsOf(expected))
+        << "x = " << value << " (bits " << std::hex << bitsOf(value) << ")";
   }
   // NaN stays NaN.
-  std::vector<float> x{std::numeric_limits<float>::quiet_NaN()};
-  auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
-  auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
-  auto xm = makeDenseMemRef<float, 3>(x.data(), {1, 1, 1});
-  auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, 1});
-  auto om = makeDenseMemRef<float, 2>(out.data(), {1, 2});
-  auto ws = workspace.descriptor(
-      artifact.evalStepWorkspace<float>()(&pm, &bm, &xm, &ym, &om));
-  artifact.evalStep<float>()(&pm, &bm, &xm, &ym, &om, &ws);
-  EXPECT_TRUE(std::isnan(out[1]));
+  EXPECT_TRUE(
+      std::isnan(roundedByArtifact(std::numeric_limits<float>::quiet_NaN())));
 }
 
 } // namespace

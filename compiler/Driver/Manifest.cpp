@@ -224,8 +224,23 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       {"epochs", sweep.getEpochs()}};
   // Mixed precision (mbt-autocast): the artifact rounds its products to
   // this format itself; recorded for the reader.
-  if (auto precision = sweep.getPrecision())
+  if (auto precision = sweep.getPrecision()) {
     manifest["precision"] = precision->str();
+    // f16's loss scale (its state is in the buffers amp.*).
+    if (*precision == "f16") {
+      mlir::mbt::LossScaleSettings scale = sweep.getLossScaleSettings();
+      json::Object buffers;
+      for (const mlir::mbt::LossScaleBuffer &buffer :
+           mlir::mbt::kLossScaleBuffers)
+        buffers[buffer.role] = buffer.name;
+      manifest["loss_scale"] =
+          json::Object{{"init_scale", scale.initScale},
+                       {"growth_factor", scale.growthFactor},
+                       {"backoff_factor", scale.backoffFactor},
+                       {"growth_interval", scale.growthInterval},
+                       {"buffers", std::move(buffers)}};
+    }
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << json::Value(std::move(manifest));

@@ -17,6 +17,7 @@
 #define MBT_COMPILER_FRONTEND_AST_H
 
 #include "compiler/Frontend/ASTExpr.h"
+#include "dialects/MBT/IR/LossScaleRules.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -421,10 +422,12 @@ struct SweepConfig {
   /// horizontal flip. Drawn per model from its seed.
   int64_t crop = 0;
   bool flip = false;
-  /// The format of the model's products: "bf16" (mixed precision), or
-  /// empty for the model's own float type.
+  /// The format of the model's products: "bf16" or "f16" (mixed
+  /// precision), or empty for the model's own float type.
   std::string precision;
   Location precisionLoc;
+  /// Under f16: the settings of each model's dynamic loss scale.
+  std::optional<mlir::mbt::LossScaleSettings> lossScale;
   /// kfold: the number of folds and each model's held-out fold.
   int64_t folds = 0;
   std::vector<int64_t> fold;

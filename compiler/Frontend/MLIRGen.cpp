@@ -435,6 +435,7 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       argValues.push_back(builder.getDenseF64ArrayAttr(values));
     }
   }
+  const auto &scale = config.lossScale;
   builder.create<mlir::mbt::SweepOp>(
       loc(sweep.loc()), builder.getStringAttr("sweep"),
       mlir::FlatSymbolRefAttr::get(&ctx, config.model),
@@ -467,7 +468,14 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       builder.getI64IntegerAttr(config.window),
       builder.getI64IntegerAttr(config.maxLength),
       config.precision.empty() ? mlir::StringAttr()
-                               : builder.getStringAttr(config.precision));
+                               : builder.getStringAttr(config.precision),
+      // f16's loss scale, written out even where it is GradScaler's default.
+      scale ? builder.getF64FloatAttr(scale->initScale) : mlir::FloatAttr(),
+      scale ? builder.getF64FloatAttr(scale->growthFactor) : mlir::FloatAttr(),
+      scale ? builder.getF64FloatAttr(scale->backoffFactor)
+            : mlir::FloatAttr(),
+      scale ? builder.getI64IntegerAttr(scale->growthInterval)
+            : mlir::IntegerAttr());
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -9,6 +9,7 @@
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/SemaData.h"
 #include "compiler/Frontend/SemaOptim.h"
+#include "compiler/Frontend/SemaPrecision.h"
 #include "compiler/Frontend/SweepEval.h"
 
 #include "dialects/MBT/IR/ScheduleRules.h"
@@ -31,7 +32,7 @@ const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "optim",  "data",  "epochs",
                                       "grid",   "draw_seed", "fold",
                                       "clip",   "schedule", "no_decay",
-                                      "precision"};
+                                      "precision", "loss_scale"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataSets[] = {"fashion_mnist", "fortunes"};
@@ -65,7 +66,7 @@ private:
   void checkClip(ConstEvaluator &eval);
   void checkSchedule(ConstEvaluator &eval);
   void checkNoDecay();
-  void checkPrecision();
+  void checkPrecision(ConstEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
   const ExprAST *lookup(llvm::StringRef key) const {
@@ -120,7 +121,7 @@ LogicalResult SweepChecker::check() {
   checkClip(eval);
   checkSchedule(eval);
   checkNoDecay();
-  checkPrecision();
+  checkPrecision(eval);
   // A schedule scales `lr`, and no_decay zeroes `weight_decay`: the
   // optimizer must have them.
   if (ok && !config.optimizer.empty()) {
@@ -669,23 +670,11 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
 /// no_decay = "PATTERN" or ["PATTERN", ...]: parameters whose names match a
 /// glob pattern (`*` any text, `?` one character, `[...]` a set) get no
 /// weight decay. Sema checks each against the model's parameters.
-/// precision = bf16 | f32: bf16 rounds the operands and results of the
-/// model's matmuls and convolutions (mixed precision, mbt-autocast); f32,
-/// the default, leaves the model in its own float type.
-void SweepChecker::checkPrecision() {
-  const ExprAST *value = lookup("precision");
-  if (!value)
-    return;
-  const auto *var = dyn_cast<VariableExprAST>(value);
-  if (!var || (var->getName() != "bf16" && var->getName() != "f32")) {
-    error(value->loc()) << "precision must be bf16 (the model's matmuls and "
-                           "convolutions in bf16, the rest in f32) or f32";
-    return;
-  }
-  if (var->getName() == "bf16") {
-    config.precision = "bf16";
-    config.precisionLoc = value->loc();
-  }
+/// precision and loss_scale (SemaPrecision.cpp).
+void SweepChecker::checkPrecision(ConstEvaluator &eval) {
+  if (!checkPrecisionSettings(ctx, lookup("precision"), lookup("loss_scale"),
+                              eval, config))
+    ok = false;
 }
 
 void SweepChecker::checkNoDecay() {

@@ -87,6 +87,9 @@ void initParam(const ParamSpec &param, uint32_t paramIndex, uint64_t seed,
   case InitSpec::Kind::Ones:
     std::fill(values, values + count, 1.0f);
     return;
+  case InitSpec::Kind::Constant:
+    std::fill(values, values + count, static_cast<float>(init.value));
+    return;
   case InitSpec::Kind::Normal:
     fillNormal(paramIndex, seed, init.mean, init.stddev, count, values);
     return;

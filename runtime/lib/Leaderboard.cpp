@@ -106,6 +106,10 @@ std::string formatLeaderboard(const Leaderboard &board) {
   header.push_back("seed");
   for (const std::string &output : board.outputs)
     header.push_back("test_" + output);
+  // precision f16: how many steps each model skipped on overflow.
+  bool scaled = !board.rows.empty() && board.rows[0].lossScale.has_value();
+  if (scaled)
+    header.push_back("skipped");
   header.push_back("status");
 
   std::vector<std::vector<std::string>> cells;
@@ -117,6 +121,8 @@ std::string formatLeaderboard(const Leaderboard &board) {
     line.push_back(std::to_string(row.seed));
     for (size_t k = 0; k < board.outputs.size(); ++k)
       line.push_back(k < row.test.size() ? formatNumber(row.test[k]) : "");
+    if (scaled)
+      line.push_back(std::to_string(row.skippedSteps));
     line.push_back(statusOf(row));
     cells.push_back(std::move(line));
   }
@@ -155,9 +161,10 @@ std::string formatLeaderboard(const Leaderboard &board) {
 }
 
 std::string leaderboardToJson(const Leaderboard &board) {
-  static const std::set<std::string> reserved = {"rank", "model", "seed",
-                                                 "diverged", "diverged_at_step",
-                                                 "stopped_at_step", "stop_reason"};
+  static const std::set<std::string> reserved = {
+      "rank",          "model",       "seed",       "diverged",
+      "diverged_at_step", "stopped_at_step", "stop_reason", "loss_scale",
+      "skipped_steps"};
   auto finiteOrNull = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value)
                                 : nlohmann::ordered_json();
@@ -192,6 +199,10 @@ std::string leaderboardToJson(const Leaderboard &board) {
                                     : nlohmann::ordered_json();
     if (row.stoppedStep)
       object["stop_reason"] = row.stopReason;
+    if (row.lossScale) {
+      object["loss_scale"] = finiteOrNull(*row.lossScale);
+      object["skipped_steps"] = row.skippedSteps;
+    }
     rows.push_back(std::move(object));
   }
   return rows.dump(2) + "\n";

@@ -37,6 +37,8 @@ const char *initKindName(InitSpec::Kind kind) {
     return "xavier_uniform";
   case InitSpec::Kind::KaimingUniform:
     return "kaiming_uniform";
+  case InitSpec::Kind::Constant:
+    return "constant";
   }
   return "?";
 }
@@ -173,6 +175,9 @@ InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
     init.high = r.number(r.field(value, "high", path), path + ".high");
     if (init.low > init.high)
       r.fail(path, "low must not exceed high");
+  } else if (kind == "constant") {
+    init.kind = InitSpec::Kind::Constant;
+    init.value = r.number(r.field(value, "value", path), path + ".value");
   } else if (kind == "xavier_uniform" || kind == "kaiming_uniform") {
     init.kind = kind == "xavier_uniform" ? InitSpec::Kind::XavierUniform
                                          : InitSpec::Kind::KaimingUniform;
@@ -184,8 +189,8 @@ InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
   } else {
     r.fail(path + ".kind",
            "unknown init kind '" + kind +
-               "' (expected zeros, ones, normal, uniform, xavier_uniform or "
-               "kaiming_uniform)");
+               "' (expected zeros, ones, constant, normal, uniform, "
+               "xavier_uniform or kaiming_uniform)");
   }
   return init;
 }
@@ -321,6 +326,43 @@ void parseSchedule(const Reader &r, const json &root, Manifest &m) {
                                    "schedule.params");
 }
 
+/// "loss_scale": {"init_scale", "growth_factor", "backoff_factor",
+/// "growth_interval", "buffers": {"scale", "good_steps", "skipped_steps"}},
+/// optional (precision f16): the settings of each model's dynamic loss
+/// scale and the buffers (each one number) that hold its state.
+void parseLossScale(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("loss_scale"))
+    return;
+  const json &object = root["loss_scale"];
+  LossScaleSpec spec;
+  auto number = [&](const char *key) {
+    return r.number(r.field(object, key, "loss_scale"),
+                    std::string("loss_scale.") + key);
+  };
+  spec.initScale = number("init_scale");
+  spec.growthFactor = number("growth_factor");
+  spec.backoffFactor = number("backoff_factor");
+  spec.growthInterval = r.nonNegative(
+      r.field(object, "growth_interval", "loss_scale"),
+      "loss_scale.growth_interval");
+  const json &buffers = r.field(object, "buffers", "loss_scale");
+  std::pair<const char *, int64_t *> roles[] = {
+      {"scale", &spec.scaleBuffer},
+      {"good_steps", &spec.goodStepsBuffer},
+      {"skipped_steps", &spec.skippedStepsBuffer}};
+  for (auto [role, index] : roles) {
+    std::string path = std::string("loss_scale.buffers.") + role;
+    std::string name =
+        r.string(r.field(buffers, role, "loss_scale.buffers"), path);
+    for (size_t k = 0; k < m.buffers.size(); ++k)
+      if (m.buffers[k].name == name && m.buffers[k].size == 1)
+        *index = static_cast<int64_t>(k);
+    if (*index < 0)
+      r.fail(path, "names no one-number buffer ('" + name + "')");
+  }
+  m.lossScale = spec;
+}
+
 /// "model_args": {"names": [...], "values": [one row per model]}, optional:
 /// the model's arguments as the sweep set them.
 void parseModelArgs(const Reader &r, const json &root, Manifest &m) {
@@ -432,6 +474,7 @@ Manifest parseManifest(const std::string &text, const std::string &origin) {
   parseModelArgs(r, root, m);
   parseClipNorm(r, root, m);
   parseSchedule(r, root, m);
+  parseLossScale(r, root, m);
 
   const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
   if (static_cast<int64_t>(seeds.size()) != m.models)

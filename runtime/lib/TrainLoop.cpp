@@ -92,6 +92,15 @@ Leaderboard Trainer::buildLeaderboard(
     row.divergedStep = divergedAt[model];
     row.stoppedStep = stoppedAt[model];
     row.stopReason = stopReason[model];
+    if (const auto &scale = manifest.lossScale) {
+      syncFromDevice();
+      auto buffer = [&](int64_t k) {
+        return buffersBuf.get(model * manifest.bufferCount +
+                              manifest.buffers[k].offset);
+      };
+      row.lossScale = buffer(scale->scaleBuffer);
+      row.skippedSteps = static_cast<int64_t>(buffer(scale->skippedStepsBuffer));
+    }
     board.rows.push_back(std::move(row));
   }
   rankModels(board);

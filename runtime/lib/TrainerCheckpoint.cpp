@@ -142,13 +142,19 @@ std::string Trainer::modelStateDict(int64_t model) const {
     tensors.push_back({param.name, param.shape, dtype(),
                        row + element * static_cast<size_t>(param.offset)});
   // The buffers too, as PyTorch's state_dict() holds a BatchNorm's running
-  // statistics beside its weights.
+  // statistics beside its weights; not a loss scale's, which is the
+  // GradScaler's state, not the module's (the checkpoint keeps it).
   const auto *bufferRow = static_cast<const uint8_t *>(
                               const_cast<FloatBuffer &>(buffersBuf).raw()) +
                           buffersBuf.bytes() / m * model;
-  for (const ParamSpec &buffer : manifest.buffers)
+  for (size_t k = 0; k < manifest.buffers.size(); ++k) {
+    if (manifest.lossScale &&
+        manifest.lossScale->holds(static_cast<int64_t>(k)))
+      continue;
+    const ParamSpec &buffer = manifest.buffers[k];
     tensors.push_back({buffer.name, buffer.shape, dtype(),
                        bufferRow + element * static_cast<size_t>(buffer.offset)});
+  }
   return torchStateDict(tensors);
 }
 

@@ -23,3 +23,39 @@ func.func @round(%x: tensor<4x?x8xf32>) -> tensor<4x?x8xf32> {
   %r = mbt.round_to %x {format = bf16} : tensor<4x?x8xf32>
   return %r : tensor<4x?x8xf32>
 }
+
+// Rounding to f16: the same carry on 13 dropped bits; from 65520 on (the
+// rounded value beyond 65504) infinity; below 2^-14 the subnormals,
+// multiples of 2^-24, by adding 0.75 to |x| (where f32's spacing is 2^-24)
+// and taking it away again; the sign put back; NaN kept.
+
+// CHECK-LABEL: func.func @round_f16
+// CHECK-DAG:     %[[SMALLEST:.*]] = arith.constant 6.10351563E-5 : f32
+// CHECK-DAG:     %[[OFFSET:.*]] = arith.constant 7.500000e-01 : f32
+// CHECK-DAG:     %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK-DAG:     %[[LARGEST:.*]] = arith.constant 6.550400e+04 : f32
+// CHECK-DAG:     %[[KEEP:.*]] = arith.constant -8192 : i32
+// CHECK-DAG:     %[[HALF16:.*]] = arith.constant 4095 : i32
+// CHECK-DAG:     %[[THIRTEEN:.*]] = arith.constant 13 : i32
+// CHECK:         linalg.generic
+// CHECK:           %[[ABS:.*]] = math.absf %[[IN:.*]] : f32
+// CHECK:           %[[BITS:.*]] = arith.bitcast %[[IN]] : f32 to i32
+// CHECK:           arith.shrui %[[BITS]], %[[THIRTEEN]] : i32
+// CHECK:           arith.addi %{{.*}}, %[[HALF16]] : i32
+// CHECK:           %[[KEPT:.*]] = arith.andi %{{.*}}, %[[KEEP]] : i32
+// CHECK:           %[[NORMAL:.*]] = arith.bitcast %[[KEPT]] : i32 to f32
+// CHECK:           %[[NABS:.*]] = math.absf %[[NORMAL]] : f32
+// CHECK:           %[[OVER:.*]] = arith.cmpf ogt, %[[NABS]], %[[LARGEST]] : f32
+// CHECK:           %[[SIGNED_INF:.*]] = math.copysign %[[INF]], %[[IN]] : f32
+// CHECK:           %[[CLAMPED:.*]] = arith.select %[[OVER]], %[[SIGNED_INF]], %[[NORMAL]] : f32
+// CHECK:           %[[SUM:.*]] = arith.addf %[[ABS]], %[[OFFSET]] : f32
+// CHECK:           %[[SUB:.*]] = arith.subf %[[SUM]], %[[OFFSET]] : f32
+// CHECK:           %[[SIGNED:.*]] = math.copysign %[[SUB]], %[[IN]] : f32
+// CHECK:           %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %[[SMALLEST]] : f32
+// CHECK:           %[[R:.*]] = arith.select %[[SMALL]], %[[SIGNED]], %[[CLAMPED]] : f32
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[IN]], %[[IN]] : f32
+// CHECK:           arith.select %[[NAN]], %[[IN]], %[[R]] : f32
+func.func @round_f16(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = mbt.round_to %x {format = f16} : tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}

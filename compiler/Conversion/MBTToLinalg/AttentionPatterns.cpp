@@ -7,7 +7,7 @@
 // maximum, exponentials, normalization); masked pairs hold -inf before the
 // exponential and exactly 0 after it, so a padded key adds nothing to any
 // sum. The adjoint recomputes p (as FlashAttention's backward does) rather
-// than keeping it from the forward pass. With a `format` (bf16), every
+// than keeping it from the forward pass. With a `format` (bf16 or f16), every
 // product rounds its operands and its result (mbt.round_to's generic); the
 // scale, masks and softmax stay f32.
 //
@@ -41,9 +41,9 @@ public:
     scale = 1.0 / std::sqrt(static_cast<double>(headSize));
   }
 
-  /// `v` rounded to the format of the products (bf16, the only one the
-  /// verifier admits), or `v` without one.
-  Value round(Value v) { return format ? buildRoundToBF16(b, loc, v) : v; }
+  /// `v` rounded to the format of the products (bf16 or f16), or `v`
+  /// without one.
+  Value round(Value v) { return format ? buildRoundTo(b, loc, v, *format) : v; }
 
   /// [L..., T, D] as [L..., T, H, D/H], rounded as a product's operand.
   Value splitHeads(Value v) {
@@ -293,7 +293,7 @@ private:
   Value query;
   int64_t heads;
   bool causal;
-  /// The products' format (bf16), or none: f32 products.
+  /// The products' format (bf16 or f16), or none: f32 products.
   std::optional<Type> format;
   int64_t n = 0, features = 0, headSize = 0;
 };

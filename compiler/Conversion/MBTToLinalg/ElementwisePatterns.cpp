@@ -55,50 +55,6 @@ struct ElementwisePattern : public OpRewritePattern<OpTy> {
 
 } // namespace
 
-/// x rounded to the nearest bf16 (ties to even), as an f32: the bits
-/// above the low 16 after adding 0x7FFF plus the lowest kept bit (what
-/// c10::BFloat16 does); a NaN is kept as it is, since the carry could
-/// turn it into an infinity. Integer operations: LLVM lowers an f32 to bf16
-/// truncation on x86 to a libgcc call that Debian 12's GCC lacks.
-Value mlir::mbt::roundToBF16(OpBuilder &b, Location loc, Value x) {
-  Type i32 = b.getI32Type();
-  auto constant = [&](int64_t v) {
-    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(i32, v));
-  };
-  Value bits = b.create<arith::BitcastOp>(loc, i32, x);
-  Value lowestKept = b.create<arith::AndIOp>(
-      loc, b.create<arith::ShRUIOp>(loc, bits, constant(16)), constant(1));
-  Value bias = b.create<arith::AddIOp>(loc, lowestKept, constant(0x7FFF));
-  Value rounded = b.create<arith::AndIOp>(
-      loc, b.create<arith::AddIOp>(loc, bits, bias),
-      constant(static_cast<int32_t>(0xFFFF0000u)));
-  Value asFloat = b.create<arith::BitcastOp>(loc, x.getType(), rounded);
-  Value isNan =
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
-  return b.create<arith::SelectOp>(loc, isNan, x, asFloat);
-}
-
-Value mlir::mbt::buildRoundToBF16(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  Value init = buildEmpty(b, loc, type, sizeSources(type, tensor));
-  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
-  return b
-      .create<linalg::GenericOp>(
-          loc, TypeRange{type}, ValueRange{tensor}, ValueRange{init}, maps,
-          iterators(type.getRank()),
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            nb.create<linalg::YieldOp>(l, roundToBF16(nb, l, args[0]));
-          })
-      .getResult(0);
-}
-
-template <>
-Value ElementwisePattern<RoundToOp>::body(OpBuilder &b, Location loc,
-                                          ValueRange a) {
-  // RoundToOp::verify admits f32 to bf16 only.
-  return roundToBF16(b, loc, a[0]);
-}
-
 template <>
 Value ElementwisePattern<AddOp>::body(OpBuilder &b, Location loc,
                                       ValueRange a) {
@@ -401,6 +357,6 @@ void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
                ElementwisePattern<SiluGradOp>, ElementwisePattern<GeluGradOp>,
                ElementwisePattern<ExpOp>, ElementwisePattern<LogOp>,
                ElementwisePattern<SoftplusOp>, ElementwisePattern<SqrtOp>,
-               ElementwisePattern<RoundToOp>, ConstantPattern, ReshapePattern,
+               ConstantPattern, ReshapePattern,
                TransposePattern>(patterns.getContext());
 }

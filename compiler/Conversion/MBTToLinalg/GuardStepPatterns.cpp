@@ -69,8 +69,11 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
     // loss, or NaN there. Two loops, each with one use, so that elementwise
     // fusion can pull the step's into the fused update that reads it (on a
     // GPU: no kernel of its own).
+    // With skip_overflow, only a non-finite loss is reported as NaN (a
+    // model whose gradients alone are not finite overflowed its loss scale).
     Value loss = op.getLoss();
     auto lossType = cast<RankedTensorType>(loss.getType());
+    bool skipOverflow = op.getSkipOverflow();
     auto perModel = [&](RankedTensorType type, Value like, bool stepResult) {
       Value init = buildEmpty(rewriter, loc, type, {{like, 0}});
       return rewriter
@@ -78,8 +81,10 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
               loc, TypeRange{type}, ValueRange{step, nonFinite, loss},
               ValueRange{init}, SmallVector<AffineMap>(4, id1), iterators(1),
               [&](OpBuilder &b, Location l, ValueRange a) {
-                Value bad = b.create<arith::OrIOp>(
-                    l, a[1], nonFiniteBit(b, l, a[2], flagType));
+                Value lossBad = nonFiniteBit(b, l, a[2], flagType);
+                Value bad = lossBad;
+                if (stepResult || !skipOverflow)
+                  bad = b.create<arith::OrIOp>(l, a[1], lossBad);
                 Value zero =
                     b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(0));
                 Value none = floatConstant(b, l, a[0].getType(), 0.0);

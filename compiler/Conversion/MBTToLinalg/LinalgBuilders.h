@@ -61,13 +61,12 @@ Value expandUnitDims(OpBuilder &b, Location loc, Value v,
                      RankedTensorType type, ArrayRef<int64_t> insertedDims);
 
 // Pattern groups, one per file, as in torch-mlir's TorchToLinalg.
-/// The f32 `x` rounded to the nearest bf16 (ties to even), as an f32
-/// (mbt.round_to's body), and a generic applying it to every element of an
-/// f32 tensor: what a pattern that rounds inside its own lowering uses
-/// (the lowering runs on the ops that exist before it, so a new
-/// mbt.round_to would not be lowered).
-Value roundToBF16(OpBuilder &b, Location loc, Value x);
-Value buildRoundToBF16(OpBuilder &b, Location loc, Value tensor);
+/// A generic rounding every element of the f32 `tensor` to the nearest
+/// value of `format` (bf16 or f16, ties to even), as mbt.round_to does: what
+/// a pattern that rounds inside its own lowering uses (the lowering runs on
+/// the ops that exist before it, so a new mbt.round_to would not be
+/// lowered).
+Value buildRoundTo(OpBuilder &b, Location loc, Value tensor, Type format);
 
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateMatmulPatterns(RewritePatternSet &patterns);
@@ -76,6 +75,7 @@ void populateLossPatterns(RewritePatternSet &patterns);
 void populateSlicePatterns(RewritePatternSet &patterns);
 void populateClipPatterns(RewritePatternSet &patterns);
 void populateGuardStepPatterns(RewritePatternSet &patterns);
+void populatePrecisionPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateConvPatterns(RewritePatternSet &patterns);
 void populatePoolPatterns(RewritePatternSet &patterns);

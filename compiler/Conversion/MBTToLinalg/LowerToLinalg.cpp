@@ -27,6 +27,7 @@ struct LowerToLinalgPass
     populateSlicePatterns(patterns);
     populateClipPatterns(patterns);
     populateGuardStepPatterns(patterns);
+    populatePrecisionPatterns(patterns);
     populateDropoutPatterns(patterns);
     populateConvPatterns(patterns);
     populatePoolPatterns(patterns);

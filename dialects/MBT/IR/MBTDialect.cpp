@@ -1,5 +1,6 @@
 //===- MBTDialect.cpp - the mbt dialect -----------------------------------===//
 #include "dialects/MBT/IR/MBTDialect.h"
+#include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -37,6 +38,8 @@ static LogicalResult verifyInitAttr(Operation *op, DictionaryAttr init) {
     fields = {"mean", "std"};
   else if (k == "uniform")
     fields = {"low", "high"};
+  else if (k == "constant")
+    fields = {"value"};
   else if (k != "zeros" && k != "ones" && k != "xavier_uniform" &&
            k != "kaiming_uniform")
     return op->emitOpError("unknown initializer '") << k << "'";
@@ -57,6 +60,16 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
       name == "mbt.state" || name == "mbt.hyper" || name == "mbt.step") {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError(name) << " must be a string naming the argument";
+    return success();
+  }
+  if (name == "mbt.loss_scale") {
+    // The three buffers of a dynamic loss scale (mbt-autocast, f16).
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    if (!role || llvm::none_of(kLossScaleBuffers, [&](const auto &buffer) {
+          return buffer.role == role.getValue();
+        }))
+      return op->emitOpError("mbt.loss_scale must be \"scale\", "
+                             "\"good_steps\" or \"skipped_steps\"");
     return success();
   }
   if (name == "mbt.init") {

@@ -1,5 +1,6 @@
 //===- MBTOps.cpp - verifiers and builders of the mbt ops -----------------===//
 #include "dialects/MBT/IR/MBTOps.h"
+#include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
@@ -161,13 +162,50 @@ ArrayRef<double> SweepOp::getHyperValues(StringRef name) {
   return {};
 }
 
+LossScaleSettings SweepOp::getLossScaleSettings() {
+  LossScaleSettings settings;
+  if (auto v = getInitScale())
+    settings.initScale = v->convertToDouble();
+  if (auto v = getGrowthFactor())
+    settings.growthFactor = v->convertToDouble();
+  if (auto v = getBackoffFactor())
+    settings.backoffFactor = v->convertToDouble();
+  if (auto v = getGrowthInterval())
+    settings.growthInterval = static_cast<int64_t>(*v);
+  return settings;
+}
+
+/// The dynamic loss scale's settings: only under precision = "f16", and
+/// within what torch.amp.GradScaler accepts.
+static LogicalResult verifyLossScale(SweepOp sweep, bool scaled) {
+  if (!scaled) {
+    std::pair<StringRef, bool> settings[] = {
+        {"init_scale", sweep.getInitScale().has_value()},
+        {"growth_factor", sweep.getGrowthFactor().has_value()},
+        {"backoff_factor", sweep.getBackoffFactor().has_value()},
+        {"growth_interval", sweep.getGrowthInterval().has_value()}};
+    for (auto [name, present] : settings)
+      if (present)
+        return sweep.emitOpError(name)
+               << " applies to precision = \"f16\" (a loss scale) only";
+    return success();
+  }
+  if (std::optional<std::string> problem =
+          lossScaleProblem(sweep.getLossScaleSettings()))
+    return sweep.emitOpError(*problem);
+  return success();
+}
+
 LogicalResult SweepOp::verify() {
   int64_t models = getModels();
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
-  if (auto precision = getPrecision(); precision && *precision != "bf16")
-    return emitOpError("precision must be \"bf16\", got \"")
+  std::optional<StringRef> precision = getPrecision();
+  if (precision && *precision != "bf16" && *precision != "f16")
+    return emitOpError("precision must be \"bf16\" or \"f16\", got \"")
            << *precision << "\"";
+  if (failed(verifyLossScale(*this, precision && *precision == "f16")))
+    return failure();
   if (getHyperNames().size() != getHyper().size())
     return emitOpError("has ")
            << getHyperNames().size() << " hyper_names but "

@@ -9,6 +9,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/IR/MBTDialect.h"
 #include "dialects/MBT/IR/MBTInterfaces.h"
 

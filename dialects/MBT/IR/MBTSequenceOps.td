@@ -193,8 +193,8 @@ def MBT_AttentionOp : MBT_PureOp<"attention", [
     `attn_mask` the allowed pairs. The gradient flows to query, key and
     value (`mbt.attention_grad`), which recomputes the weights.
 
-    With `format` (bf16, set by `mbt-autocast` for `precision = bf16`),
-    the two products take operands rounded to bf16 and give a rounded
+    With `format` (bf16 or f16, set by `mbt-autocast` for the sweep's
+    `precision`), the two products take operands rounded to it and give a rounded
     result (`mbt.round_to`), as autocast runs the matmuls of attention;
     the scale, the masks and the softmax stay f32.
 

@@ -156,13 +156,19 @@ def MBT_GuardStepOp : MBT_Op<"guard_step", [Pure,
     gradients once more (about 1/7 of the memory traffic of Adam's
     update). `mbt-fuse-optimizer` puts it before clipping and the update.
 
+    With `skip_overflow` (a loss scale, `precision = f16`), non-finite
+    gradients under a finite loss are an overflow of the model's loss
+    scale, not a divergence: the model does not step (its `result` is 0)
+    but reports its loss, and `mbt.update_loss_scale` backs its scale off.
+    Only a non-finite loss is reported as NaN.
+
     ```mlir
     %s, %l = mbt.guard_step %step, %grads, %loss
         : tensor<16xf64>, tensor<16x101770xf32>, tensor<16xf32>
     ```
   }];
   let arguments = (ins MBT_F64Tensor:$step, MBT_FloatTensor:$grads,
-                       MBT_FloatTensor:$loss);
+                       MBT_FloatTensor:$loss, UnitAttr:$skip_overflow);
   let results = (outs MBT_F64Tensor:$result, MBT_FloatTensor:$reported_loss);
   let assemblyFormat = [{
     $step `,` $grads `,` $loss attr-dict `:` type($step) `,` type($grads) `,`
@@ -285,8 +291,13 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     (`window`) and the length beyond which a sample is cut (`max_length`,
     0: none); `batch_size` is then the samples of a fixed step (0: the
     budget over the longest sample). `precision`, when present, is the
-    format of the model's products: `"bf16"` (mixed precision, see
-    `mbt-autocast`); absent, the model computes in its own float type.
+    format of the model's products: `"bf16"` or `"f16"` (mixed precision,
+    see `mbt-autocast`); absent, the model computes in its own float type.
+    Under `"f16"` each model has a dynamic loss scale, as
+    `torch.amp.GradScaler(init_scale, growth_factor, backoff_factor,
+    growth_interval)` with those four attributes (absent: GradScaler's
+    defaults, 65536, 2, 0.5 and 2000; only under `"f16"`); see
+    `mbt.update_loss_scale`.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
@@ -323,13 +334,19 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        DefaultValuedAttr<I64Attr, "8192">:$token_budget,
                        DefaultValuedAttr<I64Attr, "1024">:$window,
                        DefaultValuedAttr<I64Attr, "0">:$max_length,
-                       OptionalAttr<StrAttr>:$precision);
+                       OptionalAttr<StrAttr>:$precision,
+                       OptionalAttr<F64Attr>:$init_scale,
+                       OptionalAttr<F64Attr>:$growth_factor,
+                       OptionalAttr<F64Attr>:$backoff_factor,
+                       OptionalAttr<I64Attr>:$growth_interval);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The values of hyperparameter `name` for every model, or an empty
     /// array when the sweep has no such hyperparameter.
     ::llvm::ArrayRef<double> getHyperValues(::llvm::StringRef name);
+    /// The loss scale's settings, GradScaler's defaults where absent.
+    LossScaleSettings getLossScaleSettings();
   }];
 }
 

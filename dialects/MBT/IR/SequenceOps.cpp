@@ -220,9 +220,11 @@ namespace {
 LogicalResult verifyAttention(Operation *op, RankedTensorType query,
                               Type key, Type value, RankedTensorType tokens,
                               int64_t heads, std::optional<Type> format) {
-  // The products round f32 values to bf16 (mbt.round_to's rule).
-  if (format && (!format->isBF16() || !query.getElementType().isF32()))
-    return op->emitOpError("rounds the products of f32 values to bf16, got ")
+  // The products round f32 values to bf16 or f16 (mbt.round_to's rule).
+  if (format && ((!format->isBF16() && !format->isF16()) ||
+                 !query.getElementType().isF32()))
+    return op->emitOpError(
+               "rounds the products of f32 values to bf16 or f16, got ")
            << query.getElementType() << " values and format " << *format;
   if (query.getRank() < 2)
     return op->emitOpError("needs query [L..., T, D], got ")

@@ -1,13 +1,20 @@
 //===- Autocast.cpp - the sweep's precision on the model's products -------===//
 //
 // Mixed precision as autocast does it: the products (matmuls and
-// convolutions) take their operands in bf16 and give a bf16 result,
+// convolutions) take their operands in bf16 or f16 and give a result in it,
 // accumulating in f32; the rest of the model, its parameters and the
 // optimizer stay f32. The values keep their f32 type: mbt.round_to rounds
 // them, so one lowering serves the CPU (whose BLAS has no bf16 products)
 // and the GPU alike.
 //
+// f16's range is narrow (its smallest normal is 2^-14), so small
+// gradients would flush to zero: under f16 every model gets a dynamic loss
+// scale, three scalar buffers (its scale, its steps since the scale last
+// changed, its skipped steps) that mbt-autodiff seeds the reverse sweep
+// with and mbt-fuse-optimizer updates (mbt.update_loss_scale).
+//
 //===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 namespace mlir::mbt {
@@ -37,6 +44,32 @@ void roundAround(Operation *op, Type format) {
   result.replaceAllUsesExcept(rounded, rounded);
 }
 
+/// Gives `model` the buffers of a dynamic loss scale starting at
+/// `initScale`: scalars of its float type after its parameters and buffers.
+void addLossScaleBuffers(func::FuncOp model, double initScale) {
+  Builder b(model.getContext());
+  unsigned index = 0;
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    if (model.getArgAttr(i, "mbt.param") || model.getArgAttr(i, "mbt.buffer"))
+      index = i + 1;
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  auto init = [&](bool scale) {
+    SmallVector<NamedAttribute> fields{b.getNamedAttr(
+        "kind", b.getStringAttr(scale ? "constant" : "zeros"))};
+    if (scale)
+      fields.push_back(
+          b.getNamedAttr("value", b.getF64FloatAttr(initScale)));
+    return b.getDictionaryAttr(fields);
+  };
+  for (const LossScaleBuffer &buffer : kLossScaleBuffers) {
+    DictionaryAttr attrs = b.getDictionaryAttr(
+        {b.getNamedAttr("mbt.buffer", b.getStringAttr(buffer.name)),
+         b.getNamedAttr("mbt.init", init(buffer.role == "scale")),
+         b.getNamedAttr("mbt.loss_scale", b.getStringAttr(buffer.role))});
+    model.insertArgument(index++, type, attrs, model.getLoc());
+  }
+}
+
 } // namespace
 
 void AutocastPass::runOnOperation() {
@@ -50,7 +83,11 @@ void AutocastPass::runOnOperation() {
   auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
   if (!model)
     return signalPassFailure(); // the sweep's verifier has reported it
-  Type format = Builder(module.getContext()).getBF16Type();
+  Builder builder(module.getContext());
+  bool f16 = *precision == "f16";
+  Type format = f16 ? Type(builder.getF16Type()) : builder.getBF16Type();
+  if (f16)
+    addLossScaleBuffers(model, sweep.getLossScaleSettings().initScale);
   SmallVector<Operation *> products;
   model.walk([&](Operation *op) {
     if (isa<MatmulOp, Conv2dOp>(op))

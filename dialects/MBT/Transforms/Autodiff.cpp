@@ -71,27 +71,34 @@ static DenseSet<Value> activeValues(Block &block, ValueRange params) {
 }
 
 /// Appends to `block` the reverse sweep of the ops before its terminator,
-/// seeded with 1 at `loss`, through the values that depend on `params`.
-/// Fails (after an error) on an op that a gradient reaches but that cannot
-/// be differentiated.
+/// seeded at `loss` with `lossScale` (a loss scale: the gradients of the
+/// loss times it), or with 1 without one, through the values that depend
+/// on `params`. Fails (after an error) on an op that a gradient reaches but
+/// that cannot be differentiated.
 static LogicalResult buildReverseSweep(Block &block, Value loss,
-                                       ValueRange params, OpBuilder &builder,
+                                       Value lossScale, ValueRange params,
+                                       OpBuilder &builder,
                                        AdjointMap &adjoints) {
   DenseSet<Value> active = activeValues(block, params);
   Operation *terminator = block.getTerminator();
   builder.setInsertionPoint(terminator);
   auto lossType = cast<RankedTensorType>(loss.getType());
-  Value seed = builder.create<ConstantOp>(
-      loss.getLoc(), lossType,
-      DenseElementsAttr::get(
-          lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+  Value seed = lossScale;
+  if (!seed)
+    seed = builder.create<ConstantOp>(
+        loss.getLoc(), lossType,
+        DenseElementsAttr::get(
+            lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+  else if (seed.getType() != lossType)
+    return emitError(loss.getLoc(), "the loss scale is ")
+           << seed.getType() << " but the loss " << lossType;
   adjoints.accumulate(loss.getLoc(), loss, seed);
 
   SmallVector<Operation *> forward;
   for (Operation &op : block.without_terminator())
     forward.push_back(&op);
   for (Operation *op : llvm::reverse(forward)) {
-    if (op == seed.getDefiningOp())
+    if (op == seed.getDefiningOp()) // the constant seed made above
       continue;
     SmallVector<Value> resultGrads;
     bool any = false;
@@ -301,8 +308,13 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
 
   // Reverse sweep, then one update per parameter.
+  Value lossScale;
+  for (auto [k, i] : llvm::enumerate(bufferArgs))
+    if (auto role = model.getArgAttrOfType<StringAttr>(i, "mbt.loss_scale");
+        role && role.getValue() == "scale")
+      lossScale = entry->getArgument(numParams + k);
   AdjointMap adjoints(builder);
-  if (failed(buildReverseSweep(*entry, ret.getOperand(0),
+  if (failed(buildReverseSweep(*entry, ret.getOperand(0), lossScale,
                                entry->getArguments().take_front(numParams),
                                builder, adjoints)))
     return signalPassFailure();

@@ -8,6 +8,7 @@
 // kernel on a GPU) whatever the number of parameters and models.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,6 +37,8 @@ struct ParamSlot {
   int64_t offset;
   int64_t size;
   DictionaryAttr init;
+  /// A loss scale's buffer: its role (mbt.loss_scale), else empty.
+  StringRef lossScaleRole;
 };
 
 struct FuseOptimizerPass
@@ -148,6 +151,32 @@ static Value selectSteppedRows(OpBuilder &b, Location loc, Value step,
         nb.create<linalg::YieldOp>(
             l, ValueRange{nb.create<arith::SelectOp>(l, stepped, args[1],
                                                      args[2])});
+      });
+  return select.getResult(0);
+}
+
+/// Each model's `step` ([M]) where its `reportedLoss` ([M]) is not NaN, 0
+/// where it is: under a loss scale, the models that trained this step
+/// whether or not they stepped (an overflow skips the optimizer step, not
+/// the forward pass, whose running statistics count, as in PyTorch).
+static Value trainedSteps(OpBuilder &b, Location loc, Value step,
+                          Value reportedLoss) {
+  auto type = cast<RankedTensorType>(step.getType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, b.getContext());
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                         type.getElementType());
+  auto select = b.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{step, reportedLoss}, ValueRange{init},
+      SmallVector<AffineMap>(3, id),
+      SmallVector<utils::IteratorType>(1, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        Value reported = nb.create<arith::CmpFOp>(
+            l, arith::CmpFPredicate::ORD, args[1], args[1]);
+        Value zero = nb.create<arith::ConstantOp>(
+            l, nb.getFloatAttr(args[0].getType(), 0.0));
+        nb.create<linalg::YieldOp>(
+            l, ValueRange{nb.create<arith::SelectOp>(l, reported, args[0],
+                                                     zero)});
       });
   return select.getResult(0);
 }
@@ -309,7 +338,10 @@ void FuseOptimizerPass::runOnOperation() {
     int64_t size = type.getNumElements() / numModels;
     auto init = model.getArgAttrOfType<DictionaryAttr>(i, "mbt.init");
     if (isBuffer) {
-      bufferSlots.push_back({name, type, bufferOffset, size, init});
+      StringRef role;
+      if (auto attr = model.getArgAttrOfType<StringAttr>(i, "mbt.loss_scale"))
+        role = attr.getValue();
+      bufferSlots.push_back({name, type, bufferOffset, size, init, role});
       bufferOffset += size;
       continue;
     }
@@ -324,6 +356,21 @@ void FuseOptimizerPass::runOnOperation() {
   }
   int64_t numParams = static_cast<int64_t>(slots.size());
   int64_t paramCount = offset;
+  // A loss scale has all its buffers (mbt-autocast adds them), each once.
+  for (const LossScaleBuffer &buffer : kLossScaleBuffers) {
+    size_t count = llvm::count_if(bufferSlots, [&](const ParamSlot &slot) {
+      return slot.lossScaleRole == buffer.role;
+    });
+    size_t any = llvm::count_if(bufferSlots, [](const ParamSlot &slot) {
+      return !slot.lossScaleRole.empty();
+    });
+    if (any != 0 && count != 1) {
+      model.emitError("a loss scale needs one buffer of each role (scale, "
+                      "good_steps, skipped_steps), got ")
+          << count << " marked mbt.loss_scale = \"" << buffer.role << "\"";
+      return signalPassFailure();
+    }
+  }
   int64_t numBuffers = static_cast<int64_t>(bufferSlots.size());
   int64_t bufferCount = bufferOffset;
   // Which parameters the sweep's no_decay patterns exclude from weight decay.
@@ -367,19 +414,43 @@ void FuseOptimizerPass::runOnOperation() {
   // reported loss NaN), the gradients [M, P] clipped (if the sweep clips),
   // the hyperparameters scheduled (if it has a schedule), then one fused
   // update, with a decay mask under no_decay. Returns the new parameters,
-  // the new slots and the loss to report.
+  // the new slots and the loss to report. Under a loss scale (`scale`: the
+  // [M] scale, good steps and skipped steps), the gradients are unscaled
+  // first, an overflow skips the model's step without freezing it, and the
+  // scale is updated; the optimizer counts only the steps it takes.
   Location loc = trainStep.getLoc();
   struct OptimizerStep {
     Value params;
     SmallVector<Value> state;
     Value loss;
-    /// Each model's step, 0 for those that do not step.
-    Value step;
+    /// Each model's step where its buffers take their new values (the
+    /// models that stepped; under a loss scale, those that trained), else 0.
+    Value buffersStep;
+    /// The loss scale's new scale, good steps and skipped steps.
+    SmallVector<Value> lossScale;
   };
   auto buildOptimizerStep = [&](Value params, Value grads, ValueRange state,
-                                Value hyper, Value step, Value loss) {
-    auto guard = b.create<GuardStepOp>(loc, step, grads, loss);
+                                Value hyper, Value step, Value loss,
+                                ValueRange scale) {
+    if (!scale.empty())
+      grads = b.create<UnscaleGradsOp>(loc, grads, scale[0]);
+    auto guard = b.create<GuardStepOp>(loc, step, grads, loss,
+                                       /*skip_overflow=*/!scale.empty());
     Value guardedStep = guard.getResult();
+    Value optimizerStep = guardedStep, buffersStep = guardedStep;
+    SmallVector<Value> newScale;
+    if (!scale.empty()) {
+      LossScaleSettings settings = sweep.getLossScaleSettings();
+      auto update = b.create<UpdateLossScaleOp>(
+          loc, step, guardedStep, guard.getReportedLoss(), scale[0], scale[1],
+          scale[2], b.getF64FloatAttr(settings.growthFactor),
+          b.getF64FloatAttr(settings.backoffFactor),
+          b.getI64IntegerAttr(settings.growthInterval));
+      newScale = {update.getNewScale(), update.getNewGoodSteps(),
+                  update.getNewSkippedSteps()};
+      optimizerStep = update.getOptimizerStep();
+      buffersStep = trainedSteps(b, loc, step, guard.getReportedLoss());
+    }
     // Per-model clipping of the gradient's global norm, if asked for.
     if (auto clip = sweep.getClipNorm()) {
       auto normType = RankedTensorType::get({numModels}, b.getF64Type());
@@ -417,10 +488,11 @@ void FuseOptimizerPass::runOnOperation() {
           loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
     }
     auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
-                                         state, hyper, guardedStep, decayMask);
+                                         state, hyper, optimizerStep,
+                                         decayMask);
     return OptimizerStep{fused.getNewParams(),
                          SmallVector<Value>(fused.getNewState()),
-                         guard.getReportedLoss(), guardedStep};
+                         guard.getReportedLoss(), buffersStep, newScale};
   };
 
   // Slot s of the state buffer as a [M, P] subview, and as a tensor that is
@@ -512,10 +584,17 @@ void FuseOptimizerPass::runOnOperation() {
         } else {
           loss = zeroLoss();
         }
+        // The loss scale's buffers (precision = f16), by role.
+        SmallVector<Value> scale;
+        for (const LossScaleBuffer &buffer : kLossScaleBuffers)
+          for (auto [k, slot] : llvm::enumerate(bufferSlots))
+            if (slot.lossScaleRole == buffer.role)
+              scale.push_back(
+                  mapping.lookup(trainStep.getArgument(numParams + k)));
         OptimizerStep next =
             buildOptimizerStep(entry->getArgument(0), grads, trainSlots,
                                entry->getArgument(3), entry->getArgument(4),
-                               loss);
+                               loss, scale);
         // A model that did not step reports a NaN loss (docs/abi.md).
         if (outputs && !outputs.empty())
           mapping.map(ret.getOperand(lossIndex), next.loss);
@@ -533,13 +612,17 @@ void FuseOptimizerPass::runOnOperation() {
         int64_t firstBuffer = numParams * (1 + numSlots);
         for (int64_t k = 0; k < numBuffers; ++k) {
           Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
+          for (auto [buffer, newValue] :
+               llvm::zip(kLossScaleBuffers, next.lossScale))
+            if (bufferSlots[k].lossScaleRole == buffer.role)
+              value = newValue;
           Value row = layout.flatten(loc, value, bufferSlots[k].size);
           updated = layout.insertColumns(loc, row, updated,
                                          bufferSlots[k].offset,
                                          bufferSlots[k].size);
         }
         results.push_back(
-            selectSteppedRows(b, loc, next.step, updated, old));
+            selectSteppedRows(b, loc, next.buffersStep, updated, old));
         return results;
       });
 
@@ -564,7 +647,7 @@ void FuseOptimizerPass::runOnOperation() {
     OptimizerStep next =
         buildOptimizerStep(entry->getArgument(0), entry->getArgument(4), state,
                            entry->getArgument(2), entry->getArgument(3),
-                           zeroLoss());
+                           zeroLoss(), /*scale=*/{});
     writeSlots(next.state, views);
     SmallVector<Value> results{
         b.create<bufferization::MaterializeInDestinationOp>(

@@ -5,22 +5,28 @@
 include "mlir/Pass/PassBase.td"
 
 def MBTAutocast : Pass<"mbt-autocast", "::mlir::ModuleOp"> {
-  let summary = "Mixed precision: the model's matmuls and convolutions in bf16";
+  let summary = "Mixed precision: the model's matmuls and convolutions in bf16 or f16";
   let description = [{
-    For a sweep with `precision = "bf16"`, rounds the operands and the
-    result of every `mbt.matmul` and `mbt.conv2d` of the sweep's model
-    function to bf16 (`mbt.round_to`), and gives every `mbt.attention` the
-    format, whose lowering rounds its two products the same way: a bf16
-    product with f32
-    accumulation, as `torch.autocast(dtype=torch.bfloat16)` runs a linear
-    layer or a convolution. Everything else (elementwise ops, reductions,
-    the loss, the optimizer, the parameters themselves: f32 master
-    weights) stays f32, as autocast's type promotion leaves a bf16 product
-    plus an f32 bias. The adjoints follow through `mbt.round_to`'s
-    gradient, so the backward matmuls are bf16 too. Runs before
-    `mbt-autodiff`, so the train and evaluation steps both compute this
-    way. bf16 has f32's exponent range: no loss scale is needed. Without a
-    `precision`, nothing changes.
+    For a sweep with `precision = "bf16"` (or `"f16"`), rounds the operands
+    and the result of every `mbt.matmul` and `mbt.conv2d` of the sweep's
+    model function to bf16 (f16) (`mbt.round_to`), and gives every
+    `mbt.attention` the format, whose lowering rounds its two products the
+    same way: a bf16 (f16) product with f32 accumulation, as
+    `torch.autocast(dtype=...)` runs a linear layer or a convolution.
+    Everything else (elementwise ops, reductions, the loss, the optimizer,
+    the parameters themselves: f32 master weights) stays f32, as autocast's
+    type promotion leaves a bf16 product plus an f32 bias. The adjoints
+    follow through `mbt.round_to`'s gradient, so the backward matmuls are
+    bf16 (f16) too. Runs before `mbt-autodiff`, so the train and evaluation
+    steps both compute this way. bf16 has f32's exponent range: no loss
+    scale is needed. f16 has not, so under `"f16"` the model also gets the
+    three scalar buffers of a dynamic loss scale per model (`mbt.buffer`
+    `amp.loss_scale`, starting at the sweep's `init_scale`,
+    `amp.good_steps` and `amp.skipped_steps`, each marked with its role in
+    `mbt.loss_scale`), after its parameters and buffers: `mbt-autodiff`
+    seeds the reverse sweep with the scale and `mbt-fuse-optimizer`
+    unscales, guards and updates it. Without a `precision`, nothing
+    changes.
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect"];
 }
@@ -30,7 +36,9 @@ def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
   let description = [{
     For the model function named by `mbt.sweep`, builds `@train_step`: the
     forward pass, its reverse sweep (each op's GradientOpInterface gives the
-    adjoints of its operands) seeded with 1 at the loss (result 0), and one
+    adjoints of its operands) seeded with 1 at the loss (result 0), or
+    with the model's loss scale (its buffer marked `mbt.loss_scale =
+    "scale"`, which `mbt-autocast` adds under f16), and one
     `mbt.update` per parameter with the sweep's optimizer rule. Its
     arguments are the parameters, the buffers (`mbt.buffer`: running
     statistics), the parameters' state slots, the hyperparameter vector,

@@ -107,16 +107,16 @@ func.func @positions_type(%t: tensor<?x?xi32>) {
 
 // -----
 
-func.func @format_f16(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>) {
-  // expected-error@+1 {{'mbt.attention' op rounds the products of f32 values to bf16, got 'f32' values and format 'f16'}}
-  %0 = mbt.attention %q, %q, %q, %t {heads = 2 : i64, causal = false, format = f16} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+func.func @format_f8(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>) {
+  // expected-error@+1 {{'mbt.attention' op rounds the products of f32 values to bf16 or f16, got 'f32' values and format 'f8E4M3FN'}}
+  %0 = mbt.attention %q, %q, %q, %t {heads = 2 : i64, causal = false, format = f8E4M3FN} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
   return
 }
 
 // -----
 
 func.func @format_f64(%q: tensor<?x?x8xf64>, %t: tensor<?x?xi32>, %g: tensor<?x?x8xf64>) {
-  // expected-error@+1 {{'mbt.attention_grad' op rounds the products of f32 values to bf16, got 'f64' values and format 'bf16'}}
+  // expected-error@+1 {{'mbt.attention_grad' op rounds the products of f32 values to bf16 or f16, got 'f64' values and format 'bf16'}}
   %0:3 = mbt.attention_grad %q, %q, %q, %t, %g {heads = 2 : i64, causal = false, format = bf16} : (tensor<?x?x8xf64>, tensor<?x?x8xf64>, tensor<?x?x8xf64>, tensor<?x?xi32>, tensor<?x?x8xf64>) -> (tensor<?x?x8xf64>, tensor<?x?x8xf64>, tensor<?x?x8xf64>)
   return
 }

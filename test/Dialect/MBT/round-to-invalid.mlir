@@ -10,15 +10,15 @@ func.func @f64_values(%x: tensor<4xf64>) {
 
 // -----
 
-func.func @f16_format(%x: tensor<4xf32>) {
-  // expected-error@+1 {{'mbt.round_to' op rounds to bf16, got 'f16'}}
-  %0 = mbt.round_to %x {format = f16} : tensor<4xf32>
+func.func @f8_format(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'mbt.round_to' op rounds to bf16 or f16, got 'f8E4M3FN'}}
+  %0 = mbt.round_to %x {format = f8E4M3FN} : tensor<4xf32>
   return
 }
 
 // -----
 
-// expected-error@+1 {{'mbt.sweep' op precision must be "bf16", got "fp8"}}
+// expected-error@+1 {{'mbt.sweep' op precision must be "bf16" or "f16", got "fp8"}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],

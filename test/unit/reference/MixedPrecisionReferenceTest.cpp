@@ -1,4 +1,4 @@
-//===- MixedPrecisionReferenceTest.cpp - bf16 autocast against LibTorch ---===//
+//===- MixedPrecisionReferenceTest.cpp - autocast against LibTorch --------===//
 //
 // precision = bf16 (mbt-autocast) rounds the operands and the result of
 // every matmul to bf16 and, through mbt.round_to's adjoint, the gradients
@@ -8,7 +8,9 @@
 // same on the gradient (autograd hands a bf16 tensor's gradient over in
 // bf16). The compiled loss and gradient must match it; the f32 model's and
 // a reference that rounds the forward pass only must not, so the rounding
-// of both passes is what is checked.
+// of both passes is what is checked. The rounding itself, to bf16 and to
+// f16, has c10's bits value by value. (f16's loss scale:
+// LossScaleReferenceTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
 #include "CompileWithMbtc.h"
@@ -21,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -307,48 +310,35 @@ float fromBits(uint32_t bits) {
   return value;
 }
 
-TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
-  // One sample with one feature times a weight of 1: the metric is the
-  // rounded product, round(round(x) * 1) = round(x).
-  std::string path = compileSpec("bf16_rounding",
-                                 "model m {\n"
-                                 "  input  x: f32[1]\n"
-                                 "  target y: class[1]\n"
-                                 "  param  w: f32[1, 1] = ones\n"
-                                 "  p      = x @ w\n"
-                                 "  loss   = cross_entropy(p, y)\n"
-                                 "  metric rounded = mean(p)\n"
-                                 "}\n"
-                                 "sweep {\n"
-                                 "  models = 1\n"
-                                 "  optim  = sgd(lr = 0.0)\n"
-                                 "  data   = fashion_mnist(batch = 1)\n"
-                                 "  precision = bf16\n"
-                                 "}\n");
-  Artifact artifact = Artifact::load(path);
-  float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> values{
-      1.0f, fromBits(0x3F808000), // 1 + 2^-8: a tie, kept even (down)
-      fromBits(0x3F818000),       // a tie rounded up to even
-      fromBits(0x3F808001),       // just above a tie: up
-      fromBits(0x3F807FFF),       // just below: down
-      fromBits(0x3FFFFFFF),       // carries into the exponent: 2
-      fromBits(0x7F7FFFFF),       // the largest f32: rounds to infinity
-      fromBits(0x7F7F7FFF),       // the largest bf16's neighbourhood: down
-      fromBits(0x00000001),       // the smallest subnormal: 0
-      fromBits(0x00018000),       // a subnormal tie
-      fromBits(0x807FFFFF),       // the largest negative subnormal
-      0.0f, -3.14159265f, 1e-30f, 65504.0f, inf, -inf};
-  // (No -0: the metric's mean starts its sum at +0, so -0 reads as +0
-  // whatever the rounding did.)
-  std::vector<float> params{1.0f}, buffers(1), out(2);
-  std::vector<int32_t> y{0};
-  Workspace workspace;
-  // The artifact's rounding of `value`: its metric on a batch of it alone.
-  auto roundedByArtifact = [&](float value) {
+/// The artifact's rounding of one value to the sweep's precision: the
+/// metric of a one-sample batch of it through x @ [[1]], rounded once as
+/// an operand and once as the product, round(round(x) * 1) = round(x).
+class ArtifactRounding {
+public:
+  explicit ArtifactRounding(const std::string &precision)
+      : artifact(Artifact::load(compileSpec(
+            precision + "_rounding",
+            "model m {\n"
+            "  input  x: f32[1]\n"
+            "  target y: class[1]\n"
+            "  param  w: f32[1, 1] = ones\n"
+            "  p      = x @ w\n"
+            "  loss   = cross_entropy(p, y)\n"
+            "  metric rounded = mean(p)\n"
+            "}\n"
+            "sweep {\n"
+            "  models = 1\n"
+            "  optim  = sgd(lr = 0.0)\n"
+            "  data   = fashion_mnist(batch = 1)\n"
+            "  precision = " + precision + "\n"
+            "}\n"))),
+        buffers(std::max<int64_t>(1, artifact.manifest().bufferCount)) {}
+
+  float operator()(float value) {
     std::vector<float> x{value};
     auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
-    auto bm = makeDenseMemRef<float, 2>(buffers.data(), {1, 0});
+    auto bm = makeDenseMemRef<float, 2>(
+        buffers.data(), {1, artifact.manifest().bufferCount});
     auto xm = makeDenseMemRef<float, 3>(x.data(), {1, 1, 1});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, 1});
     auto om = makeDenseMemRef<float, 2>(out.data(), {1, 2});
@@ -356,20 +346,87 @@ TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
         artifact.evalStepWorkspace<float>()(&pm, &bm, &xm, &ym, &om));
     artifact.evalStep<float>()(&pm, &bm, &xm, &ym, &om, &ws);
     return out[1];
-  };
-  auto bitsOf = [](float value) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, sizeof(bits));
-    return bits;
-  };
+  }
+
+private:
+  Artifact artifact;
+  std::vector<float> params{1.0f}, buffers, out = std::vector<float>(2);
+  std::vector<int32_t> y{0};
+  Workspace workspace;
+};
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+/// Expects the artifact's rounding of every value to have the bits of
+/// `reference`'s (c10's conversion); -0 compares as +0, since the metric's
+/// mean starts its sum at +0.
+void expectSameRounding(ArtifactRounding &rounded,
+                        const std::vector<float> &values,
+                        float (*reference)(float)) {
   for (float value : values) {
-    float expected = toBF16AndBack(torch::tensor({value})).item<float>();
-    EXPECT_EQ(bitsOf(roundedByArtifact(value)), bitsOf(expected))
+    float expected = reference(value) + 0.0f;
+    EXPECT_EQ(bitsOf(rounded(value)), bitsOf(expected))
         << "x = " << value << " (bits " << std::hex << bitsOf(value) << ")";
   }
   // NaN stays NaN.
-  EXPECT_TRUE(
-      std::isnan(roundedByArtifact(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(rounded(std::numeric_limits<float>::quiet_NaN())));
+}
+
+TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
+  ArtifactRounding rounded("bf16");
+  float inf = std::numeric_limits<float>::infinity();
+  expectSameRounding(
+      rounded,
+      {1.0f, fromBits(0x3F808000), // 1 + 2^-8: a tie, kept even (down)
+       fromBits(0x3F818000),       // a tie rounded up to even
+       fromBits(0x3F808001),       // just above a tie: up
+       fromBits(0x3F807FFF),       // just below: down
+       fromBits(0x3FFFFFFF),       // carries into the exponent: 2
+       fromBits(0x7F7FFFFF),       // the largest f32: rounds to infinity
+       fromBits(0x7F7F7FFF),       // the largest bf16's neighbourhood: down
+       fromBits(0x00000001),       // the smallest subnormal: 0
+       fromBits(0x00018000),       // a subnormal tie
+       fromBits(0x807FFFFF),       // the largest negative subnormal
+       0.0f, -3.14159265f, 1e-30f, 65504.0f, inf, -inf},
+      [](float v) { return toBF16AndBack(torch::tensor({v})).item<float>(); });
+}
+
+TEST(MixedPrecisionVsLibTorch, RoundingToF16IsC10sValueByValue) {
+  ArtifactRounding rounded("f16");
+  float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> values{
+      1.0f, fromBits(0x3F801000), // 1 + 2^-11: a tie, kept even (down)
+      fromBits(0x3F803000),       // a tie rounded up to even
+      fromBits(0x3F801001),       // just above a tie: up
+      fromBits(0x3F800FFF),       // just below: down
+      fromBits(0x3FFFF000),       // carries into the exponent: 2
+      65504.0f,                   // the largest f16
+      65519.99f,                  // below the tie with infinity: 65504
+      65520.0f,                   // the tie: infinity (65504 is odd)
+      -65520.0f, 1e6f, 3e38f,     // beyond: infinity
+      0x1p-14f,                   // the smallest normal
+      0x1p-14f - 0x1p-26f,        // just below it: rounds up to it
+      0x1p-24f,                   // the smallest subnormal
+      0x1p-25f,                   // half of it: a tie, to 0 (even)
+      0x1.8p-24f,                 // 1.5 quanta: a tie, up to 2 (even)
+      0x1.4p-23f,                 // 2.5 quanta: a tie, down to 2 (even)
+      0x1.000002p-25f,            // just above half a quantum: up
+      -0x1.8p-24f, 3e-6f, -7.7e-7f, 1e-9f, 1e-30f,
+      fromBits(0x00000001), -3.14159265f, 0.0f, inf, -inf};
+  // And a spread of values across f16's range and beyond it.
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<uint32_t> mantissa(0, (1u << 23) - 1);
+  std::uniform_int_distribution<uint32_t> exponent(127 - 30, 127 + 18);
+  for (int i = 0; i < 4000; ++i)
+    values.push_back(fromBits((rng() & 0x80000000u) | (exponent(rng) << 23) |
+                              mantissa(rng)));
+  expectSameRounding(rounded, values, [](float v) {
+    return torch::tensor({v}).to(torch::kHalf).to(torch::kFloat).item<float>();
+  });
 }
 
 } // namespace

@@ -146,13 +146,17 @@ TEST(InitTest, XavierUniformBoundUsesFanInAndFanOut) {
     ASSERT_LE(std::fabs(x), bound);
 }
 
-TEST(InitTest, ZerosAndOnesAreConstant) {
+TEST(InitTest, ZerosOnesAndConstantsAreConstant) {
   std::vector<float> zeros =
       draw(param("z", {9}, ofKind(InitSpec::Kind::Zeros)), 0, 1);
   std::vector<float> ones =
       draw(param("o", {9}, ofKind(InitSpec::Kind::Ones)), 0, 1);
   EXPECT_EQ(zeros, std::vector<float>(9, 0.0f));
   EXPECT_EQ(ones, std::vector<float>(9, 1.0f));
+  InitSpec constant = ofKind(InitSpec::Kind::Constant);
+  constant.value = 65536.0; // a loss scale's start
+  EXPECT_EQ(draw(param("c", {}, constant), 0, 1),
+            std::vector<float>(1, 65536.0f));
 }
 
 TEST(InitTest, ParamsLandAtTheirManifestOffsets) {

@@ -489,3 +489,43 @@ TEST(ManifestTest, RejectsDataThatDoesNotFitTheInput) {
   m["data"]["routing"] = "bootstrap";
   EXPECT_THAT(errorFor(m), HasSubstr("shared routing only"));
 }
+
+namespace {
+
+TEST(ManifestTest, ParsesALossScaleAndTheBuffersOfItsState) {
+  json m = goodManifest();
+  EXPECT_FALSE(parseManifest(m.dump(), "model.so").lossScale.has_value());
+  m["buffers"] = json::parse(R"([
+      {"name": "amp.loss_scale", "shape": [], "offset": 0, "size": 1,
+       "init": {"kind": "constant", "value": 1024.0}},
+      {"name": "amp.good_steps", "shape": [], "offset": 1, "size": 1,
+       "init": {"kind": "zeros"}},
+      {"name": "amp.skipped_steps", "shape": [], "offset": 2, "size": 1,
+       "init": {"kind": "zeros"}}])");
+  m["buffer_count"] = 3;
+  m["precision"] = "f16";
+  m["loss_scale"] = json::parse(R"({
+      "init_scale": 1024.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+      "growth_interval": 2000,
+      "buffers": {"scale": "amp.loss_scale", "good_steps": "amp.good_steps",
+                  "skipped_steps": "amp.skipped_steps"}})");
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.buffers[0].init.kind, InitSpec::Kind::Constant);
+  EXPECT_EQ(parsed.buffers[0].init.value, 1024.0);
+  ASSERT_TRUE(parsed.lossScale.has_value());
+  EXPECT_EQ(parsed.lossScale->growthInterval, 2000);
+  EXPECT_EQ(parsed.lossScale->scaleBuffer, 0);
+  EXPECT_EQ(parsed.lossScale->skippedStepsBuffer, 2);
+  EXPECT_TRUE(parsed.lossScale->holds(1));
+
+  m["loss_scale"]["buffers"]["good_steps"] = "amp.steps";
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("loss_scale.buffers.good_steps"),
+                                 HasSubstr("'amp.steps'")));
+  m["loss_scale"]["buffers"]["good_steps"] = "amp.good_steps";
+  m["loss_scale"].erase("growth_interval");
+  EXPECT_THAT(errorFor(m), HasSubstr("growth_interval"));
+  m["buffers"][0]["init"].erase("value");
+  EXPECT_THAT(errorFor(m), HasSubstr("buffers[0].init.value"));
+}
+
+} // namespace

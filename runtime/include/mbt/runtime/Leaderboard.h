@@ -12,6 +12,7 @@
 #define MBT_RUNTIME_LEADERBOARD_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct ModelResult {
   /// (0: it trained to the end), and why.
   int64_t stoppedStep = 0;
   std::string stopReason;
+  /// Under a loss scale (precision f16): the model's scale at the end, and
+  /// the steps it skipped because its scaled gradients overflowed.
+  std::optional<double> lossScale;
+  int64_t skippedSteps = 0;
   int64_t rank = 0;          // 1-based, set by rankModels
 };
 

@@ -15,6 +15,7 @@
 #include "mbt/runtime/Abi.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,13 @@ struct InitSpec {
     Normal,
     Uniform,
     XavierUniform,
-    KaimingUniform
+    KaimingUniform,
+    Constant
   };
   Kind kind = Kind::Zeros;
   double mean = 0.0, stddev = 0.0; // Normal ("std" in the JSON)
   double low = 0.0, high = 0.0;    // Uniform
+  double value = 0.0;              // Constant
 };
 
 /// Spelling of an init kind in the manifest ("kaiming_uniform", ...).
@@ -82,6 +85,19 @@ struct DataSpec {
   bool sequences() const { return !batching.strategy.empty(); }
 };
 
+/// Each model's dynamic loss scale (precision f16): GradScaler's settings
+/// and the buffers (indices into Manifest::buffers, one number each) that
+/// the artifact keeps its state in.
+struct LossScaleSpec {
+  double initScale = 0, growthFactor = 0, backoffFactor = 0;
+  int64_t growthInterval = 0;
+  int64_t scaleBuffer = -1, goodStepsBuffer = -1, skippedStepsBuffer = -1;
+  bool holds(int64_t buffer) const {
+    return buffer == scaleBuffer || buffer == goodStepsBuffer ||
+           buffer == skippedStepsBuffer;
+  }
+};
+
 /// The parsed, validated manifest. Sizes use the ABI's letters.
 struct Manifest {
   int64_t abiVersion = 0;
@@ -128,6 +144,8 @@ struct Manifest {
   std::vector<std::string> outputs;             // K; outputs[0] is the loss
   DataSpec data;
   int64_t epochs = 0;
+  /// The loss scale of precision f16, if the artifact has one.
+  std::optional<LossScaleSpec> lossScale;
 
   int64_t numSlots() const { return static_cast<int64_t>(slots.size()); }
   int64_t numHyper() const { return static_cast<int64_t>(hyperNames.size()); }

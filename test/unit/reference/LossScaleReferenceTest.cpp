@@ -316,4 +316,107 @@ TEST(LossScaleVsLibTorch, EachModelSkipsItsOwnOverflowsAsGradScalerAlone) {
   EXPECT_GT(worst, 1e-3);
 }
 
+/// The offset of buffer `name` in a buffers row.
+int64_t bufferOffset(const Manifest &manifest, const std::string &name) {
+  for (const ParamSpec &buffer : manifest.buffers)
+    if (buffer.name == name)
+      return buffer.offset;
+  ADD_FAILURE() << "no buffer " << name;
+  return 0;
+}
+
+TEST(LossScaleVsLibTorch, AnOverflowSkipsTheStepButNotTheRunningStatistics) {
+  // A scale so large that every scaled gradient overflows f16: both models
+  // skip their first step. As in PyTorch, where the forward pass ran
+  // before GradScaler skipped optimizer.step(), batch norm's running
+  // statistics take the batch's all the same.
+  Artifact artifact = Artifact::load(compileSpec(
+      "f16_batch_norm",
+      "import \"nn\"\n"
+      "model m {\n"
+      "  input  x: f32[16]\n"
+      "  target y: class[4]\n"
+      "  param  w: f32[16, 4] = zeros\n"
+      "  logits = batch_norm1d(x @ w, affine = false)\n"
+      "  loss   = cross_entropy(logits, y)\n"
+      "}\n"
+      "sweep {\n"
+      "  models = 2\n"
+      "  optim  = sgd(lr = [0.1, 0.2])\n"
+      "  data   = fashion_mnist(batch = 8)\n"
+      "  precision = f16\n"
+      "  loss_scale = dynamic(init_scale = 1099511627776)\n"
+      "}\n"));
+  const Manifest &manifest = artifact.manifest();
+  int64_t p = manifest.paramCount, q = manifest.bufferCount;
+  ASSERT_EQ(p, 64);
+  ASSERT_EQ(q, 4 + 4 + 3);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> params(2 * p), x(2 * kBatch * kFeatures);
+  for (float &v : params)
+    v = normal(rng);
+  for (int64_t i = 0; i < kBatch * kFeatures; ++i)
+    x[i] = x[kBatch * kFeatures + i] = normal(rng);
+  std::vector<int32_t> y(2 * kBatch);
+  for (int64_t i = 0; i < kBatch; ++i)
+    y[i] = y[kBatch + i] = static_cast<int32_t>(rng() % kClasses);
+  int64_t mean = bufferOffset(manifest, "logits.running_mean");
+  int64_t var = bufferOffset(manifest, "logits.running_var");
+  int64_t scale = bufferOffset(manifest, "amp.loss_scale");
+  int64_t skipped = bufferOffset(manifest, "amp.skipped_steps");
+  std::vector<float> buffers(2 * q, 0.0f);
+  for (int64_t m = 0; m < 2; ++m) {
+    for (int64_t c = 0; c < 4; ++c)
+      buffers[m * q + var + c] = 1.0f;
+    buffers[m * q + scale] = 1099511627776.0f;
+  }
+  std::vector<float> before(params), state(2 * p, 0.0f), out(2);
+  std::vector<double> hyper{0.1, 0.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0},
+      step{1.0, 1.0};
+  ASSERT_EQ(manifest.numHyper(), 4);
+  auto pm = makeDenseMemRef<float, 2>(params.data(), {2, p});
+  auto bm = makeDenseMemRef<float, 2>(buffers.data(), {2, q});
+  auto sm = makeDenseMemRef<float, 3>(state.data(), {1, 2, p});
+  auto hm = makeDenseMemRef<double, 2>(hyper.data(), {2, 4});
+  auto tm = makeDenseMemRef<double, 1>(step.data(), {2});
+  auto xm = makeDenseMemRef<float, 3>(x.data(), {2, kBatch, kFeatures});
+  auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {2, kBatch});
+  auto om = makeDenseMemRef<float, 2>(out.data(), {2, 1});
+  Workspace workspace;
+  auto ws = workspace.descriptor(artifact.trainStepWorkspace<float>()(
+      &pm, &bm, &sm, &hm, &tm, &xm, &ym, &om));
+  artifact.trainStep<float>()(&pm, &bm, &sm, &hm, &tm, &xm, &ym, &om, &ws);
+
+  for (int64_t m = 0; m < 2; ++m) {
+    // The step was skipped: same parameters, one skipped step, half the
+    // scale, a finite loss reported.
+    EXPECT_EQ(std::vector<float>(params.begin() + m * p,
+                                 params.begin() + (m + 1) * p),
+              std::vector<float>(before.begin() + m * p,
+                                 before.begin() + (m + 1) * p));
+    EXPECT_EQ(buffers[m * q + skipped], 1.0f);
+    EXPECT_EQ(buffers[m * q + scale], 549755813888.0f);
+    EXPECT_TRUE(std::isfinite(out[m]));
+    // The running statistics: BatchNorm1d's update with the batch of the
+    // f16 product.
+    torch::Tensor w = torch::from_blob(before.data() + m * p, {16, 4},
+                                       torch::kFloat);
+    torch::Tensor input = torch::from_blob(x.data(), {kBatch, kFeatures},
+                                           torch::kFloat);
+    torch::Tensor h = toF16AndBack(toF16AndBack(input).matmul(toF16AndBack(w)));
+    torch::Tensor runningMean = torch::zeros({4}), runningVar = torch::ones({4});
+    torch::batch_norm(h, {}, {}, runningMean, runningVar, /*training=*/true,
+                      0.1, 1e-5, /*cudnn_enabled=*/false);
+    for (int64_t c = 0; c < 4; ++c) {
+      EXPECT_NEAR(buffers[m * q + mean + c], runningMean[c].item<float>(),
+                  1e-6)
+          << "model " << m << " feature " << c;
+      EXPECT_NEAR(buffers[m * q + var + c], runningVar[c].item<float>(), 1e-5)
+          << "model " << m << " feature " << c;
+    }
+    EXPECT_NE(buffers[m * q + mean], 0.0f);
+  }
+}
+
 } // namespace

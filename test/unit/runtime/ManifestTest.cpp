@@ -25,7 +25,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 9, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 10, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -57,7 +57,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 9);
+  EXPECT_EQ(m.abiVersion, 10);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -125,7 +125,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 9, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 10, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {

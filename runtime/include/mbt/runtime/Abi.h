@@ -36,7 +36,10 @@ namespace runtime {
 /// `kind` is "tokens"), with T, like B, set by each call.
 /// Version 9: y may be next-token targets, int32 [M, B, T] (the manifest's
 /// target `kind` is "next_tokens"), the T of x.
-constexpr int64_t kAbiVersion = 9;
+/// Version 10: the manifest's `constant` initializer and, under precision
+/// f16, its `loss_scale`: a model whose scaled gradients overflowed skips
+/// its step inside the train step but reports its (finite) loss.
+constexpr int64_t kAbiVersion = 10;
 
 /// The element type of the float buffers (params, state, out, and x unless
 /// it holds token ids): the model's float type, the manifest's `dtype`.

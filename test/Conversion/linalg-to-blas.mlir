@@ -77,3 +77,25 @@ func.func @f64(%a: memref<2x3x4xf64>, %b: memref<2x5x4xf64>,
       outs(%c : memref<2x3x5xf64>)
   return
 }
+
+// -----
+
+// A matmul whose operands hold bf16 (f16) values (mbt.operands_format, from
+// mbt-autocast's rounding): on a GPU its own kernel multiplies them on the
+// tensor cores; the CPU's f32 kernel computes the same values.
+// CHECK-LABEL: func.func @rounded_operands
+// CHECK:         call @mbt_rt_batch_matmul_f32(
+// CHECK:         call @mbt_rt_batch_matmul_f32(
+// CUDA-LABEL: func.func @rounded_operands
+// CUDA:         call @mbt_rt_cuda_batch_matmul_f32_bf16(
+// CUDA:         call @mbt_rt_cuda_batch_matmul_f32_f16(
+func.func @rounded_operands(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>,
+                            %c: memref<2x3x5xf32>, %d: memref<2x3x5xf32>) {
+  linalg.batch_matmul {mbt.operands_format = bf16}
+      ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
+      outs(%c : memref<2x3x5xf32>)
+  linalg.batch_matmul {mbt.operands_format = f16}
+      ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
+      outs(%d : memref<2x3x5xf32>)
+  return
+}

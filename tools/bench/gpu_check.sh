@@ -11,6 +11,12 @@
 #      model's parameters (mbt-gpu-check: within 1e-4); at N = 64 also
 #      models 0, 1, 32 and 63 trained alone on the GPU against their rows of
 #      the batch (within 1e-6);
+#   2b. the same check at N = 1024 with precision = bf16 and f16, whose
+#      GEMMs run on the tensor cores (cuBLAS's FAST_16BF / FAST_16F compute
+#      types on operands that hold 16-bit values): within 1e-3 of the CPU's
+#      rounded f32 products after one step (the GPU accumulates in another
+#      order, and a 16-bit rounding of the result may then differ by one
+#      unit), and timed;
 #   3. trains MLP-S N = 64 for one epoch of Fashion-MNIST on the GPU with
 #      mbt-run (the whole runtime: data, steps, evaluation, leaderboard),
 #      once with the steps captured as CUDA graphs and once without, and
@@ -66,6 +72,15 @@ for n in 64 1024; do
   mbt_ms[$n]=$(awk '/^gpu models/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i+1)}' <<< "$out")
 done
 
+for p in bf16 f16; do
+  echo "== mbt-gpu-check, MLP-S N = 1024, precision = $p (1 step against the CPU, then $steps timed)"
+  out=$("$check" "$prep/artifacts/mlp-s-1024-$p.cpu.so" \
+          "$prep/artifacts/mlp-s-1024-$p.cuda.so" --steps 1 \
+          --bench-steps "$steps" --tolerance 1e-3) || status=1
+  echo "$out"
+  mbt_ms[$p]=$(awk '/^gpu models/ {for (i = 1; i <= NF; i++) if ($i == "ms/step") print $(i+1)}' <<< "$out")
+done
+
 echo "== mbt-run, MLP-S N = 64, one epoch of Fashion-MNIST on the GPU"
 start=$(date +%s.%N)
 MBT_DATA_DIR="$prep/data" "$build/bin/mbt-run" "$prep/artifacts/mlp-s-64.cuda.so" \
@@ -112,5 +127,11 @@ for n in 64 1024; do
       "$(awk -v n="$n" -v t="$t" 'BEGIN {printf "%.0f", n * 128 / (t / 1e3)}')" \
       "$( [ -n "$m" ] && awk -v a="$t" -v b="$m" 'BEGIN {printf "%.2fx", a / b}')"
   done
+done
+for p in bf16 f16; do
+  m=${mbt_ms[$p]:-}
+  printf '%-8s %6s %14s %12s %16s %12s\n' MLP-S 1024 "mbt $p" "${m:-failed}" \
+    "$( [ -n "$m" ] && awk -v t="$m" 'BEGIN {printf "%.0f", 1024 * 128 / (t / 1e3)}')" \
+    "$( [ -n "$m" ] && [ -n "${mbt_ms[1024]:-}" ] && awk -v a="${mbt_ms[1024]}" -v b="$m" 'BEGIN {printf "%.2fx f32", a / b}')"
 done
 exit $status

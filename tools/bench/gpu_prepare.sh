@@ -7,6 +7,10 @@
 #                                               for --target=cuda (sm_90)
 #   build-gpu/artifacts/mlp-s-1.cuda.so         the same spec with one
 #                                               model (batch against alone)
+#   build-gpu/artifacts/mlp-s-1024-P.{cpu,cuda}.so  the N = 1024 spec with
+#                                               precision = P, P in {bf16,
+#                                               f16}: its GEMMs on the
+#                                               tensor cores
 #   build-gpu/deps/                             nlohmann/json and zlib
 #                                               headers for the runtime build
 #   build-gpu/data/                             Fashion-MNIST (30 MB), for
@@ -49,6 +53,14 @@ SPEC
   [ "$n" = 1 ] || "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
   "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
     -o "$out/artifacts/mlp-s-$n.cuda.so"
+done
+for p in bf16 f16; do
+  sed -e "\$ s/^}\$/  precision = $p\n}/" "$out/artifacts/mlp-s-1024.mbt" \
+    > "$out/artifacts/mlp-s-1024-$p.mbt"
+  "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-1024-$p.mbt" \
+    -o "$out/artifacts/mlp-s-1024-$p.cpu.so"
+  "$bin/mbtc" --target=cuda --cuda-chip="$chip" \
+    "$out/artifacts/mlp-s-1024-$p.mbt" -o "$out/artifacts/mlp-s-1024-$p.cuda.so"
 done
 data="${MBT_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 mkdir -p "$out/data"

@@ -25,11 +25,19 @@ using namespace mlir;
 using namespace mlir::mbt;
 
 /// The runtime kernel for matmuls of `element` (f32 or f64) on `device`'s
-/// buffers (cpu or cuda).
-static std::string kernelName(Type element, StringRef device) {
+/// buffers (cpu or cuda). On a GPU, f32 operands that hold bf16 or f16
+/// values (`format`, from kOperandsFormatAttr) go to a kernel that
+/// multiplies them in that format on the tensor cores, accumulating in f32:
+/// the same exact products, several times the f32 throughput. The CPU's
+/// BLAS has no such products: its f32 kernel computes the same values.
+static std::string kernelName(Type element, StringRef device,
+                              std::optional<Type> format) {
   std::string name =
       device == "cuda" ? "mbt_rt_cuda_batch_matmul_" : "mbt_rt_batch_matmul_";
-  return name + (element.isF64() ? "f64" : "f32");
+  name += element.isF64() ? "f64" : "f32";
+  if (device == "cuda" && element.isF32() && format)
+    name += format->isBF16() ? "_bf16" : "_f16";
+  return name;
 }
 
 static MemRefType dynamicStrided3D(Type element) {
@@ -40,8 +48,9 @@ static MemRefType dynamicStrided3D(Type element) {
 }
 
 static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element,
-                                       StringRef device) {
-  std::string name = kernelName(element, device);
+                                       StringRef device,
+                                       std::optional<Type> format) {
+  std::string name = kernelName(element, device, format);
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -75,7 +84,12 @@ struct LinalgToBlasPass
     for (linalg::LinalgOp op : matmuls) {
       BatchMatmulKind kind = *matchBatchMatmul(op);
       Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-      func::FuncOp kernel = getOrDeclareKernel(module, element, device);
+      std::optional<Type> format;
+      if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
+          attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
+        format = attr.getValue();
+      func::FuncOp kernel =
+          getOrDeclareKernel(module, element, device, format);
       MemRefType dyn = dynamicStrided3D(element);
       Operation *zeroing = zeroingBefore(op);
       rewriter.setInsertionPoint(op);

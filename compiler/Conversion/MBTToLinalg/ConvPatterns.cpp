@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/Utils/BatchMatmul.h"
 #include "compiler/Conversion/MBTToLinalg/WindowBuilders.h"
 #include "dialects/MBT/IR/ConvShapes.h"
 #include "dialects/MBT/IR/MBTOps.h"
@@ -211,21 +212,30 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   return buildFilled(b, loc, type, {}, b.getFloatAttr(type.getElementType(), 0.0));
 }
 
+/// Gives the GEMM `gemm` the format its operands hold (kOperandsFormatAttr
+/// of the convolution it computes, null for none).
+void markOperandsFormat(Operation *gemm, Attribute format) {
+  if (format)
+    gemm->setAttr(kOperandsFormatAttr, format);
+}
+
 /// The pass over `image` with `filter` ([M * G, out, in * KH * KW]):
 /// y = filter · cols, [M * G, out, B * OH * OW], permuted into
 /// [M, B, G * out, OH, OW] (rows of OW stay contiguous on both sides).
+/// `format`: what the operands hold (kOperandsFormatAttr), or null.
 Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
-               const ConvPass &p) {
+               const ConvPass &p, Attribute format) {
   auto imageType = cast<RankedTensorType>(image.getType());
   Type element = imageType.getElementType();
   Value cols = columns(b, loc, image, p);
   auto yType = RankedTensorType::get(
       {p.models * p.groups, p.out, ShapedType::kDynamic}, element);
-  Value y = b.create<linalg::BatchMatmulOp>(
-                 loc, TypeRange{yType}, ValueRange{filter, cols},
-                 ValueRange{gemmResult(b, loc, element, p.models * p.groups,
-                                       p.out, image, p.oh * p.ow)})
-                .getResult(0);
+  auto gemm = b.create<linalg::BatchMatmulOp>(
+      loc, TypeRange{yType}, ValueRange{filter, cols},
+      ValueRange{gemmResult(b, loc, element, p.models * p.groups, p.out, image,
+                            p.oh * p.ow)});
+  markOperandsFormat(gemm, format);
+  Value y = gemm.getResult(0);
   auto y6Type = RankedTensorType::get({p.models, p.groups, p.out,
                                        imageType.getDimSize(1), p.oh, p.ow},
                                       element);
@@ -285,7 +295,8 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
                               cast<RankedTensorType>(w.getType()));
     Value out = convolve(rewriter, loc, paddedInput(rewriter, loc, x, g),
-                         filterMatrix(rewriter, loc, w, g), forwardPass(g));
+                         filterMatrix(rewriter, loc, w, g), forwardPass(g),
+                         op->getAttr(kOperandsFormatAttr));
     rewriter.replaceOp(op, asType(rewriter, loc, out, op.getType()));
     return success();
   }
@@ -309,11 +320,11 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
         {g.models * g.groups, g.perGroupOut, g.perGroupIn * g.kh * g.kw},
         element);
     // dW = rows · colsᵀ over the output positions.
-    Value dw = rewriter
-                   .create<linalg::BatchMatmulTransposeBOp>(
-                       loc, TypeRange{dwType}, ValueRange{rows, cols},
-                       ValueRange{zeros(rewriter, loc, dwType)})
-                   .getResult(0);
+    auto gemm = rewriter.create<linalg::BatchMatmulTransposeBOp>(
+        loc, TypeRange{dwType}, ValueRange{rows, cols},
+        ValueRange{zeros(rewriter, loc, dwType)});
+    markOperandsFormat(gemm, op->getAttr(kOperandsFormatAttr));
+    Value dw = gemm.getResult(0);
     auto grouped = RankedTensorType::get(
         {g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw}, element);
     Value dw6 = rewriter.create<tensor::ExpandShapeOp>(
@@ -332,21 +343,22 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
 /// dx[ih] sums dy[oh] w[kh] over oh * s + kh * d - p = ih. Its columns hold
 /// B * H * W * O/G * KH * KW elements.
 Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
-                                const ConvGeometry &g) {
+                                const ConvGeometry &g, Attribute format) {
   Value image = spread(b, loc, dy, g.dh * (g.kh - 1) - g.ph,
                        g.dw * (g.kw - 1) - g.pw, g.sh, g.sw,
                        g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
   ConvPass pass{g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw,
                 1,        1,        g.dh,          g.dw,         g.height,
                 g.width};
-  return convolve(b, loc, image, flippedFilterMatrix(b, loc, w, g), pass);
+  return convolve(b, loc, image, flippedFilterMatrix(b, loc, w, g), pass,
+                  format);
 }
 
 /// dx as col2im of dcols = dy · W: a gather summing, for each input
 /// element, the column entries of the taps whose window reads it. Its
 /// columns hold B * OH * OW * C/G * KH * KW elements.
 Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
-                        const ConvGeometry &g) {
+                        const ConvGeometry &g, Attribute format) {
   auto dyType = cast<RankedTensorType>(dy.getType());
   Type element = dyType.getElementType();
   Value rows = gradRows(b, loc, dy, g);
@@ -354,13 +366,12 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
   // dcols = Wᵀ · rows: [M * G, C/G * KH * KW, B * OH * OW].
   auto dcolsType = RankedTensorType::get(
       {g.models * g.groups, taps, ShapedType::kDynamic}, element);
-  Value dcols = b.create<linalg::BatchMatmulTransposeAOp>(
-                     loc, TypeRange{dcolsType},
-                     ValueRange{filterMatrix(b, loc, w, g), rows},
-                     ValueRange{gemmResult(b, loc, element,
-                                           g.models * g.groups, taps, dy,
-                                           g.oh * g.ow)})
-                    .getResult(0);
+  auto gemm = b.create<linalg::BatchMatmulTransposeAOp>(
+      loc, TypeRange{dcolsType}, ValueRange{filterMatrix(b, loc, w, g), rows},
+      ValueRange{gemmResult(b, loc, element, g.models * g.groups, taps, dy,
+                            g.oh * g.ow)});
+  markOperandsFormat(gemm, format);
+  Value dcols = gemm.getResult(0);
   auto cols8Type = RankedTensorType::get({g.models, g.groups, g.perGroupIn,
                                           g.kh, g.kw, dyType.getDimSize(1),
                                           g.oh, g.ow},
@@ -415,8 +426,10 @@ struct Conv2dGradInputPattern : public OpRewritePattern<Conv2dGradInputOp> {
     // positions times output channels (LeNet's second convolution: 5x).
     bool col2im =
         g.oh * g.ow * g.perGroupIn < g.height * g.width * g.perGroupOut;
-    Value dx = col2im ? gradInputByCol2im(rewriter, loc, dy, w, g)
-                      : gradInputByTransposedPass(rewriter, loc, dy, w, g);
+    Attribute format = op->getAttr(kOperandsFormatAttr);
+    Value dx = col2im
+                   ? gradInputByCol2im(rewriter, loc, dy, w, g, format)
+                   : gradInputByTransposedPass(rewriter, loc, dy, w, g, format);
     rewriter.replaceOp(op, asType(rewriter, loc, dx, op.getType()));
     return success();
   }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/Utils/BatchMatmul.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,6 +54,8 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
           rewriter.create<linalg::BatchMatmulTransposeBOp>(loc, types, ins, init);
     else
       result = buildGeneric(rewriter, loc, op, init);
+    if (Attribute format = op->getAttr(kOperandsFormatAttr))
+      result->setAttr(kOperandsFormatAttr, format);
     rewriter.replaceOp(op, result->getResults());
     return success();
   }

@@ -15,6 +15,13 @@
 
 namespace mlir::mbt {
 
+/// The discardable attribute (a TypeAttr: bf16 or f16) on a matmul whose
+/// two operands hold values of that format (mbt-autocast rounded them):
+/// mbt-lower-to-linalg puts it on the linalg op, and on a GPU
+/// mbt-linalg-to-blas calls a kernel that multiplies in that format on the
+/// tensor cores, which gives the same exact products.
+constexpr llvm::StringLiteral kOperandsFormatAttr = "mbt.operands_format";
+
 /// Which operands of a batched matmul are transposed.
 struct BatchMatmulKind {
   bool transposeA = false;

@@ -24,6 +24,8 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 using namespace mbt::runtime;
 
@@ -72,9 +74,28 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                    sa, b, ldb, sb, beta, c, ldc, sc, batch);
 }
 
+/// f32 operands whose values are all bf16 (f16) ones: mbt-autocast rounded
+/// them. cuBLAS's "fast" compute types convert them to that format, which
+/// is exact for such values, and multiply on the tensor cores with f32
+/// accumulation: the products of the f32 path, at the throughput of the
+/// 16-bit one, with no copy of the operands.
+cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                    int k, const float *alpha, const float *a, int lda,
+                    long long sa, const float *b, int ldb, long long sb,
+                    const float *beta, float *c, int ldc, long long sc,
+                    int batch, cublasComputeType_t compute) {
+  return cublasGemmStridedBatchedEx(
+      handle(), ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, b, CUDA_R_32F,
+      ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch, compute,
+      CUBLAS_GEMM_DEFAULT);
+}
+
+/// The batched product; `compute` (f32 only) the compute type of operands
+/// that hold 16-bit values, none for the exact f32 (f64) path.
 template <typename T>
 void batchMatmul(MemRef<T, 3> *a, MemRef<T, 3> *b, MemRef<T, 3> *c,
-                 int64_t transposeA, int64_t transposeB, int64_t accumulate) {
+                 int64_t transposeA, int64_t transposeB, int64_t accumulate,
+                 std::optional<cublasComputeType_t> compute = std::nullopt) {
   try {
     if (!a || !b || !c)
       throw RuntimeError("cuda batch matmul: null operand");
@@ -84,13 +105,21 @@ void batchMatmul(MemRef<T, 3> *a, MemRef<T, 3> *b, MemRef<T, 3> *c,
       return;
     T alpha = 1, beta = plan.accumulate ? 1 : 0;
     auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
-    checkCublas(gemm(op(plan.first.transpose), op(plan.second.transpose),
-                     int(plan.m), int(plan.n), int(plan.k), &alpha,
-                     plan.first.data, int(plan.first.leading),
-                     plan.first.batchStride, plan.second.data,
-                     int(plan.second.leading), plan.second.batchStride, &beta,
-                     plan.c, int(plan.ldc), plan.strideC, int(plan.batch)),
-                "cublasGemmStridedBatched");
+    auto call = [&](auto... computeType) {
+      return gemm(op(plan.first.transpose), op(plan.second.transpose),
+                  int(plan.m), int(plan.n), int(plan.k), &alpha,
+                  plan.first.data, int(plan.first.leading),
+                  plan.first.batchStride, plan.second.data,
+                  int(plan.second.leading), plan.second.batchStride, &beta,
+                  plan.c, int(plan.ldc), plan.strideC, int(plan.batch),
+                  computeType...);
+    };
+    if constexpr (std::is_same_v<T, float>)
+      if (compute) {
+        checkCublas(call(*compute), "cublasGemmStridedBatchedEx");
+        return;
+      }
+    checkCublas(call(), "cublasGemmStridedBatched");
   } catch (const RuntimeError &error) {
     recordKernelError(error.what());
   }
@@ -101,6 +130,20 @@ extern "C" void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32(
     MemRef3F *a, MemRef3F *b, MemRef3F *c, int64_t transposeA,
     int64_t transposeB, int64_t accumulate) {
   batchMatmul(a, b, c, transposeA, transposeB, accumulate);
+}
+
+extern "C" void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(
+    MemRef3F *a, MemRef3F *b, MemRef3F *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate) {
+  batchMatmul(a, b, c, transposeA, transposeB, accumulate,
+              CUBLAS_COMPUTE_32F_FAST_16BF);
+}
+
+extern "C" void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(
+    MemRef3F *a, MemRef3F *b, MemRef3F *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate) {
+  batchMatmul(a, b, c, transposeA, transposeB, accumulate,
+              CUBLAS_COMPUTE_32F_FAST_16F);
 }
 
 extern "C" void _mlir_ciface_mbt_rt_cuda_batch_matmul_f64(

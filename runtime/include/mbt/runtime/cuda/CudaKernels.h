@@ -41,6 +41,22 @@ _mlir_ciface_mbt_rt_cuda_batch_matmul_f32(mbt::runtime::MemRef3F *a,
                                           int64_t transposeA,
                                           int64_t transposeB,
                                           int64_t accumulate);
+/// The f32 product of operands that hold bf16 (f16) values only
+/// (mbt-autocast's), on the tensor cores: the same exact products.
+MBT_EXPORT void
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(mbt::runtime::MemRef3F *a,
+                                               mbt::runtime::MemRef3F *b,
+                                               mbt::runtime::MemRef3F *c,
+                                               int64_t transposeA,
+                                               int64_t transposeB,
+                                               int64_t accumulate);
+MBT_EXPORT void
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(mbt::runtime::MemRef3F *a,
+                                              mbt::runtime::MemRef3F *b,
+                                              mbt::runtime::MemRef3F *c,
+                                              int64_t transposeA,
+                                              int64_t transposeB,
+                                              int64_t accumulate);
 MBT_EXPORT void
 _mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::runtime::MemRef3D *a,
                                           mbt::runtime::MemRef3D *b,

@@ -20,6 +20,7 @@
 // its own run alone ends, having skipped the same steps.
 //
 //===----------------------------------------------------------------------===//
+#include "AutocastEmulation.h"
 #include "CompileWithMbtc.h"
 #include "RelativeDifference.h"
 
@@ -52,17 +53,7 @@ constexpr int64_t kGrowthInterval = 3;
 const char *const kParamNames[] = {"w1", "b1", "w2", "b2"};
 
 std::string spec() {
-  return "model mlp {\n"
-         "  input  x: f32[16]\n"
-         "  target y: class[4]\n"
-         "  param  w1: f32[16, 12] = zeros\n"
-         "  param  b1: f32[12] = zeros\n"
-         "  param  w2: f32[12, 4] = zeros\n"
-         "  param  b2: f32[4] = zeros\n"
-         "  h      = tanh(x @ w1 + b1)\n"
-         "  logits = h @ w2 + b2\n"
-         "  loss   = cross_entropy(logits, y)\n"
-         "}\n"
+  return mbt::test::mlpModel() +
          "sweep {\n"
          "  models = 3\n"
          "  optim  = adam(lr = [0.003, 0.01, 0.03])\n"
@@ -73,23 +64,14 @@ std::string spec() {
 }
 
 torch::Tensor toF16AndBack(const torch::Tensor &t) {
-  return t.to(torch::kHalf).to(torch::kFloat);
+  return mbt::test::roundedTo(t, torch::kHalf);
 }
 
-/// autocast's cast to f16 and back, as an autograd function: the value and
-/// its gradient are both rounded (autograd hands an f16 tensor's gradient
-/// over in f16, where a scaled gradient beyond 65504 is infinite).
-struct RoundF16 : public torch::autograd::Function<RoundF16> {
-  static torch::Tensor forward(torch::autograd::AutogradContext *,
-                               torch::Tensor x) {
-    return toF16AndBack(x);
-  }
-  static torch::autograd::tensor_list
-  backward(torch::autograd::AutogradContext *,
-           torch::autograd::tensor_list grads) {
-    return {toF16AndBack(grads[0])};
-  }
-};
+/// autocast's f16 cast, value and gradient (see AutocastEmulation.h); a
+/// scaled gradient beyond 65504 becomes infinite there.
+torch::Tensor roundF16(const torch::Tensor &t) {
+  return mbt::test::RoundTo::apply(t, torch::kHalf, true);
+}
 
 /// One step's data: the same batch for every model.
 struct Batch {
@@ -115,7 +97,7 @@ public:
     std::vector<int64_t> labels(batch.y.begin(), batch.y.end());
     torch::Tensor y = torch::tensor(labels, torch::kLong);
     auto product = [](const torch::Tensor &a, const torch::Tensor &b) {
-      return RoundF16::apply(RoundF16::apply(a).matmul(RoundF16::apply(b)));
+      return roundF16(roundF16(a).matmul(roundF16(b)));
     };
     torch::Tensor h = torch::tanh(product(x, t["w1"]) + t["b1"]);
     torch::Tensor logits = product(h, t["w2"]) + t["b2"];

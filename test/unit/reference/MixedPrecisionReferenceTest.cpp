@@ -13,6 +13,7 @@
 // LossScaleReferenceTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
+#include "AutocastEmulation.h"
 #include "CompileWithMbtc.h"
 #include "RelativeDifference.h"
 #include "TokenModel.h"
@@ -40,21 +41,11 @@ namespace {
 constexpr int64_t kBatch = 8, kFeatures = 16, kClasses = 4;
 
 std::string spec(bool bf16) {
-  return std::string("model mlp {\n"
-                     "  input  x: f32[16]\n"
-                     "  target y: class[4]\n"
-                     "  param  w1: f32[16, 12] = zeros\n"
-                     "  param  b1: f32[12] = zeros\n"
-                     "  param  w2: f32[12, 4] = zeros\n"
-                     "  param  b2: f32[4] = zeros\n"
-                     "  h      = tanh(x @ w1 + b1)\n"
-                     "  logits = h @ w2 + b2\n"
-                     "  loss   = cross_entropy(logits, y)\n"
-                     "}\n"
-                     "sweep {\n"
-                     "  models = 1\n"
-                     "  optim  = sgd(lr = 1.0)\n"
-                     "  data   = fashion_mnist(batch = 8)\n") +
+  return mbt::test::mlpModel() +
+         "sweep {\n"
+         "  models = 1\n"
+         "  optim  = sgd(lr = 1.0)\n"
+         "  data   = fashion_mnist(batch = 8)\n" +
          (bf16 ? "  precision = bf16\n" : "") + "}\n";
 }
 
@@ -91,25 +82,13 @@ Result runCompiled(const std::string &path, const std::vector<float> &params,
 }
 
 torch::Tensor toBF16AndBack(const torch::Tensor &t) {
-  return t.to(torch::kBFloat16).to(torch::kFloat);
+  return mbt::test::roundedTo(t, torch::kBFloat16);
 }
 
-/// autocast's cast to bf16 and back, as an autograd function: the forward
-/// value and the gradient are both rounded (or the gradient passes as it
-/// is, `roundGradient` false: a reference that is wrong on purpose).
-struct RoundBF16 : public torch::autograd::Function<RoundBF16> {
-  static torch::Tensor forward(torch::autograd::AutogradContext *ctx,
-                               torch::Tensor x, bool roundGradient) {
-    ctx->saved_data["round"] = roundGradient;
-    return toBF16AndBack(x);
-  }
-  static torch::autograd::tensor_list
-  backward(torch::autograd::AutogradContext *ctx,
-           torch::autograd::tensor_list grads) {
-    bool round = ctx->saved_data["round"].toBool();
-    return {round ? toBF16AndBack(grads[0]) : grads[0], torch::Tensor()};
-  }
-};
+/// autocast's bf16 cast (see AutocastEmulation.h).
+torch::Tensor roundBF16(const torch::Tensor &v, bool roundGradient = true) {
+  return mbt::test::RoundTo::apply(v, torch::kBFloat16, roundGradient);
+}
 
 enum class Rounding { None, ForwardOnly, Both };
 
@@ -128,7 +107,7 @@ Result runTorch(const std::map<std::string, std::vector<float>> &named,
   auto r = [&](const torch::Tensor &v) {
     if (rounding == Rounding::None)
       return v;
-    return RoundBF16::apply(v, rounding == Rounding::Both);
+    return roundBF16(v, rounding == Rounding::Both);
   };
   auto product = [&](const torch::Tensor &a, const torch::Tensor &b) {
     return r(r(a).matmul(r(b)));
@@ -228,7 +207,7 @@ torch::Tensor torchAttentionLoss(std::map<std::string, torch::Tensor> &t,
                                  int64_t width, bool bf16,
                                  bool insideToo = true) {
   auto r = [&](const torch::Tensor &v) {
-    return bf16 ? RoundBF16::apply(v, true) : v;
+    return bf16 ? roundBF16(v) : v;
   };
   auto product = [&](const torch::Tensor &a, const torch::Tensor &b) {
     return r(r(a).matmul(r(b)));
@@ -425,7 +404,7 @@ TEST(MixedPrecisionVsLibTorch, RoundingToF16IsC10sValueByValue) {
     values.push_back(fromBits((rng() & 0x80000000u) | (exponent(rng) << 23) |
                               mantissa(rng)));
   expectSameRounding(rounded, values, [](float v) {
-    return torch::tensor({v}).to(torch::kHalf).to(torch::kFloat).item<float>();
+    return mbt::test::roundedTo(torch::tensor({v}), torch::kHalf).item<float>();
   });
 }
 

@@ -36,24 +36,33 @@ void checkCublas(cublasStatus_t status, const char *what) {
                        cublasGetStatusString(status));
 }
 
-/// The cuBLAS handle, bound to the shared stream.
+/// A cuBLAS handle bound to the shared stream, with `mode`, and a
+/// workspace of its own, so that no call allocates one, which a captured
+/// step (CUDA graph) must not (32 MiB: NVIDIA's advice for Hopper).
+cublasHandle_t createHandle(cublasMath_t mode) {
+  cublasHandle_t created;
+  checkCublas(cublasCreate(&created), "cublasCreate");
+  checkCublas(cublasSetStream(created, cuda::sharedStream()),
+              "cublasSetStream");
+  checkCublas(cublasSetMathMode(created, mode), "cublasSetMathMode");
+  // As long as the handle: to the end of the process.
+  auto *workspace = new cuda::DeviceBuffer(size_t(32) << 20);
+  checkCublas(cublasSetWorkspace(created, workspace->data(), workspace->size()),
+              "cublasSetWorkspace");
+  return created;
+}
+
+/// The handle of the exact f32 and f64 products: pedantic math, since TF32
+/// would change every product's rounding.
 cublasHandle_t handle() {
-  static cublasHandle_t h = [] {
-    CUstream stream = cuda::sharedStream();
-    cublasHandle_t created;
-    checkCublas(cublasCreate(&created), "cublasCreate");
-    checkCublas(cublasSetStream(created, stream), "cublasSetStream");
-    // The FP32 path: TF32 would change every product's rounding.
-    checkCublas(cublasSetMathMode(created, CUBLAS_PEDANTIC_MATH),
-                "cublasSetMathMode");
-    // A workspace of its own, so that no call allocates one, which a
-    // captured step (CUDA graph) must not (32 MiB: NVIDIA's advice for
-    // Hopper).
-    static cuda::DeviceBuffer workspace(size_t(32) << 20);
-    checkCublas(cublasSetWorkspace(created, workspace.data(), workspace.size()),
-                "cublasSetWorkspace");
-    return created;
-  }();
+  static cublasHandle_t h = createHandle(CUBLAS_PEDANTIC_MATH);
+  return h;
+}
+
+/// The handle of the 16-bit products: the default math mode, which leaves
+/// the tensor cores to the compute type each call names.
+cublasHandle_t tensorCoreHandle() {
+  static cublasHandle_t h = createHandle(CUBLAS_DEFAULT_MATH);
   return h;
 }
 
@@ -85,7 +94,8 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     const float *beta, float *c, int ldc, long long sc,
                     int batch, cublasComputeType_t compute) {
   return cublasGemmStridedBatchedEx(
-      handle(), ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, b, CUDA_R_32F,
+      tensorCoreHandle(), ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, b,
+      CUDA_R_32F,
       ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch, compute,
       CUBLAS_GEMM_DEFAULT);
 }

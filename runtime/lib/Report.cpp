@@ -177,6 +177,10 @@ std::string table(const Leaderboard &board) {
   html << "<th>seed</th>";
   for (const std::string &o : board.outputs)
     html << "<th>test " << escape(o) << "</th>";
+  // precision f16: each model's steps skipped on overflow.
+  bool scaled = !board.rows.empty() && board.rows[0].lossScale.has_value();
+  if (scaled)
+    html << "<th>skipped steps</th>";
   html << "<th>status</th></tr></thead><tbody>\n";
   for (const ModelResult &row : board.rows) {
     html << "<tr><td><span class=\"swatch\" style=\"background:"
@@ -190,6 +194,8 @@ std::string table(const Leaderboard &board) {
     for (size_t k = 0; k < board.outputs.size(); ++k)
       html << "<td>" << (k < row.test.size() ? number(row.test[k], "%.6g") : "")
            << "</td>";
+    if (scaled)
+      html << "<td>" << row.skippedSteps << "</td>";
     html << "<td>" << escape(statusOf(row)) << "</td></tr>\n";
   }
   html << "</tbody></table>\n";

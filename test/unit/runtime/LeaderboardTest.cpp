@@ -168,6 +168,27 @@ TEST(LeaderboardTest, DivergedModelShowsItsStep) {
   EXPECT_EQ(json[1]["diverged_at_step"], 17);
 }
 
+// Under a loss scale (precision f16) the table counts each model's skipped
+// steps and the JSON adds them and the final scale; without one, neither.
+TEST(LeaderboardTest, LossScaledModelsShowTheirSkippedSteps) {
+  Leaderboard b =
+      board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, 0.6, 0.7)});
+  EXPECT_THAT(formatLeaderboard(b), ::testing::Not(HasSubstr("skipped")));
+  EXPECT_THAT(leaderboardToJson(b), ::testing::Not(HasSubstr("loss_scale")));
+  b.rows[0].lossScale = 16384.0;
+  b.rows[0].skippedSteps = 3;
+  b.rows[1].lossScale = 32768.0;
+  b.rows[1].skippedSteps = 12;
+  rankModels(b);
+  std::string table = formatLeaderboard(b);
+  EXPECT_THAT(table, HasSubstr("test_acc  skipped  status"));
+  EXPECT_THAT(table, HasSubstr("       3  ok"));
+  EXPECT_THAT(table, HasSubstr("      12  ok"));
+  nlohmann::json json = nlohmann::json::parse(leaderboardToJson(b));
+  EXPECT_EQ(json[1]["skipped_steps"], 12);
+  EXPECT_DOUBLE_EQ(json[1]["loss_scale"].get<double>(), 32768.0);
+}
+
 TEST(LeaderboardTest, HyperparameterNamedLikeAFieldDoesNotOverwriteIt) {
   Leaderboard b = board({"loss"}, {row(0, 0.5, 0)});
   b.hyperNames = {"seed"};

@@ -64,6 +64,14 @@ TEST(ReportTest, RendersAChartPerOutputAndTheLeaderboard) {
   // No script, nothing fetched: it opens offline.
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("http")));
+  EXPECT_THAT(html, Not(HasSubstr("skipped steps")));
+  // Under a loss scale (precision f16) the table counts skipped steps.
+  for (ModelResult &row : board.rows)
+    row.lossScale = 1024.0;
+  board.rows[0].skippedSteps = 7;
+  html = renderReport("run", {"loss", "acc"}, parseMetricsLog(kLog), board);
+  EXPECT_THAT(html, HasSubstr("<th>skipped steps</th><th>status</th>"));
+  EXPECT_THAT(html, HasSubstr("<td>7</td><td>ok</td>"));
 }
 
 TEST(ReportTest, AnOutputWithoutFiniteValuesSaysSo) {

@@ -11,7 +11,9 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -42,14 +44,14 @@ struct LossScaleSettings {
 inline std::optional<std::string>
 lossScaleProblem(const LossScaleSettings &settings) {
   auto text = [](double v) {
-    std::string s = std::to_string(v);
-    s.erase(s.find_last_not_of('0') + 1);
-    if (!s.empty() && s.back() == '.')
-      s.pop_back();
-    return s;
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%g", v);
+    return std::string(buffer);
   };
-  if (!(settings.initScale > 0.0) || !std::isfinite(settings.initScale))
-    return "init_scale must be positive and finite, got " +
+  // The scale is kept as an f32, as GradScaler's is.
+  if (!(settings.initScale > 0.0) ||
+      !(settings.initScale <= std::numeric_limits<float>::max()))
+    return "init_scale must be positive and an f32 (at most 3.4e38), got " +
            text(settings.initScale);
   if (!(settings.growthFactor > 1.0) || !std::isfinite(settings.growthFactor))
     return "growth_factor must exceed 1, got " + text(settings.growthFactor);

@@ -83,7 +83,7 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
 
 // -----
 
-// expected-error@+1 {{'mbt.sweep' op init_scale must be positive and finite, got -1}}
+// expected-error@+1 {{'mbt.sweep' op init_scale must be positive and an f32 (at most 3.4e38), got -1}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr"], hyper = [array<f64: 0.1>],
     seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,

@@ -357,14 +357,14 @@ void FuseOptimizerPass::runOnOperation() {
   int64_t numParams = static_cast<int64_t>(slots.size());
   int64_t paramCount = offset;
   // A loss scale has all its buffers (mbt-autocast adds them), each once.
+  bool scaled = llvm::any_of(bufferSlots, [](const ParamSlot &slot) {
+    return !slot.lossScaleRole.empty();
+  });
   for (const LossScaleBuffer &buffer : kLossScaleBuffers) {
     size_t count = llvm::count_if(bufferSlots, [&](const ParamSlot &slot) {
       return slot.lossScaleRole == buffer.role;
     });
-    size_t any = llvm::count_if(bufferSlots, [](const ParamSlot &slot) {
-      return !slot.lossScaleRole.empty();
-    });
-    if (any != 0 && count != 1) {
+    if (scaled && count != 1) {
       model.emitError("a loss scale needs one buffer of each role (scale, "
                       "good_steps, skipped_steps), got ")
           << count << " marked mbt.loss_scale = \"" << buffer.role << "\"";

@@ -311,6 +311,22 @@ TEST(Equivalence, Bf16CnnBatchOfEightEqualsEachModelAlone) {
                         kBf16Cnn);
 }
 
+// f16: the same rounding to f16, and each model's own dynamic loss scale,
+// started high and grown often, so that the models overflow (and skip) at
+// steps of their own: alone, a model skips the same steps.
+const Network kF16Cnn{
+    "  c1     = max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2)\n"
+    "  logits = linear(relu(linear(flatten(c1), 32)), 10)\n",
+    "cross_entropy(logits, y)", "import \"nn\"\n", "f32[1, 28, 28]",
+    "  precision = f16\n"
+    "  loss_scale = dynamic(init_scale = 16777216, growth_interval = 4)\n"};
+
+TEST(Equivalence, F16CnnWithLossScalesBatchOfEightEqualsEachModelAlone) {
+  checkBatchEqualsAlone("f16_cnn", "adam",
+                        {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
+                        kF16Cnn);
+}
+
 TEST(Equivalence, MatrixInputBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("image", "sgd",
                         {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03}, kImage);

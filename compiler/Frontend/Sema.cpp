@@ -272,10 +272,11 @@ bool BodyChecker::checkFloatType(const TypeAST &type, const std::string &what,
   llvm::StringRef element = type.elementType;
   if (element == "float" && allowGeneric)
     return true; // the model's, whichever it is
-  if (element == "bf16") {
-    error(type.loc) << what << " has element type bf16, which the CPU target "
-                    << "cannot compute in; use f32 or f64 (for bf16 products "
-                    << "with f32 weights, set the sweep's precision = bf16)";
+  if (element == "bf16" || element == "f16") {
+    error(type.loc) << what << " has element type " << element
+                    << ", which the CPU target cannot compute in; use f32 or "
+                    << "f64 (for " << element << " products with f32 weights, "
+                    << "set the sweep's precision = " << element << ")";
     return false;
   }
   if (element != "f32" && element != "f64") {

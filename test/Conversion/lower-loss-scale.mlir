@@ -41,13 +41,14 @@ func.func @update(%step: tensor<4xf64>, %stepped: tensor<4xf64>, %loss: tensor<4
   return %0#0, %0#1, %0#2, %0#3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
 }
 
-// The step loop still needs finite gradients; the loss loop does not.
+// The step loop still needs finite gradients; the loss loop does not read
+// them.
 // CHECK-LABEL: func.func @guard
 // CHECK:         %[[BAD:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]}
-// CHECK:         linalg.generic
+// CHECK:         linalg.generic {{.*}} ins(%arg0, %[[BAD]], %arg2 : tensor<4xf64>, tensor<4xi32>, tensor<4xf32>)
 // CHECK:           arith.ori %{{.*}}, %{{.*}} : i32
 // CHECK:           linalg.yield %{{.*}} : f64
-// CHECK:         linalg.generic
+// CHECK:         linalg.generic {{.*}} ins(%arg0, %arg2 : tensor<4xf64>, tensor<4xf32>)
 // CHECK-NOT:       arith.ori
 // CHECK:           %[[LOSSBAD:.*]] = arith.extui
 // CHECK-NEXT:      arith.cmpi eq, %[[LOSSBAD]], %{{.*}} : i32

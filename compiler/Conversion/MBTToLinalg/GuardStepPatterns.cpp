@@ -76,31 +76,39 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
     bool skipOverflow = op.getSkipOverflow();
     auto perModel = [&](RankedTensorType type, Value like, bool stepResult) {
       Value init = buildEmpty(rewriter, loc, type, {{like, 0}});
+      // The loop reads the gradients' flags unless it reports a loss under
+      // skip_overflow; a[0] is the step, a.back() the loss either way.
+      bool readsFlags = stepResult || !skipOverflow;
+      SmallVector<Value> inputs{step};
+      if (readsFlags)
+        inputs.push_back(nonFinite);
+      inputs.push_back(loss);
       return rewriter
           .create<linalg::GenericOp>(
-              loc, TypeRange{type}, ValueRange{step, nonFinite, loss},
-              ValueRange{init}, SmallVector<AffineMap>(4, id1), iterators(1),
-              [&](OpBuilder &b, Location l, ValueRange a) {
-                Value lossBad = nonFiniteBit(b, l, a[2], flagType);
-                Value bad = lossBad;
-                if (stepResult || !skipOverflow)
-                  bad = b.create<arith::OrIOp>(l, a[1], lossBad);
+              loc, TypeRange{type}, inputs, ValueRange{init},
+              SmallVector<AffineMap>(inputs.size() + 1, id1), iterators(1),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value stepValue = args[0], lossValue = args[args.size() - 2];
+                Value lossBad = nonFiniteBit(b, l, lossValue, flagType);
+                Value bad = readsFlags
+                                ? Value(b.create<arith::OrIOp>(l, args[1], lossBad))
+                                : lossBad;
                 Value zero =
                     b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(0));
-                Value none = floatConstant(b, l, a[0].getType(), 0.0);
+                Value none = floatConstant(b, l, stepValue.getType(), 0.0);
                 Value finite = b.create<arith::CmpIOp>(
                     l, arith::CmpIPredicate::eq, bad, zero);
                 Value steps = b.create<arith::AndIOp>(
                     l, finite,
-                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE, a[0],
-                                            none));
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
+                                            stepValue, none));
                 Value kept =
                     stepResult
-                        ? b.create<arith::SelectOp>(l, steps, a[0], none)
+                        ? b.create<arith::SelectOp>(l, steps, stepValue, none)
                         : b.create<arith::SelectOp>(
-                              l, steps, a[2],
+                              l, steps, lossValue,
                               floatConstant(
-                                  b, l, a[2].getType(),
+                                  b, l, lossValue.getType(),
                                   std::numeric_limits<double>::quiet_NaN()));
                 b.create<linalg::YieldOp>(l, ValueRange{kept});
               })

@@ -107,7 +107,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
   for (const std::string &output : board.outputs)
     header.push_back("test_" + output);
   // precision f16: how many steps each model skipped on overflow.
-  bool scaled = !board.rows.empty() && board.rows[0].lossScale.has_value();
+  bool scaled = hasLossScale(board);
   if (scaled)
     header.push_back("skipped");
   header.push_back("status");
@@ -160,11 +160,15 @@ std::string formatLeaderboard(const Leaderboard &board) {
   return os.str();
 }
 
+bool hasLossScale(const Leaderboard &board) {
+  return !board.rows.empty() && board.rows[0].lossScale.has_value();
+}
+
 std::string leaderboardToJson(const Leaderboard &board) {
   static const std::set<std::string> reserved = {
-      "rank",          "model",       "seed",       "diverged",
-      "diverged_at_step", "stopped_at_step", "stop_reason", "loss_scale",
-      "skipped_steps"};
+      "rank",        "model",      "seed",          "diverged",
+      "diverged_at_step", "stopped_at_step", "stop_reason",
+      "loss_scale",  "skipped_steps"};
   auto finiteOrNull = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value)
                                 : nlohmann::ordered_json();

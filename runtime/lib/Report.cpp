@@ -178,7 +178,7 @@ std::string table(const Leaderboard &board) {
   for (const std::string &o : board.outputs)
     html << "<th>test " << escape(o) << "</th>";
   // precision f16: each model's steps skipped on overflow.
-  bool scaled = !board.rows.empty() && board.rows[0].lossScale.has_value();
+  bool scaled = hasLossScale(board);
   if (scaled)
     html << "<th>skipped steps</th>";
   html << "<th>status</th></tr></thead><tbody>\n";

@@ -69,6 +69,9 @@ Leaderboard Trainer::buildLeaderboard(
   };
   if (nextTokens())
     board.outputs.push_back("perplexity");
+  // The loss scale's state is in the buffers, which may be on the GPU.
+  if (manifest.lossScale)
+    syncFromDevice();
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
     row.model = model;
@@ -93,7 +96,6 @@ Leaderboard Trainer::buildLeaderboard(
     row.stoppedStep = stoppedAt[model];
     row.stopReason = stopReason[model];
     if (const auto &scale = manifest.lossScale) {
-      syncFromDevice();
       auto buffer = [&](int64_t k) {
         return buffersBuf.get(model * manifest.bufferCount +
                               manifest.buffers[k].offset);

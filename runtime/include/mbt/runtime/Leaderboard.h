@@ -55,6 +55,10 @@ struct RankKey {
 };
 RankKey chooseRankKey(const std::vector<std::string> &outputs);
 
+/// Whether the models trained under a loss scale (precision f16): the
+/// table, the report and the JSON then show each model's skipped steps.
+bool hasLossScale(const Leaderboard &board);
+
 /// "ok", "diverged at step N", "stopped at step N (early stopping)" or
 /// "(halving)": the status column of the table and the report.
 std::string statusOf(const ModelResult &row);

@@ -5,15 +5,25 @@
 // and MBT_TEST_TMP (where specs and artifacts go). MBT_TEST_MBTC_FLAGS in
 // the environment adds flags, e.g. --blas=false to test the loop path.
 //
+// MBT_TEST_REUSE_ARTIFACTS=1 reuses an artifact that an earlier run compiled
+// from the same source, flags and mbtc binary (a stamp beside the .so
+// records them). tools/dev/test.sh sets it when it reruns the numeric
+// suites under other BLAS kernels: the artifacts do not depend on the
+// kernel, and compiling is most of those suites' time.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MBT_TEST_UNIT_COMMON_COMPILEWITHMBTC_H
 #define MBT_TEST_UNIT_COMMON_COMPILEWITHMBTC_H
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 
 namespace mbt::test {
@@ -28,6 +38,32 @@ inline std::string testFileStem(const std::string &name) {
   return stem;
 }
 
+/// What an artifact was compiled from: the mbtc binary (path, size and
+/// modification time), the standard library it was told to use, the command
+/// line and the source's bytes.
+inline std::string compileStamp(const std::string &command,
+                                const std::string &path) {
+  std::ostringstream stamp;
+  struct stat mbtc {};
+  if (::stat(MBTC_PATH, &mbtc) == 0)
+    stamp << MBTC_PATH << " " << mbtc.st_size << " " << mbtc.st_mtime << "\n";
+  if (const char *stdlib = std::getenv("MBT_STDLIB_PATH"))
+    stamp << "MBT_STDLIB_PATH=" << stdlib << "\n";
+  std::ifstream source(path, std::ios::binary);
+  stamp << command << "\n" << source.rdbuf();
+  return stamp.str();
+}
+
+/// Whether `file` exists and holds exactly `contents`.
+inline bool fileHolds(const std::string &file, const std::string &contents) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str() == contents;
+}
+
 /// Compiles the spec or module at `path` into testFileStem(NAME).so.
 inline std::string compileFile(const std::string &name,
                                const std::string &path) {
@@ -35,7 +71,15 @@ inline std::string compileFile(const std::string &name,
   std::string out = testFileStem(name) + ".so";
   std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
                         (flags ? std::string(" ") + flags : "");
-  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::string stamp = compileStamp(command, path), stampFile = out + ".stamp";
+  const char *reuse = std::getenv("MBT_TEST_REUSE_ARTIFACTS");
+  if (reuse && std::string(reuse) == "1" && fileHolds(stampFile, stamp))
+    return out;
+  std::remove(stampFile.c_str());
+  int status = std::system(command.c_str());
+  EXPECT_EQ(status, 0) << command;
+  if (status == 0)
+    std::ofstream(stampFile, std::ios::binary) << stamp;
   return out;
 }
 

@@ -40,10 +40,13 @@
 //    steps, then the trajectory amplifies them (doubling every ~5 steps) to
 //    a few 1e-5 at step 100 — in torch float32 vs float64 just the same.
 //
-//  Those two cases check what float32 allows: mbt is no further from
-//  torch float32, nor from the float64 trajectory, than a small multiple of
-//  how far torch's own float32 run is from float64. Showing 1e-9 for them
-//  needs an artifact that computes in float64 (not supported yet).
+//  How far float32 ends from float64 in those two is luck of the rounding
+//  (torch float32's w1 ends 2.8e-6 from float64 under OpenBLAS's SkylakeX
+//  kernels and 3.9e-5 under its Prescott ones), so they check mbt against a
+//  rounding ensemble of float32 runs (RoundingSpread.h): mbt must end as
+//  close to float64 as they do. The F64 cases train the same two
+//  configurations as f64 models and hold mbt to torch float64 within 1e-12,
+//  which shows the semantics to float64's rounding.
 //
 // Each case prints the distances after steps 1-3 and every 10th step
 // (every step with MBT_REFERENCE_VERBOSE=1 in the environment).
@@ -63,6 +66,7 @@
 
 #include "CompileWithMbtc.h"
 #include "RelativeDifference.h"
+#include "RoundingSpread.h"
 #include "ScheduleReference.h"
 
 #include <gtest/gtest.h>
@@ -81,27 +85,32 @@ using namespace mbt::runtime;
 
 namespace {
 
-using mbt::test::compileSpec;
-using mbt::test::relativeDifference;
+using namespace mbt::test;
 
 constexpr int64_t kSteps = 100;
 /// Issue 4's cases (clipping, schedules, weight-decay exclusion) run twice
 /// as long: the schedules change the learning rate over the whole run.
 constexpr int64_t kLongSteps = 200;
+/// An f64 model against torch float64: what is left is summation order
+/// (dgemm's against torch's, glibc's tanh against Sleef's), about 1e-16
+/// per step, amplified by the trajectory; 1e-12 leaves three orders for
+/// that (the cases end near 1e-14).
+constexpr double kF64Tolerance = 1e-12;
 
 /// A one-model spec: the equivalence test's MLP (784-32-10, tanh hidden
-/// layer) with `logits` as its output expression.
+/// layer) with `logits` as its output expression, computing in `type`.
 std::string spec(const std::string &logits, const std::string &optim,
-                 const std::string &extraSweep = "") {
+                 const std::string &extraSweep = "",
+                 const std::string &type = "f32") {
   std::ostringstream os;
   // clang-format off
   os << "model mlp {\n"
-        "  input  x: f32[784]\n"
+        "  input  x: " << type << "[784]\n"
         "  target y: class[10]\n"
-        "  param  w1: f32[784, 32] = kaiming_uniform\n"
-        "  param  b1: f32[32] = uniform(-0.1, 0.1)\n"
-        "  param  w2: f32[32, 10] = normal(0.0, 0.1)\n"
-        "  param  b2: f32[10] = zeros\n"
+        "  param  w1: " << type << "[784, 32] = kaiming_uniform\n"
+        "  param  b1: " << type << "[32] = uniform(-0.1, 0.1)\n"
+        "  param  w2: " << type << "[32, 10] = normal(0.0, 0.1)\n"
+        "  param  b2: " << type << "[10] = zeros\n"
         "  h      = tanh(x @ w1 + b1)\n"
         "  logits = " << logits << "\n"
         "  loss   = cross_entropy(logits, y)\n"
@@ -137,14 +146,17 @@ class TorchReference {
 public:
   /// `dropout`: the rate of a dropout on the hidden layer (the spec's
   /// `dropout(h, rate)`, its only dropout call), 0 for none.
-  TorchReference(const Manifest &manifest, const std::vector<float> &row,
-                 bool reluHead, torch::Dtype dtype, double dropout = 0.0)
+  /// `row`: mbt's initial parameters (float32 values for an f32 model).
+  /// `member`: the float32 rounding ensemble's member (RoundingSpread.h).
+  TorchReference(const Manifest &manifest, const std::vector<double> &row,
+                 bool reluHead, torch::Dtype dtype, double dropout = 0.0,
+                 int member = 0)
       : manifest(manifest), reluHead(reluHead), dtype(dtype),
-        dropout(dropout) {
+        dropout(dropout), member(member) {
     for (const ParamSpec &param : manifest.params) {
       auto values =
-          torch::from_blob(const_cast<float *>(row.data()) + param.offset,
-                           {param.size}, torch::kFloat32);
+          torch::from_blob(const_cast<double *>(row.data()) + param.offset,
+                           {param.size}, torch::kFloat64);
       params.push_back(values.to(dtype)
                            .reshape(param.shape)
                            .clone()
@@ -192,8 +204,13 @@ public:
     throw std::runtime_error("no parameter " + name);
   }
 
-  /// One optimizer step on samples `indices[0, b)`; returns the loss.
-  double step(const Dataset &data, const int64_t *indices, int64_t b) {
+  /// One optimizer step on samples `batch[0, b)`, their rows in the order
+  /// of the reference's ensemble member; returns the loss.
+  double step(const Dataset &data, const int64_t *batch, int64_t b) {
+    std::vector<int64_t> rows = memberRowOrder(member, stepsTaken + 1, b);
+    std::vector<int64_t> indices(b);
+    for (int64_t j = 0; j < b; ++j)
+      indices[j] = batch[rows[j]];
     std::vector<float> xs(b * data.numFeatures);
     std::vector<int64_t> ys(b);
     for (int64_t j = 0; j < b; ++j) {
@@ -209,12 +226,17 @@ public:
 
     optimizer->zero_grad();
     torch::Tensor h = torch::tanh(x.matmul(param("w1")) + param("b1"));
-    if (dropout > 0)
-      h = h * dropoutMask(h.size(0), h.size(1)).to(dtype);
+    if (dropout > 0) {
+      // The mask's rows follow the samples, whatever order they come in.
+      torch::Tensor mask = dropoutMask(h.size(0), h.size(1)).index_select(
+          0, torch::tensor(rows, torch::TensorOptions(torch::kInt64)));
+      h = h * mask.to(dtype);
+    }
     torch::Tensor z = h.matmul(param("w2"));
     torch::Tensor logits = (reluHead ? torch::relu(z) : z) + param("b2");
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
     loss.backward();
+    perturbGradients(params, member, stepsTaken + 1);
     // The learning rate the schedule gives this step, from the formulas
     // below (written from PyTorch's and transformers' definitions).
     if (!manifest.scheduleName.empty())
@@ -268,18 +290,33 @@ private:
   bool reluHead;
   torch::Dtype dtype;
   double dropout;
+  int member;
   std::vector<torch::Tensor> params;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
 
 
-/// Parameter `k` of an mbt params row, as doubles.
-std::vector<double> slice(const Manifest &manifest, const float *row,
-                          size_t k) {
+/// Parameter `k` of a params row, as doubles.
+std::vector<double> slice(const Manifest &manifest,
+                          const std::vector<double> &row, size_t k) {
   const ParamSpec &param = manifest.params[k];
-  return std::vector<double>(row + param.offset,
-                             row + param.offset + param.size);
+  return std::vector<double>(row.begin() + param.offset,
+                             row.begin() + param.offset + param.size);
 }
+
+/// One comparison: the spec's output expression and optimizer, and how it
+/// runs.
+struct Case {
+  std::string name, logits, optim;
+  bool reluHead = false;
+  std::string extraSweep;
+  int64_t steps = kSteps;
+  double dropout = 0.0;
+  /// The model's float type: "f64" compares with torch float64 alone.
+  std::string type = "f32";
+  /// Float32 reference runs, member 0 in the data order (RoundingSpread.h).
+  int members = 1;
+};
 
 /// Relative differences after the last step, per parameter tensor.
 struct Result {
@@ -287,17 +324,21 @@ struct Result {
   std::vector<double> mbtVsTorch32;     // the claim: mbt f32 vs torch f32
   std::vector<double> torch32VsTorch64; // float32 rounding in torch itself
   std::vector<double> mbtVsTorch64;     // float32 rounding in mbt
+  /// Per parameter, each float32 member's distance from float64.
+  std::vector<std::vector<double>> membersVsTorch64;
   std::vector<double> moved;            // final vs initial (not vacuous)
   double worstLossDiff = 0;             // max over steps |loss_mbt - loss_t32|
   int clippedSteps = 0;                 // steps torch float32 clipped
 };
 
-Result trainBoth(const std::string &name, const std::string &logits,
-                 const std::string &optim, bool reluHead,
-                 const std::string &extraSweep = "", int64_t steps = kSteps,
-                 double dropout = 0.0) {
+/// Trains the case in mbt and, from the same initial parameters on the same
+/// batches, in torch float64 and (for an f32 model) in `members` float32
+/// runs; returns the distances after the last step.
+Result trainBoth(const Case &c) {
   static DataSplits data = loadDataSplits("fashion_mnist");
-  std::string path = compileSpec(name, spec(logits, optim, extraSweep));
+  bool f64 = c.type == "f64";
+  std::string path =
+      compileSpec(c.name, spec(c.logits, c.optim, c.extraSweep, c.type));
   Artifact artifact = Artifact::load(path);
   const Manifest &manifest = artifact.manifest();
   EXPECT_EQ(manifest.models, 1);
@@ -305,72 +346,90 @@ Result trainBoth(const std::string &name, const std::string &logits,
   options.quiet = true;
   options.outDir = path + ".out";
   Trainer trainer(artifact, data.train, data.test, options);
-  std::vector<double> row = trainer.modelParams(0);
-  std::vector<float> initial(row.begin(), row.end());
+  std::vector<double> initial = trainer.modelParams(0);
 
-  TorchReference ref32(manifest, initial, reluHead, torch::kFloat32, dropout);
-  TorchReference ref64(manifest, initial, reluHead, torch::kFloat64, dropout);
+  std::vector<std::unique_ptr<TorchReference>> refs32;
+  for (int j = 0; !f64 && j < c.members; ++j)
+    refs32.push_back(std::make_unique<TorchReference>(
+        manifest, initial, c.reluHead, torch::kFloat32, c.dropout, j));
+  TorchReference ref64(manifest, initial, c.reluHead, torch::kFloat64,
+                       c.dropout);
 
   // The runtime's data order, rebuilt here independently of the Trainer:
   // epoch 0's permutation, batches of consecutive indices.
   int64_t batch = manifest.data.batch;
   std::vector<int64_t> order =
       epochPermutation(data.train.count, manifest.data.shuffleSeed, 0);
-  if (int64_t(order.size()) < steps * batch)
+  if (int64_t(order.size()) < c.steps * batch)
     throw std::runtime_error("training set too small for the test");
 
   Result result;
   size_t numParams = manifest.params.size();
   for (const ParamSpec &param : manifest.params)
     result.names.push_back(param.name);
-  std::cout << "[ " << name << " ] max over parameters of the relative "
+  result.membersVsTorch64.resize(numParams);
+  std::cout << "[ " << c.name << " ] max over parameters of the relative "
             << "difference (max|a-b|/max|b|) after each step:\n"
             << "    step   mbt-vs-t32   t32-vs-t64   mbt-vs-t64    "
                "loss(mbt)-loss(t32)\n";
-  for (int64_t s = 1; s <= steps; ++s) {
+  for (int64_t s = 1; s <= c.steps; ++s) {
     const int64_t *indices = order.data() + (s - 1) * batch;
     trainer.runSteps(1);
-    double loss32 = ref32.step(data.train, indices, batch);
-    ref64.step(data.train, indices, batch);
+    double lossRef = ref64.step(data.train, indices, batch);
+    for (int j = 0; j < int(refs32.size()); ++j) {
+      double loss = refs32[j]->step(data.train, indices, batch);
+      if (j == 0)
+        lossRef = loss;
+    }
     double lossMbt = trainer.lastTrainOutputs()[0][0];
     result.worstLossDiff =
-        std::max(result.worstLossDiff, std::fabs(lossMbt - loss32));
+        std::max(result.worstLossDiff, std::fabs(lossMbt - lossRef));
 
-    const float *row = trainer.params();
-    double a = 0, b = 0, c = 0;
+    std::vector<double> row = trainer.modelParams(0);
+    double a = 0, b = 0, d = 0;
     for (size_t k = 0; k < numParams; ++k) {
-      std::vector<double> mbt = slice(manifest, row, k);
-      std::vector<double> t32 = ref32.values(k), t64 = ref64.values(k);
+      std::vector<double> mbt = slice(manifest, row, k), t64 = ref64.values(k);
+      std::vector<double> t32 = f64 ? t64 : refs32[0]->values(k);
       a = std::max(a, relativeDifference(mbt, t32));
       b = std::max(b, relativeDifference(t32, t64));
-      c = std::max(c, relativeDifference(mbt, t64));
-      if (s == steps) {
-        result.mbtVsTorch32.push_back(relativeDifference(mbt, t32));
-        result.torch32VsTorch64.push_back(relativeDifference(t32, t64));
-        result.mbtVsTorch64.push_back(relativeDifference(mbt, t64));
-        std::vector<double> start(initial.begin() + manifest.params[k].offset,
-                                  initial.begin() + manifest.params[k].offset +
-                                      manifest.params[k].size);
-        result.moved.push_back(relativeDifference(start, mbt));
-      }
+      d = std::max(d, relativeDifference(mbt, t64));
+      if (s != c.steps)
+        continue;
+      result.mbtVsTorch32.push_back(relativeDifference(mbt, t32));
+      result.torch32VsTorch64.push_back(relativeDifference(t32, t64));
+      result.mbtVsTorch64.push_back(relativeDifference(mbt, t64));
+      for (const auto &ref : refs32)
+        result.membersVsTorch64[k].push_back(
+            relativeDifference(ref->values(k), t64));
+      result.moved.push_back(
+          relativeDifference(slice(manifest, initial, k), mbt));
     }
     if (s <= 3 || s % 10 == 0 || std::getenv("MBT_REFERENCE_VERBOSE"))
       std::cout << "    " << std::setw(4) << s << std::scientific
                 << std::setprecision(3) << "   " << a << "    " << b << "    "
-                << c << "    " << lossMbt - loss32 << "\n"
+                << d << "    " << lossMbt - lossRef << "\n"
                 << std::defaultfloat;
   }
-  result.clippedSteps = ref32.clippedSteps;
-  std::cout << "[ " << name << " ] after " << steps << " steps (largest "
+  if (!refs32.empty())
+    result.clippedSteps = refs32[0]->clippedSteps;
+  std::cout << "[ " << c.name << " ] after " << c.steps << " steps (largest "
             << "train-loss difference over the steps: " << result.worstLossDiff
             << "):\n";
-  for (size_t k = 0; k < numParams; ++k)
+  for (size_t k = 0; k < numParams; ++k) {
     std::cout << "    " << std::setw(3) << result.names[k] << std::scientific
               << std::setprecision(3) << "  mbt-vs-t32 "
               << result.mbtVsTorch32[k] << "  t32-vs-t64 "
               << result.torch32VsTorch64[k] << "  mbt-vs-t64 "
-              << result.mbtVsTorch64[k] << "  moved " << result.moved[k] << "\n"
-              << std::defaultfloat;
+              << result.mbtVsTorch64[k] << "  moved " << result.moved[k];
+    if (result.membersVsTorch64[k].size() > 1) {
+      std::cout << "\n         float32 members vs t64:";
+      for (double distance : result.membersVsTorch64[k])
+        std::cout << " " << distance;
+      std::cout << " (rms " << rootMeanSquare(result.membersVsTorch64[k])
+                << ")";
+    }
+    std::cout << "\n" << std::defaultfloat;
+  }
   return result;
 }
 
@@ -380,8 +439,8 @@ void checkMatchesTorch(const std::string &name, const std::string &logits,
                        const std::string &optim, bool reluHead,
                        const std::string &extraSweep = "",
                        int64_t steps = kSteps, double dropout = 0.0) {
-  Result r =
-      trainBoth(name, logits, optim, reluHead, extraSweep, steps, dropout);
+  Result r = trainBoth({name, logits, optim, reluHead, extraSweep, steps,
+                        dropout});
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
   // With clipping on, it acted on most steps: the case tests it.
   if (extraSweep.find("clip") != std::string::npos) {
@@ -398,20 +457,36 @@ void checkMatchesTorch(const std::string &name, const std::string &logits,
 }
 
 /// Where float32 itself cannot hold 1e-5 over 100 steps (see the top of the
-/// file): mbt stays within a few times torch's own float32 rounding error,
-/// measured as torch float32's distance from torch float64, from both
-/// torch float32 and float64. The absolute cap catches a run where both
-/// float32 trajectories went wrong.
+/// file): mbt's float32 run ends as close to float64 as float32 runs that
+/// differ only in summation order do (RoundingSpread.h).
 void checkWithinFloat32Rounding(const std::string &name,
                                 const std::string &logits,
                                 const std::string &optim, bool reluHead) {
-  Result r = trainBoth(name, logits, optim, reluHead);
+  Case c{name, logits, optim, reluHead};
+  c.members = kRoundingMembers;
+  Result r = trainBoth(c);
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
   for (size_t k = 0; k < r.names.size(); ++k) {
-    double floor32 = 3 * r.torch32VsTorch64[k] + 1e-6;
-    EXPECT_LE(r.mbtVsTorch32[k], floor32) << r.names[k];
-    EXPECT_LE(r.mbtVsTorch64[k], floor32) << r.names[k];
-    EXPECT_LE(r.mbtVsTorch32[k], 1e-3) << r.names[k];
+    double bound = float32Bound(r.membersVsTorch64[k]);
+    std::cout << "[ " << name << " ] " << r.names[k] << ": mbt-vs-t64 "
+              << r.mbtVsTorch64[k] << " <= " << bound << "\n";
+    EXPECT_LE(r.mbtVsTorch64[k], bound) << r.names[k];
+    EXPECT_LE(r.mbtVsTorch64[k], kFloat32Cap) << r.names[k];
+    EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
+  }
+}
+
+/// The same case compiled as an f64 model: mbt computes what torch float64
+/// computes, to float64's rounding amplified over the run.
+void checkF64MatchesTorchFloat64(const std::string &name,
+                                 const std::string &logits,
+                                 const std::string &optim, bool reluHead) {
+  Case c{name, logits, optim, reluHead};
+  c.type = "f64";
+  Result r = trainBoth(c);
+  ASSERT_EQ(r.mbtVsTorch64.size(), size_t(4));
+  for (size_t k = 0; k < r.names.size(); ++k) {
+    EXPECT_LE(r.mbtVsTorch64[k], kF64Tolerance) << r.names[k];
     EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
   }
 }
@@ -510,6 +585,17 @@ TEST(EquivalenceWithLibTorch, AdamReluHeadWithinFloat32Rounding) {
 TEST(EquivalenceWithLibTorch, SgdLinearHeadWithinFloat32Rounding) {
   checkWithinFloat32Rounding("sgd_linear", "h @ w2 + b2",
                              "sgd(lr = [0.05], momentum = 0.9)", false);
+}
+
+// The same two as f64 models: what float32 cannot show, float64 does.
+TEST(EquivalenceWithLibTorch, F64AdamReluHeadMatchesTorchFloat64) {
+  checkF64MatchesTorchFloat64("adam_relu_f64", "relu(h @ w2) + b2",
+                              "adam(lr = [0.001])", true);
+}
+
+TEST(EquivalenceWithLibTorch, F64SgdLinearHeadMatchesTorchFloat64) {
+  checkF64MatchesTorchFloat64("sgd_linear_f64", "h @ w2 + b2",
+                              "sgd(lr = [0.05], momentum = 0.9)", false);
 }
 
 } // namespace

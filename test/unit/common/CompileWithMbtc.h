@@ -6,10 +6,10 @@
 // the environment adds flags, e.g. --blas=false to test the loop path.
 //
 // MBT_TEST_REUSE_ARTIFACTS=1 reuses an artifact that an earlier run compiled
-// from the same source, flags and mbtc binary (a stamp beside the .so
-// records them). tools/dev/test.sh sets it when it reruns the numeric
-// suites under other BLAS kernels: the artifacts do not depend on the
-// kernel, and compiling is most of those suites' time.
+// from the same source, flags, standard library and mbtc binary (a stamp
+// beside the .so records them). tools/dev/test-blas-kernels.sh sets it when
+// it reruns the numeric suites under other BLAS kernels: the artifacts do
+// not depend on the kernel, and compiling is most of those suites' time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_TEST_UNIT_COMMON_COMPILEWITHMBTC_H
@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -39,16 +40,26 @@ inline std::string testFileStem(const std::string &name) {
 }
 
 /// What an artifact was compiled from: the mbtc binary (path, size and
-/// modification time), the standard library it was told to use, the command
-/// line and the source's bytes.
+/// modification time), the standard library's files (mbtc reads them from
+/// MBT_STDLIB_PATH or the source tree at every compile), the command line
+/// and the source's bytes.
 inline std::string compileStamp(const std::string &command,
                                 const std::string &path) {
+  namespace fs = std::filesystem;
   std::ostringstream stamp;
   struct stat mbtc {};
   if (::stat(MBTC_PATH, &mbtc) == 0)
     stamp << MBTC_PATH << " " << mbtc.st_size << " " << mbtc.st_mtime << "\n";
-  if (const char *stdlib = std::getenv("MBT_STDLIB_PATH"))
-    stamp << "MBT_STDLIB_PATH=" << stdlib << "\n";
+  const char *stdlibPath = std::getenv("MBT_STDLIB_PATH");
+  fs::path stdlib = stdlibPath ? stdlibPath : MBT_TEST_STDLIB_DIR;
+  std::error_code error;
+  for (const fs::directory_entry &entry :
+       fs::recursive_directory_iterator(stdlib, error)) {
+    if (!entry.is_regular_file())
+      continue;
+    std::ifstream file(entry.path(), std::ios::binary);
+    stamp << entry.path().string() << "\n" << file.rdbuf() << "\n";
+  }
   std::ifstream source(path, std::ios::binary);
   stamp << command << "\n" << source.rdbuf();
   return stamp.str();

@@ -204,8 +204,10 @@ struct ReferenceModel {
         memberRowOrder(member, stepsTaken + 1, x32.size(0)), torch::kInt64);
     torch::Tensor x = x32.index_select(0, rows).to(dtype);
     torch::Tensor y = batchY.index_select(0, rows);
-    torch::Tensor h = torch::tanh(x.matmul(params[0]) + params[1]);
-    torch::Tensor logits = h.matmul(params[2]) + params[3];
+    MemberRounding round(member, stepsTaken + 1);
+    torch::Tensor h =
+        round(torch::tanh(round(x.matmul(params[0]) + params[1])));
+    torch::Tensor logits = round(h.matmul(params[2]) + params[3]);
     torch::nn::functional::cross_entropy(logits, y).backward();
     perturbGradients(params, member, stepsTaken + 1);
     // As PyTorch writes it: the scheduler sets the lr, the gradient is

@@ -16,25 +16,28 @@
 // Verificarlo): member 0 is torch as it is; member j takes each batch's
 // rows in a permutation drawn from (j, step), so that every sum over the
 // batch (weight and bias gradients, the mean loss, batch statistics) adds
-// in another order, and rounds every gradient element to a random one of
-// its neighbouring float32 values (relative noise up to 2^-23, the size of
-// the differences between two float32 implementations of one step: mbt's
-// glibc tanh against torch's Sleef one, FMA contraction or not). The
-// mathematics is the same. The root mean square of the members' distances
-// from float64 estimates the scale sigma of float32's distance under this
+// in another order, and moves every intermediate value of its forward pass
+// (and so of the backward pass through it) and every gradient element to
+// a random one of its neighbouring float32 values (relative noise up to
+// 2^-23: the size of the differences between two float32 implementations
+// of one step, mbt's glibc tanh and exp against torch's Sleef ones, FMA
+// contraction or not). The mathematics is the same. The root mean square
+// of the members' distances from float64 estimates the scale sigma of float32's distance under this
 // machine's kernels, and mbt, one more float32 run of the same
 // mathematics, must end within kSpreadFactor * sigma of float64.
 //
-// Why 4: if the end distance is |N(0, sigma^2)| (a one-dimensional
-// projection, the worst case: a distance over many independent directions
-// concentrates much more), mbt exceeds 4 sigma with probability 6e-5; the
-// estimate of sigma from 8 members is within 30% of sigma with probability
-// 0.95 (a chi distribution with 8 degrees of freedom), and even at 0.7
-// sigma, 4 * 0.7 = 2.8 sigma is exceeded with probability 0.005. A real
-// error — an off-by-one step count, a wrong bias correction or momentum —
-// moves the parameters by 1e-3 to 1e-1 relative, two orders above such
-// bounds (a few 1e-4 at most in these tests), and the absolute cap of
-// kFloat32Cap holds even if every float32 run went wrong together.
+// Why 4: take the pessimistic model in which each run's end distance is
+// |N(0, sigma^2)|, a projection on one direction (a distance over many
+// independent directions concentrates far more). Then mbt's distance over
+// the 8 members' root mean square is |t| with 8 degrees of freedom, which
+// exceeds 4 with probability 0.004 per parameter tensor. The model is far
+// too pessimistic: in every float32 comparison of these tests, under
+// OpenBLAS's SkylakeX, Haswell, Prescott, Sandybridge and Nehalem kernels,
+// mbt ends within 1.6 root mean squares (0.4 of its bound). A real error
+// (an off-by-one step count, a wrong bias correction or momentum) moves the
+// parameters by 1e-3 to 1e-1, two to three orders above these bounds (a few
+// 1e-4 at most), and the absolute cap kFloat32Cap holds even if every
+// float32 run went wrong together.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_TEST_UNIT_REFERENCE_ROUNDINGSPREAD_H
@@ -113,6 +116,44 @@ inline void perturbGradients(const std::vector<torch::Tensor> &params,
     params[t].mutable_grad() = grad;
   }
 }
+
+/// Member `member`'s last-bit rounding of an intermediate value at step
+/// `step` (1-based): each element of `t` times the float32 nearest to
+/// 1 + u * 2^-23, u uniform in [-1, 1) from Philox keyed by (member, step,
+/// site, element), so each element moves to a neighbouring float32 value
+/// or stays; the gradient that flows back through it moves alike. Member 0
+/// (and any tensor that is not float32) gets `t` itself.
+inline torch::Tensor jitter(const torch::Tensor &t, int member, int64_t step,
+                            uint32_t site) {
+  if (member == 0 || t.scalar_type() != torch::kFloat32)
+    return t;
+  std::vector<float> factors(t.numel());
+  for (size_t e = 0; e < factors.size(); ++e) {
+    uint32_t bits = runtime::philox4x32x10(
+        {static_cast<uint32_t>(e), site, static_cast<uint32_t>(step),
+         0x6a697474u},
+        runtime::makePhiloxKey(0x5eed0000u + uint64_t(member)))[0];
+    double u = 2.0 * runtime::uniformFloat(bits) - 1.0;
+    factors[e] = static_cast<float>(1.0 + u * 0x1p-23);
+  }
+  return t * torch::from_blob(factors.data(), t.sizes(), torch::kFloat32)
+                 .clone();
+}
+
+/// The intermediate values of one member's step, rounded by jitter at sites
+/// numbered in the order the forward pass reaches them.
+class MemberRounding {
+public:
+  MemberRounding(int member, int64_t step) : member(member), step(step) {}
+  torch::Tensor operator()(const torch::Tensor &t) {
+    return jitter(t, member, step, site++);
+  }
+
+private:
+  int member;
+  int64_t step;
+  uint32_t site = 0;
+};
 
 /// The root mean square of the members' distances from float64.
 inline double rootMeanSquare(const std::vector<double> &distances) {

@@ -225,7 +225,9 @@ public:
     torch::Tensor y = torch::from_blob(ys.data(), {b}, torch::kInt64).clone();
 
     optimizer->zero_grad();
-    torch::Tensor h = torch::tanh(x.matmul(param("w1")) + param("b1"));
+    MemberRounding round(member, stepsTaken + 1);
+    torch::Tensor h =
+        round(torch::tanh(round(x.matmul(param("w1")) + param("b1"))));
     if (dropout > 0) {
       // The mask's rows follow the samples, whatever order they come in.
       torch::Tensor mask = dropoutMask(h.size(0), h.size(1)).index_select(
@@ -233,7 +235,8 @@ public:
       h = h * mask.to(dtype);
     }
     torch::Tensor z = h.matmul(param("w2"));
-    torch::Tensor logits = (reluHead ? torch::relu(z) : z) + param("b2");
+    z = round(z);
+    torch::Tensor logits = round((reluHead ? torch::relu(z) : z) + param("b2"));
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
     loss.backward();
     perturbGradients(params, member, stepsTaken + 1);

@@ -1,17 +1,12 @@
-//===- Stages.cpp - the stages of mbtc, in order --------------------------===//
+//===- Stages.cpp - mbtc's way through the pipeline ----------------------===//
 #include "compiler/Driver/Stages.h"
-
-#include "compiler/Conversion/Passes.h"
-#include "compiler/Driver/Manifest.h"
-#include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -19,24 +14,6 @@
 #include <cstdlib>
 
 using namespace mlir;
-
-namespace mbt {
-std::optional<Stage> parseStage(llvm::StringRef name) {
-  using ::mbt::Stage;
-  return llvm::StringSwitch<std::optional<Stage>>(name)
-      .Case("ast", Stage::AST)
-      .Case("mbt", Stage::MBT)
-      .Case("grad", Stage::Grad)
-      .Case("batched", Stage::Batched)
-      .Case("fused", Stage::Fused)
-      .Case("linalg", Stage::Linalg)
-      .Case("llvm-dialect", Stage::LLVMDialect)
-      .Case("llvm", Stage::LLVMIR)
-      .Case("ptx", Stage::PTX)
-      .Default(std::nullopt);
-}
-
-} // namespace mbt
 
 /// The entry points must have the C signatures of docs/abi.md: every
 /// output written into the caller's buffers, nothing returned, the
@@ -97,58 +74,26 @@ static LogicalResult locateCudaToolkit(ModuleOp module) {
   return success();
 }
 
-static LogicalResult run(ModuleOp module,
-                         llvm::function_ref<void(PassManager &)> build) {
-  PassManager pm(module.getContext());
-  build(pm);
-  return pm.run(module);
-}
-
 namespace mbt {
-LogicalResult lowerTo(ModuleOp module, Stage target,
+LogicalResult lowerTo(ModuleOp module, mlir::mbt::Stage to,
                       const mlir::mbt::LoweringOptions &codegen,
-                      std::string &manifest) {
-  using namespace mlir::mbt;
-  using ::mbt::Stage;
-  using ::mbt::buildManifest;
-  if (target >= Stage::Grad &&
-      failed(run(module, [](PassManager &pm) {
-        pm.addPass(createMBTAutocast());
-        pm.addPass(createMBTAutodiff());
-      })))
+                      std::string *manifest) {
+  using mlir::mbt::Stage;
+  bool toLLVM = to == Stage::LLVMDialect;
+  if (toLLVM && codegen.target == "cuda" && failed(locateCudaToolkit(module)))
     return failure();
-  if (target >= Stage::Batched &&
-      failed(run(module,
-                 [](PassManager &pm) { pm.addPass(createMBTBatchModels()); })))
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  if (target >= Stage::Fused) {
-    if (failed(run(module, [](PassManager &pm) {
-          pm.addPass(createMBTFuseOptimizer());
-          pm.addPass(createCanonicalizerPass());
-          pm.addPass(createCSEPass());
-        })))
-      return failure();
-    FailureOr<std::string> json = buildManifest(module, codegen.target);
-    if (failed(json))
-      return failure();
-    manifest = *json;
-  }
-  if (target >= Stage::Linalg &&
-      failed(run(module, [&](PassManager &pm) {
-        buildFusedToLinalgPipeline(pm, codegen.target);
-      })))
+  // --mlir-timing: the report prints when the manager goes out of scope.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  mlir::mbt::buildPipeline(pm, Stage::MBT, to, codegen, manifest);
+  if (failed(pm.run(module)))
     return failure();
-  if (target >= Stage::LLVMDialect && codegen.target == "cuda" &&
-      failed(locateCudaToolkit(module)))
-    return failure();
-  if (target >= Stage::LLVMDialect &&
-      failed(run(module, [&](PassManager &pm) {
-        buildLinalgToLLVMPipeline(pm, codegen);
-      })))
-    return failure();
-  if (target >= Stage::LLVMDialect)
-    return checkEntryPoints(module);
-  return success();
+  return toLLVM ? checkEntryPoints(module) : success();
 }
 } // namespace mbt
 

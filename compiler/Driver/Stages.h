@@ -1,36 +1,29 @@
-//===- Stages.h - the stages of mbtc, in order ------------------*- C++ -*-===//
+//===- Stages.h - mbtc's way through the pipeline ---------------*- C++ -*-===//
 #ifndef MBT_COMPILER_DRIVER_STAGES_H
 #define MBT_COMPILER_DRIVER_STAGES_H
 
+#include "compiler/Pipelines/Pipelines.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
-#include <optional>
 #include <string>
-
-namespace mlir::mbt {
-struct LoweringOptions;
-} // namespace mlir::mbt
 
 namespace mbt {
 
-/// What `mbtc --emit=` can print, in pipeline order.
-/// (PTX: the kernels of a --target=cuda module, as PTX text.)
-enum class Stage { AST, MBT, Grad, Batched, Fused, Linalg, LLVMDialect, LLVMIR, PTX };
-
-std::optional<Stage> parseStage(llvm::StringRef name);
+/// Runs the pipeline (compiler/Pipelines) on a module at the mbt stage up
+/// to stage `to`, in one pass manager that takes MLIR's pass-manager
+/// command-line options (--mlir-print-ir-after-all, --mlir-timing, crash
+/// reproducers) where the tool registered them. Up to llvm-dialect, it
+/// finds the CUDA toolkit first (--target=cuda), writes the manifest's text
+/// into `manifest` when given, and checks the entry points against the ABI.
+mlir::LogicalResult lowerTo(mlir::ModuleOp module, mlir::mbt::Stage to,
+                            const mlir::mbt::LoweringOptions &codegen,
+                            std::string *manifest = nullptr);
 
 /// Prints the PTX of every kernel of a module lowered with cudaFormat "isa",
 /// each after a `// kernel NAME` line.
 mlir::LogicalResult printKernelPTX(mlir::ModuleOp module, llvm::raw_ostream &os);
 
-/// Runs the passes that take a module at the "mbt" stage to `target`
-/// (Grad..LLVMDialect), generating code as `codegen` says (the options of
-/// the mbt-linalg-to-llvm pipeline, compiler/Conversion/Passes.h). At or
-/// past Fused, `manifest` receives the artifact's manifest.
-mlir::LogicalResult lowerTo(mlir::ModuleOp module, Stage target,
-                            const mlir::mbt::LoweringOptions &codegen,
-                            std::string &manifest);
-
 } // namespace mbt
 
-#endif
+#endif // MBT_COMPILER_DRIVER_STAGES_H

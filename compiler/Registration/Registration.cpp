@@ -7,6 +7,8 @@
 #include "mbt/InitAllDialects.h"
 
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Manifest/Manifest.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialects/MBT/IR/MBTDialect.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
@@ -97,6 +99,7 @@ void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
 void mbt::registerAllPasses() {
   mlir::mbt::registerMBTPasses();
   mlir::mbt::registerMBTConversionPasses();
+  mlir::mbt::registerMBTManifestPasses();
   mlir::mbt::registerMBTPipelines();
   mlir::registerTransformsPasses();
   mlir::registerConversionPasses();

@@ -8,17 +8,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Driver/ArtifactEmitter.h"
-#include "compiler/Conversion/Passes.h"
 #include "compiler/Driver/Stages.h"
 #include "compiler/Frontend/Frontend.h"
 #include "mbt/InitAllDialects.h"
 #include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 
@@ -40,12 +41,32 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mbt|module
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout "
                                                      "for --emit, model.so otherwise)"),
                                        cl::value_desc("file"), cl::cat(category));
-static cl::opt<std::string> emit(
-    "emit",
-    cl::desc("Print a stage instead of writing the artifact: ast, mbt, grad, "
-             "batched, fused, linalg, llvm-dialect, llvm (LLVM IR), ptx (the "
-             "kernels of --target=cuda)"),
-    cl::value_desc("stage"), cl::cat(category));
+/// What mbtc writes: the artifact, or one stage of the pipeline.
+enum class Emit {
+  Artifact,
+  AST,
+  MBT,
+  Grad,
+  Batched,
+  Fused,
+  Linalg,
+  LLVMDialect,
+  LLVMIR,
+  PTX
+};
+static cl::opt<Emit> emit(
+    "emit", cl::desc("Print a stage instead of writing the artifact"),
+    cl::values(
+        clEnumValN(Emit::AST, "ast", "the checked syntax tree"),
+        clEnumValN(Emit::MBT, "mbt", "the mbt dialect: one model, forward"),
+        clEnumValN(Emit::Grad, "grad", "with the backward pass"),
+        clEnumValN(Emit::Batched, "batched", "every model of the sweep"),
+        clEnumValN(Emit::Fused, "fused", "the optimizer updates fused"),
+        clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::LLVMDialect, "llvm-dialect", "the LLVM dialect"),
+        clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR, optimized"),
+        clEnumValN(Emit::PTX, "ptx", "the kernels of --target=cuda, as PTX")),
+    cl::init(Emit::Artifact), cl::cat(category));
 static cl::opt<bool> useBlas("blas", cl::desc("Call BLAS for batched matmuls "
                                               "(default on; off: generated loops)"),
                              cl::init(true), cl::cat(category));
@@ -177,11 +198,50 @@ static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
   return ::mbt::mlirGen(ctx, *ast);
 }
 
-/// Compiles one buffer to `stage` (printing it) or to the artifact at
-/// `libraryPath`. Errors go through the context's diagnostic handler.
+/// Sets the pipeline's options from mbtc's flags.
+static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
+  codegen.useBlas = useBlas.getValue();
+  codegen.parallel = parallelLoops.getValue();
+  codegen.planWorkspace = planWorkspace.getValue();
+  codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
+  codegen.vectorMatmulRows = vectorMatmulRows.getValue();
+  codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();
+  codegen.vectorMatmulKBlock = vectorMatmulKBlock.getValue();
+  codegen.target = target == Target::CUDA ? "cuda" : "cpu";
+  codegen.cudaChip = cudaChip.getValue();
+  codegen.cudaFormat = emit == Emit::PTX ? "isa" : "fatbin";
+}
+
+/// The pipeline stage that `emit` prints or starts from (the LLVM
+/// dialect for LLVM IR, PTX and the artifact).
+static mlir::mbt::Stage stageOf(Emit emit) {
+  using mlir::mbt::Stage;
+  switch (emit) {
+  case Emit::AST:
+  case Emit::MBT:
+    return Stage::MBT;
+  case Emit::Grad:
+    return Stage::Grad;
+  case Emit::Batched:
+    return Stage::Batched;
+  case Emit::Fused:
+    return Stage::Fused;
+  case Emit::Linalg:
+    return Stage::Linalg;
+  case Emit::LLVMDialect:
+  case Emit::LLVMIR:
+  case Emit::PTX:
+  case Emit::Artifact:
+    return Stage::LLVMDialect;
+  }
+  llvm_unreachable("unknown --emit");
+}
+
+/// Compiles one buffer to what `emit` asks for: printed on `os`, or the
+/// artifact at `libraryPath`. Errors go through the context's diagnostic
+/// handler.
 static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
-                                   MLIRContext &ctx, ::mbt::Stage stage,
-                                   bool printStage, StringRef libraryPath,
+                                   MLIRContext &ctx, StringRef libraryPath,
                                    llvm::raw_ostream &os) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
@@ -193,46 +253,37 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     handler.emplace(sourceMgr, &ctx);
 
   LogicalResult result = [&]() -> LogicalResult {
-    bool printAst = printStage && stage == ::mbt::Stage::AST;
+    bool printAst = emit == Emit::AST;
     OwningOpRef<ModuleOp> module = parseInput(sourceMgr, ctx, printAst, os);
     if (printAst)
       return success();
     if (!module)
       return failure();
+    bool artifact = emit == Emit::Artifact || emit == Emit::LLVMIR;
     std::string manifest;
-    bool ptx = printStage && stage == ::mbt::Stage::PTX;
-    ::mbt::Stage lowered = stage >= ::mbt::Stage::LLVMIR ? ::mbt::Stage::LLVMDialect : stage;
-    if (!printStage)
-      lowered = ::mbt::Stage::LLVMDialect;
     mlir::mbt::LoweringOptions codegen;
-    codegen.useBlas = useBlas.getValue();
-    codegen.parallel = parallelLoops.getValue();
-    codegen.planWorkspace = planWorkspace.getValue();
-    codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
-    codegen.vectorMatmulRows = vectorMatmulRows.getValue();
-    codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();
-    codegen.vectorMatmulKBlock = vectorMatmulKBlock.getValue();
-    codegen.target = target == Target::CUDA ? "cuda" : "cpu";
-    codegen.cudaChip = cudaChip.getValue();
-    codegen.cudaFormat = ptx ? "isa" : "fatbin";
-    if (failed(::mbt::lowerTo(*module, lowered, codegen, manifest)))
+    setLoweringOptions(codegen);
+    if (failed(::mbt::lowerTo(*module, stageOf(emit), codegen,
+                              artifact ? &manifest : nullptr)))
       return failure();
-    if (ptx)
+    if (emit == Emit::PTX)
       return ::mbt::printKernelPTX(*module, os);
-    if (printStage && stage != ::mbt::Stage::LLVMIR) {
+    if (!artifact) {
       module->print(os);
+      os << "\n";
       return success();
     }
-    return ::mbt::emitArtifact(*module, manifest, printStage ? &os : nullptr,
-                             libraryPath);
+    return ::mbt::emitArtifact(*module, manifest,
+                               emit == Emit::LLVMIR ? &os : nullptr,
+                               libraryPath);
   }();
   if (verifyDiagnostics)
     return verifier->verify();
   return result;
 }
 
-static int compileMain(::mbt::Stage stage, bool printStage, StringRef libraryPath,
-                       MLIRContext &ctx) {
+static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
+  bool printStage = emit != Emit::Artifact;
   std::string error;
   auto input = openInputFile(inputFile, &error);
   if (!input) {
@@ -251,7 +302,7 @@ static int compileMain(::mbt::Stage stage, bool printStage, StringRef libraryPat
   llvm::raw_ostream &os = output ? output->os() : llvm::outs();
   auto process = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                      llvm::raw_ostream &) {
-    return compileBuffer(std::move(chunk), ctx, stage, printStage, libraryPath, os);
+    return compileBuffer(std::move(chunk), ctx, libraryPath, os);
   };
   LogicalResult result =
       splitInput ? splitAndProcessBuffer(std::move(input), process, os,
@@ -332,7 +383,7 @@ static int trainMain(MLIRContext &ctx) {
   SmallString<256> library(dir);
   llvm::sys::path::append(library, "model.so");
   auto start = std::chrono::steady_clock::now();
-  if (int status = compileMain(::mbt::Stage::LLVMIR, false, library, ctx))
+  if (int status = compileMain(library, ctx))
     return status;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                  start)
@@ -353,6 +404,12 @@ int main(int argc, char **argv) {
   SmallVector<char *> args(argv, argv + argc);
   if (train)
     args.erase(args.begin() + 1);
+  // MLIR's own options: --mlir-print-ir-after-all, --mlir-timing,
+  // --mlir-pass-pipeline-crash-reproducer, --mlir-print-debuginfo, ...
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions({&category, &trainCategory});
   cl::ParseCommandLineOptions(
       static_cast<int>(args.size()), args.data(),
@@ -390,26 +447,16 @@ int main(int argc, char **argv) {
   ctx.loadAllAvailableDialects();
 
   if (train) {
-    if (!emit.empty()) {
+    if (emit.getNumOccurrences() > 0) {
       llvm::errs() << "mbtc: error: --emit cannot be used with 'train'\n";
       return 1;
     }
     return trainMain(ctx);
   }
-  std::optional<::mbt::Stage> stage = ::mbt::Stage::LLVMIR;
-  if (!emit.empty()) {
-    stage = ::mbt::parseStage(emit);
-    if (!stage) {
-      llvm::errs() << "mbtc: error: unknown stage '" << emit
-                   << "' for --emit (expected ast, mbt, grad, batched, fused, "
-                      "linalg, llvm-dialect, llvm or ptx)\n";
-      return 1;
-    }
-    if (*stage == ::mbt::Stage::PTX && target != Target::CUDA) {
-      llvm::errs() << "mbtc: error: --emit=ptx needs --target=cuda\n";
-      return 1;
-    }
+  if (emit == Emit::PTX && target != Target::CUDA) {
+    llvm::errs() << "mbtc: error: --emit=ptx needs --target=cuda\n";
+    return 1;
   }
   std::string library = outputFile.empty() ? "model.so" : outputFile.getValue();
-  return compileMain(*stage, !emit.empty(), library, ctx);
+  return compileMain(library, ctx);
 }

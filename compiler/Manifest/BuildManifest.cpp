@@ -1,5 +1,5 @@
-//===- Manifest.cpp - the artifact's manifest from the fused module -------===//
-#include "compiler/Driver/Manifest.h"
+//===- BuildManifest.cpp - the artifact's manifest from the module --------===//
+#include "compiler/Manifest/Manifest.h"
 
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/ScheduleRules.h"

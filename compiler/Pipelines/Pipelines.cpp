@@ -1,6 +1,8 @@
-//===- Pipelines.cpp - the stages of mbtc, as pass pipelines --------------===//
+//===- Pipelines.cpp - the stages of mbt, one builder each ----------------===//
+#include "compiler/Pipelines/Pipelines.h"
+
 #include "compiler/Conversion/Passes.h"
-#include "dialects/MBT/IR/MBTOps.h"
+#include "compiler/Manifest/Manifest.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -16,47 +18,46 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-namespace mlir::mbt {
-#define GEN_PASS_DEF_MBTDROPMETADATA
-#include "compiler/Conversion/Passes.h.inc"
-} // namespace mlir::mbt
-
 using namespace mlir;
 using namespace mlir::mbt;
 
-namespace {
-struct DropMetadataPass
-    : public mlir::mbt::impl::MBTDropMetadataBase<DropMetadataPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    for (SweepOp sweep : llvm::make_early_inc_range(module.getOps<SweepOp>()))
-      sweep.erase();
-    // Fused updates have been lowered with copies of their rules.
-    for (OptimizerOp rule :
-         llvm::make_early_inc_range(module.getOps<OptimizerOp>()))
-      rule.erase();
-    SmallVector<StringAttr> names;
-    for (NamedAttribute attr : module->getAttrs())
-      if (attr.getName().getValue().starts_with("mbt."))
-        names.push_back(attr.getName());
-    for (StringAttr name : names)
-      module->removeAttr(name);
+StringRef mlir::mbt::stageName(Stage stage) {
+  switch (stage) {
+  case Stage::MBT:
+    return "mbt";
+  case Stage::Grad:
+    return "grad";
+  case Stage::Batched:
+    return "batched";
+  case Stage::Fused:
+    return "fused";
+  case Stage::Linalg:
+    return "linalg";
+  case Stage::LLVMDialect:
+    return "llvm-dialect";
   }
-};
-} // namespace
+  llvm_unreachable("unknown stage");
+}
 
-void mlir::mbt::buildMBTToFusedPipeline(OpPassManager &pm) {
+void mlir::mbt::buildMBTToGradPipeline(OpPassManager &pm) {
+  pm.addPass(createMBTAutocast());
   pm.addPass(createMBTAutodiff());
+}
+
+void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTBatchModels());
+}
+
+void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTFuseOptimizer());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
-                                           StringRef target) {
-  pm.addPass(createMBTLowerToLinalg(
-      MBTLowerToLinalgOptions{/*scalarsPerElement=*/target == "cuda"}));
+                                           const LoweringOptions &opts) {
+  pm.addPass(createMBTLowerToLinalg(MBTLowerToLinalgOptions{
+      /*scalarsPerElement=*/opts.target == "cuda"}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -66,7 +67,13 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
 /// Bufferization and the buffer-level clean-ups both targets share: every
 /// temporary a view of the workspace, the matmuls calls to the runtime.
 static void addBufferizationPasses(OpPassManager &pm,
-                                   const LoweringOptions &opts) {
+                                   const LoweringOptions &opts,
+                                   std::string *manifest) {
+  if (manifest)
+    pm.addPass(createMBTExportManifest(*manifest, opts.target));
+  else
+    pm.addPass(createMBTExportManifest(
+        MBTExportManifestOptions{/*path=*/"", /*device=*/opts.target}));
   pm.addPass(createMBTDropMetadata());
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -103,8 +110,9 @@ static void addBufferizationPasses(OpPassManager &pm,
 /// PTX in a fatbin, through ptxas) and lowers the host side, whose launches
 /// call the mgpu* functions the runtime provides.
 static void buildLinalgToCudaPipeline(OpPassManager &pm,
-                                      const LoweringOptions &opts) {
-  addBufferizationPasses(pm, opts);
+                                      const LoweringOptions &opts,
+                                      std::string *manifest) {
+  addBufferizationPasses(pm, opts, manifest);
   pm.addPass(createMBTCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
@@ -120,10 +128,11 @@ static void buildLinalgToCudaPipeline(OpPassManager &pm,
 }
 
 void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
-                                          const LoweringOptions &opts) {
+                                          const LoweringOptions &opts,
+                                          std::string *manifest) {
   if (opts.target == "cuda")
-    return buildLinalgToCudaPipeline(pm, opts);
-  addBufferizationPasses(pm, opts);
+    return buildLinalgToCudaPipeline(pm, opts, manifest);
+  addBufferizationPasses(pm, opts, manifest);
   if (opts.parallel) {
     // The model dimension of each large loop nest runs on all cores; the
     // loops inside stay serial (OuterParallelLoops.cpp).
@@ -152,23 +161,59 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::mbt::buildPipeline(OpPassManager &pm, Stage from, Stage to,
+                              const LoweringOptions &opts,
+                              std::string *manifest) {
+  assert(from <= to && "the pipeline only goes forward");
+  // Stage s's builder takes a module from s to s + 1.
+  for (int s = static_cast<int>(from); s < static_cast<int>(to); ++s) {
+    switch (static_cast<Stage>(s)) {
+    case Stage::MBT:
+      buildMBTToGradPipeline(pm);
+      break;
+    case Stage::Grad:
+      buildGradToBatchedPipeline(pm);
+      break;
+    case Stage::Batched:
+      buildBatchedToFusedPipeline(pm);
+      break;
+    case Stage::Fused:
+      buildFusedToLinalgPipeline(pm, opts);
+      break;
+    case Stage::Linalg:
+      buildLinalgToLLVMPipeline(pm, opts, manifest);
+      break;
+    case Stage::LLVMDialect:
+      llvm_unreachable("no stage after llvm-dialect");
+    }
+  }
+}
+
 void mlir::mbt::registerMBTPipelines() {
-  PassPipelineRegistration<>("mbt-to-fused",
-                             "autodiff, batch the models, fuse the optimizer",
-                             buildMBTToFusedPipeline);
-  PassPipelineRegistration<>("mbt-fused-to-linalg",
-                             "lower fused mbt to linalg on tensors and fuse",
-                             [](OpPassManager &pm) {
-                               buildFusedToLinalgPipeline(pm);
-                             });
+  // From the mbt stage (what `mbtc --emit=mbt` prints) to each later one.
+  for (Stage to : {Stage::Grad, Stage::Batched, Stage::Fused, Stage::Linalg,
+                   Stage::LLVMDialect}) {
+    std::string name = to == Stage::LLVMDialect
+                           ? std::string("mbt-to-llvm")
+                           : ("mbt-to-" + stageName(to)).str();
+    std::string description =
+        ("the pipeline from the mbt stage to the " + stageName(to) +
+         " stage (what mbtc --emit=" + stageName(to) + " prints)")
+            .str();
+    PassPipelineRegistration<LoweringOptions>(
+        name, description, [to](OpPassManager &pm, const LoweringOptions &opts) {
+          buildPipeline(pm, Stage::MBT, to, opts);
+        });
+  }
   PassPipelineRegistration<LoweringOptions>(
-      "mbt-linalg-to-llvm", "bufferize and lower linalg to the LLVM dialect",
-      buildLinalgToLLVMPipeline);
-  PassPipelineRegistration<LoweringOptions>(
-      "mbt-to-llvm", "the whole pipeline from mbt to the LLVM dialect",
+      "mbt-fused-to-linalg", "lower fused mbt to linalg on tensors and fuse",
       [](OpPassManager &pm, const LoweringOptions &opts) {
-        buildMBTToFusedPipeline(pm);
-        buildFusedToLinalgPipeline(pm, opts.target);
+        buildFusedToLinalgPipeline(pm, opts);
+      });
+  PassPipelineRegistration<LoweringOptions>(
+      "mbt-linalg-to-llvm",
+      "check the manifest, bufferize and lower linalg to the LLVM dialect",
+      [](OpPassManager &pm, const LoweringOptions &opts) {
         buildLinalgToLLVMPipeline(pm, opts);
       });
 }

@@ -199,7 +199,8 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   llvm::SmallVector<mlir::Attribute> outputs{builder.getStringAttr("loss")};
   for (const AssignStmtAST *metric : metrics)
     outputs.push_back(builder.getStringAttr(metric->getName()));
-  func->setAttr("mbt.outputs", builder.getArrayAttr(outputs));
+  func->setAttr(mlir::mbt::MBTDialect::OutputsAttrHelper::getNameStr(),
+                builder.getArrayAttr(outputs));
 
   mlir::Block *entry = func.addEntryBlock();
   symbols.clear();
@@ -209,9 +210,13 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     mlir::BlockArgument arg = entry->getArgument(i);
     arg.setLoc(loc(param.decl->nameLoc()));
     paramValues[param.decl] = arg;
-    func.setArgAttr(i, param.decl->isBuffer() ? "mbt.buffer" : "mbt.param",
+    func.setArgAttr(i,
+                    param.decl->isBuffer()
+                        ? mlir::mbt::MBTDialect::BufferAttrHelper::getNameStr()
+                        : mlir::mbt::MBTDialect::ParamAttrHelper::getNameStr(),
                     builder.getStringAttr(param.name));
-    func.setArgAttr(i, "mbt.init", genInitAttr(*param.decl->resolvedInit));
+    func.setArgAttr(i, mlir::mbt::MBTDialect::InitAttrHelper::getNameStr(),
+                    genInitAttr(*param.decl->resolvedInit));
   }
   unsigned numParams = declared.size();
   const DataDeclAST *data[] = {input, target};
@@ -219,13 +224,18 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
     mlir::BlockArgument arg = entry->getArgument(numParams + i);
     arg.setLoc(loc(decl->nameLoc()));
     symbols[decl->getName()] = arg;
-    func.setArgAttr(numParams + i, decl == input ? "mbt.input" : "mbt.target",
+    func.setArgAttr(numParams + i,
+                    decl == input
+                        ? mlir::mbt::MBTDialect::InputAttrHelper::getNameStr()
+                        : mlir::mbt::MBTDialect::TargetAttrHelper::getNameStr(),
                     builder.getStringAttr(decl->getName()));
     if (decl == target)
-      func.setArgAttr(numParams + i, "mbt.classes",
-                      builder.getI64IntegerAttr(target->getType().dims.front()));
+      func.setArgAttr(
+          numParams + i, mlir::mbt::MBTDialect::ClassesAttrHelper::getNameStr(),
+          builder.getI64IntegerAttr(target->getType().dims.front()));
     else if (decl->getType().elementType == "tokens")
-      func.setArgAttr(numParams + i, "mbt.vocab",
+      func.setArgAttr(numParams + i,
+                      mlir::mbt::MBTDialect::VocabAttrHelper::getNameStr(),
                       builder.getI64IntegerAttr(decl->getType().dims.front()));
   }
 

@@ -29,8 +29,10 @@ static json::Value initToJson(DictionaryAttr init) {
 namespace mbt {
 FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   auto sweeps = module.getOps<mlir::mbt::SweepOp>();
-  auto layout = module->getAttrOfType<ArrayAttr>("mbt.layout");
-  auto outputs = module->getAttrOfType<ArrayAttr>("mbt.outputs");
+  auto layout = module->getAttrOfType<ArrayAttr>(
+      mlir::mbt::MBTDialect::LayoutAttrHelper::getNameStr());
+  auto outputs = module->getAttrOfType<ArrayAttr>(
+      mlir::mbt::MBTDialect::OutputsAttrHelper::getNameStr());
   auto train = module.lookupSymbol<func::FuncOp>("mbt_train_step");
   if (sweeps.empty() || !layout || !outputs || !train)
     return module.emitError("the module is not at the fused stage (no "
@@ -64,7 +66,8 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   int64_t paramCount = 0, bufferCount = 0;
   json::Array params = layoutToJson(layout, paramCount);
   json::Array buffers;
-  if (auto bufferLayout = module->getAttrOfType<ArrayAttr>("mbt.buffer_layout"))
+  if (auto bufferLayout = module->getAttrOfType<ArrayAttr>(
+          mlir::mbt::MBTDialect::BufferLayoutAttrHelper::getNameStr()))
     buffers = layoutToJson(bufferLayout, bufferCount);
 
   json::Array slots, hyperNames, hyperValues, seeds, outputNames;
@@ -133,7 +136,8 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   bool tokens = xType.getElementType().isInteger(32);
   int64_t features = tokens ? 0 : xType.getDimSize(2);
   json::Array inputShape;
-  if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>("mbt.input_shape"))
+  if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::mbt::MBTDialect::InputShapeAttrHelper::getNameStr()))
     for (int64_t d : shape.asArrayRef())
       inputShape.push_back(ShapedType::isDynamic(d) ? json::Value(nullptr)
                                                     : json::Value(d));
@@ -142,14 +146,18 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   json::Object input{{"name", ""}, {"shape", std::move(inputShape)},
                      {"features", features}};
   if (tokens) {
-    auto vocab = module->getAttrOfType<IntegerAttr>("mbt.vocab");
+    auto vocab = module->getAttrOfType<IntegerAttr>(
+        mlir::mbt::MBTDialect::VocabAttrHelper::getNameStr());
     input["kind"] = "tokens";
     input["vocab"] = vocab ? vocab.getInt() : 0;
   }
-  auto inputName = module->getAttrOfType<StringAttr>("mbt.input");
+  auto inputName = module->getAttrOfType<StringAttr>(
+      mlir::mbt::MBTDialect::InputAttrHelper::getNameStr());
   input["name"] = inputName ? inputName.getValue().str() : "x";
-  auto targetName = module->getAttrOfType<StringAttr>("mbt.target");
-  auto classes = module->getAttrOfType<IntegerAttr>("mbt.classes");
+  auto targetName = module->getAttrOfType<StringAttr>(
+      mlir::mbt::MBTDialect::TargetAttrHelper::getNameStr());
+  auto classes = module->getAttrOfType<IntegerAttr>(
+      mlir::mbt::MBTDialect::ClassesAttrHelper::getNameStr());
   json::Object target{
       {"name", targetName ? targetName.getValue().str() : "y"},
       {"classes", classes ? classes.getInt() : 0}};
@@ -157,7 +165,8 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   // language model's targets, which the runtime makes from each sample).
   if (cast<ShapedType>(train.getArgumentTypes()[6]).getRank() == 3)
     target["kind"] = "next_tokens";
-  auto modelName = module->getAttrOfType<StringAttr>("mbt.model");
+  auto modelName = module->getAttrOfType<StringAttr>(
+      mlir::mbt::MBTDialect::ModelAttrHelper::getNameStr());
 
   json::Object data{{"name", sweep.getData().str()},
                     {"batch", sweep.getBatchSize()},

@@ -9,6 +9,8 @@
 #ifndef MBT_COMPILER_CONVERSION_UTILS_BATCHMATMUL_H
 #define MBT_COMPILER_CONVERSION_UTILS_BATCHMATMUL_H
 
+#include "dialects/MBT/IR/MBTDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <optional>
@@ -20,7 +22,8 @@ namespace mlir::mbt {
 /// mbt-lower-to-linalg puts it on the linalg op, and on a GPU
 /// mbt-linalg-to-blas calls a kernel that multiplies in that format on the
 /// tensor cores, which gives the same exact products.
-constexpr llvm::StringLiteral kOperandsFormatAttr = "mbt.operands_format";
+constexpr llvm::StringLiteral kOperandsFormatAttr =
+    mlir::mbt::MBTDialect::OperandsFormatAttrHelper::getNameStr();
 
 /// Which operands of a batched matmul are transposed.
 struct BatchMatmulKind {

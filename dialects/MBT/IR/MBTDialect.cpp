@@ -55,14 +55,18 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned argIndex,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == "mbt.param" || name == "mbt.buffer" ||
-      name == "mbt.input" || name == "mbt.target" ||
-      name == "mbt.state" || name == "mbt.hyper" || name == "mbt.step") {
+  if (name == MBTDialect::ParamAttrHelper::getNameStr() ||
+      name == MBTDialect::BufferAttrHelper::getNameStr() ||
+      name == MBTDialect::InputAttrHelper::getNameStr() ||
+      name == MBTDialect::TargetAttrHelper::getNameStr() ||
+      name == MBTDialect::StateAttrHelper::getNameStr() ||
+      name == MBTDialect::HyperAttrHelper::getNameStr() ||
+      name == MBTDialect::StepAttrHelper::getNameStr()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError(name) << " must be a string naming the argument";
     return success();
   }
-  if (name == "mbt.loss_scale") {
+  if (name == MBTDialect::LossScaleAttrHelper::getNameStr()) {
     // The three buffers of a dynamic loss scale (mbt-autocast, f16).
     auto role = dyn_cast<StringAttr>(attr.getValue());
     if (!role || llvm::none_of(kLossScaleBuffers, [&](const auto &buffer) {
@@ -72,13 +76,14 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
                              "\"good_steps\" or \"skipped_steps\"");
     return success();
   }
-  if (name == "mbt.init") {
+  if (name == MBTDialect::InitAttrHelper::getNameStr()) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict)
       return op->emitOpError("mbt.init must be a dictionary");
     return verifyInitAttr(op, dict);
   }
-  if (name == "mbt.classes" || name == "mbt.vocab") {
+  if (name == MBTDialect::ClassesAttrHelper::getNameStr() ||
+      name == MBTDialect::VocabAttrHelper::getNameStr()) {
     auto classes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!classes || classes.getInt() < 1)
       return op->emitOpError(name) << " must be a positive integer";

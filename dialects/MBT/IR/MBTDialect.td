@@ -25,8 +25,35 @@ def MBT_Dialect : Dialect {
 
     Function arguments of a model function carry discardable attributes:
     `mbt.param = "name"` with `mbt.init = {kind = ..., ...}`, `mbt.input` and
-    `mbt.target`; the dialect verifies them.
+    `mbt.target`; the dialect verifies them. The passes record on functions
+    and on the module what the manifest needs (`mbt.outputs`, `mbt.layout`,
+    ...). Every such name is declared once, below: code spells it through
+    its helper, e.g. `MBTDialect::ParamAttrHelper::getNameStr()`.
   }];
+  let discardableAttrs = (ins
+    // Arguments of the model function and of the train step.
+    "::mlir::StringAttr":$param,        // a parameter, by name
+    "::mlir::StringAttr":$buffer,       // a buffer (running statistics)
+    "::mlir::DictionaryAttr":$init,     // a parameter's initializer
+    "::mlir::StringAttr":$input,        // the input (also on the module)
+    "::mlir::StringAttr":$target,       // the target (also on the module)
+    "::mlir::IntegerAttr":$classes,     // the target's classes (also module)
+    "::mlir::IntegerAttr":$vocab,       // a tokens input's vocabulary (also module)
+    "::mlir::StringAttr":$loss_scale,   // a loss-scale buffer's role
+    "::mlir::StringAttr":$state,        // optimizer state, param.slot
+    "::mlir::StringAttr":$hyper,        // the hyperparameter table
+    "::mlir::StringAttr":$step,         // the step count
+    // Functions.
+    "::mlir::ArrayAttr":$outputs,       // names of the step's outputs
+    "::mlir::IntegerAttr":$models,      // a batched function's M
+    // The module, after mbt-fuse-optimizer (read by mbt-export-manifest).
+    "::mlir::StringAttr":$model,        // the model function's name
+    "::mlir::ArrayAttr":$layout,        // the parameters in [M, P]
+    "::mlir::ArrayAttr":$buffer_layout, // the buffers in [M, Q]
+    "::mlir::DenseI64ArrayAttr":$input_shape,
+    // A product whose operands mbt.round_to rounded to one format.
+    "::mlir::TypeAttr":$operands_format
+  );
   let cppNamespace = "::mlir::mbt";
   // Update rules (mbt.optimizer) are written with arith and math ops.
   let dependentDialects = ["::mlir::arith::ArithDialect",

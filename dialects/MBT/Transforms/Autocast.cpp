@@ -50,7 +50,8 @@ void addLossScaleBuffers(func::FuncOp model, double initScale) {
   Builder b(model.getContext());
   unsigned index = 0;
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    if (model.getArgAttr(i, "mbt.param") || model.getArgAttr(i, "mbt.buffer"))
+    if (model.getArgAttr(i, MBTDialect::ParamAttrHelper::getNameStr()) ||
+        model.getArgAttr(i, MBTDialect::BufferAttrHelper::getNameStr()))
       index = i + 1;
   auto type = RankedTensorType::get({}, b.getF32Type());
   auto init = [&](bool scale) {
@@ -63,9 +64,12 @@ void addLossScaleBuffers(func::FuncOp model, double initScale) {
   };
   for (const LossScaleBuffer &buffer : kLossScaleBuffers) {
     DictionaryAttr attrs = b.getDictionaryAttr(
-        {b.getNamedAttr("mbt.buffer", b.getStringAttr(buffer.name)),
-         b.getNamedAttr("mbt.init", init(buffer.role == "scale")),
-         b.getNamedAttr("mbt.loss_scale", b.getStringAttr(buffer.role))});
+        {b.getNamedAttr(MBTDialect::BufferAttrHelper::getNameStr(),
+                        b.getStringAttr(buffer.name)),
+         b.getNamedAttr(MBTDialect::InitAttrHelper::getNameStr(),
+                        init(buffer.role == "scale")),
+         b.getNamedAttr(MBTDialect::LossScaleAttrHelper::getNameStr(),
+                        b.getStringAttr(buffer.role))});
     model.insertArgument(index++, type, attrs, model.getLoc());
   }
 }

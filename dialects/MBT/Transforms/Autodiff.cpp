@@ -223,9 +223,10 @@ void AutodiffPass::runOnOperation() {
   // Split the model's arguments into parameters, buffers and data.
   SmallVector<unsigned> paramArgs, bufferArgs, dataArgs;
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    (model.getArgAttr(i, "mbt.param")    ? paramArgs
-     : model.getArgAttr(i, "mbt.buffer") ? bufferArgs
-                                         : dataArgs)
+    (model.getArgAttr(i, MBTDialect::ParamAttrHelper::getNameStr()) ? paramArgs
+     : model.getArgAttr(i, MBTDialect::BufferAttrHelper::getNameStr())
+         ? bufferArgs
+         : dataArgs)
         .push_back(i);
 
   MLIRContext *ctx = module.getContext();
@@ -249,14 +250,16 @@ void AutodiffPass::runOnOperation() {
     for (unsigned i : paramArgs) {
       StringRef slot = cast<StringAttr>(slotAttr).getValue();
       argTypes.push_back(modelType.getInput(i));
-      auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
-      argAttrs.push_back(
-          named("mbt.state", (name.getValue() + "." + slot).str()));
+      auto name = model.getArgAttrOfType<StringAttr>(
+          i, MBTDialect::ParamAttrHelper::getNameStr());
+      argAttrs.push_back(named(MBTDialect::StateAttrHelper::getNameStr(),
+                               (name.getValue() + "." + slot).str()));
     }
   argTypes.push_back(hyperType);
-  argAttrs.push_back(named("mbt.hyper", rule.getSymName()));
+  argAttrs.push_back(
+      named(MBTDialect::HyperAttrHelper::getNameStr(), rule.getSymName()));
   argTypes.push_back(scalar);
-  argAttrs.push_back(named("mbt.step", "step"));
+  argAttrs.push_back(named(MBTDialect::StepAttrHelper::getNameStr(), "step"));
   for (unsigned i : dataArgs) {
     argTypes.push_back(modelType.getInput(i));
     argAttrs.push_back(model.getArgAttrDict(i));
@@ -277,8 +280,9 @@ void AutodiffPass::runOnOperation() {
       model.getLoc(), "train_step",
       builder.getFunctionType(argTypes, resultTypes));
   step.setAllArgAttrs(argAttrs);
-  if (auto outputs = model->getAttr("mbt.outputs"))
-    step->setAttr("mbt.outputs", outputs);
+  if (auto outputs =
+          model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
+    step->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);
   Block *entry = step.addEntryBlock();
 
   // Copy the forward pass.
@@ -310,7 +314,8 @@ void AutodiffPass::runOnOperation() {
   // Reverse sweep, then one update per parameter.
   Value lossScale;
   for (auto [k, i] : llvm::enumerate(bufferArgs))
-    if (auto role = model.getArgAttrOfType<StringAttr>(i, "mbt.loss_scale");
+    if (auto role = model.getArgAttrOfType<StringAttr>(
+            i, MBTDialect::LossScaleAttrHelper::getNameStr());
         role && role.getValue() == "scale")
       lossScale = entry->getArgument(numParams + k);
   AdjointMap adjoints(builder);

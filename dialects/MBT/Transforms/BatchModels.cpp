@@ -81,9 +81,9 @@ static LogicalResult batchFunction(func::FuncOp func, int64_t numModels) {
   for (Type t : func.getResultTypes())
     results.push_back(withModelDim(t, numModels));
   func.setFunctionType(FunctionType::get(func.getContext(), inputs, results));
-  func->setAttr("mbt.models",
-                IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                 numModels));
+  func->setAttr(
+      MBTDialect::ModelsAttrHelper::getNameStr(),
+      IntegerAttr::get(IntegerType::get(func.getContext(), 64), numModels));
   return success();
 }
 
@@ -101,7 +101,8 @@ void BatchModelsPass::runOnOperation() {
     return signalPassFailure();
   }
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr("mbt.models") || func.isExternal())
+    if (func->hasAttr(MBTDialect::ModelsAttrHelper::getNameStr()) ||
+        func.isExternal())
       continue; // already batched, or a declaration
     if (failed(batchFunction(func, models)))
       return signalPassFailure();

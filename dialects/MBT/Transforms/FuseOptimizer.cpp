@@ -214,7 +214,8 @@ static func::FuncOp buildEntryPoint(
   auto ret = cast<func::ReturnOp>(source.getBody().front().getTerminator());
   unsigned numOutputs = ret.getNumOperands();
   unsigned firstOutput = numOutputs;
-  if (auto outputs = source->getAttrOfType<ArrayAttr>("mbt.outputs"))
+  if (auto outputs = source->getAttrOfType<ArrayAttr>(
+          MBTDialect::OutputsAttrHelper::getNameStr()))
     firstOutput = numOutputs - outputs.size();
   int64_t k = numOutputs - firstOutput;
   auto outType = RankedTensorType::get({numModels, k}, element);
@@ -304,7 +305,8 @@ void FuseOptimizerPass::runOnOperation() {
     module.emitError("no @train_step: run mbt-autodiff first");
     return signalPassFailure();
   }
-  auto modelsAttr = trainStep->getAttrOfType<IntegerAttr>("mbt.models");
+  auto modelsAttr = trainStep->getAttrOfType<IntegerAttr>(
+      MBTDialect::ModelsAttrHelper::getNameStr());
   if (!modelsAttr) {
     trainStep.emitError("is not batched: run mbt-batch-models first");
     return signalPassFailure();
@@ -321,10 +323,12 @@ void FuseOptimizerPass::runOnOperation() {
   SmallVector<ParamSlot> slots, bufferSlots;
   int64_t offset = 0, bufferOffset = 0;
   for (unsigned i = 0; i < model.getNumArguments(); ++i) {
-    auto name = model.getArgAttrOfType<StringAttr>(i, "mbt.param");
+    auto name = model.getArgAttrOfType<StringAttr>(
+        i, MBTDialect::ParamAttrHelper::getNameStr());
     bool isBuffer = false;
     if (!name) {
-      name = model.getArgAttrOfType<StringAttr>(i, "mbt.buffer");
+      name = model.getArgAttrOfType<StringAttr>(
+          i, MBTDialect::BufferAttrHelper::getNameStr());
       isBuffer = true;
     }
     if (!name)
@@ -336,10 +340,12 @@ void FuseOptimizerPass::runOnOperation() {
       return signalPassFailure();
     }
     int64_t size = type.getNumElements() / numModels;
-    auto init = model.getArgAttrOfType<DictionaryAttr>(i, "mbt.init");
+    auto init = model.getArgAttrOfType<DictionaryAttr>(
+        i, MBTDialect::InitAttrHelper::getNameStr());
     if (isBuffer) {
       StringRef role;
-      if (auto attr = model.getArgAttrOfType<StringAttr>(i, "mbt.loss_scale"))
+      if (auto attr = model.getArgAttrOfType<StringAttr>(
+              i, MBTDialect::LossScaleAttrHelper::getNameStr()))
         role = attr.getValue();
       bufferSlots.push_back({name, type, bufferOffset, size, init, role});
       bufferOffset += size;
@@ -575,7 +581,8 @@ void FuseOptimizerPass::runOnOperation() {
         }
         // The loss is the first output (a model without outputs reports
         // none, and is guarded on its gradients alone).
-        auto outputs = trainStep->getAttrOfType<ArrayAttr>("mbt.outputs");
+        auto outputs = trainStep->getAttrOfType<ArrayAttr>(
+            MBTDialect::OutputsAttrHelper::getNameStr());
         Value loss;
         unsigned lossIndex = 0;
         if (outputs && !outputs.empty()) {
@@ -687,35 +694,42 @@ void FuseOptimizerPass::runOnOperation() {
     }
     return b.getArrayAttr(entries);
   };
-  module->setAttr("mbt.layout",
+  module->setAttr(MBTDialect::LayoutAttrHelper::getNameStr(),
                   layoutAttr(slots, sweep.getNoDecay() ? ArrayRef<bool>(noDecay)
                                                        : ArrayRef<bool>()));
-  module->setAttr("mbt.buffer_layout", layoutAttr(bufferSlots, {}));
-  if (auto outputs = model->getAttr("mbt.outputs"))
-    module->setAttr("mbt.outputs", outputs);
+  module->setAttr(MBTDialect::BufferLayoutAttrHelper::getNameStr(),
+                  layoutAttr(bufferSlots, {}));
+  if (auto outputs =
+          model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);
   int64_t inputIndex = numParams + numBuffers;
-  if (auto input = model.getArgAttr(inputIndex, "mbt.input"))
-    module->setAttr("mbt.input", input);
+  if (auto input = model.getArgAttr(inputIndex,
+                                    MBTDialect::InputAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::InputAttrHelper::getNameStr(), input);
   // The input's per-sample shape, for the manifest.
   auto modelX = cast<RankedTensorType>(model.getArgumentTypes()[inputIndex]);
-  module->setAttr("mbt.input_shape",
+  module->setAttr(MBTDialect::InputShapeAttrHelper::getNameStr(),
                   b.getDenseI64ArrayAttr(modelX.getShape().drop_front(2)));
   // A tokens[V] input's vocabulary, for the runtime's token checks.
-  if (auto vocab = model.getArgAttr(inputIndex, "mbt.vocab"))
-    module->setAttr("mbt.vocab", vocab);
-  if (auto target = model.getArgAttr(inputIndex + 1, "mbt.target"))
-    module->setAttr("mbt.target", target);
-  module->setAttr("mbt.model", model.getSymNameAttr());
+  if (auto vocab = model.getArgAttr(inputIndex,
+                                    MBTDialect::VocabAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::VocabAttrHelper::getNameStr(), vocab);
+  if (auto target = model.getArgAttr(
+          inputIndex + 1, MBTDialect::TargetAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::TargetAttrHelper::getNameStr(), target);
+  module->setAttr(MBTDialect::ModelAttrHelper::getNameStr(),
+                  model.getSymNameAttr());
   // The class count, for the runtime's label checks: the frontend records
   // it on the target; hand-written modules give it by their cross-entropy.
-  if (auto classes = model.getArgAttrOfType<IntegerAttr>(inputIndex + 1,
-                                                         "mbt.classes"))
-    module->setAttr("mbt.classes", classes);
+  if (auto classes = model.getArgAttrOfType<IntegerAttr>(
+          inputIndex + 1, MBTDialect::ClassesAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::ClassesAttrHelper::getNameStr(), classes);
   else
     model.walk([&](CrossEntropyOp op) {
       auto logits = op.getLogits().getType();
-      module->setAttr("mbt.classes", b.getI64IntegerAttr(logits.getDimSize(
-                                         logits.getRank() - 1)));
+      module->setAttr(
+          MBTDialect::ClassesAttrHelper::getNameStr(),
+          b.getI64IntegerAttr(logits.getDimSize(logits.getRank() - 1)));
     });
   // The per-model functions are now inlined into the entry points; the
   // sweep's model becomes the batched forward pass.

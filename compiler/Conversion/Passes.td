@@ -211,4 +211,30 @@ def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
   }];
 }
 
+def MBTGlobalizeConstants : Pass<"mbt-globalize-constants", "::mlir::ModuleOp"> {
+  let summary = "Create the memref.global of every tensor constant in program order";
+  let description = [{
+    One-Shot Bufferize turns each ranked tensor `arith.constant` into a
+    `memref.global` (bufferization::getGlobalFor), visiting the functions
+    in an order that MLIR 19 takes from a pointer-keyed map, so the
+    globals' order and the `_0`, `_1` suffixes of equal-typed constants
+    change from one run to the next (fixed upstream by llvm-project
+    PR 184722, after 19). Run just before One-Shot Bufferize, this pass
+    creates those globals itself while walking the module in program
+    order; getGlobalFor then finds and reuses them, so the same input
+    always compiles to the same text.
+
+    Example: two functions each holding `arith.constant dense<...> :
+    tensor<12xf32>` of different values get `@__constant_12xf32` (the
+    first in the module) and `@__constant_12xf32_0` (the second), every
+    time.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", /*default=*/"64",
+           "Alignment of the globals; must equal One-Shot Bufferize's "
+           "buffer alignment, or it creates its own">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // MBT_CONVERSION_PASSES_TD

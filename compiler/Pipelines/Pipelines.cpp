@@ -79,6 +79,8 @@ static void addBufferizationPasses(OpPassManager &pm,
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(createMBTGlobalizeConstants(
+      MBTGlobalizeConstantsOptions{/*alignment=*/bufferization.bufferAlignment}));
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   // Loops the lowering built as scf.forall (embedding's scatter-add) join

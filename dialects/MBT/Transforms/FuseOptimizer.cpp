@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/MBT/IR/LossScaleRules.h"
+#include "dialects/MBT/Transforms/FlatLayout.h"
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,104 +30,11 @@ using namespace mlir;
 using namespace mlir::mbt;
 
 namespace {
-
-/// Where parameter k of every model lives in the flat [M, P] buffer.
-struct ParamSlot {
-  StringAttr name;
-  RankedTensorType type; // [M, shape...]
-  int64_t offset;
-  int64_t size;
-  DictionaryAttr init;
-  /// A loss scale's buffer: its role (mbt.loss_scale), else empty.
-  StringRef lossScaleRole;
-};
-
 struct FuseOptimizerPass
     : public mlir::mbt::impl::MBTFuseOptimizerBase<FuseOptimizerPass> {
   void runOnOperation() override;
 };
-
-/// Builds the flat views: slicing parameters out of [M, P] rows and putting
-/// per-parameter tensors back into them.
-class FlatLayout {
-public:
-  FlatLayout(OpBuilder &b, int64_t numModels, Type element)
-      : b(b), numModels(numModels), element(element) {}
-
-  /// Reassociation between [M, d1..dn] and [M, d1*...*dn] (or [M] and [M, 1]).
-  static SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
-    if (rank == 1)
-      return {{0, 1}};
-    ReassociationIndices rest;
-    for (int64_t d = 1; d < rank; ++d)
-      rest.push_back(d);
-    return {{0}, rest};
-  }
-
-  /// [M, size] -> the parameter's [M, shape...] type.
-  Value unflatten(Location loc, Value row, RankedTensorType type) {
-    if (type.getRank() == 2)
-      return row;
-    if (type.getRank() == 1)
-      return b.create<tensor::CollapseShapeOp>(loc, type, row, rowGroups(1));
-    return b.create<tensor::ExpandShapeOp>(loc, type, row,
-                                           rowGroups(type.getRank()));
-  }
-
-  /// [M, shape...] -> [M, size].
-  Value flatten(Location loc, Value v, int64_t size) {
-    auto type = cast<RankedTensorType>(v.getType());
-    auto rowType = RankedTensorType::get({numModels, size}, element);
-    if (type.getRank() == 2)
-      return v;
-    if (type.getRank() == 1)
-      return b.create<tensor::ExpandShapeOp>(loc, rowType, v, rowGroups(1));
-    return b.create<tensor::CollapseShapeOp>(loc, rowType, v,
-                                             rowGroups(type.getRank()));
-  }
-
-  /// Parameter `slot` of `flat` ([M, P], or [S, M, P] at `leading` = s).
-  Value extract(Location loc, Value flat, const ParamSlot &slot,
-                std::optional<int64_t> leading = std::nullopt) {
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    if (leading) {
-      offsets.push_back(b.getIndexAttr(*leading));
-      sizes.push_back(b.getIndexAttr(1));
-      strides.push_back(b.getIndexAttr(1));
-    }
-    offsets.append({b.getIndexAttr(0), b.getIndexAttr(slot.offset)});
-    sizes.append({b.getIndexAttr(numModels), b.getIndexAttr(slot.size)});
-    strides.append({b.getIndexAttr(1), b.getIndexAttr(1)});
-    auto rowType = RankedTensorType::get({numModels, slot.size}, element);
-    Value row = b.create<tensor::ExtractSliceOp>(loc, rowType, flat, offsets,
-                                                 sizes, strides);
-    return unflatten(loc, row, slot.type);
-  }
-
-  /// Writes the [M, n] tensor `v` into columns [offset, offset + n) of `dest`.
-  Value insertColumns(Location loc, Value v, Value dest, int64_t offset,
-                      int64_t n) {
-    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(offset)};
-    SmallVector<OpFoldResult> sizes{b.getIndexAttr(numModels),
-                                    b.getIndexAttr(n)};
-    SmallVector<OpFoldResult> strides{b.getIndexAttr(1), b.getIndexAttr(1)};
-    return b.create<tensor::InsertSliceOp>(loc, v, dest, offsets, sizes,
-                                           strides);
-  }
-
-private:
-  OpBuilder &b;
-  int64_t numModels;
-  /// The model's float type (f32 or f64).
-  Type element;
-};
-
 } // namespace
-
-static DictionaryAttr readOnly(OpBuilder &b, bool writable) {
-  return b.getDictionaryAttr(
-      b.getNamedAttr("bufferization.writable", b.getBoolAttr(writable)));
-}
 
 /// The rows of `updated` ([M, n]) of the models whose `step` ([M]) is not
 /// 0, the rows of `old` for the others: a model that does not step keeps
@@ -137,8 +45,8 @@ static Value selectSteppedRows(OpBuilder &b, Location loc, Value step,
   MLIRContext *ctx = b.getContext();
   AffineMap rows = AffineMap::getMultiDimIdentityMap(2, ctx);
   AffineMap perModel = AffineMap::get(2, 0, getAffineDimExpr(0, ctx));
-  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                         type.getElementType());
+  Value init =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
   auto select = b.create<linalg::GenericOp>(
       loc, TypeRange{type}, ValueRange{step, updated, old}, ValueRange{init},
       SmallVector<AffineMap>{perModel, rows, rows, rows},
@@ -146,11 +54,10 @@ static Value selectSteppedRows(OpBuilder &b, Location loc, Value step,
       [](OpBuilder &nb, Location l, ValueRange args) {
         Value zero = nb.create<arith::ConstantOp>(
             l, nb.getFloatAttr(args[0].getType(), 0.0));
-        Value stepped = nb.create<arith::CmpFOp>(
-            l, arith::CmpFPredicate::ONE, args[0], zero);
-        nb.create<linalg::YieldOp>(
-            l, ValueRange{nb.create<arith::SelectOp>(l, stepped, args[1],
-                                                     args[2])});
+        Value stepped = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
+                                                 args[0], zero);
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(
+                                          l, stepped, args[1], args[2])});
       });
   return select.getResult(0);
 }
@@ -163,164 +70,107 @@ static Value trainedSteps(OpBuilder &b, Location loc, Value step,
                           Value reportedLoss) {
   auto type = cast<RankedTensorType>(step.getType());
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, b.getContext());
-  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                         type.getElementType());
+  Value init =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
   auto select = b.create<linalg::GenericOp>(
       loc, TypeRange{type}, ValueRange{step, reportedLoss}, ValueRange{init},
       SmallVector<AffineMap>(3, id),
       SmallVector<utils::IteratorType>(1, utils::IteratorType::parallel),
       [](OpBuilder &nb, Location l, ValueRange args) {
-        Value reported = nb.create<arith::CmpFOp>(
-            l, arith::CmpFPredicate::ORD, args[1], args[1]);
+        Value reported = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::ORD,
+                                                  args[1], args[1]);
         Value zero = nb.create<arith::ConstantOp>(
             l, nb.getFloatAttr(args[0].getType(), 0.0));
-        nb.create<linalg::YieldOp>(
-            l, ValueRange{nb.create<arith::SelectOp>(l, reported, args[0],
-                                                     zero)});
+        nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(
+                                          l, reported, args[0], zero)});
       });
   return select.getResult(0);
 }
 
-/// Builds `name(params [M,P], <extra>, x, y, out [M,K])`: slices the
-/// parameters out of the flat buffer, copies the body of `source` (whose
-/// first arguments are the parameters, then `extraSourceArgs` more mapped to
-/// the new function's `extraArgs`, then x and y), writes its trailing
-/// `numOutputs` results into `out` and returns what `finish` returns before
-/// `out`.
-static func::FuncOp buildEntryPoint(
-    OpBuilder &b, ModuleOp module, StringRef name, func::FuncOp source,
-    ArrayRef<ParamSlot> slots, int64_t numModels, Type element,
-    bool paramsWritable, ArrayRef<std::pair<Type, bool>> extraArgs,
-    function_ref<void(IRMapping &, Block *)> mapExtra,
-    function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
-        finish) {
-  Location loc = source.getLoc();
-  int64_t numParams = static_cast<int64_t>(slots.size());
-  int64_t paramCount = slots.empty() ? 0 : slots.back().offset + slots.back().size;
-  unsigned numSourceArgs = source.getNumArguments();
-  // The ABI passes x as [M, B, F] (docs/abi.md); a model whose input has
-  // a per-sample shape of higher rank reshapes it to [M, B, d0, d1, ...].
-  auto modelXType = cast<RankedTensorType>(source.getArgumentTypes()[numSourceArgs - 2]);
-  RankedTensorType xType = modelXType;
-  if (modelXType.getRank() > 3) {
-    int64_t features = 1;
-    for (int64_t d : modelXType.getShape().drop_front(2))
-      features *= d;
-    xType = RankedTensorType::get({modelXType.getDimSize(0),
-                                   modelXType.getDimSize(1), features},
-                                  modelXType.getElementType());
-  }
-  Type yType = source.getArgumentTypes()[numSourceArgs - 1];
-  auto ret = cast<func::ReturnOp>(source.getBody().front().getTerminator());
-  unsigned numOutputs = ret.getNumOperands();
-  unsigned firstOutput = numOutputs;
-  if (auto outputs = source->getAttrOfType<ArrayAttr>(
-          MBTDialect::OutputsAttrHelper::getNameStr()))
-    firstOutput = numOutputs - outputs.size();
-  int64_t k = numOutputs - firstOutput;
-  auto outType = RankedTensorType::get({numModels, k}, element);
-  auto flatType = RankedTensorType::get({numModels, paramCount}, element);
+namespace {
 
-  SmallVector<Type> argTypes{flatType};
-  SmallVector<DictionaryAttr> argAttrs{readOnly(b, paramsWritable)};
-  for (auto [type, writable] : extraArgs) {
-    argTypes.push_back(type);
-    // Bufferization's writability applies to tensor arguments only.
-    argAttrs.push_back(isa<MemRefType>(type) ? b.getDictionaryAttr({})
-                                             : readOnly(b, writable));
-  }
-  // x is a strided memref: every model may read one shared batch, which the
-  // runtime passes with stride 0 along the model dimension (docs/abi.md).
-  // The features stay contiguous (stride 1), so that the matmuls on x
-  // still go to BLAS.
-  int64_t dyn = ShapedType::kDynamic;
-  auto xMemRefType = MemRefType::get(
-      xType.getShape(), xType.getElementType(),
-      StridedLayoutAttr::get(b.getContext(), dyn, {dyn, dyn, 1}));
-  argTypes.append({xMemRefType, yType, outType});
-  argAttrs.append(
-      {b.getDictionaryAttr({}), readOnly(b, false), readOnly(b, true)});
+/// The new parameters, slots and reported loss of one optimizer step.
+struct OptimizerStep {
+  Value params;
+  SmallVector<Value> state;
+  Value loss;
+  /// Each model's step where its buffers take their new values (the
+  /// models that stepped; under a loss scale, those that trained), else 0.
+  Value buffersStep;
+  /// The loss scale's new scale, good steps and skipped steps.
+  SmallVector<Value> lossScale;
+};
 
-  b.setInsertionPointToEnd(module.getBody());
-  auto func = b.create<func::FuncOp>(loc, name,
-                                     b.getFunctionType(argTypes, {}));
-  func.setAllArgAttrs(argAttrs);
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToEnd(entry);
+/// Builds the artifact's entry points (@mbt_train_step, @mbt_optimizer_step,
+/// @mbt_eval_step) from the batched @train_step and model of one sweep, and
+/// records the flat layouts on the module for the manifest.
+class FusedStepBuilder {
+public:
+  FusedStepBuilder(ModuleOp module, SweepOp sweep, func::FuncOp model,
+                   func::FuncOp trainStep, OptimizerOp rule, int64_t numModels)
+      : module(module), sweep(sweep), model(model), trainStep(trainStep),
+        rule(rule), b(module.getContext()), loc(trainStep.getLoc()),
+        numModels(numModels), element(rule.getElementType()),
+        numSlots(rule.getNumSlots()) {}
 
-  FlatLayout layout(b, numModels, element);
-  IRMapping mapping;
-  for (int64_t p = 0; p < numParams; ++p)
-    mapping.map(source.getArgument(p),
-                layout.extract(loc, entry->getArgument(0), slots[p]));
-  mapExtra(mapping, entry);
-  unsigned nargs = entry->getNumArguments();
-  Value x = b.create<bufferization::ToTensorOp>(
-      loc, xType, entry->getArgument(nargs - 3), /*restrict=*/true,
-      /*writable=*/false);
-  if (xType != modelXType)
-    x = b.create<ReshapeOp>(loc, modelXType, x);
-  mapping.map(source.getArgument(numSourceArgs - 2), x);
-  mapping.map(source.getArgument(numSourceArgs - 1), entry->getArgument(nargs - 2));
-  for (Operation &op : source.getBody().front().without_terminator())
-    b.clone(op, mapping);
+  /// Reads the parameter and buffer layouts off the model's arguments;
+  /// emits an error and fails on a model the entry points cannot take.
+  LogicalResult collectLayouts();
+  void buildTrainStep();
+  void buildOptimizerStepFunction();
+  void buildEvalStep();
+  /// The facts the manifest needs (layouts, input, target, classes) as
+  /// mbt.* attributes of the module.
+  void recordModuleFacts();
 
-  SmallVector<Value> results = finish(mapping, entry, ret);
-  Value out = entry->getArgument(nargs - 1);
-  for (unsigned j = firstOutput; j < numOutputs; ++j) {
-    Value metric = mapping.lookup(ret.getOperand(j)); // [M]
-    Value column = layout.flatten(loc, metric, 1);
-    out = layout.insertColumns(loc, column, out, j - firstOutput, 1);
-  }
-  results.push_back(out);
-  // Each result is written into the argument the ABI says holds it (the
-  // first results into the first arguments, `out` into the last). Going
-  // through materialize_in_destination makes every result equivalent to its
-  // argument, so bufferization drops the results and the entry point
-  // updates the caller's buffers in place, copying only where it must.
-  for (size_t i = 0; i < results.size(); ++i) {
-    Value dest = i + 1 == results.size() ? entry->getArgument(nargs - 1)
-                                         : entry->getArgument(i);
-    results[i] = b.create<bufferization::MaterializeInDestinationOp>(
-                      loc, results[i], dest)
-                     .getResult();
-  }
-  b.create<func::ReturnOp>(loc, results);
-  func.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return func;
-}
+private:
+  LogicalResult checkLossScaleBuffers();
+  void markNoDecay();
+  Value clipGradients(Value grads);
+  Value scheduleHyper(Value hyper, Value step);
+  Value decayMask();
+  OptimizerStep buildOptimizerStep(Value params, Value grads, ValueRange state,
+                                   Value hyper, Value step, Value loss,
+                                   ValueRange scale);
+  SmallVector<Value> slotTensors(Value state, SmallVectorImpl<Value> &views);
+  void writeSlots(ValueRange values, ArrayRef<Value> views);
+  Value zeroLoss();
+  void mapBuffers(IRMapping &mapping, func::FuncOp source, Value flat);
+  void mapTrainArguments(IRMapping &mapping, Block *entry);
+  SmallVector<Value> finishTrainStep(IRMapping &mapping, Block *entry,
+                                     func::ReturnOp ret);
+  Value gatherGradients(IRMapping &mapping, func::ReturnOp ret,
+                        SmallVectorImpl<Operation *> &updates);
+  Value updatedBuffers(IRMapping &mapping, func::ReturnOp ret, Value old,
+                       const OptimizerStep &next);
+  ArrayAttr layoutAttr(ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded);
 
-void FuseOptimizerPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SweepOp sweep = getSweep(module);
-  if (!sweep)
-    return signalPassFailure();
-  auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
-  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
-  auto rule = module.lookupSymbol<OptimizerOp>(sweep.getOptimizerAttr());
-  if (!model || !rule)
-    return signalPassFailure();
-  if (!trainStep) {
-    module.emitError("no @train_step: run mbt-autodiff first");
-    return signalPassFailure();
-  }
-  auto modelsAttr = trainStep->getAttrOfType<IntegerAttr>(
-      MBTDialect::ModelsAttrHelper::getNameStr());
-  if (!modelsAttr) {
-    trainStep.emitError("is not batched: run mbt-batch-models first");
-    return signalPassFailure();
-  }
-  int64_t numModels = modelsAttr.getInt();
-  MLIRContext *ctx = module.getContext();
-  OpBuilder b(ctx);
-  // Every buffer of the model's float type (params, state, x, out) has the
-  // type the rule updates; the verifier of mbt.update checked it.
-  Type element = rule.getElementType();
-
-  // The layouts: parameters in argument order, each row-major, and the
-  // buffers (running statistics) likewise in a [M, Q] buffer of their own.
+  ModuleOp module;
+  SweepOp sweep;
+  func::FuncOp model, trainStep;
+  OptimizerOp rule;
+  OpBuilder b;
+  Location loc;
+  int64_t numModels;
+  /// Every buffer of the model's float type (params, state, x, out) has
+  /// the type the rule updates; the verifier of mbt.update checked it.
+  Type element;
+  int64_t numSlots;
+  /// The layouts: parameters in argument order, each row-major, and the
+  /// buffers (running statistics) likewise in a [M, Q] buffer of their own.
   SmallVector<ParamSlot> slots, bufferSlots;
+  int64_t numParams = 0, numBuffers = 0, paramCount = 0, bufferCount = 0;
+  /// Which parameters the sweep's no_decay patterns exclude from decay.
+  SmallVector<bool> noDecay;
+  MemRefType stateType;
+  RankedTensorType hyperType, stepType, buffersType;
+  /// The train step's slot views and the tensors that alias them.
+  SmallVector<Value> trainViews, trainSlots;
+};
+
+} // namespace
+
+LogicalResult FusedStepBuilder::collectLayouts() {
   int64_t offset = 0, bufferOffset = 0;
   for (unsigned i = 0; i < model.getNumArguments(); ++i) {
     auto name = model.getArgAttrOfType<StringAttr>(
@@ -334,11 +184,9 @@ void FuseOptimizerPass::runOnOperation() {
     if (!name)
       continue;
     auto type = cast<RankedTensorType>(model.getArgumentTypes()[i]);
-    if (!type.hasStaticShape()) {
-      model.emitError(isBuffer ? "buffer '" : "parameter '")
-          << name.getValue() << "' must have a static shape";
-      return signalPassFailure();
-    }
+    if (!type.hasStaticShape())
+      return model.emitError(isBuffer ? "buffer '" : "parameter '")
+             << name.getValue() << "' must have a static shape";
     int64_t size = type.getNumElements() / numModels;
     auto init = model.getArgAttrOfType<DictionaryAttr>(
         i, MBTDialect::InitAttrHelper::getNameStr());
@@ -351,18 +199,35 @@ void FuseOptimizerPass::runOnOperation() {
       bufferOffset += size;
       continue;
     }
-    if (!bufferSlots.empty()) {
-      model.emitError("parameter '")
-          << name.getValue() << "' follows a buffer: the model's arguments "
-          << "are its parameters, then its buffers, then the data";
-      return signalPassFailure();
-    }
+    if (!bufferSlots.empty())
+      return model.emitError("parameter '")
+             << name.getValue() << "' follows a buffer: the model's arguments "
+             << "are its parameters, then its buffers, then the data";
     slots.push_back({name, type, offset, size, init});
     offset += size;
   }
-  int64_t numParams = static_cast<int64_t>(slots.size());
-  int64_t paramCount = offset;
-  // A loss scale has all its buffers (mbt-autocast adds them), each once.
+  numParams = static_cast<int64_t>(slots.size());
+  paramCount = offset;
+  numBuffers = static_cast<int64_t>(bufferSlots.size());
+  bufferCount = bufferOffset;
+  if (failed(checkLossScaleBuffers()))
+    return failure();
+  markNoDecay();
+  if (model.getNumArguments() != numParams + numBuffers + 2)
+    return model.emitError("the model must take exactly one input and one "
+                           "target after its parameters and buffers");
+  // The state is a memref: each slot is written in place through its own
+  // subview (see slotTensors).
+  stateType = MemRefType::get({numSlots, numModels, paramCount}, element);
+  hyperType = RankedTensorType::get(
+      {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
+  stepType = RankedTensorType::get({numModels}, b.getF64Type());
+  buffersType = RankedTensorType::get({numModels, bufferCount}, element);
+  return success();
+}
+
+/// A loss scale has all its buffers (mbt-autocast adds them), each once.
+LogicalResult FusedStepBuilder::checkLossScaleBuffers() {
   bool scaled = llvm::any_of(bufferSlots, [](const ParamSlot &slot) {
     return !slot.lossScaleRole.empty();
   });
@@ -370,330 +235,343 @@ void FuseOptimizerPass::runOnOperation() {
     size_t count = llvm::count_if(bufferSlots, [&](const ParamSlot &slot) {
       return slot.lossScaleRole == buffer.role;
     });
-    if (scaled && count != 1) {
-      model.emitError("a loss scale needs one buffer of each role (scale, "
-                      "good_steps, skipped_steps), got ")
-          << count << " marked mbt.loss_scale = \"" << buffer.role << "\"";
-      return signalPassFailure();
-    }
+    if (scaled && count != 1)
+      return model.emitError("a loss scale needs one buffer of each role "
+                             "(scale, good_steps, skipped_steps), got ")
+             << count << " marked mbt.loss_scale = \"" << buffer.role << "\"";
   }
-  int64_t numBuffers = static_cast<int64_t>(bufferSlots.size());
-  int64_t bufferCount = bufferOffset;
-  // Which parameters the sweep's no_decay patterns exclude from weight decay.
-  SmallVector<bool> noDecay(slots.size(), false);
-  if (auto patterns = sweep.getNoDecay())
-    for (auto [slot, excluded] : llvm::zip(slots, noDecay))
-      for (Attribute p : *patterns) {
-        auto glob = llvm::GlobPattern::create(cast<StringAttr>(p).getValue());
-        if (!glob)
-          llvm::consumeError(glob.takeError()); // Sema reported it
-        else if (glob->match(slot.name.getValue()))
-          excluded = true;
-      }
-  int64_t numSlots = rule.getNumSlots();
-  if (model.getNumArguments() != numParams + numBuffers + 2) {
-    model.emitError("the model must take exactly one input and one target "
-                    "after its parameters and buffers");
-    return signalPassFailure();
+  return success();
+}
+
+void FusedStepBuilder::markNoDecay() {
+  noDecay.assign(slots.size(), false);
+  auto patterns = sweep.getNoDecay();
+  if (!patterns)
+    return;
+  for (auto [slot, excluded] : llvm::zip(slots, noDecay))
+    for (Attribute p : *patterns) {
+      auto glob = llvm::GlobPattern::create(cast<StringAttr>(p).getValue());
+      if (!glob)
+        llvm::consumeError(glob.takeError()); // Sema reported it
+      else if (glob->match(slot.name.getValue()))
+        excluded = true;
+    }
+}
+
+/// Per-model clipping of the gradient's global norm, if the sweep clips.
+Value FusedStepBuilder::clipGradients(Value grads) {
+  auto clip = sweep.getClipNorm();
+  if (!clip)
+    return grads;
+  auto normType = RankedTensorType::get({numModels}, b.getF64Type());
+  Value maxNorm = b.create<ConstantOp>(loc, normType,
+                                       DenseElementsAttr::get(normType, *clip));
+  return b.create<ClipGradNormOp>(loc, grads, maxNorm);
+}
+
+/// The scheduled learning rate, if the sweep has a schedule.
+Value FusedStepBuilder::scheduleHyper(Value hyper, Value step) {
+  auto schedule = sweep.getSchedule();
+  if (!schedule)
+    return hyper;
+  ArrayAttr scheduleParams = *sweep.getScheduleParams();
+  int64_t k = static_cast<int64_t>(scheduleParams.size());
+  SmallVector<double> table; // [M, K], row-major
+  for (int64_t m = 0; m < numModels; ++m)
+    for (Attribute values : scheduleParams)
+      table.push_back(cast<DenseF64ArrayAttr>(values)[m]);
+  auto tableType = RankedTensorType::get({numModels, k}, b.getF64Type());
+  Value tableValue = b.create<ConstantOp>(
+      loc, tableType, DenseElementsAttr::get(tableType, ArrayRef(table)));
+  return b.create<LRScheduleOp>(loc, hyper.getType(), *schedule, hyper, step,
+                                tableValue, rule.getHyperIndex("lr"));
+}
+
+/// Parameters excluded from weight decay get a 0 in the mask; no mask
+/// without no_decay.
+Value FusedStepBuilder::decayMask() {
+  if (!sweep.getNoDecay())
+    return Value();
+  SmallVector<float> mask(paramCount, 1.0f);
+  for (auto [slot, excluded] : llvm::zip(slots, noDecay))
+    if (excluded)
+      std::fill(mask.begin() + slot.offset,
+                mask.begin() + slot.offset + slot.size, 0.0f);
+  // The mask is 1 or 0 whatever the model's float type.
+  auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
+  return b.create<ConstantOp>(loc, maskType,
+                              DenseElementsAttr::get(maskType, ArrayRef(mask)));
+}
+
+/// The optimizer step on flat buffers: the models whose loss or gradients
+/// are not finite set aside (their step becomes 0 and their reported loss
+/// NaN), the gradients [M, P] clipped (if the sweep clips), the
+/// hyperparameters scheduled (if it has a schedule), then one fused update,
+/// with a decay mask under no_decay. Under a loss scale (`scale`: the [M]
+/// scale, good steps and skipped steps), the gradients are unscaled first,
+/// an overflow skips the model's step without freezing it, and the scale is
+/// updated; the optimizer counts only the steps it takes.
+OptimizerStep FusedStepBuilder::buildOptimizerStep(Value params, Value grads,
+                                                   ValueRange state,
+                                                   Value hyper, Value step,
+                                                   Value loss,
+                                                   ValueRange scale) {
+  if (!scale.empty())
+    grads = b.create<UnscaleGradsOp>(loc, grads, scale[0]);
+  auto guard = b.create<GuardStepOp>(loc, step, grads, loss,
+                                     /*skip_overflow=*/!scale.empty());
+  Value guardedStep = guard.getResult();
+  Value optimizerStep = guardedStep, buffersStep = guardedStep;
+  SmallVector<Value> newScale;
+  if (!scale.empty()) {
+    LossScaleSettings settings = sweep.getLossScaleSettings();
+    auto update = b.create<UpdateLossScaleOp>(
+        loc, step, guardedStep, guard.getReportedLoss(), scale[0], scale[1],
+        scale[2], b.getF64FloatAttr(settings.growthFactor),
+        b.getF64FloatAttr(settings.backoffFactor),
+        b.getI64IntegerAttr(settings.growthInterval));
+    newScale = {update.getNewScale(), update.getNewGoodSteps(),
+                update.getNewSkippedSteps()};
+    optimizerStep = update.getOptimizerStep();
+    buffersStep = trainedSteps(b, loc, step, guard.getReportedLoss());
   }
+  grads = clipGradients(grads);
+  hyper = scheduleHyper(hyper, step);
+  Value mask = decayMask();
+  auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
+                                       state, hyper, optimizerStep, mask);
+  return OptimizerStep{fused.getNewParams(),
+                       SmallVector<Value>(fused.getNewState()),
+                       guard.getReportedLoss(), buffersStep, newScale};
+}
 
-  // The state is a memref: each slot is written in place through its own
-  // subview (see slotTensors below).
-  auto stateType = MemRefType::get({numSlots, numModels, paramCount},
-                                   element);
-  auto hyperType = RankedTensorType::get(
-      {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
-  auto stepType = RankedTensorType::get({numModels}, b.getF64Type());
-  auto buffersType = RankedTensorType::get({numModels, bufferCount}, element);
-  // Buffer k of `source` (whose buffers follow its parameters) read from
-  // the flat [M, Q] argument.
-  auto mapBuffers = [&](IRMapping &mapping, func::FuncOp source,
-                        Value flat) {
-    FlatLayout layout(b, numModels, element);
-    for (int64_t k = 0; k < numBuffers; ++k)
-      mapping.map(source.getArgument(numParams + k),
-                  layout.extract(source.getLoc(), flat, bufferSlots[k]));
-  };
+/// Slot s of the state buffer as a [M, P] subview, and as a tensor that is
+/// the only alias of it (`restrict`), so that bufferization updates every
+/// slot in place; writeSlots stores the new values back into the views.
+/// (As one [S, M, P] tensor cut by extract_slice and put back by
+/// insert_slice, the second slot was updated in a copy: the analysis
+/// cannot prove that the slices are disjoint.)
+SmallVector<Value>
+FusedStepBuilder::slotTensors(Value state, SmallVectorImpl<Value> &views) {
+  SmallVector<Value> tensors;
+  auto type = cast<MemRefType>(state.getType());
+  for (int64_t s = 0; s < numSlots; ++s) {
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(s), b.getIndexAttr(0),
+                                      b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                    b.getIndexAttr(numModels),
+                                    b.getIndexAttr(paramCount)};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto viewType =
+        cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+            {numModels, paramCount}, type, offsets, sizes, strides));
+    Value view = b.create<memref::SubViewOp>(loc, viewType, state, offsets,
+                                             sizes, strides);
+    views.push_back(view);
+    tensors.push_back(b.create<bufferization::ToTensorOp>(
+        loc, view, /*restrict=*/true, /*writable=*/true));
+  }
+  return tensors;
+}
 
-  // The optimizer step on flat buffers: the models whose loss or
-  // gradients are not finite set aside (their step becomes 0 and their
-  // reported loss NaN), the gradients [M, P] clipped (if the sweep clips),
-  // the hyperparameters scheduled (if it has a schedule), then one fused
-  // update, with a decay mask under no_decay. Returns the new parameters,
-  // the new slots and the loss to report. Under a loss scale (`scale`: the
-  // [M] scale, good steps and skipped steps), the gradients are unscaled
-  // first, an overflow skips the model's step without freezing it, and the
-  // scale is updated; the optimizer counts only the steps it takes.
-  Location loc = trainStep.getLoc();
-  struct OptimizerStep {
-    Value params;
-    SmallVector<Value> state;
-    Value loss;
-    /// Each model's step where its buffers take their new values (the
-    /// models that stepped; under a loss scale, those that trained), else 0.
-    Value buffersStep;
-    /// The loss scale's new scale, good steps and skipped steps.
-    SmallVector<Value> lossScale;
-  };
-  auto buildOptimizerStep = [&](Value params, Value grads, ValueRange state,
-                                Value hyper, Value step, Value loss,
-                                ValueRange scale) {
-    if (!scale.empty())
-      grads = b.create<UnscaleGradsOp>(loc, grads, scale[0]);
-    auto guard = b.create<GuardStepOp>(loc, step, grads, loss,
-                                       /*skip_overflow=*/!scale.empty());
-    Value guardedStep = guard.getResult();
-    Value optimizerStep = guardedStep, buffersStep = guardedStep;
-    SmallVector<Value> newScale;
-    if (!scale.empty()) {
-      LossScaleSettings settings = sweep.getLossScaleSettings();
-      auto update = b.create<UpdateLossScaleOp>(
-          loc, step, guardedStep, guard.getReportedLoss(), scale[0], scale[1],
-          scale[2], b.getF64FloatAttr(settings.growthFactor),
-          b.getF64FloatAttr(settings.backoffFactor),
-          b.getI64IntegerAttr(settings.growthInterval));
-      newScale = {update.getNewScale(), update.getNewGoodSteps(),
-                  update.getNewSkippedSteps()};
-      optimizerStep = update.getOptimizerStep();
-      buffersStep = trainedSteps(b, loc, step, guard.getReportedLoss());
-    }
-    // Per-model clipping of the gradient's global norm, if asked for.
-    if (auto clip = sweep.getClipNorm()) {
-      auto normType = RankedTensorType::get({numModels}, b.getF64Type());
-      Value maxNorm = b.create<ConstantOp>(
-          loc, normType, DenseElementsAttr::get(normType, *clip));
-      grads = b.create<ClipGradNormOp>(loc, grads, maxNorm);
-    }
-    // The scheduled learning rate, if the sweep has a schedule.
-    if (auto schedule = sweep.getSchedule()) {
-      ArrayAttr scheduleParams = *sweep.getScheduleParams();
-      int64_t k = static_cast<int64_t>(scheduleParams.size());
-      SmallVector<double> table; // [M, K], row-major
-      for (int64_t m = 0; m < numModels; ++m)
-        for (Attribute values : scheduleParams)
-          table.push_back(cast<DenseF64ArrayAttr>(values)[m]);
-      auto tableType =
-          RankedTensorType::get({numModels, k}, b.getF64Type());
-      Value table_ = b.create<ConstantOp>(
-          loc, tableType, DenseElementsAttr::get(tableType, ArrayRef(table)));
-      hyper = b.create<LRScheduleOp>(loc, hyper.getType(), *schedule,
-                                     hyper, step, table_,
-                                     rule.getHyperIndex("lr"));
-    }
-    // Parameters excluded from weight decay get a 0 in the mask.
-    Value decayMask;
-    if (sweep.getNoDecay()) {
-      SmallVector<float> mask(paramCount, 1.0f);
-      for (auto [slot, excluded] : llvm::zip(slots, noDecay))
-        if (excluded)
-          std::fill(mask.begin() + slot.offset,
-                    mask.begin() + slot.offset + slot.size, 0.0f);
-      // The mask is 1 or 0 whatever the model's float type.
-      auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
-      decayMask = b.create<ConstantOp>(
-          loc, maskType, DenseElementsAttr::get(maskType, ArrayRef(mask)));
-    }
-    auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
-                                         state, hyper, optimizerStep,
-                                         decayMask);
-    return OptimizerStep{fused.getNewParams(),
-                         SmallVector<Value>(fused.getNewState()),
-                         guard.getReportedLoss(), buffersStep, newScale};
-  };
+void FusedStepBuilder::writeSlots(ValueRange values, ArrayRef<Value> views) {
+  for (auto [value, view] : llvm::zip(values, views))
+    b.create<bufferization::MaterializeInDestinationOp>(
+        loc, Type(), value, view, /*restrict=*/true, /*writable=*/true);
+}
 
-  // Slot s of the state buffer as a [M, P] subview, and as a tensor that is
-  // the only alias of it (`restrict`), so that bufferization updates every
-  // slot in place; writeSlots stores the new values back into the views.
-  // (As one [S, M, P] tensor cut by extract_slice and put back by
-  // insert_slice, the second slot was updated in a copy: the analysis
-  // cannot prove that the slices are disjoint.)
-  auto slotTensors = [&](Value state, SmallVectorImpl<Value> &views) {
-    SmallVector<Value> tensors;
-    auto type = cast<MemRefType>(state.getType());
-    for (int64_t s = 0; s < numSlots; ++s) {
-      SmallVector<OpFoldResult> offsets{b.getIndexAttr(s), b.getIndexAttr(0),
-                                        b.getIndexAttr(0)};
-      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
-                                      b.getIndexAttr(numModels),
-                                      b.getIndexAttr(paramCount)};
-      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-      auto viewType = cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-          {numModels, paramCount}, type, offsets, sizes, strides));
-      Value view = b.create<memref::SubViewOp>(loc, viewType, state, offsets,
-                                               sizes, strides);
-      views.push_back(view);
-      tensors.push_back(b.create<bufferization::ToTensorOp>(
-          loc, view, /*restrict=*/true, /*writable=*/true));
-    }
-    return tensors;
-  };
-  auto writeSlots = [&](ValueRange values, ArrayRef<Value> views) {
-    for (auto [value, view] : llvm::zip(values, views))
-      b.create<bufferization::MaterializeInDestinationOp>(
-          loc, Type(), value, view, /*restrict=*/true, /*writable=*/true);
-  };
-  SmallVector<Value> trainViews, trainSlots;
-  // A finite [M] loss, for guarding where there is none.
-  auto zeroLoss = [&]() -> Value {
-    auto type = RankedTensorType::get({numModels}, element);
-    return b.create<ConstantOp>(loc, type,
-                                DenseElementsAttr::get(
-                                    type, b.getFloatAttr(element, 0.0)));
-  };
+/// A finite [M] loss, for guarding where there is none.
+Value FusedStepBuilder::zeroLoss() {
+  auto type = RankedTensorType::get({numModels}, element);
+  return b.create<ConstantOp>(
+      loc, type, DenseElementsAttr::get(type, b.getFloatAttr(element, 0.0)));
+}
 
-  // @mbt_train_step(params, buffers, state, hyper, step, x, y, out); the
-  // arguments of @train_step: params, buffers, slots, hyper, step, x, y.
-  int64_t slotBase = numParams + numBuffers;
+/// Buffer k of `source` (whose buffers follow its parameters) read from
+/// the flat [M, Q] argument.
+void FusedStepBuilder::mapBuffers(IRMapping &mapping, func::FuncOp source,
+                                  Value flat) {
+  FlatLayout layout(b, numModels, element);
+  for (int64_t k = 0; k < numBuffers; ++k)
+    mapping.map(source.getArgument(numParams + k),
+                layout.extract(source.getLoc(), flat, bufferSlots[k]));
+}
+
+/// @mbt_train_step(params, buffers, state, hyper, step, x, y, out); the
+/// arguments of @train_step: params, buffers, slots, hyper, step, x, y.
+void FusedStepBuilder::buildTrainStep() {
   buildEntryPoint(
       b, module, "mbt_train_step", trainStep, slots, numModels, element,
       /*paramsWritable=*/true,
-      {{buffersType, true}, {stateType, true}, {hyperType, false},
+      {{buffersType, true},
+       {stateType, true},
+       {hyperType, false},
        {stepType, false}},
       [&](IRMapping &mapping, Block *entry) {
-        FlatLayout layout(b, numModels, element);
-        mapBuffers(mapping, trainStep, entry->getArgument(1));
-        trainSlots = slotTensors(entry->getArgument(2), trainViews);
-        for (int64_t s = 0; s < numSlots; ++s)
-          for (int64_t p = 0; p < numParams; ++p)
-            mapping.map(trainStep.getArgument(slotBase + numParams * s + p),
-                        layout.extract(trainStep.getLoc(), trainSlots[s],
-                                       slots[p]));
-        int64_t hyperIndex = slotBase + numParams * numSlots;
-        mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(3));
-        mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(4));
+        mapTrainArguments(mapping, entry);
       },
       [&](IRMapping &mapping, Block *entry, func::ReturnOp ret) {
-        // Gather every parameter's gradient into one [M, P] tensor.
-        Location loc = trainStep.getLoc();
-        FlatLayout layout(b, numModels, element);
-        auto flatType =
-            RankedTensorType::get({numModels, paramCount}, element);
-        Value grads = b.create<tensor::EmptyOp>(loc, flatType.getShape(),
-                                                element);
-        SmallVector<Operation *> updates;
-        for (int64_t p = 0; p < numParams; ++p) {
-          auto update = cast<UpdateOp>(
-              mapping.lookup(ret.getOperand(p)).getDefiningOp());
-          Value row = layout.flatten(loc, update.getGrad(), slots[p].size);
-          grads = layout.insertColumns(loc, row, grads, slots[p].offset,
-                                       slots[p].size);
-          updates.push_back(update);
-        }
-        // The loss is the first output (a model without outputs reports
-        // none, and is guarded on its gradients alone).
-        auto outputs = trainStep->getAttrOfType<ArrayAttr>(
-            MBTDialect::OutputsAttrHelper::getNameStr());
-        Value loss;
-        unsigned lossIndex = 0;
-        if (outputs && !outputs.empty()) {
-          lossIndex = ret.getNumOperands() - outputs.size();
-          loss = mapping.lookup(ret.getOperand(lossIndex));
-        } else {
-          loss = zeroLoss();
-        }
-        // The loss scale's buffers (precision = f16), by role.
-        SmallVector<Value> scale;
-        for (const LossScaleBuffer &buffer : kLossScaleBuffers)
-          for (auto [k, slot] : llvm::enumerate(bufferSlots))
-            if (slot.lossScaleRole == buffer.role)
-              scale.push_back(
-                  mapping.lookup(trainStep.getArgument(numParams + k)));
-        OptimizerStep next =
-            buildOptimizerStep(entry->getArgument(0), grads, trainSlots,
-                               entry->getArgument(3), entry->getArgument(4),
-                               loss, scale);
-        // A model that did not step reports a NaN loss (docs/abi.md).
-        if (outputs && !outputs.empty())
-          mapping.map(ret.getOperand(lossIndex), next.loss);
-        writeSlots(next.state, trainViews);
-        // The per-parameter updates are now dead (their results were only
-        // returned by the source's terminator, which was not copied).
-        for (Operation *op : updates)
-          op->erase();
-        SmallVector<Value> results{next.params};
-        if (numBuffers == 0)
-          return results;
-        // The buffers' new values (after the new state in the results),
-        // kept only for the models that stepped.
-        Value old = entry->getArgument(1), updated = old;
-        int64_t firstBuffer = numParams * (1 + numSlots);
-        for (int64_t k = 0; k < numBuffers; ++k) {
-          Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
-          for (auto [buffer, newValue] :
-               llvm::zip(kLossScaleBuffers, next.lossScale))
-            if (bufferSlots[k].lossScaleRole == buffer.role)
-              value = newValue;
-          Value row = layout.flatten(loc, value, bufferSlots[k].size);
-          updated = layout.insertColumns(loc, row, updated,
-                                         bufferSlots[k].offset,
-                                         bufferSlots[k].size);
-        }
-        results.push_back(
-            selectSteppedRows(b, loc, next.buffersStep, updated, old));
-        return results;
+        return finishTrainStep(mapping, entry, ret);
       });
+}
 
-  // @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
-  // step alone, on gradients the caller computed (docs/abi.md).
-  {
-    auto flatType =
-        RankedTensorType::get({numModels, paramCount}, element);
-    SmallVector<Type> argTypes{flatType, stateType, hyperType, stepType,
-                               flatType};
-    b.setInsertionPointToEnd(module.getBody());
-    auto func = b.create<func::FuncOp>(loc, "mbt_optimizer_step",
-                                       b.getFunctionType(argTypes, {}));
-    func.setAllArgAttrs(SmallVector<DictionaryAttr>{
-        readOnly(b, true), b.getDictionaryAttr({}), readOnly(b, false),
-        readOnly(b, false), readOnly(b, false)});
-    Block *entry = func.addEntryBlock();
-    b.setInsertionPointToEnd(entry);
-    SmallVector<Value> views;
-    SmallVector<Value> state = slotTensors(entry->getArgument(1), views);
-    // No loss: the models are guarded on their gradients alone.
-    OptimizerStep next =
-        buildOptimizerStep(entry->getArgument(0), entry->getArgument(4), state,
-                           entry->getArgument(2), entry->getArgument(3),
-                           zeroLoss(), /*scale=*/{});
-    writeSlots(next.state, views);
-    SmallVector<Value> results{
-        b.create<bufferization::MaterializeInDestinationOp>(
-             loc, next.params, entry->getArgument(0))
-            .getResult()};
-    b.create<func::ReturnOp>(loc, results);
-    func.setFunctionType(
-        b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+void FusedStepBuilder::mapTrainArguments(IRMapping &mapping, Block *entry) {
+  int64_t slotBase = numParams + numBuffers;
+  FlatLayout layout(b, numModels, element);
+  mapBuffers(mapping, trainStep, entry->getArgument(1));
+  trainSlots = slotTensors(entry->getArgument(2), trainViews);
+  for (int64_t s = 0; s < numSlots; ++s)
+    for (int64_t p = 0; p < numParams; ++p)
+      mapping.map(trainStep.getArgument(slotBase + numParams * s + p),
+                  layout.extract(trainStep.getLoc(), trainSlots[s], slots[p]));
+  int64_t hyperIndex = slotBase + numParams * numSlots;
+  mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(3));
+  mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(4));
+}
+
+/// Every parameter's gradient gathered into one [M, P] tensor; `updates`
+/// gets the per-parameter mbt.update ops they came from.
+Value FusedStepBuilder::gatherGradients(IRMapping &mapping, func::ReturnOp ret,
+                                        SmallVectorImpl<Operation *> &updates) {
+  FlatLayout layout(b, numModels, element);
+  auto flatType = RankedTensorType::get({numModels, paramCount}, element);
+  Value grads = b.create<tensor::EmptyOp>(loc, flatType.getShape(), element);
+  for (int64_t p = 0; p < numParams; ++p) {
+    auto update =
+        cast<UpdateOp>(mapping.lookup(ret.getOperand(p)).getDefiningOp());
+    Value row = layout.flatten(loc, update.getGrad(), slots[p].size);
+    grads =
+        layout.insertColumns(loc, row, grads, slots[p].offset, slots[p].size);
+    updates.push_back(update);
   }
+  return grads;
+}
 
-  // @mbt_eval_step(params, buffers, x, y, out).
+SmallVector<Value> FusedStepBuilder::finishTrainStep(IRMapping &mapping,
+                                                     Block *entry,
+                                                     func::ReturnOp ret) {
+  SmallVector<Operation *> updates;
+  Value grads = gatherGradients(mapping, ret, updates);
+  // The loss is the first output (a model without outputs reports none,
+  // and is guarded on its gradients alone).
+  auto outputs = trainStep->getAttrOfType<ArrayAttr>(
+      MBTDialect::OutputsAttrHelper::getNameStr());
+  bool hasLoss = outputs && !outputs.empty();
+  unsigned lossIndex = hasLoss ? ret.getNumOperands() - outputs.size() : 0;
+  Value loss = hasLoss ? mapping.lookup(ret.getOperand(lossIndex)) : zeroLoss();
+  // The loss scale's buffers (precision = f16), by role.
+  SmallVector<Value> scale;
+  for (const LossScaleBuffer &buffer : kLossScaleBuffers)
+    for (auto [k, slot] : llvm::enumerate(bufferSlots))
+      if (slot.lossScaleRole == buffer.role)
+        scale.push_back(mapping.lookup(trainStep.getArgument(numParams + k)));
+  OptimizerStep next = buildOptimizerStep(entry->getArgument(0), grads,
+                                          trainSlots, entry->getArgument(3),
+                                          entry->getArgument(4), loss, scale);
+  // A model that did not step reports a NaN loss (docs/abi.md).
+  if (hasLoss)
+    mapping.map(ret.getOperand(lossIndex), next.loss);
+  writeSlots(next.state, trainViews);
+  // The per-parameter updates are now dead (their results were only
+  // returned by the source's terminator, which was not copied).
+  for (Operation *op : updates)
+    op->erase();
+  SmallVector<Value> results{next.params};
+  if (numBuffers == 0)
+    return results;
+  Value old = entry->getArgument(1);
+  Value updated = updatedBuffers(mapping, ret, old, next);
+  results.push_back(selectSteppedRows(b, loc, next.buffersStep, updated, old));
+  return results;
+}
+
+/// The buffers' new values (they follow the new state in the source's
+/// results; a loss scale's come from the optimizer step) in the flat
+/// [M, Q] layout.
+Value FusedStepBuilder::updatedBuffers(IRMapping &mapping, func::ReturnOp ret,
+                                       Value old, const OptimizerStep &next) {
+  FlatLayout layout(b, numModels, element);
+  Value updated = old;
+  int64_t firstBuffer = numParams * (1 + numSlots);
+  for (int64_t k = 0; k < numBuffers; ++k) {
+    Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
+    for (auto [buffer, newValue] : llvm::zip(kLossScaleBuffers, next.lossScale))
+      if (bufferSlots[k].lossScaleRole == buffer.role)
+        value = newValue;
+    Value row = layout.flatten(loc, value, bufferSlots[k].size);
+    updated = layout.insertColumns(loc, row, updated, bufferSlots[k].offset,
+                                   bufferSlots[k].size);
+  }
+  return updated;
+}
+
+/// @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
+/// step alone, on gradients the caller computed (docs/abi.md).
+void FusedStepBuilder::buildOptimizerStepFunction() {
+  auto flatType = RankedTensorType::get({numModels, paramCount}, element);
+  SmallVector<Type> argTypes{flatType, stateType, hyperType, stepType,
+                             flatType};
+  b.setInsertionPointToEnd(module.getBody());
+  auto func = b.create<func::FuncOp>(loc, "mbt_optimizer_step",
+                                     b.getFunctionType(argTypes, {}));
+  func.setAllArgAttrs(SmallVector<DictionaryAttr>{
+      writableArgAttrs(b, true), b.getDictionaryAttr({}),
+      writableArgAttrs(b, false), writableArgAttrs(b, false),
+      writableArgAttrs(b, false)});
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  SmallVector<Value> views;
+  SmallVector<Value> state = slotTensors(entry->getArgument(1), views);
+  // No loss: the models are guarded on their gradients alone.
+  OptimizerStep next = buildOptimizerStep(
+      entry->getArgument(0), entry->getArgument(4), state,
+      entry->getArgument(2), entry->getArgument(3), zeroLoss(), /*scale=*/{});
+  writeSlots(next.state, views);
+  SmallVector<Value> results{
+      b.create<bufferization::MaterializeInDestinationOp>(loc, next.params,
+                                                          entry->getArgument(0))
+          .getResult()};
+  b.create<func::ReturnOp>(loc, results);
+  func.setFunctionType(
+      b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+}
+
+/// @mbt_eval_step(params, buffers, x, y, out).
+void FusedStepBuilder::buildEvalStep() {
   buildEntryPoint(
       b, module, "mbt_eval_step", model, slots, numModels, element,
       /*paramsWritable=*/false, {{buffersType, false}},
       [&](IRMapping &mapping, Block *entry) {
         mapBuffers(mapping, model, entry->getArgument(1));
       },
-      [](IRMapping &, Block *, func::ReturnOp) { return SmallVector<Value>(); });
+      [](IRMapping &, Block *, func::ReturnOp) {
+        return SmallVector<Value>();
+      });
+}
 
-  // Record the layouts for the manifest: each tensor's name, shape, columns
-  // and initializer (and, for parameters under no_decay, whether it decays).
-  auto layoutAttr = [&](ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded) {
-    SmallVector<Attribute> entries;
-    for (auto [k, slot] : llvm::enumerate(layout)) {
-      SmallVector<NamedAttribute> fields{
-          b.getNamedAttr("name", slot.name),
-          b.getNamedAttr("shape", b.getDenseI64ArrayAttr(
-                                      slot.type.getShape().drop_front())),
-          b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
-          b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
-      if (slot.init)
-        fields.push_back(b.getNamedAttr("init", slot.init));
-      if (!excluded.empty())
-        fields.push_back(b.getNamedAttr("decay", b.getBoolAttr(!excluded[k])));
-      entries.push_back(b.getDictionaryAttr(fields));
-    }
-    return b.getArrayAttr(entries);
-  };
+/// Each tensor's name, shape, columns and initializer (and, for parameters
+/// under no_decay, whether it decays).
+ArrayAttr FusedStepBuilder::layoutAttr(ArrayRef<ParamSlot> layout,
+                                       ArrayRef<bool> excluded) {
+  SmallVector<Attribute> entries;
+  for (auto [k, slot] : llvm::enumerate(layout)) {
+    SmallVector<NamedAttribute> fields{
+        b.getNamedAttr("name", slot.name),
+        b.getNamedAttr(
+            "shape", b.getDenseI64ArrayAttr(slot.type.getShape().drop_front())),
+        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
+        b.getNamedAttr("size", b.getI64IntegerAttr(slot.size))};
+    if (slot.init)
+      fields.push_back(b.getNamedAttr("init", slot.init));
+    if (!excluded.empty())
+      fields.push_back(b.getNamedAttr("decay", b.getBoolAttr(!excluded[k])));
+    entries.push_back(b.getDictionaryAttr(fields));
+  }
+  return b.getArrayAttr(entries);
+}
+
+void FusedStepBuilder::recordModuleFacts() {
   module->setAttr(MBTDialect::LayoutAttrHelper::getNameStr(),
                   layoutAttr(slots, sweep.getNoDecay() ? ArrayRef<bool>(noDecay)
                                                        : ArrayRef<bool>()));
@@ -731,6 +609,36 @@ void FuseOptimizerPass::runOnOperation() {
           MBTDialect::ClassesAttrHelper::getNameStr(),
           b.getI64IntegerAttr(logits.getDimSize(logits.getRank() - 1)));
     });
+}
+
+void FuseOptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SweepOp sweep = getSweep(module);
+  if (!sweep)
+    return signalPassFailure();
+  auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  auto rule = module.lookupSymbol<OptimizerOp>(sweep.getOptimizerAttr());
+  if (!model || !rule)
+    return signalPassFailure();
+  if (!trainStep) {
+    module.emitError("no @train_step: run mbt-autodiff first");
+    return signalPassFailure();
+  }
+  auto modelsAttr = trainStep->getAttrOfType<IntegerAttr>(
+      MBTDialect::ModelsAttrHelper::getNameStr());
+  if (!modelsAttr) {
+    trainStep.emitError("is not batched: run mbt-batch-models first");
+    return signalPassFailure();
+  }
+  FusedStepBuilder builder(module, sweep, model, trainStep, rule,
+                           modelsAttr.getInt());
+  if (failed(builder.collectLayouts()))
+    return signalPassFailure();
+  builder.buildTrainStep();
+  builder.buildOptimizerStepFunction();
+  builder.buildEvalStep();
+  builder.recordModuleFacts();
   // The per-model functions are now inlined into the entry points; the
   // sweep's model becomes the batched forward pass.
   trainStep.erase();

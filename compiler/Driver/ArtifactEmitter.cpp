@@ -1,7 +1,7 @@
 //===- ArtifactEmitter.cpp - LLVM-dialect module to shared library --------===//
 #include "compiler/Driver/ArtifactEmitter.h"
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -64,7 +64,7 @@ static void addManifestSymbols(llvm::Module &module, llvm::StringRef json) {
       llvm::FunctionType::get(b.getInt64Ty(), false),
       llvm::GlobalValue::ExternalLinkage, "mbt_abi_version", module);
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", version));
-  b.CreateRet(b.getInt64(::mbt::runtime::kAbiVersion));
+  b.CreateRet(b.getInt64(::mbt::kAbiVersion));
 
   auto *text = llvm::ConstantDataArray::getString(ctx, json, true);
   auto *global = new llvm::GlobalVariable(module, text->getType(), true,

@@ -15,7 +15,7 @@
 #include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/SweepEval.h"
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <cmath>
 
@@ -25,7 +25,7 @@ using mlir::failure;
 using mlir::FailureOr;
 
 /// A uniform double in [0, 1) with 53 random bits.
-static double uniform53(const mbt::runtime::PhiloxCounter &block) {
+static double uniform53(const mbt::PhiloxCounter &block) {
   uint64_t bits = (static_cast<uint64_t>(block[0] >> 5) << 26) | (block[1] >> 6);
   return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
 }
@@ -92,12 +92,12 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
   }
 
   uint32_t ordinal = drawCount++;
-  auto key = mbt::runtime::makePhiloxKey(drawSeed);
+  auto key = mbt::makePhiloxKey(drawSeed);
   ConstValue result;
   result.isList = true;
   for (int64_t m = 0; m < *models; ++m) {
-    double u = uniform53(mbt::runtime::philox4x32x10(
-        {static_cast<uint32_t>(m), ordinal, 0, mbt::runtime::kSweepDrawDomain},
+    double u = uniform53(mbt::philox4x32x10(
+        {static_cast<uint32_t>(m), ordinal, 0, mbt::kSweepDrawDomain},
         key));
     if (isChoice) {
       size_t index = std::min(options.size() - 1,

@@ -4,7 +4,7 @@
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -208,7 +208,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   }
 
   json::Object manifest{
-      {"abi_version", ::mbt::runtime::kAbiVersion},
+      {"abi_version", ::mbt::kAbiVersion},
       // The element type of params, state, x and out (docs/abi.md).
       {"dtype", rule.getElementType().isF64() ? "f64" : "f32"},
       // Where the buffers live: host memory, or the GPU's (docs/abi.md).

@@ -1,6 +1,6 @@
 //===- Augment.cpp - per-model image augmentation in training -------------===//
 #include "mbt/runtime/Augment.h"
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 namespace mbt {
 namespace runtime {

@@ -2,7 +2,7 @@
 #include "mbt/runtime/DataRouting.h"
 
 #include "mbt/runtime/Error.h"
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 
 #include "mbt/runtime/Init.h"
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <algorithm>
 #include <cmath>

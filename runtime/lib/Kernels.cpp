@@ -338,8 +338,8 @@ std::string takeKernelError() {
 } // namespace runtime
 } // namespace mbt
 
-using mbt::runtime::MemRef3D;
-using mbt::runtime::MemRef3F;
+using mbt::MemRef3D;
+using mbt::MemRef3F;
 
 extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
                                                      MemRef3F *c,

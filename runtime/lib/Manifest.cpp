@@ -9,7 +9,7 @@
 
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/LengthBatching.h"
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include "mbt/runtime/Error.h"
 

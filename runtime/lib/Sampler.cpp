@@ -3,7 +3,7 @@
 #include "mbt/runtime/Sampler.h"
 
 #include "mbt/runtime/Error.h"
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <algorithm>
 #include <numeric>

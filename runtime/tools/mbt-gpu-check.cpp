@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

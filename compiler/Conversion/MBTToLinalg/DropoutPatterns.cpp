@@ -2,7 +2,7 @@
 //
 // The training form becomes one elementwise linalg.generic whose body draws
 // each element's random word with Philox4x32-10 from (model seed, call
-// site, step, element index) — mbt::runtime::dropoutBits, the generator the
+// site, step, element index) — mbt::dropoutBits, the generator the
 // runtime's tests check it against — so no mask is stored: the gradient's
 // copy of the op draws the same words again. The evaluation form is the
 // identity.
@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 #include "dialects/MBT/IR/MBTOps.h"
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -25,7 +25,7 @@ Value i32Constant(OpBuilder &b, Location loc, uint32_t value) {
 }
 
 /// Word 0 of philox4x32x10(counter, key) (Random123's round function, as
-/// mbt::runtime::philox4x32x10): ten rounds of two 32x32->64 products.
+/// mbt::philox4x32x10): ten rounds of two 32x32->64 products.
 Value philoxWord0(OpBuilder &b, Location loc, std::array<Value, 4> c,
                   std::array<Value, 2> k) {
   Value m0 = i32Constant(b, loc, 0xD2511F53), m1 = i32Constant(b, loc, 0xCD9E8D57);
@@ -112,7 +112,7 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
           Value word = philoxWord0(
               b, l,
               {e, i32Constant(b, l, site), stepWord,
-               i32Constant(b, l, ::mbt::runtime::kDropoutDomain)},
+               i32Constant(b, l, ::mbt::kDropoutDomain)},
               {seedLo, seedHi});
           // u = (word >> 8) * 2^-24, exact in f32 and f64.
           Value top = b.create<arith::ShRUIOp>(l, word, i32Constant(b, l, 8));

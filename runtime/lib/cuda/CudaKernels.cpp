@@ -27,6 +27,7 @@
 #include <optional>
 #include <type_traits>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

@@ -10,7 +10,7 @@
 #ifndef MBT_TEST_UNIT_COMMON_TOKENMODEL_H
 #define MBT_TEST_UNIT_COMMON_TOKENMODEL_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Workspace.h"
 
@@ -25,7 +25,7 @@ namespace mbt {
 namespace test {
 
 using runtime::Artifact;
-using runtime::makeDenseMemRef;
+using mbt::makeDenseMemRef;
 using runtime::Workspace;
 
 /// A batch of token sequences: each row's real tokens (ids in [1, V)), and

@@ -19,7 +19,7 @@
 // 10^4 times tighter, which only an exact gradient passes).
 //
 //===----------------------------------------------------------------------===//
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Workspace.h"
 
@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

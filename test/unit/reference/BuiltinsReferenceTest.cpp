@@ -26,7 +26,7 @@
 // its measured relative differences.
 //
 //===----------------------------------------------------------------------===//
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Workspace.h"
 
@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 namespace F = torch::nn::functional;
 

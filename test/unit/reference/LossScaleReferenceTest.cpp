@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using mbt::test::compileSpec;
 using mbt::test::relativeDifference;

@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using namespace mbt::test;
 

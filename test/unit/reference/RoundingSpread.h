@@ -43,7 +43,7 @@
 #ifndef MBT_TEST_UNIT_REFERENCE_ROUNDINGSPREAD_H
 #define MBT_TEST_UNIT_REFERENCE_ROUNDINGSPREAD_H
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 #include "mbt/runtime/Sampler.h"
 
 #include <torch/types.h>
@@ -106,11 +106,11 @@ inline void perturbGradients(const std::vector<torch::Tensor> &params,
     grad = grad.contiguous();
     float *g = grad.data_ptr<float>();
     for (int64_t e = 0; e < grad.numel(); ++e) {
-      uint32_t bits = runtime::philox4x32x10(
+      uint32_t bits = mbt::philox4x32x10(
           {static_cast<uint32_t>(e), static_cast<uint32_t>(t),
            static_cast<uint32_t>(step), 0x70756e64u},
-          runtime::makePhiloxKey(0x5eed0000u + uint64_t(member)))[0];
-      double u = 2.0 * runtime::uniformFloat(bits) - 1.0;
+          mbt::makePhiloxKey(0x5eed0000u + uint64_t(member)))[0];
+      double u = 2.0 * mbt::uniformFloat(bits) - 1.0;
       g[e] = static_cast<float>(g[e] * (1.0 + u * 0x1p-23));
     }
     params[t].mutable_grad() = grad;
@@ -129,11 +129,11 @@ inline torch::Tensor jitter(const torch::Tensor &t, int member, int64_t step,
     return t;
   std::vector<float> factors(t.numel());
   for (size_t e = 0; e < factors.size(); ++e) {
-    uint32_t bits = runtime::philox4x32x10(
+    uint32_t bits = mbt::philox4x32x10(
         {static_cast<uint32_t>(e), site, static_cast<uint32_t>(step),
          0x6a697474u},
-        runtime::makePhiloxKey(0x5eed0000u + uint64_t(member)))[0];
-    double u = 2.0 * runtime::uniformFloat(bits) - 1.0;
+        mbt::makePhiloxKey(0x5eed0000u + uint64_t(member)))[0];
+    double u = 2.0 * mbt::uniformFloat(bits) - 1.0;
     factors[e] = static_cast<float>(1.0 + u * 0x1p-23);
   }
   return t * torch::from_blob(factors.data(), t.sizes(), torch::kFloat32)

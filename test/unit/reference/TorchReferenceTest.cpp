@@ -54,7 +54,7 @@
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/FashionMnist.h"
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/Trainer.h"
 
@@ -81,6 +81,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {
@@ -259,7 +260,7 @@ public:
   }
 
   /// Model 0's dropout mask of this step for an [b, n] hidden layer, as
-  /// mbt draws it (mbt::runtime::dropoutBits: its seed, site 0, the step
+  /// mbt draws it (mbt::dropoutBits: its seed, site 0, the step
   /// number, the row-major element index), holding 0 for a dropped element
   /// and 1 / (1 - rate) (in float32, as the artifact's scale) for a kept
   /// one. Only the masks are shared with mbt; torch does the arithmetic.

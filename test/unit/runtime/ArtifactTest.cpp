@@ -10,6 +10,7 @@
 
 #include <fstream>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using namespace mbt::test;
 using ::testing::AllOf;

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,13 +32,13 @@
 #include <string>
 #include <vector>
 
-using mbt::runtime::MemRef1D;
-using mbt::runtime::MemRef1F;
-using mbt::runtime::MemRef2D;
-using mbt::runtime::MemRef2F;
-using mbt::runtime::MemRef2I;
-using mbt::runtime::MemRef3F;
-using mbt::runtime::WorkspaceRef;
+using mbt::MemRef1D;
+using mbt::MemRef1F;
+using mbt::MemRef2D;
+using mbt::MemRef2F;
+using mbt::MemRef2I;
+using mbt::MemRef3F;
+using mbt::WorkspaceRef;
 
 #ifndef FAKE_MODELS
 #define FAKE_MODELS 4
@@ -53,7 +53,7 @@ using mbt::runtime::WorkspaceRef;
 #define FAKE_CLASSES 4
 #endif
 #ifndef FAKE_ABI
-#define FAKE_ABI mbt::runtime::kAbiVersion
+#define FAKE_ABI mbt::kAbiVersion
 #endif
 #ifndef FAKE_DEVICE
 #define FAKE_DEVICE "cpu"
@@ -117,7 +117,7 @@ std::string buildManifest() {
   "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)"
                 FAKE_VALIDATION R"(},
   "epochs": 3})",
-                (long long)mbt::runtime::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
+                (long long)mbt::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
                 (long long)C, (long long)(F * C), (long long)C, (long long)P,
                 (long long)F, (long long)F, (long long)C, hyper.c_str(),
                 seeds.c_str(), FAKE_BATCH);
@@ -125,7 +125,7 @@ std::string buildManifest() {
 }
 
 MemRef3F dense3(float *data, int64_t d0, int64_t d1, int64_t d2) {
-  return mbt::runtime::makeDenseMemRef<float, 3>(data, {d0, d1, d2});
+  return mbt::makeDenseMemRef<float, 3>(data, {d0, d1, d2});
 }
 
 /// logits [M,B,C] = x . w + b, with w viewed in place inside params (a

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using namespace mbt::test;
 using ::testing::HasSubstr;

@@ -18,6 +18,7 @@
 #include <random>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using namespace mbt::runtime::cuda;
 

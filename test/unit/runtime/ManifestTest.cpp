@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+using namespace mbt;
 using namespace mbt::runtime;
 using mbt::test::errorOf;
 using nlohmann::json;

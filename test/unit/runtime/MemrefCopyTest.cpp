@@ -1,6 +1,6 @@
 // Checks the runtime's memrefCopy (what compiled code calls for a
 // memref.copy between strided buffers) against an element-wise copy.
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ struct Unranked {
   void *descriptor;
 };
 
-using mbt::runtime::MemRef;
+using mbt::MemRef;
 
 TEST(MemrefCopyTest, CopiesAStridedColumnBlockIntoADenseBuffer) {
   // src: columns [3, 7) of a 4x10 row-major matrix; dst: dense 4x4.

@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-using namespace mbt::runtime;
+using namespace mbt;
 
 namespace {
 

@@ -22,7 +22,7 @@
 // torch::optim::Adam); tools/bench/fused_update.sh builds one.
 //
 //===----------------------------------------------------------------------===//
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Workspace.h"
@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+using namespace mbt;
 using namespace mbt::runtime;
 
 namespace {

@@ -10,7 +10,7 @@
 #ifndef MBT_RUNTIME_ARTIFACT_H
 #define MBT_RUNTIME_ARTIFACT_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Manifest.h"
 
 #include <string>

@@ -11,7 +11,7 @@
 #ifndef MBT_RUNTIME_FLOATBUFFER_H
 #define MBT_RUNTIME_FLOATBUFFER_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Error.h"
 

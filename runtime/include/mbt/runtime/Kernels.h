@@ -16,7 +16,7 @@
 #ifndef MBT_RUNTIME_KERNELS_H
 #define MBT_RUNTIME_KERNELS_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <string>
 
@@ -26,16 +26,16 @@ extern "C" {
 /// sgemm call with the same shapes whatever the batch count, so model i's
 /// product is bitwise independent of how many models share the call.
 __attribute__((visibility("default"))) void
-_mlir_ciface_mbt_rt_batch_matmul_f32(mbt::runtime::MemRef3F *a,
-                                     mbt::runtime::MemRef3F *b,
-                                     mbt::runtime::MemRef3F *c,
+_mlir_ciface_mbt_rt_batch_matmul_f32(mbt::MemRef3F *a,
+                                     mbt::MemRef3F *b,
+                                     mbt::MemRef3F *c,
                                      int64_t transposeA, int64_t transposeB,
                                      int64_t accumulate);
 /// The same for an f64 model, on dgemm.
 __attribute__((visibility("default"))) void
-_mlir_ciface_mbt_rt_batch_matmul_f64(mbt::runtime::MemRef3D *a,
-                                     mbt::runtime::MemRef3D *b,
-                                     mbt::runtime::MemRef3D *c,
+_mlir_ciface_mbt_rt_batch_matmul_f64(mbt::MemRef3D *a,
+                                     mbt::MemRef3D *b,
+                                     mbt::MemRef3D *c,
                                      int64_t transposeA, int64_t transposeB,
                                      int64_t accumulate);
 }

@@ -30,7 +30,7 @@
 #ifndef MBT_RUNTIME_LENGTHBATCHING_H
 #define MBT_RUNTIME_LENGTHBATCHING_H
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <cstdint>
 #include <string>

@@ -12,7 +12,7 @@
 #ifndef MBT_RUNTIME_MANIFEST_H
 #define MBT_RUNTIME_MANIFEST_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <cstdint>
 #include <optional>

@@ -15,7 +15,7 @@
 #ifndef MBT_RUNTIME_TORCHSTATEDICT_H
 #define MBT_RUNTIME_TORCHSTATEDICT_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <cstdint>
 #include <string>

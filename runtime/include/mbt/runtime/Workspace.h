@@ -11,7 +11,7 @@
 #ifndef MBT_RUNTIME_WORKSPACE_H
 #define MBT_RUNTIME_WORKSPACE_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Error.h"
 

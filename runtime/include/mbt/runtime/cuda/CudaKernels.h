@@ -12,7 +12,7 @@
 #ifndef MBT_RUNTIME_CUDA_CUDAKERNELS_H
 #define MBT_RUNTIME_CUDA_CUDAKERNELS_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 
 #include <cuda.h>
 
@@ -35,32 +35,32 @@ MBT_EXPORT CUstream mgpuStreamCreate();
 MBT_EXPORT void mgpuStreamDestroy(CUstream stream);
 MBT_EXPORT void mgpuStreamSynchronize(CUstream stream);
 MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32(mbt::runtime::MemRef3F *a,
-                                          mbt::runtime::MemRef3F *b,
-                                          mbt::runtime::MemRef3F *c,
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32(mbt::MemRef3F *a,
+                                          mbt::MemRef3F *b,
+                                          mbt::MemRef3F *c,
                                           int64_t transposeA,
                                           int64_t transposeB,
                                           int64_t accumulate);
 /// The f32 product of operands that hold bf16 (f16) values only
 /// (mbt-autocast's), on the tensor cores: the same exact products.
 MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(mbt::runtime::MemRef3F *a,
-                                               mbt::runtime::MemRef3F *b,
-                                               mbt::runtime::MemRef3F *c,
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(mbt::MemRef3F *a,
+                                               mbt::MemRef3F *b,
+                                               mbt::MemRef3F *c,
                                                int64_t transposeA,
                                                int64_t transposeB,
                                                int64_t accumulate);
 MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(mbt::runtime::MemRef3F *a,
-                                              mbt::runtime::MemRef3F *b,
-                                              mbt::runtime::MemRef3F *c,
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(mbt::MemRef3F *a,
+                                              mbt::MemRef3F *b,
+                                              mbt::MemRef3F *c,
                                               int64_t transposeA,
                                               int64_t transposeB,
                                               int64_t accumulate);
 MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::runtime::MemRef3D *a,
-                                          mbt::runtime::MemRef3D *b,
-                                          mbt::runtime::MemRef3D *c,
+_mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::MemRef3D *a,
+                                          mbt::MemRef3D *b,
+                                          mbt::MemRef3D *c,
                                           int64_t transposeA,
                                           int64_t transposeB,
                                           int64_t accumulate);

@@ -13,7 +13,7 @@
 #ifndef MBT_RUNTIME_CUDA_GEMMPLAN_H
 #define MBT_RUNTIME_CUDA_GEMMPLAN_H
 
-#include "mbt/runtime/Abi.h"
+#include "mbt/common/Abi.h"
 #include "mbt/runtime/Error.h"
 
 #include <algorithm>

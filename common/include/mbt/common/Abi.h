@@ -3,42 +3,24 @@
 // The artifact is a shared library produced by mbtc. It exchanges buffers
 // with the runtime as MLIR strided memref descriptors, passed by pointer
 // through the `_mlir_ciface_` wrappers. This header spells out that contract
-// (descriptor layout, exported symbol names, function pointer types) for the
-// runtime, which is built without MLIR. Keep it in sync with docs/abi.md.
+// (descriptor layout, exported symbol names, function pointer types) for
+// the runtime, which is built without MLIR, and gives the compiler the
+// version and symbol names it emits. Keep it in sync with docs/abi.md.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MBT_RUNTIME_ABI_H
-#define MBT_RUNTIME_ABI_H
+#ifndef MBT_COMMON_ABI_H
+#define MBT_COMMON_ABI_H
 
 #include <array>
 #include <cstdint>
 #include <type_traits>
 
 namespace mbt {
-namespace runtime {
 
-/// The ABI version this runtime understands; the artifact's
-/// `mbt_abi_version()` must return it.
-/// Version 2: mbt_rt_batch_matmul_f32 takes an `accumulate` flag.
-/// Version 3: the manifest's `dtype` gives the element type of params,
-/// state, x and out (f32 or f64); mbt_rt_batch_matmul_f64.
-/// Version 4: x may have stride 0 along the model dimension (one batch
-/// that every model reads); the artifact honours x's strides.
-/// Version 5: every entry point takes a last argument, the workspace (the
-/// step's temporaries, owned by the caller), whose size in bytes the
-/// artifact's `<entry>_workspace_bytes` functions return.
-/// Version 6: a model whose `step` is 0 does not step (params and state
-/// unchanged); the train step also skips a model whose loss or gradients
-/// are not finite, and reports a NaN loss for every model that did not
-/// step.
-/// Version 8: x may be token ids, int32 [M, B, T] (the manifest's input
-/// `kind` is "tokens"), with T, like B, set by each call.
-/// Version 9: y may be next-token targets, int32 [M, B, T] (the manifest's
-/// target `kind` is "next_tokens"), the T of x.
-/// Version 10: the manifest's `constant` initializer and, under precision
-/// f16, its `loss_scale`: a model whose scaled gradients overflowed skips
-/// its step inside the train step but reports its (finite) loss.
+/// The ABI version the compiler emits and the runtime understands: the
+/// artifact's `mbt_abi_version()` must return it. What each version changed
+/// is in docs/abi.md ("Versioning").
 constexpr int64_t kAbiVersion = 10;
 
 /// The element type of the float buffers (params, state, out, and x unless
@@ -199,7 +181,6 @@ using EvalStepFn = EvalStepFnOf<float>;
 using OptimizerStepFn = OptimizerStepFnOf<float>;
 using BatchMatmulFn = BatchMatmulFnOf<float>;
 
-} // namespace runtime
 } // namespace mbt
 
-#endif // MBT_RUNTIME_ABI_H
+#endif // MBT_COMMON_ABI_H

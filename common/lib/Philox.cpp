@@ -6,12 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mbt/runtime/Philox.h"
+#include "mbt/common/Philox.h"
 
 #include <cmath>
 
 namespace mbt {
-namespace runtime {
 
 void boxMuller(uint32_t a, uint32_t b, float &z0, float &z1) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
@@ -56,5 +55,4 @@ uint32_t PhiloxStream::nextBelow(uint32_t range) {
   return static_cast<uint32_t>(product >> 32);
 }
 
-} // namespace runtime
 } // namespace mbt

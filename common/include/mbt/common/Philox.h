@@ -7,24 +7,23 @@
 // parameter, element) instead of by how many draws came before it. That is
 // what keeps model m's random numbers independent of the batch size M.
 //
-// Counter layout convention used by the runtime (word 3 names the purpose so
-// that streams for different purposes never overlap):
-//   init of params : key = seed,         ctr = {block lo, block hi, param,
-//   kInitDomain} data shuffling : key = shuffle seed, ctr = {block lo, block
-//   hi, epoch, kShuffleDomain}
-//   dropout masks  : key = model seed,   ctr = {element, call site, step,
-//   kDropoutDomain} (drawn inside the artifact; dropoutBits below)
+// The counters of mbt's streams (word 3 names the purpose, so that streams
+// for different purposes never overlap; "block" counts 4-word blocks):
+//
+//   parameter init   key model seed    {block lo, block hi, param, INIT}
+//   data shuffling   key shuffle seed  {block lo, block hi, epoch, SHUF}
+//   sweep draws      key draw seed     {model, draw, 0, DRAW}   (compiler)
+//   dropout masks    key model seed    {element, site, step, DROP} (artifact)
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MBT_RUNTIME_PHILOX_H
-#define MBT_RUNTIME_PHILOX_H
+#ifndef MBT_COMMON_PHILOX_H
+#define MBT_COMMON_PHILOX_H
 
 #include <array>
 #include <cstdint>
 
 namespace mbt {
-namespace runtime {
 
 using PhiloxCounter = std::array<uint32_t, 4>;
 using PhiloxKey = std::array<uint32_t, 2>;
@@ -114,7 +113,6 @@ private:
   unsigned lane = 4; // 4 = buffer exhausted
 };
 
-} // namespace runtime
 } // namespace mbt
 
-#endif // MBT_RUNTIME_PHILOX_H
+#endif // MBT_COMMON_PHILOX_H

@@ -18,6 +18,7 @@
 
 #include "compiler/Frontend/ASTExpr.h"
 #include "dialects/MBT/IR/LossScaleRules.h"
+#include "dialects/MBT/IR/MBTEnums.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -399,21 +400,21 @@ struct SweepConfig {
   std::vector<std::string> hyperNames;
   std::vector<std::vector<double>> hyper;
   std::vector<int64_t> seeds;
-  std::string data = "fashion_mnist";
+  mlir::mbt::DataSet data = mlir::mbt::DataSet::fashion_mnist;
   /// Where the sweep chooses its data set (unset without a `data` setting).
   Location dataLoc;
   int64_t batchSize = 64;
   /// A sequence data set's batching (LengthBatching.h): the runtime's
-  /// strategy name ("" for other data), the padded tokens a step may hold,
+  /// strategy (none for other data), the padded tokens a step may hold,
   /// the samples sorted together, and the cut of longer samples (0: none).
-  std::string batching;
+  std::optional<mlir::mbt::Batching> batching;
   int64_t tokenBudget = 8192;
   int64_t window = 1024;
   int64_t maxLength = 0;
   int64_t epochs = 1;
   int64_t shuffleSeed = 0;
-  /// Which samples each model trains on: "shared", "kfold", "bootstrap".
-  std::string routing = "shared";
+  /// Which samples each model trains on.
+  mlir::mbt::Routing routing = mlir::mbt::Routing::shared;
   /// The fraction of the training data held out as a validation split
   /// (0: none); not with kfold, which validates on the held-out folds.
   double validation = 0;
@@ -422,9 +423,9 @@ struct SweepConfig {
   /// horizontal flip. Drawn per model from its seed.
   int64_t crop = 0;
   bool flip = false;
-  /// The format of the model's products: "bf16" or "f16" (mixed
-  /// precision), or empty for the model's own float type.
-  std::string precision;
+  /// The format of the model's products (mixed precision), or none for
+  /// the model's own float type.
+  std::optional<mlir::mbt::Precision> precision;
   Location precisionLoc;
   /// Under f16: the settings of each model's dynamic loss scale.
   std::optional<mlir::mbt::LossScaleSettings> lossScale;
@@ -433,9 +434,9 @@ struct SweepConfig {
   std::vector<int64_t> fold;
   /// Each model's gradient-norm bound; empty without clipping.
   std::vector<double> clipNorm;
-  /// The learning-rate schedule (empty: none) and, per parameter of it in
-  /// the rule's order (ScheduleRules.h), one value per model.
-  std::string schedule;
+  /// The learning-rate schedule (none: constant) and, per parameter of it
+  /// in the rule's order (ScheduleRules.h), one value per model.
+  std::optional<mlir::mbt::Schedule> schedule;
   std::vector<std::vector<double>> scheduleParams;
   /// Glob patterns of parameter names that get no weight decay, with the
   /// location of each (to report one that matches no parameter).

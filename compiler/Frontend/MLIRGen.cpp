@@ -451,39 +451,39 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep,
       mlir::FlatSymbolRefAttr::get(&ctx, config.model),
       builder.getI64IntegerAttr(config.models),
       mlir::FlatSymbolRefAttr::get(&ctx, config.optimizer),
-      builder.getArrayAttr(names),
-      builder.getArrayAttr(hyper), builder.getDenseI64ArrayAttr(config.seeds),
-      builder.getStringAttr(config.data),
+      builder.getArrayAttr(names), builder.getArrayAttr(hyper),
+      builder.getDenseI64ArrayAttr(config.seeds),
+      mlir::mbt::DataSetAttr::get(&ctx, config.data),
       builder.getI64IntegerAttr(config.batchSize),
       builder.getI64IntegerAttr(config.epochs),
       builder.getI64IntegerAttr(config.shuffleSeed),
-      builder.getStringAttr(config.routing),
+      mlir::mbt::RoutingAttr::get(&ctx, config.routing),
       builder.getI64IntegerAttr(config.folds),
-      config.routing == "kfold" ? builder.getDenseI64ArrayAttr(config.fold)
-                                : mlir::DenseI64ArrayAttr(),
+      config.routing == mlir::mbt::Routing::kfold
+          ? builder.getDenseI64ArrayAttr(config.fold)
+          : mlir::DenseI64ArrayAttr(),
       argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argNames),
       argNames.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(argValues),
       config.clipNorm.empty() ? mlir::DenseF64ArrayAttr()
                               : builder.getDenseF64ArrayAttr(config.clipNorm),
-      config.schedule.empty() ? mlir::StringAttr()
-                              : builder.getStringAttr(config.schedule),
-      config.schedule.empty() ? mlir::ArrayAttr()
-                              : builder.getArrayAttr(scheduleParams),
+      config.schedule ? mlir::mbt::ScheduleAttr::get(&ctx, *config.schedule)
+                      : mlir::mbt::ScheduleAttr(),
+      config.schedule ? builder.getArrayAttr(scheduleParams)
+                      : mlir::ArrayAttr(),
       noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay),
       builder.getF64FloatAttr(config.validation),
       builder.getI64IntegerAttr(config.crop), builder.getBoolAttr(config.flip),
-      config.batching.empty() ? mlir::StringAttr()
-                              : builder.getStringAttr(config.batching),
+      config.batching ? mlir::mbt::BatchingAttr::get(&ctx, *config.batching)
+                      : mlir::mbt::BatchingAttr(),
       builder.getI64IntegerAttr(config.tokenBudget),
       builder.getI64IntegerAttr(config.window),
       builder.getI64IntegerAttr(config.maxLength),
-      config.precision.empty() ? mlir::StringAttr()
-                               : builder.getStringAttr(config.precision),
+      config.precision ? mlir::mbt::PrecisionAttr::get(&ctx, *config.precision)
+                       : mlir::mbt::PrecisionAttr(),
       // f16's loss scale, written out even where it is GradScaler's default.
       scale ? builder.getF64FloatAttr(scale->initScale) : mlir::FloatAttr(),
       scale ? builder.getF64FloatAttr(scale->growthFactor) : mlir::FloatAttr(),
-      scale ? builder.getF64FloatAttr(scale->backoffFactor)
-            : mlir::FloatAttr(),
+      scale ? builder.getF64FloatAttr(scale->backoffFactor) : mlir::FloatAttr(),
       scale ? builder.getI64IntegerAttr(scale->growthInterval)
             : mlir::IntegerAttr());
 }

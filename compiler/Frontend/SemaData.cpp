@@ -24,13 +24,13 @@ const llvm::StringRef kSequenceDataArgs[] = {
     "batch", "shuffle_seed", "batching", "token_budget", "window",
     "max_length"};
 
-/// The batching strategies as the spec names them, and as the runtime
-/// (LengthBatching.h) does.
-const std::pair<llvm::StringRef, llvm::StringRef> kStrategies[] = {
-    {"dynamic", "dynamic"},
-    {"fixed", "fixed"},
-    {"group_by_length", "group-by-length"},
-    {"fixed_shape", "fixed-shape"}};
+/// The batching strategies as the spec names them (the IR and the runtime,
+/// LengthBatching.h, spell two of them with hyphens).
+const std::pair<llvm::StringRef, mlir::mbt::Batching> kStrategies[] = {
+    {"dynamic", mlir::mbt::Batching::dynamic},
+    {"fixed", mlir::mbt::Batching::fixed},
+    {"group_by_length", mlir::mbt::Batching::group_by_length},
+    {"fixed_shape", mlir::mbt::Batching::fixed_shape}};
 
 /// The input declaration of an expanded body (in the branches taken).
 const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
@@ -46,18 +46,21 @@ const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
 }
 } // namespace
 
-bool mbt::isSequenceDataSet(llvm::StringRef name) { return name == "fortunes"; }
+bool mbt::isSequenceDataSet(mlir::mbt::DataSet data) {
+  return data == mlir::mbt::DataSet::fortunes;
+}
 
 LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
                                      const CallExprAST *call,
                                      ConstEvaluator &eval,
                                      SweepConfig &config) {
-  config.batching = "dynamic";
+  config.batching = mlir::mbt::Batching::dynamic;
   config.batchSize = 0; // fixed steps: the budget over the longest sample
   if (!call)
     return success();
-  auto args = bindArguments(ctx, *call, kSequenceDataArgs,
-                            ("data set '" + config.data + "'"), "argument");
+  auto args = bindArguments(
+      ctx, *call, kSequenceDataArgs,
+      ("data set '" + stringifyDataSet(config.data) + "'").str(), "argument");
   if (failed(args))
     return failure();
   bool ok = true;
@@ -104,7 +107,7 @@ LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
              "fixed_shape";
       ok = false;
     } else {
-      config.batching = strategy->second.str();
+      config.batching = strategy->second;
     }
   }
   positive((*args)[3], "token_budget", int64_t(1) << 30, config.tokenBudget);
@@ -132,8 +135,9 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
   Location at = config.dataLoc.file ? config.dataLoc : config.modelLoc;
   if (isSequenceDataSet(config.data) && !tokens) {
     auto diag = emitError(ctx, at)
-                << "data set '" << config.data << "' holds text: model '"
-                << model.getName() << "' needs an input of token ids, such "
+                << "data set '" << stringifyDataSet(config.data)
+                << "' holds text: model '" << model.getName()
+                << "' needs an input of token ids, such "
                 << "as 'input " << input->getName() << ": tokens["
                 << kByteVocabSize << "]'";
     attachNote(diag, ctx, input->loc(), "the input is declared here");
@@ -141,8 +145,9 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
   }
   if (!isSequenceDataSet(config.data) && tokens) {
     auto diag = emitError(ctx, at)
-                << "data set '" << config.data << "' holds images, but input '"
-                << input->getName() << "' of model '" << model.getName()
+                << "data set '" << stringifyDataSet(config.data)
+                << "' holds images, but input '" << input->getName()
+                << "' of model '" << model.getName()
                 << "' takes token ids; use a text data set such as fortunes";
     attachNote(diag, ctx, input->loc(), "the input is declared here");
     return failure();
@@ -151,8 +156,9 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
     auto diag = emitError(ctx, input->getType().loc)
                 << "input '" << input->getName() << "' has a vocabulary of "
                 << type.dims.front() << " token ids, but data set '"
-                << config.data << "' uses the byte tokenizer's "
-                << kByteVocabSize << " (0 pad, 1 begin, 2 end, 3 + byte)";
+                << stringifyDataSet(config.data)
+                << "' uses the byte tokenizer's " << kByteVocabSize
+                << " (0 pad, 1 begin, 2 end, 3 + byte)";
     attachNote(diag, ctx, at, "the data set is chosen here");
     return failure();
   }

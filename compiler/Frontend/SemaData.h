@@ -14,8 +14,8 @@
 
 namespace mbt {
 
-/// Whether `name` is a data set of token sequences.
-bool isSequenceDataSet(llvm::StringRef name);
+/// Whether `data` is a data set of token sequences.
+bool isSequenceDataSet(mlir::mbt::DataSet data);
 
 /// Checks the arguments of `data = NAME(...)` for a sequence data set
 /// (`call` is null for a bare name) into `config`: batch, shuffle_seed,

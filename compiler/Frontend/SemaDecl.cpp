@@ -452,9 +452,10 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
       ok &= checkNoDecayPatterns(ctx, *config, model->params);
       ok &= succeeded(checkDataFitsInput(ctx, *config, *model));
       // bf16 products are rounded f32 values: an f64 model has none.
-      if (!config->precision.empty() && model->floatType == "f64") {
+      if (config->precision && model->floatType == "f64") {
         auto diag = emitError(ctx, config->precisionLoc)
-                    << "precision = " << config->precision
+                    << "precision = "
+                    << mlir::mbt::stringifyPrecision(*config->precision)
                     << " rounds the products of an f32 model, but model '"
                     << model->getName() << "' computes in f64";
         attachNote(diag, ctx, model->nameLoc(), "the model is declared here");

@@ -79,16 +79,16 @@ bool mbt::checkPrecisionSettings(mlir::MLIRContext &ctx,
       return false;
     }
     if (name != "f32") {
-      config.precision = name.str();
+      config.precision = *mlir::mbt::symbolizePrecision(name);
       config.precisionLoc = precision->loc();
     }
   }
   if (!lossScale) {
-    if (config.precision == "f16")
+    if (config.precision == mlir::mbt::Precision::f16)
       config.lossScale = mlir::mbt::LossScaleSettings{};
     return true;
   }
-  if (config.precision != "f16") {
+  if (config.precision != mlir::mbt::Precision::f16) {
     emitError(ctx, lossScale->loc())
         << "loss_scale needs precision = f16 (bf16 and f32 have f32's "
            "exponent range: their gradients need no scaling)";

@@ -35,7 +35,6 @@ const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
                                       "precision", "loss_scale"};
 
 /// The data sets and the arguments each takes.
-const llvm::StringRef kDataSets[] = {"fashion_mnist", "fortunes"};
 const llvm::StringRef kDataArgs[] = {"batch",     "shuffle_seed", "folds",
                                      "bootstrap", "validation",   "crop",
                                      "flip"};
@@ -403,22 +402,26 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
                            "fashion_mnist(batch = 64)";
     return;
   }
-  llvm::StringRef name = *callee;
-  if (!llvm::is_contained(kDataSets, name)) {
-    error(value->loc()) << "unknown data set '" << name
-                        << "' (known: " << join(kDataSets) << ")";
+  std::optional<mlir::mbt::DataSet> data = mlir::mbt::symbolizeDataSet(*callee);
+  if (!data) {
+    std::vector<llvm::StringRef> known;
+    for (uint32_t i = 0; i <= mlir::mbt::getMaxEnumValForDataSet(); ++i)
+      known.push_back(
+          mlir::mbt::stringifyDataSet(*mlir::mbt::symbolizeDataSet(i)));
+    error(value->loc()) << "unknown data set '" << *callee
+                        << "' (known: " << join(known) << ")";
     return;
   }
-  config.data = name.str();
+  config.data = *data;
   config.dataLoc = value->loc();
-  if (isSequenceDataSet(name)) {
+  if (isSequenceDataSet(*data)) {
     ok &= succeeded(checkSequenceData(ctx, call, eval, config));
     return;
   }
   if (!call)
     return;
   auto args = bindArguments(ctx, *call, kDataArgs,
-                            ("data set '" + name + "'").str(), "argument");
+                            ("data set '" + *callee + "'").str(), "argument");
   if (failed(args)) {
     ok = false;
     return;
@@ -454,7 +457,7 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
     else if (*n < 2 || *n > 1000)
       error(folds->loc()) << "folds must be between 2 and 1000, got " << *n;
     else {
-      config.routing = "kfold";
+      config.routing = mlir::mbt::Routing::kfold;
       config.folds = *n;
     }
   }
@@ -497,7 +500,7 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
     else if (*n != 0 && *n != 1)
       error(bootstrap->loc()) << "bootstrap must be 0 or 1, got " << *n;
     else if (*n == 1)
-      config.routing = "bootstrap";
+      config.routing = mlir::mbt::Routing::bootstrap;
   }
 }
 
@@ -505,7 +508,7 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
 /// default model m holds out fold m mod folds.
 void SweepChecker::checkFolds(ConstEvaluator &eval) {
   const ExprAST *value = lookup("fold");
-  if (config.routing != "kfold") {
+  if (config.routing != mlir::mbt::Routing::kfold) {
     if (value)
       error(value->loc()) << "'fold' needs k-fold data, for example "
                              "data = fashion_mnist(folds = 5)";
@@ -579,7 +582,7 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
   if (!rule) {
     std::vector<llvm::StringRef> known;
     for (const auto &r : mlir::mbt::allScheduleRules())
-      known.push_back(r.name);
+      known.push_back(r.name());
     auto diag = error(value->loc());
     if (callee)
       diag << "unknown schedule '" << *callee << "'";
@@ -593,9 +596,9 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
     params.push_back(param.name);
   llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
   if (call) {
-    auto args = bindArguments(ctx, *call, params,
-                              ("schedule '" + rule->name + "'").str(),
-                              "parameter");
+    auto args =
+        bindArguments(ctx, *call, params,
+                      ("schedule '" + rule->name() + "'").str(), "parameter");
     if (failed(args)) {
       ok = false;
       return;
@@ -605,11 +608,11 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
   std::vector<std::vector<double>> table;
   bool valid = true;
   for (auto [param, arg] : llvm::zip(rule->params, bound)) {
-    std::string what = ("parameter '" + param.name + "' of schedule '" +
-                         rule->name + "'")
-                            .str();
+    std::string what =
+        ("parameter '" + param.name + "' of schedule '" + rule->name() + "'")
+            .str();
     if (!arg && !param.defaultValue) {
-      error(value->loc()) << "schedule '" << rule->name << "' needs "
+      error(value->loc()) << "schedule '" << rule->name() << "' needs "
                           << "parameter '" << param.name << "'";
       valid = false;
       continue;
@@ -645,25 +648,26 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
   for (int64_t m = 0; m < config.models; ++m) {
     auto at = [&](size_t j) { return table[j][m]; };
     std::string problem;
-    if ((rule->name == "step" && at(1) <= 0) ||
-        (rule->name == "exponential" && at(0) <= 0))
+    using mlir::mbt::Schedule;
+    Schedule kind = rule->kind;
+    if ((kind == Schedule::step && at(1) <= 0) ||
+        (kind == Schedule::exponential && at(0) <= 0))
       problem = "gamma must be positive";
-    else if ((rule->name == "cosine" || rule->name == "linear") &&
+    else if ((kind == Schedule::cosine || kind == Schedule::linear) &&
              (at(1) > at(0) || at(2) > 1))
       problem = "warmup must not exceed total, and the final factor must be "
                 "at most 1";
-    else if (rule->name == "one_cycle" &&
-             (at(1) * at(0) - 1 <= 0 || at(1) >= 1 || at(2) <= 0 ||
-              at(3) <= 0))
+    else if (kind == Schedule::one_cycle &&
+             (at(1) * at(0) - 1 <= 0 || at(1) >= 1 || at(2) <= 0 || at(3) <= 0))
       problem = "pct_start * total must exceed 1 step, pct_start be below "
                 "1, and the div factors be positive";
     if (!problem.empty()) {
-      error(value->loc()) << "schedule '" << rule->name << "' for model " << m
+      error(value->loc()) << "schedule '" << rule->name() << "' for model " << m
                           << ": " << problem;
       return;
     }
   }
-  config.schedule = rule->name.str();
+  config.schedule = rule->kind;
   config.scheduleParams = std::move(table);
 }
 

@@ -95,11 +95,11 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   // The learning-rate schedule (null without one): name, parameter names
   // and one row of values per model. The artifact applies it.
   json::Value schedule = nullptr;
-  if (auto name = sweep.getSchedule()) {
-    const mlir::mbt::ScheduleRule *scheduleRule =
-        mlir::mbt::lookupScheduleRule(*name);
+  if (auto kind = sweep.getSchedule()) {
+    const mlir::mbt::ScheduleRule &scheduleRule =
+        mlir::mbt::getScheduleRule(*kind);
     json::Array names, rows;
-    for (const mlir::mbt::ScheduleParam &param : scheduleRule->params)
+    for (const mlir::mbt::ScheduleParam &param : scheduleRule.params)
       names.push_back(param.name.str());
     // (A local, not `*sweep.getScheduleParams()` in the loop header: the
     // optional is a temporary that dies before the loop runs.)
@@ -110,7 +110,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
         row.push_back(cast<DenseF64ArrayAttr>(values)[m]);
       rows.push_back(std::move(row));
     }
-    schedule = json::Object{{"name", name->str()},
+    schedule = json::Object{{"name", scheduleRule.name().str()},
                             {"params", std::move(names)},
                             {"values", std::move(rows)}};
   }
@@ -168,23 +168,24 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   auto modelName = module->getAttrOfType<StringAttr>(
       mlir::mbt::MBTDialect::ModelAttrHelper::getNameStr());
 
-  json::Object data{{"name", sweep.getData().str()},
+  json::Object data{{"name", stringifyDataSet(sweep.getData()).str()},
                     {"batch", sweep.getBatchSize()},
                     {"shuffle_seed", sweep.getShuffleSeed()},
-                    {"routing", sweep.getRouting().str()}};
+                    {"routing", stringifyRouting(sweep.getRouting()).str()}};
   // A sequence data set's grouping of samples into steps (docs/data.md).
   if (auto batching = sweep.getBatching())
-    data["batching"] = json::Object{{"strategy", batching->str()},
-                                    {"token_budget", sweep.getTokenBudget()},
-                                    {"window", sweep.getWindow()},
-                                    {"max_length", sweep.getMaxLength()}};
+    data["batching"] =
+        json::Object{{"strategy", stringifyBatching(*batching).str()},
+                     {"token_budget", sweep.getTokenBudget()},
+                     {"window", sweep.getWindow()},
+                     {"max_length", sweep.getMaxLength()}};
   if (sweep.getValidation().convertToDouble() > 0)
     data["validation"] = sweep.getValidation().convertToDouble();
   if (sweep.getCrop() > 0)
     data["crop"] = sweep.getCrop();
   if (sweep.getFlip())
     data["flip"] = true;
-  if (sweep.getRouting() == "kfold") {
+  if (sweep.getRouting() == mlir::mbt::Routing::kfold) {
     data["folds"] = sweep.getFolds();
     json::Array folds;
     // (Not `*sweep.getFold()` in the loop header: the optional is a
@@ -234,9 +235,9 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   // Mixed precision (mbt-autocast): the artifact rounds its products to
   // this format itself; recorded for the reader.
   if (auto precision = sweep.getPrecision()) {
-    manifest["precision"] = precision->str();
+    manifest["precision"] = stringifyPrecision(*precision).str();
     // f16's loss scale (its state is in the buffers amp.*).
-    if (*precision == "f16") {
+    if (*precision == mlir::mbt::Precision::f16) {
       mlir::mbt::LossScaleSettings scale = sweep.getLossScaleSettings();
       json::Object buffers;
       for (const mlir::mbt::LossScaleBuffer &buffer :

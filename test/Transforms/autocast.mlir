@@ -1,7 +1,7 @@
-// RUN: sed -e 's/shuffle_seed = 0 : i64}/shuffle_seed = 0 : i64, precision = "bf16"}/' %S/Inputs/mlp.mlir | mbt-opt --mbt-autocast | FileCheck %s
+// RUN: sed -e 's/shuffle_seed = 0 : i64}/shuffle_seed = 0 : i64, precision = #mbt.precision<bf16>}/' %S/Inputs/mlp.mlir | mbt-opt --mbt-autocast | FileCheck %s
 // RUN: mbt-opt --mbt-autocast %S/Inputs/mlp.mlir | FileCheck %s --check-prefix=F32
 
-// With precision = "bf16", each matmul's operands and result are rounded
+// With precision = bf16, each matmul's operands and result are rounded
 // to bf16; the bias add, the relu and the loss read the rounded product
 // and stay f32. Without a precision, the model is left as it is.
 

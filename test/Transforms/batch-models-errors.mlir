@@ -13,7 +13,7 @@ func.func @m(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "zeros"}},
 mbt.sweep @sweep {model = @m, models = 3 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1, 0.2, 0.3>, array<f64: 0.0, 0.0, 0.0>, array<f64: 0.0, 0.0, 0.0>],
-    seeds = array<i64: 0, 1, 2>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0, 1, 2>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {

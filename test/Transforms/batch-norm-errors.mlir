@@ -22,7 +22,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
 
 // -----
 
@@ -45,7 +45,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
 
 // -----
 
@@ -67,7 +67,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
 
 // -----
 
@@ -91,4 +91,4 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64}

@@ -1,7 +1,7 @@
 // RUN: mbt-opt --mbt-autodiff --mbt-batch-models --mbt-fuse-optimizer -split-input-file -verify-diagnostics %s
 
 // The checks of a loss scale's buffers (mbt-autocast adds them under
-// precision = "f16"; hand-written IR may get them wrong).
+// precision = f16; hand-written IR may get them wrong).
 
 // The scale seeds the reverse sweep: it has the loss's type.
 func.func @m(%w: tensor<2x2xf32> {mbt.param = "w"}, %s: tensor<1xf32> {mbt.buffer = "amp.loss_scale", mbt.loss_scale = "scale"}, %x: tensor<?x2xf32> {mbt.input = "x"}, %y: tensor<?xi32> {mbt.target = "y"}) -> tensor<f32> attributes {mbt.outputs = ["loss"]} {
@@ -20,7 +20,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64, precision = "f16"}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64, precision = #mbt.precision<f16>}
 
 // -----
 
@@ -41,4 +41,4 @@ mbt.optimizer @sgd attributes {hyper = ["lr"], slots = []} scalars {
   %new = arith.subf %p, %delta : f32
   mbt.yield %new : f32
 }
-mbt.sweep @sweep {batch_size = 8 : i64, data = "fashion_mnist", epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64, precision = "f16"}
+mbt.sweep @sweep {batch_size = 8 : i64, data = #mbt.data_set<fashion_mnist>, epochs = 1 : i64, hyper = [array<f64: 1.000000e-01>], hyper_names = ["lr"], model = @m, models = 1 : i64, optimizer = @sgd, seeds = array<i64: 0>, shuffle_seed = 0 : i64, precision = #mbt.precision<f16>}

@@ -1,9 +1,9 @@
-// RUN: sed -e 's/shuffle_seed = 0 : i64}/shuffle_seed = 0 : i64, precision = "f16", init_scale = 1024.0 : f64, growth_interval = 50 : i64}/' %S/Inputs/mlp.mlir > %t.mlir
+// RUN: sed -e 's/shuffle_seed = 0 : i64}/shuffle_seed = 0 : i64, precision = #mbt.precision<f16>, init_scale = 1024.0 : f64, growth_interval = 50 : i64}/' %S/Inputs/mlp.mlir > %t.mlir
 // RUN: mbt-opt --mbt-autocast %t.mlir | FileCheck %s --check-prefix=CAST
 // RUN: mbt-opt --mbt-autocast --mbt-autodiff %t.mlir | FileCheck %s --check-prefix=GRAD
 // RUN: mbt-opt --mbt-autocast --mbt-autodiff --mbt-batch-models --mbt-fuse-optimizer %t.mlir | FileCheck %s --check-prefix=FUSED
 
-// precision = "f16": the products round to f16, and each model gets a
+// precision = f16: the products round to f16, and each model gets a
 // dynamic loss scale.
 
 // mbt-autocast: three scalar buffers after the parameters, the scale

@@ -54,25 +54,29 @@ struct F64 {
 };
 
 /// The factor of schedule `rule` at 0-based step `s` with parameters `p`.
-Value emitFactor(F64 f, StringRef rule, Value s, ArrayRef<Value> p) {
+Value emitFactor(F64 f, Schedule rule, Value s, ArrayRef<Value> p) {
   const double pi = 3.14159265358979323846;
-  if (rule == "step")
+  switch (rule) {
+  case Schedule::constant:
+    return f.c(1.0);
+  case Schedule::step:
     return f.pow(p[1], f.floor(f.div(s, p[0])));
-  if (rule == "exponential")
+  case Schedule::exponential:
     return f.pow(p[0], s);
-  if (rule == "cosine" || rule == "linear") {
+  case Schedule::cosine:
+  case Schedule::linear: {
     Value warmup = p[1], floor = p[2];
     Value warm = f.div(s, f.max(f.c(1.0), warmup));
     Value progress = f.min(
         f.div(f.sub(s, warmup), f.max(f.c(1.0), f.sub(p[0], warmup))), f.c(1.0));
     Value shape =
-        rule == "cosine"
+        rule == Schedule::cosine
             ? f.mul(f.c(0.5), f.add(f.c(1.0), f.cos(f.mul(f.c(pi), progress))))
             : f.sub(f.c(1.0), progress);
     Value decay = f.add(floor, f.mul(f.sub(f.c(1.0), floor), shape));
     return f.select(f.lt(s, warmup), warm, decay);
   }
-  if (rule == "one_cycle") {
+  case Schedule::one_cycle: {
     Value initial = f.div(f.c(1.0), p[2]);
     Value minimum = f.div(initial, p[3]);
     Value phase1End = f.sub(f.mul(p[1], p[0]), f.c(1.0));
@@ -87,7 +91,8 @@ Value emitFactor(F64 f, StringRef rule, Value s, ArrayRef<Value> p) {
     Value down = anneal(f.c(1.0), minimum, pct);
     return f.select(f.le(s, phase1End), up, down);
   }
-  return f.c(1.0); // constant
+  }
+  llvm_unreachable("a Schedule enumerator without a formula");
 }
 
 struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
@@ -113,7 +118,7 @@ struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
     maps.push_back(rewriter.getMultiDimIdentityMap(1));
     Value empty = rewriter.create<tensor::EmptyOp>(loc, factorType.getShape(),
                                                    rewriter.getF64Type());
-    StringRef rule = op.getRule();
+    Schedule rule = op.getRule();
     Value factor =
         rewriter
             .create<linalg::GenericOp>(

@@ -16,6 +16,7 @@ void MBTDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/MBT/IR/MBTOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 Operation *MBTDialect::materializeConstant(OpBuilder &builder, Attribute value,

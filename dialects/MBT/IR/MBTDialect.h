@@ -6,8 +6,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Attributes.h"
 #include "mlir/IR/Dialect.h"
 
 #include "dialects/MBT/IR/MBTOpsDialect.h.inc"
+
+#include "dialects/MBT/IR/MBTEnums.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/MBT/IR/MBTAttributes.h.inc"
 
 #endif

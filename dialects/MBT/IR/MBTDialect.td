@@ -62,6 +62,11 @@ def MBT_Dialect : Dialect {
                            "::mlir::tensor::TensorDialect"];
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes of MBTAttributes.td.
+    void registerAttributes();
+  }];
 }
 
 class MBT_Op<string mnemonic, list<Trait> traits = []> :

@@ -200,11 +200,7 @@ LogicalResult SweepOp::verify() {
   int64_t models = getModels();
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
-  std::optional<StringRef> precision = getPrecision();
-  if (precision && *precision != "bf16" && *precision != "f16")
-    return emitOpError("precision must be \"bf16\" or \"f16\", got \"")
-           << *precision << "\"";
-  if (failed(verifyLossScale(*this, precision && *precision == "f16")))
+  if (failed(verifyLossScale(*this, getPrecision() == Precision::f16)))
     return failure();
   if (getHyperNames().size() != getHyper().size())
     return emitOpError("has ")
@@ -237,19 +233,18 @@ LogicalResult SweepOp::verify() {
         return emitOpError("clip_norm must be positive, got ") << v;
   }
   if (auto schedule = getSchedule()) {
-    const ScheduleRule *rule = lookupScheduleRule(*schedule);
-    if (!rule)
-      return emitOpError("unknown schedule '") << *schedule << "'";
+    const ScheduleRule &rule = getScheduleRule(*schedule);
     auto params = getScheduleParams();
-    if (!params || params->size() != rule->params.size())
+    if (!params || params->size() != rule.params.size())
       return emitOpError("schedule '")
-             << *schedule << "' needs " << rule->params.size()
+             << stringifySchedule(*schedule) << "' needs " << rule.params.size()
              << " parameter arrays";
     for (Attribute values : *params)
       if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) !=
           models)
         return emitOpError("a parameter of schedule '")
-               << *schedule << "' does not have one value per model";
+               << stringifySchedule(*schedule)
+               << "' does not have one value per model";
   }
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
@@ -259,11 +254,8 @@ LogicalResult SweepOp::verify() {
     return emitOpError("batch_size must be positive, got ") << getBatchSize();
   if (getEpochs() < 0)
     return emitOpError("epochs must not be negative, got ") << getEpochs();
-  StringRef routing = getRouting();
-  if (routing != "shared" && routing != "kfold" && routing != "bootstrap")
-    return emitOpError("unknown routing '")
-           << routing << "' (known: shared, kfold, bootstrap)";
-  if (routing == "kfold") {
+  Routing routing = getRouting();
+  if (routing == Routing::kfold) {
     if (getFolds() < 2)
       return emitOpError("kfold routing needs at least 2 folds, got ")
              << getFolds();
@@ -277,25 +269,16 @@ LogicalResult SweepOp::verify() {
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
-  StringRef data = getData();
-  if (data != "fashion_mnist" && data != "fortunes")
-    return emitOpError("unknown data set '")
-           << data << "' (known: fashion_mnist, fortunes)";
-  bool sequences = data == "fortunes";
+  bool sequences = getData() == DataSet::fortunes;
   if (sequences != getBatching().has_value())
     return emitOpError(sequences ? "needs" : "must not have")
-           << " a batching strategy for data set '" << data << "'";
-  if (auto batching = getBatching()) {
-    static constexpr StringLiteral kStrategies[] = {
-        "dynamic", "fixed", "group-by-length", "fixed-shape"};
-    if (!llvm::is_contained(kStrategies, *batching))
-      return emitOpError("unknown batching '")
-             << *batching
-             << "' (known: dynamic, fixed, group-by-length, fixed-shape)";
+           << " a batching strategy for data set "
+           << stringifyDataSet(getData());
+  if (getBatching()) {
     if (getTokenBudget() < 1 || getWindow() < 1 || getMaxLength() < 0)
       return emitOpError("needs a positive token_budget and window and a "
                          "max_length of at least 0");
-    if (routing != "shared")
+    if (routing != Routing::shared)
       return emitOpError("sequence data supports shared routing only");
   }
   auto model = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
@@ -303,6 +286,29 @@ LogicalResult SweepOp::verify() {
   if (!model)
     return emitOpError("model '") << getModel() << "' is not a function";
   return success();
+}
+
+/// An enum attribute as its bare keyword (`cosine`), or as a string where
+/// the spelling is not an identifier; `custom<EnumKeyword>($attr)`.
+template <typename EnumAttrT>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, EnumAttrT &attr) {
+  using Enum = decltype(std::declval<EnumAttrT>().getValue());
+  SMLoc loc = parser.getCurrentLocation();
+  std::string spelling;
+  if (parser.parseKeywordOrString(&spelling))
+    return failure();
+  std::optional<Enum> value = symbolizeEnum<Enum>(spelling);
+  if (!value)
+    return parser.emitError(loc)
+           << "unknown " << EnumAttrT::getMnemonic() << " '" << spelling << "'";
+  attr = EnumAttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+template <typename EnumAttrT>
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             EnumAttrT attr) {
+  printer.printKeywordOrString(stringifyEnum(attr.getValue()));
 }
 
 #define GET_OP_CLASSES
@@ -342,9 +348,7 @@ LogicalResult GuardStepOp::verify() {
 }
 
 LogicalResult LRScheduleOp::verify() {
-  const ScheduleRule *rule = lookupScheduleRule(getRule());
-  if (!rule)
-    return emitOpError("unknown schedule '") << getRule() << "'";
+  const ScheduleRule *rule = &getScheduleRule(getRule());
   auto hyper = getHyper().getType();
   auto step = getStep().getType();
   auto params = getParams().getType();
@@ -353,8 +357,8 @@ LogicalResult LRScheduleOp::verify() {
       step.getDimSize(0) != hyper.getDimSize(0) ||
       params.getDimSize(0) != hyper.getDimSize(0) || params.getDimSize(1) != k)
     return emitOpError("needs hyper [M, H], step [M] and params [M, ")
-           << k << "] for schedule '" << getRule() << "', got "
-           << formatShape(hyper.getShape()) << ", "
+           << k << "] for schedule '" << stringifySchedule(getRule())
+           << "', got " << formatShape(hyper.getShape()) << ", "
            << formatShape(step.getShape()) << " and "
            << formatShape(params.getShape());
   if (getColumn() < 0 || getColumn() >= hyper.getDimSize(1))

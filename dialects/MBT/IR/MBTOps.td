@@ -8,6 +8,7 @@
 #ifndef MBT_OPS_TD
 #define MBT_OPS_TD
 
+include "dialects/MBT/IR/MBTAttributes.td"
 include "dialects/MBT/IR/MBTDialect.td"
 include "dialects/MBT/IR/MBTInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"

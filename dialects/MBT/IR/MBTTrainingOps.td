@@ -191,16 +191,17 @@ def MBT_LRScheduleOp : MBT_Op<"lr_schedule", [Pure,
     sets `schedule`.
 
     ```mlir
-    %h = mbt.lr_schedule "cosine" %hyper, %step, %params
+    %h = mbt.lr_schedule cosine %hyper, %step, %params
         : tensor<16x5xf64>, tensor<16xf64>, tensor<16x3xf64>
     ```
   }];
-  let arguments = (ins StrAttr:$rule, MBT_F64Tensor:$hyper,
+  let arguments = (ins MBT_ScheduleAttr:$rule, MBT_F64Tensor:$hyper,
                        MBT_F64Tensor:$step, MBT_F64Tensor:$params,
                        DefaultValuedAttr<I64Attr, "0">:$column);
   let results = (outs MBT_F64Tensor:$result);
   let assemblyFormat = [{
-    $rule $hyper `,` $step `,` $params attr-dict `:` type($hyper) `,`
+    custom<EnumKeyword>($rule) $hyper `,` $step `,` $params attr-dict `:`
+    type($hyper) `,`
     type($step) `,` type($params)
   }];
   let hasVerifier = 1;
@@ -291,20 +292,22 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     (`window`) and the length beyond which a sample is cut (`max_length`,
     0: none); `batch_size` is then the samples of a fixed step (0: the
     budget over the longest sample). `precision`, when present, is the
-    format of the model's products: `"bf16"` or `"f16"` (mixed precision,
+    format of the model's products: `bf16` or `f16` (mixed precision,
     see `mbt-autocast`); absent, the model computes in its own float type.
-    Under `"f16"` each model has a dynamic loss scale, as
+    Under `f16` each model has a dynamic loss scale, as
     `torch.amp.GradScaler(init_scale, growth_factor, backoff_factor,
     growth_interval)` with those four attributes (absent: GradScaler's
-    defaults, 65536, 2, 0.5 and 2000; only under `"f16"`); see
-    `mbt.update_loss_scale`.
+    defaults, 65536, 2, 0.5 and 2000; only under `f16`); see
+    `mbt.update_loss_scale`. The enumerations are enum attributes
+    (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
+    `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.
 
     ```mlir
     mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
         hyper_names = ["lr", "momentum", "weight_decay"],
         hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>,
                  array<f64: 0.0, 0.0>],
-        seeds = array<i64: 0, 1>, data = "fashion_mnist",
+        seeds = array<i64: 0, 1>, data = #mbt.data_set<fashion_mnist>,
         batch_size = 128 : i64, epochs = 1 : i64, shuffle_seed = 0 : i64}
     ```
   }];
@@ -313,28 +316,29 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        StrArrayAttr:$hyper_names,
                        TypedArrayAttrBase<DenseF64ArrayAttr,
                                           "per-model values">:$hyper,
-                       DenseI64ArrayAttr:$seeds, StrAttr:$data,
+                       DenseI64ArrayAttr:$seeds, MBT_DataSetAttr:$data,
                        I64Attr:$batch_size, I64Attr:$epochs,
                        I64Attr:$shuffle_seed,
-                       DefaultValuedAttr<StrAttr, "\"shared\"">:$routing,
+                       DefaultValuedAttr<MBT_RoutingAttr,
+                                         "::mlir::mbt::Routing::shared">:$routing,
                        DefaultValuedAttr<I64Attr, "0">:$folds,
                        OptionalAttr<DenseI64ArrayAttr>:$fold,
                        OptionalAttr<StrArrayAttr>:$model_arg_names,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$model_args,
                        OptionalAttr<DenseF64ArrayAttr>:$clip_norm,
-                       OptionalAttr<StrAttr>:$schedule,
+                       OptionalAttr<MBT_ScheduleAttr>:$schedule,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$schedule_params,
                        OptionalAttr<StrArrayAttr>:$no_decay,
                        DefaultValuedAttr<F64Attr, "0.0">:$validation,
                        DefaultValuedAttr<I64Attr, "0">:$crop,
                        DefaultValuedAttr<BoolAttr, "false">:$flip,
-                       OptionalAttr<StrAttr>:$batching,
+                       OptionalAttr<MBT_BatchingAttr>:$batching,
                        DefaultValuedAttr<I64Attr, "8192">:$token_budget,
                        DefaultValuedAttr<I64Attr, "1024">:$window,
                        DefaultValuedAttr<I64Attr, "0">:$max_length,
-                       OptionalAttr<StrAttr>:$precision,
+                       OptionalAttr<MBT_PrecisionAttr>:$precision,
                        OptionalAttr<F64Attr>:$init_scale,
                        OptionalAttr<F64Attr>:$growth_factor,
                        OptionalAttr<F64Attr>:$backoff_factor,

@@ -155,8 +155,8 @@ LogicalResult SweepOp::verifySymbolUses(SymbolTableCollection &symbols) {
            << rule->getSymName() << "' has no lr hyperparameter";
   // Mixed precision rounds f32 values: the model computes in f32.
   if (getPrecision() && !rule->getElementType().isF32())
-    return emitOpError("precision \"")
-           << *getPrecision() << "\" needs an f32 model, got "
+    return emitOpError("precision ")
+           << stringifyPrecision(*getPrecision()) << " needs an f32 model, got "
            << rule->getElementType();
   return success();
 }

@@ -1,6 +1,9 @@
 //===- ScheduleRules.cpp - the built-in learning-rate schedules -----------===//
 #include "dialects/MBT/IR/ScheduleRules.h"
 
+#include <cassert>
+#include <iterator>
+
 using namespace mlir::mbt;
 
 static const ScheduleParam kStepParams[] = {{"step_size", std::nullopt, true},
@@ -20,19 +23,25 @@ static const ScheduleParam kOneCycleParams[] = {{"total", std::nullopt, true},
 // The formulas are in SchedulePatterns.cpp (the generated code) and, as an
 // independent reference, in test/unit/reference/TorchReferenceTest.cpp.
 static const ScheduleRule kSchedules[] = {
-    {"constant", {}},
-    {"step", kStepParams},        // gamma^floor(s / step_size), torch StepLR
-    {"exponential", kExponentialParams}, // gamma^s, torch ExponentialLR
-    {"cosine", kCosineParams},    // warmup, then cosine to min_factor
-    {"linear", kLinearParams},    // warmup, then linear to end_factor
-    {"one_cycle", kOneCycleParams}, // torch OneCycleLR's lr (no momentum)
+    {Schedule::constant, {}},
+    {Schedule::step, kStepParams}, // gamma^floor(s / step_size), torch StepLR
+    {Schedule::exponential, kExponentialParams}, // gamma^s, ExponentialLR
+    {Schedule::cosine, kCosineParams},      // warmup, then cosine to min_factor
+    {Schedule::linear, kLinearParams},      // warmup, then linear to end_factor
+    {Schedule::one_cycle, kOneCycleParams}, // OneCycleLR's lr (no momentum)
 };
+static_assert(std::size(kSchedules) == getMaxEnumValForSchedule() + 1,
+              "one rule per Schedule enumerator");
+
+const ScheduleRule &mlir::mbt::getScheduleRule(Schedule kind) {
+  const ScheduleRule &rule = kSchedules[static_cast<uint32_t>(kind)];
+  assert(rule.kind == kind && "kSchedules is in enumerator order");
+  return rule;
+}
 
 const ScheduleRule *mlir::mbt::lookupScheduleRule(llvm::StringRef name) {
-  for (const ScheduleRule &rule : kSchedules)
-    if (rule.name == name)
-      return &rule;
-  return nullptr;
+  std::optional<Schedule> kind = symbolizeSchedule(name);
+  return kind ? &getScheduleRule(*kind) : nullptr;
 }
 
 llvm::ArrayRef<ScheduleRule> mlir::mbt::allScheduleRules() {

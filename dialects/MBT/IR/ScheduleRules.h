@@ -11,6 +11,8 @@
 #ifndef MBT_DIALECT_MBT_IR_SCHEDULERULES_H
 #define MBT_DIALECT_MBT_IR_SCHEDULERULES_H
 
+#include "dialects/MBT/IR/MBTDialect.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -27,9 +29,15 @@ struct ScheduleParam {
 };
 
 struct ScheduleRule {
-  llvm::StringLiteral name;
+  Schedule kind;
   llvm::ArrayRef<ScheduleParam> params;
+
+  /// The name the language, the IR and the manifest spell it with.
+  llvm::StringRef name() const { return stringifySchedule(kind); }
 };
+
+/// The rule of schedule `kind`.
+const ScheduleRule &getScheduleRule(Schedule kind);
 
 /// The schedule named `name`, or null.
 const ScheduleRule *lookupScheduleRule(llvm::StringRef name);

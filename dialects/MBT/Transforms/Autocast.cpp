@@ -81,14 +81,14 @@ void AutocastPass::runOnOperation() {
   SweepOp sweep = getSweep(module);
   if (!sweep)
     return signalPassFailure();
-  std::optional<StringRef> precision = sweep.getPrecision();
+  std::optional<Precision> precision = sweep.getPrecision();
   if (!precision)
     return;
   auto model = module.lookupSymbol<func::FuncOp>(sweep.getModelAttr());
   if (!model)
     return signalPassFailure(); // the sweep's verifier has reported it
   Builder builder(module.getContext());
-  bool f16 = *precision == "f16";
+  bool f16 = *precision == Precision::f16;
   Type format = f16 ? Type(builder.getF16Type()) : builder.getBF16Type();
   if (f16)
     addLossScaleBuffers(model, sweep.getLossScaleSettings().initScale);

@@ -198,7 +198,7 @@ func.func @m() { return }
 mbt.sweep @sweep {model = @m, models = 2 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
-    seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0, 1>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
@@ -373,7 +373,7 @@ func.func @clip_shapes(%g: tensor<2x12xf32>, %m: tensor<3xf64>) {
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, clip_norm = array<f64: -1.0>}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
@@ -397,7 +397,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 
 func.func @schedule_params(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2xf64>) {
   // expected-error@+1 {{needs hyper [M, H], step [M] and params [M, 3] for schedule 'cosine', got [2, 5], [2] and [2, 2]}}
-  %0 = mbt.lr_schedule "cosine" %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
+  %0 = mbt.lr_schedule cosine %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
   return
 }
 
@@ -405,7 +405,7 @@ func.func @schedule_params(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x
 
 func.func @schedule_rule(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2xf64>) {
   // expected-error@+1 {{unknown schedule 'warm_restarts'}}
-  %0 = mbt.lr_schedule "warm_restarts" %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
+  %0 = mbt.lr_schedule warm_restarts %h, %t, %p : tensor<2x5xf64>, tensor<2xf64>, tensor<2x2xf64>
   return
 }
 
@@ -415,8 +415,8 @@ func.func @schedule_rule(%h: tensor<2x5xf64>, %t: tensor<2xf64>, %p: tensor<2x2x
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, schedule = "step",
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, schedule = #mbt.schedule<step>,
     schedule_params = [array<f64: 10.0>]}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
@@ -548,7 +548,7 @@ mbt.optimizer @i attributes {hyper = ["lr"], slots = []} scalars {
 // expected-error@+1 {{hyper_names must be the hyperparameters of 'i' in order: ["lr"]}}
 mbt.sweep @sweep {model = @m, models = 1 : i64, optimizer = @i,
     hyper_names = ["rate"], hyper = [array<f64: 0.1>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 // -----

@@ -69,8 +69,8 @@ func.func @constant_without_value(%s: tensor<f32> {mbt.buffer = "s", mbt.init = 
 // expected-error@+1 {{'mbt.sweep' op init_scale applies to precision = "f16" (a loss scale) only}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr"], hyper = [array<f64: 0.1>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = "bf16",
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = #mbt.precision<bf16>,
     init_scale = 1024.0 : f64}
 
 // -----
@@ -78,7 +78,7 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
 // expected-error@+1 {{'mbt.sweep' op growth_interval applies to precision = "f16" (a loss scale) only}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr"], hyper = [array<f64: 0.1>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, growth_interval = 10 : i64}
 
 // -----
@@ -86,8 +86,8 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
 // expected-error@+1 {{'mbt.sweep' op init_scale must be positive and an f32 (at most 3.4e38), got -1}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr"], hyper = [array<f64: 0.1>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = "f16",
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = #mbt.precision<f16>,
     init_scale = -1.0 : f64}
 
 // -----
@@ -95,6 +95,6 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
 // expected-error@+1 {{'mbt.sweep' op backoff_factor must be in (0, 1), got 2}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr"], hyper = [array<f64: 0.1>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = "f16",
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = #mbt.precision<f16>,
     backoff_factor = 2.0 : f64}

@@ -110,20 +110,20 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %m: tensor<4x3xf32>
   %guarded, %reported = mbt.guard_step %ts, %flat, %loss : tensor<2xf64>, tensor<2x12xf32>, tensor<2xf32>
   // CHECK: mbt.clip_grad_norm %{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2xf64>
   %clipped = mbt.clip_grad_norm %flat, %ts : tensor<2x12xf32>, tensor<2xf64>
-  // CHECK: mbt.lr_schedule "cosine" %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
+  // CHECK: mbt.lr_schedule cosine %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
   %table = mbt.constant dense<[[100.0, 10.0, 0.0], [100.0, 0.0, 0.1]]> : tensor<2x3xf64>
-  %sched = mbt.lr_schedule "cosine" %hs, %ts, %table : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
+  %sched = mbt.lr_schedule cosine %hs, %ts, %table : tensor<2x5xf64>, tensor<2xf64>, tensor<2x3xf64>
   // CHECK: mbt.fused_update @adam %{{.*}}, %{{.*}} state(%{{.*}}, %{{.*}} : tensor<2x12xf32>, tensor<2x12xf32>) hyper(%{{.*}}) step(%{{.*}}) : tensor<2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
   %np, %nm, %nv = mbt.fused_update @adam %flat, %flat state(%flat, %flat : tensor<2x12xf32>, tensor<2x12xf32>) hyper(%hs) step(%ts)
       : tensor<2x12xf32>, tensor<2x5xf64>, tensor<2xf64>
   return
 }
 
-// CHECK: mbt.sweep @sweep {batch_size = 128 : i64, data = "fashion_mnist"
+// CHECK: mbt.sweep @sweep {batch_size = 128 : i64, data = #mbt.data_set<fashion_mnist>
 mbt.sweep @sweep {model = @forward, models = 2 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1, 0.01>, array<f64: 0.0, 0.0>, array<f64: 0.0, 0.0>],
-    seeds = array<i64: 0, 1>, data = "fashion_mnist", batch_size = 128 : i64,
+    seeds = array<i64: 0, 1>, data = #mbt.data_set<fashion_mnist>, batch_size = 128 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_decay"], slots = ["exp_avg", "exp_avg_sq"]} scalars {

@@ -18,12 +18,13 @@ func.func @f8_format(%x: tensor<4xf32>) {
 
 // -----
 
-// expected-error@+1 {{'mbt.sweep' op precision must be "bf16" or "f16", got "fp8"}}
+// expected-error@+6 {{expected one of: bf16, f16}}
+// expected-error@+5 {{failed to parse MBT_PrecisionAttr parameter 'value'}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = "fp8"}
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = #mbt.precision<fp8>}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
 ^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
@@ -50,12 +51,12 @@ func.func @forward(%w: tensor<4x2xf64> {mbt.param = "w"}, %x: tensor<?x4xf64> {m
   return %1 : tensor<f64>
 }
 
-// expected-error@+1 {{'mbt.sweep' op precision "bf16" needs an f32 model, got 'f64'}}
+// expected-error@+1 {{'mbt.sweep' op precision bf16 needs an f32 model, got 'f64'}}
 mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 8 : i64,
-    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = "bf16"}
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, precision = #mbt.precision<bf16>}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
 ^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):

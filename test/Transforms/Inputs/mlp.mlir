@@ -19,7 +19,7 @@ mbt.sweep @sweep {model = @mlp, models = 4 : i64, optimizer = @adam,
     hyper = [array<f64: 1.0e-3, 1.0e-2, 1.0e-1, 1.0>, array<f64: 0.9, 0.9, 0.9, 0.9>,
              array<f64: 0.999, 0.999, 0.999, 0.999>, array<f64: 1.0e-8, 1.0e-8, 1.0e-8, 1.0e-8>,
              array<f64: 0.0, 0.0, 0.0, 0.0>],
-    seeds = array<i64: 0, 1, 2, 3>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0, 1, 2, 3>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @adam attributes {hyper = ["lr", "beta1", "beta2", "eps", "weight_decay"], slots = ["exp_avg", "exp_avg_sq"]} scalars {

@@ -25,7 +25,7 @@ mbt.sweep @sweep {model = @red, models = 4 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 0.1, 0.2, 0.3, 0.4>, array<f64: 0.0, 0.0, 0.0, 0.0>,
              array<f64: 0.0, 0.0, 0.0, 0.0>],
-    seeds = array<i64: 0, 1, 2, 3>, data = "fashion_mnist", batch_size = 8 : i64,
+    seeds = array<i64: 0, 1, 2, 3>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {

@@ -24,7 +24,7 @@ func.func @m(%a: tensor<4x6xf32> {mbt.param = "a", mbt.init = {kind = "zeros"}},
 mbt.sweep @sweep {model = @m, models = 1 : i64, optimizer = @sgd,
     hyper_names = ["lr", "momentum", "weight_decay"],
     hyper = [array<f64: 1.0>, array<f64: 0.0>, array<f64: 0.0>],
-    seeds = array<i64: 0>, data = "fashion_mnist", batch_size = 5 : i64,
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 5 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {

@@ -1,0 +1,86 @@
+//===- MBTAttributes.td - the mbt dialect's attributes ----*- tablegen -*-===//
+//
+// The sweep's enumerations (data set, routing, batching, precision,
+// learning-rate schedule) as enum attributes, so that the verifier, the
+// passes and the manifest compare C++ enumerators rather than strings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MBT_ATTRIBUTES_TD
+#define MBT_ATTRIBUTES_TD
+
+include "dialects/MBT/IR/MBTDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+// An enumeration whose spellings are those of the .mbt language and the
+// manifest; a spelling that is not a bare identifier (`group-by-length`)
+// is printed as a string.
+class MBT_I32Enum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::mlir::mbt";
+  let genSpecializedAttr = 0;
+  let parameterParser = [{[&]() -> ::mlir::FailureOr<}] # cppType # [{> {
+    auto loc = $_parser.getCurrentLocation();
+    std::string spelling;
+    if (::mlir::failed($_parser.parseKeywordOrString(&spelling)))
+      return ::mlir::failure();
+    if (auto value = }] # cppNamespace # "::" # stringToSymbolFnName #
+      [{(spelling))
+      return *value;
+    return {(::mlir::LogicalResult)($_parser.emitError(loc)
+        << "expected one of: " << }] #
+      !interleave(!foreach(enum, enumerants, "\"" # enum.str # "\""),
+                  [{ << ", " << }]) # [{)};
+  }()}];
+  let parameterPrinter =
+      "$_printer.printKeywordOrString(" # symbolToStringFnName # "($_self))";
+}
+
+class MBT_EnumAttr<MBT_I32Enum info, string mnemonic>
+    : EnumAttr<MBT_Dialect, info, mnemonic> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def MBT_DataSet : MBT_I32Enum<"DataSet", "a built-in data set", [
+  I32EnumAttrCase<"fashion_mnist", 0>,
+  I32EnumAttrCase<"fortunes", 1>
+]>;
+def MBT_DataSetAttr : MBT_EnumAttr<MBT_DataSet, "data_set">;
+
+def MBT_Routing : MBT_I32Enum<"Routing",
+    "which training samples each model sees", [
+  I32EnumAttrCase<"shared", 0>,
+  I32EnumAttrCase<"kfold", 1>,
+  I32EnumAttrCase<"bootstrap", 2>
+]>;
+def MBT_RoutingAttr : MBT_EnumAttr<MBT_Routing, "routing">;
+
+def MBT_Batching : MBT_I32Enum<"Batching",
+    "how samples of different lengths are grouped into steps", [
+  I32EnumAttrCase<"dynamic", 0>,
+  I32EnumAttrCase<"fixed", 1>,
+  I32EnumAttrCase<"group_by_length", 2, "group-by-length">,
+  I32EnumAttrCase<"fixed_shape", 3, "fixed-shape">
+]>;
+def MBT_BatchingAttr : MBT_EnumAttr<MBT_Batching, "batching">;
+
+def MBT_Precision : MBT_I32Enum<"Precision",
+    "the float format of a mixed-precision model's products", [
+  I32EnumAttrCase<"bf16", 0>,
+  I32EnumAttrCase<"f16", 1>
+]>;
+def MBT_PrecisionAttr : MBT_EnumAttr<MBT_Precision, "precision">;
+
+def MBT_Schedule : MBT_I32Enum<"Schedule",
+    "a learning-rate schedule (parameters in ScheduleRules.h)", [
+  I32EnumAttrCase<"constant", 0>,
+  I32EnumAttrCase<"step", 1>,
+  I32EnumAttrCase<"exponential", 2>,
+  I32EnumAttrCase<"cosine", 3>,
+  I32EnumAttrCase<"linear", 4>,
+  I32EnumAttrCase<"one_cycle", 5>
+]>;
+def MBT_ScheduleAttr : MBT_EnumAttr<MBT_Schedule, "schedule">;
+
+#endif // MBT_ATTRIBUTES_TD

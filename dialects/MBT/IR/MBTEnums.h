@@ -1,0 +1,21 @@
+//===- MBTEnums.h - the sweep's enumerations --------------------*- C++ -*-===//
+//
+// The enumerations of MBTAttributes.td (data set, routing, batching,
+// precision, schedule) without the rest of the dialect, for the frontend's
+// AST: the language, the IR and the manifest spell them alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_DIALECT_MBT_IR_MBTENUMS_H
+#define MBT_DIALECT_MBT_IR_MBTENUMS_H
+
+#include "mlir/Support/LLVM.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "dialects/MBT/IR/MBTEnums.h.inc"
+
+#endif

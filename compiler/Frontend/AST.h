@@ -48,10 +48,10 @@ struct TypeAST {
 };
 
 /// A parameter initializer resolved by Sema: its kind and its float
-/// arguments in the order the `mbt.init` attribute names them.
+/// arguments in the order of its rule (InitRules.h), as #mbt.init holds them.
 struct InitSpec {
-  std::string kind;
-  llvm::SmallVector<std::pair<std::string, double>, 2> args;
+  mlir::mbt::InitKind kind;
+  llvm::SmallVector<double, 2> args;
 };
 
 /// Base class of the statements of a model body.

@@ -12,6 +12,7 @@
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/SweepEval.h"
 
+#include "dialects/MBT/IR/InitRules.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -179,12 +180,14 @@ void ASTDumper::dump(const StmtAST &stmt) {
              << param->getName() << "': ";
     dumpType(param->getType());
     if (const auto &init = param->resolvedInit) {
-      os << " = " << init->kind;
+      const mlir::mbt::InitRule &rule = mlir::mbt::getInitRule(init->kind);
+      os << " = " << rule.name();
       if (!init->args.empty()) {
         os << "(";
-        llvm::interleaveComma(init->args, os, [&](const auto &arg) {
-          os << arg.first << " = " << formatNumber(arg.second);
-        });
+        llvm::interleaveComma(
+            llvm::zip_equal(rule.params, init->args), os, [&](const auto &arg) {
+              os << std::get<0>(arg) << " = " << formatNumber(std::get<1>(arg));
+            });
         os << ")";
       }
     }

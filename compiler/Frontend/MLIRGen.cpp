@@ -54,7 +54,7 @@ private:
   mlir::Value genElementwise(const BinaryExprAST &binary);
   /// Reshapes `value` to `rank` by prepending size-1 dimensions.
   mlir::Value expandRank(mlir::Value value, int64_t rank, mlir::Location loc);
-  mlir::DictionaryAttr genInitAttr(const InitSpec &init);
+  mlir::mbt::InitAttr genInitAttr(const InitSpec &init);
 
   mlir::Location loc(const Location &l) { return toMLIRLoc(ctx, l); }
   /// A tensor of the model's float type.
@@ -123,14 +123,9 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
   return module;
 }
 
-mlir::DictionaryAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
-  llvm::SmallVector<mlir::NamedAttribute> fields;
-  fields.push_back(
-      builder.getNamedAttr("kind", builder.getStringAttr(init.kind)));
-  for (const auto &[name, value] : init.args)
-    fields.push_back(
-        builder.getNamedAttr(name, builder.getF64FloatAttr(value)));
-  return builder.getDictionaryAttr(fields);
+mlir::mbt::InitAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
+  return mlir::mbt::InitAttr::get(&ctx, init.kind,
+                                  llvm::ArrayRef<double>(init.args));
 }
 
 /// Appends the statements of `body` to `stmts`, those of the branch each

@@ -9,27 +9,13 @@
 #include "compiler/Frontend/Sema.h"
 #include "compiler/Frontend/SweepEval.h"
 
+#include "dialects/MBT/IR/InitRules.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mbt;
 using llvm::dyn_cast;
-
-namespace {
-/// The parameter initializers, with their arguments in `mbt.init` order.
-struct InitializerInfo {
-  llvm::StringLiteral name;
-  llvm::SmallVector<llvm::StringRef, 2> params;
-  bool needsFans; // computes fan-in/fan-out, so needs rank >= 2
-};
-const InitializerInfo kInitializers[] = {{"zeros", {}, false},
-                                         {"ones", {}, false},
-                                         {"normal", {"mean", "std"}, false},
-                                         {"uniform", {"low", "high"}, false},
-                                         {"xavier_uniform", {}, true},
-                                         {"kaiming_uniform", {}, true}};
-} // namespace
 
 std::optional<InitSpec> mbt::resolveInitializer(mlir::MLIRContext &ctx,
                                                 const ParamDeclAST &decl) {
@@ -40,39 +26,45 @@ std::optional<InitSpec> mbt::resolveInitializer(mlir::MLIRContext &ctx,
     name = call->getCallee();
   else if (const auto *var = dyn_cast<VariableExprAST>(init))
     name = var->getName();
-  std::string known = llvm::join(
-      llvm::map_range(kInitializers,
-                      [](const InitializerInfo &i) { return i.name.str(); }),
-      ", ");
+  auto inLanguage = llvm::make_filter_range(
+      mlir::mbt::allInitRules(),
+      [](const mlir::mbt::InitRule &rule) { return rule.inLanguage; });
+  std::string known =
+      llvm::join(llvm::map_range(inLanguage,
+                                 [](const mlir::mbt::InitRule &rule) {
+                                   return rule.name().str();
+                                 }),
+                 ", ");
   if (name.empty()) {
     emitError(ctx, init->loc()) << "expected an initializer (" << known << ")";
     return std::nullopt;
   }
-  const InitializerInfo *info = llvm::find_if(
-      kInitializers, [&](const InitializerInfo &i) { return i.name == name; });
-  if (info == std::end(kInitializers)) {
+  std::optional<mlir::mbt::InitKind> kind = mlir::mbt::symbolizeInitKind(name);
+  if (!kind || !mlir::mbt::getInitRule(*kind).inLanguage) {
     emitError(ctx, init->loc())
         << "unknown initializer '" << name << "' (known: " << known << ")";
     return std::nullopt;
   }
+  const mlir::mbt::InitRule *info = &mlir::mbt::getInitRule(*kind);
   InitSpec spec;
-  spec.kind = name.str();
+  spec.kind = *kind;
   std::string callee = ("initializer '" + name + "'").str();
-  llvm::SmallVector<const ExprAST *> bound(info->params.size(), nullptr);
+  llvm::SmallVector<llvm::StringRef> params(info->params.begin(),
+                                            info->params.end());
+  llvm::SmallVector<const ExprAST *> bound(params.size(), nullptr);
   if (call) {
-    auto args = bindArguments(ctx, *call, info->params, callee, "argument");
+    auto args = bindArguments(ctx, *call, params, callee, "argument");
     if (failed(args))
       return std::nullopt;
     bound = *args;
   }
   ConstEvaluator eval(ctx, std::nullopt);
   bool argsOk = true;
-  for (auto [param, arg] : llvm::zip(info->params, bound)) {
+  for (auto [param, arg] : llvm::zip(params, bound)) {
     if (!arg) {
       emitError(ctx, init->loc())
-          << callee << " needs " << info->params.size() << " arguments ("
-          << llvm::join(info->params, ", ") << "); '" << param
-          << "' is missing";
+          << callee << " needs " << params.size() << " arguments ("
+          << llvm::join(params, ", ") << "); '" << param << "' is missing";
       return std::nullopt;
     }
     auto value = eval.evaluateNumber(
@@ -81,21 +73,22 @@ std::optional<InitSpec> mbt::resolveInitializer(mlir::MLIRContext &ctx,
       argsOk = false;
       continue;
     }
-    spec.args.emplace_back(param.str(), value->value);
+    spec.args.push_back(value->value);
   }
   if (!argsOk)
     return std::nullopt;
-  if (spec.kind == "normal" && spec.args[1].second < 0) {
+  if (spec.kind == mlir::mbt::InitKind::normal && spec.args[1] < 0) {
     emitError(ctx, init->loc())
         << "the std of initializer 'normal' must be "
-        << "non-negative, got " << formatNumber(spec.args[1].second);
+        << "non-negative, got " << formatNumber(spec.args[1]);
     return std::nullopt;
   }
-  if (spec.kind == "uniform" && spec.args[0].second > spec.args[1].second) {
+  if (spec.kind == mlir::mbt::InitKind::uniform &&
+      spec.args[0] > spec.args[1]) {
     emitError(ctx, init->loc())
         << "initializer 'uniform' needs low <= high, got low = "
-        << formatNumber(spec.args[0].second)
-        << " and high = " << formatNumber(spec.args[1].second);
+        << formatNumber(spec.args[0])
+        << " and high = " << formatNumber(spec.args[1]);
     return std::nullopt;
   }
   if (info->needsFans && decl.getType().dims.size() < 2) {

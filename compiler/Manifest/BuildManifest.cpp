@@ -1,6 +1,7 @@
 //===- BuildManifest.cpp - the artifact's manifest from the module --------===//
 #include "compiler/Manifest/Manifest.h"
 
+#include "dialects/MBT/IR/InitRules.h"
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/ScheduleRules.h"
 
@@ -11,18 +12,18 @@
 using namespace mlir;
 namespace json = llvm::json;
 
-static json::Value initToJson(DictionaryAttr init) {
+/// {"kind": ..., and each argument by its name}; zeros where none is given.
+static json::Value initToJson(mlir::mbt::InitAttr init) {
   json::Object object;
   if (!init) {
     object["kind"] = "zeros";
     return object;
   }
-  for (NamedAttribute field : init) {
-    if (auto s = dyn_cast<StringAttr>(field.getValue()))
-      object[field.getName().getValue()] = s.getValue().str();
-    else if (auto f = dyn_cast<FloatAttr>(field.getValue()))
-      object[field.getName().getValue()] = f.getValueAsDouble();
-  }
+  const mlir::mbt::InitRule &rule = mlir::mbt::getInitRule(init.getKind());
+  object["kind"] = rule.name().str();
+  for (auto [param, value] :
+       llvm::zip_equal(rule.params, init.getArgs().asArrayRef()))
+    object[param] = value;
   return object;
 }
 
@@ -56,7 +57,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
           {"shape", std::move(shape)},
           {"offset", cast<IntegerAttr>(entry.get("offset")).getInt()},
           {"size", size},
-          {"init", initToJson(entry.getAs<DictionaryAttr>("init"))}});
+          {"init", initToJson(entry.getAs<mlir::mbt::InitAttr>("init"))}});
       if (auto decay = entry.getAs<BoolAttr>("decay"))
         entries.back().getAsObject()->try_emplace("decay", decay.getValue());
       count += size;

@@ -1,7 +1,7 @@
 // RUN: mbt-opt --mbt-batch-models -verify-diagnostics %s
 
 // A per-model constant needs exactly one value per model of the sweep.
-func.func @m(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "zeros"}},
+func.func @m(%w: tensor<3xf32> {mbt.param = "w", mbt.init = #mbt.init<zeros>},
              %x: tensor<?x3xf32> {mbt.input = "x"},
              %y: tensor<?xi32> {mbt.target = "y"}) -> tensor<f32> {
   // expected-error@+1 {{'mbt.model_constant' op has 2 values for 3 models}}

@@ -9,10 +9,10 @@
 // mbt-autocast: three scalar buffers after the parameters, the scale
 // starting at the sweep's init_scale.
 // CAST-LABEL: func.func @mlp
-// CAST-SAME:    %arg2: tensor<3x2xf32> {mbt.init = {kind = "kaiming_uniform"}, mbt.param = "w2"},
-// CAST-SAME:    %arg3: tensor<f32> {mbt.buffer = "amp.loss_scale", mbt.init = {kind = "constant", value = 1.024000e+03 : f64}, mbt.loss_scale = "scale"},
-// CAST-SAME:    %arg4: tensor<f32> {mbt.buffer = "amp.good_steps", mbt.init = {kind = "zeros"}, mbt.loss_scale = "good_steps"},
-// CAST-SAME:    %arg5: tensor<f32> {mbt.buffer = "amp.skipped_steps", mbt.init = {kind = "zeros"}, mbt.loss_scale = "skipped_steps"},
+// CAST-SAME:    %arg2: tensor<3x2xf32> {mbt.init = #mbt.init<kaiming_uniform>, mbt.param = "w2"},
+// CAST-SAME:    %arg3: tensor<f32> {mbt.buffer = "amp.loss_scale", mbt.init = #mbt.init<constant, value = 1.024000e+03>, mbt.loss_scale = "scale"},
+// CAST-SAME:    %arg4: tensor<f32> {mbt.buffer = "amp.good_steps", mbt.init = #mbt.init<zeros>, mbt.loss_scale = "good_steps"},
+// CAST-SAME:    %arg5: tensor<f32> {mbt.buffer = "amp.skipped_steps", mbt.init = #mbt.init<zeros>, mbt.loss_scale = "skipped_steps"},
 // CAST-SAME:    %arg6: tensor<?x4xf32> {mbt.input = "x"}
 // CAST:         mbt.round_to %arg6 {format = f16} : tensor<?x4xf32>
 
@@ -23,7 +23,7 @@
 
 // mbt-fuse-optimizer: unscale, guard (an overflow skips, it does not
 // freeze), update the scale, and step the optimizer by its own count.
-// FUSED: module attributes {mbt.buffer_layout = [{init = {kind = "constant", value = 1.024000e+03 : f64}, name = "amp.loss_scale", offset = 0 : i64, shape = array<i64>, size = 1 : i64}, {init = {kind = "zeros"}, name = "amp.good_steps", offset = 1 : i64, shape = array<i64>, size = 1 : i64}, {init = {kind = "zeros"}, name = "amp.skipped_steps", offset = 2 : i64, shape = array<i64>, size = 1 : i64}]
+// FUSED: module attributes {mbt.buffer_layout = [{init = #mbt.init<constant, value = 1.024000e+03>, name = "amp.loss_scale", offset = 0 : i64, shape = array<i64>, size = 1 : i64}, {init = #mbt.init<zeros>, name = "amp.good_steps", offset = 1 : i64, shape = array<i64>, size = 1 : i64}, {init = #mbt.init<zeros>, name = "amp.skipped_steps", offset = 2 : i64, shape = array<i64>, size = 1 : i64}]
 // FUSED-LABEL: func.func @mbt_train_step
 // FUSED:         %[[G:.*]] = mbt.unscale_grads %{{.*}}, %[[SCALE:.*]] : tensor<4x21xf32>, tensor<4xf32>
 // FUSED:         %[[STEP:.*]], %[[REPORTED:.*]] = mbt.guard_step %arg4, %[[G]], %{{.*}} {skip_overflow}

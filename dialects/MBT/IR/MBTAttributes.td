@@ -2,7 +2,8 @@
 //
 // The sweep's enumerations (data set, routing, batching, precision,
 // learning-rate schedule) as enum attributes, so that the verifier, the
-// passes and the manifest compare C++ enumerators rather than strings.
+// passes and the manifest compare C++ enumerators rather than strings; and
+// a parameter's initializer, whose arguments its kind names (InitRules.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,5 +83,49 @@ def MBT_Schedule : MBT_I32Enum<"Schedule",
   I32EnumAttrCase<"one_cycle", 5>
 ]>;
 def MBT_ScheduleAttr : MBT_EnumAttr<MBT_Schedule, "schedule">;
+
+def MBT_InitKind : MBT_I32Enum<"InitKind",
+    "a parameter initializer (arguments in InitRules.h)", [
+  I32EnumAttrCase<"zeros", 0>,
+  I32EnumAttrCase<"ones", 1>,
+  I32EnumAttrCase<"constant", 2>,
+  I32EnumAttrCase<"normal", 3>,
+  I32EnumAttrCase<"uniform", 4>,
+  I32EnumAttrCase<"xavier_uniform", 5>,
+  I32EnumAttrCase<"kaiming_uniform", 6>
+]>;
+
+def MBT_InitAttr : AttrDef<MBT_Dialect, "Init"> {
+  let mnemonic = "init";
+  let summary = "how a parameter or buffer starts, per model";
+  let description = [{
+    The initializer of a model argument (its `mbt.init`): a kind and the
+    float arguments that kind takes, each by name in the order of
+    InitRules.h. The runtime draws each model's values from that model's
+    seed (docs/manifest.md); `xavier_uniform` and `kaiming_uniform` take
+    their bounds from the parameter's shape.
+
+    ```mlir
+    %w: tensor<784x128xf32> {mbt.param = "w", mbt.init = #mbt.init<kaiming_uniform>}
+    %b: tensor<128xf32> {mbt.param = "b", mbt.init = #mbt.init<normal, mean = 0.0, std = 0.02>}
+    ```
+  }];
+  // The arguments as a dense array attribute: uniqued by their bits (so
+  // -0.0 and 0.0 stay apart), where a list of doubles would need a hash of
+  // its own.
+  let parameters = (ins EnumParameter<MBT_InitKind>:$kind,
+                        "::mlir::DenseF64ArrayAttr":$args);
+  let builders = [
+    AttrBuilder<(ins "InitKind":$kind, "::llvm::ArrayRef<double>":$args), [{
+      return $_get($_ctxt, kind, ::mlir::DenseF64ArrayAttr::get($_ctxt, args));
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The argument named `name` (one of the kind's, InitRules.h).
+    double getArg(::llvm::StringRef name) const;
+  }];
+}
 
 #endif // MBT_ATTRIBUTES_TD

@@ -27,30 +27,6 @@ Operation *MBTDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
-/// The parameters each initializer takes, so that `mbt.init` attributes are
-/// checked where they are made (the runtime trusts the manifest).
-static LogicalResult verifyInitAttr(Operation *op, DictionaryAttr init) {
-  auto kind = init.getAs<StringAttr>("kind");
-  if (!kind)
-    return op->emitOpError("mbt.init needs a string 'kind'");
-  llvm::SmallVector<StringRef> fields;
-  StringRef k = kind.getValue();
-  if (k == "normal")
-    fields = {"mean", "std"};
-  else if (k == "uniform")
-    fields = {"low", "high"};
-  else if (k == "constant")
-    fields = {"value"};
-  else if (k != "zeros" && k != "ones" && k != "xavier_uniform" &&
-           k != "kaiming_uniform")
-    return op->emitOpError("unknown initializer '") << k << "'";
-  for (StringRef field : fields)
-    if (!init.getAs<FloatAttr>(field))
-      return op->emitOpError("initializer '")
-             << k << "' needs a float '" << field << "'";
-  return success();
-}
-
 LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
@@ -78,10 +54,10 @@ LogicalResult MBTDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (name == MBTDialect::InitAttrHelper::getNameStr()) {
-    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-    if (!dict)
-      return op->emitOpError("mbt.init must be a dictionary");
-    return verifyInitAttr(op, dict);
+    // Its kind and arguments are checked where it is made (InitAttr::verify).
+    if (!isa<InitAttr>(attr.getValue()))
+      return op->emitOpError("mbt.init must be an #mbt.init attribute");
+    return success();
   }
   if (name == MBTDialect::ClassesAttrHelper::getNameStr() ||
       name == MBTDialect::VocabAttrHelper::getNameStr()) {

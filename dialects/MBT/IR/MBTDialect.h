@@ -9,11 +9,13 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Dialect.h"
 
-#include "dialects/MBT/IR/MBTOpsDialect.h.inc"
-
+// The attributes come first: the dialect's discardable-attribute helpers
+// (MBTOpsDialect.h.inc) return #mbt.init.
 #include "dialects/MBT/IR/MBTEnums.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/MBT/IR/MBTAttributes.h.inc"
+
+#include "dialects/MBT/IR/MBTOpsDialect.h.inc"
 
 #endif

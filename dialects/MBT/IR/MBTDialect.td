@@ -24,7 +24,7 @@ def MBT_Dialect : Dialect {
     an op computes for one model.
 
     Function arguments of a model function carry discardable attributes:
-    `mbt.param = "name"` with `mbt.init = {kind = ..., ...}`, `mbt.input` and
+    `mbt.param = "name"` with `mbt.init = #mbt.init<...>`, `mbt.input` and
     `mbt.target`; the dialect verifies them. The passes record on functions
     and on the module what the manifest needs (`mbt.outputs`, `mbt.layout`,
     ...). Every such name is declared once, below: code spells it through
@@ -34,7 +34,7 @@ def MBT_Dialect : Dialect {
     // Arguments of the model function and of the train step.
     "::mlir::StringAttr":$param,        // a parameter, by name
     "::mlir::StringAttr":$buffer,       // a buffer (running statistics)
-    "::mlir::DictionaryAttr":$init,     // a parameter's initializer
+    "::mlir::mbt::InitAttr":$init,      // a parameter's initializer
     "::mlir::StringAttr":$input,        // the input (also on the module)
     "::mlir::StringAttr":$target,       // the target (also on the module)
     "::mlir::IntegerAttr":$classes,     // the target's classes (also module)

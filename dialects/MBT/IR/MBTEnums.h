@@ -1,8 +1,8 @@
-//===- MBTEnums.h - the sweep's enumerations --------------------*- C++ -*-===//
+//===- MBTEnums.h - the dialect's enumerations ------------------*- C++ -*-===//
 //
 // The enumerations of MBTAttributes.td (data set, routing, batching,
-// precision, schedule) without the rest of the dialect, for the frontend's
-// AST: the language, the IR and the manifest spell them alike.
+// precision, schedule, initializer) without the rest of the dialect, for the
+// frontend's AST: the language, the IR and the manifest spell them alike.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_DIALECT_MBT_IR_MBTENUMS_H

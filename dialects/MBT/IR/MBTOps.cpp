@@ -197,7 +197,7 @@ static LogicalResult verifyLossScale(SweepOp sweep, bool scaled) {
 }
 
 LogicalResult SweepOp::verify() {
-  int64_t models = getModels();
+  int64_t models = static_cast<int64_t>(getModels());
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
   if (failed(verifyLossScale(*this, getPrecision() == Precision::f16)))
@@ -249,23 +249,30 @@ LogicalResult SweepOp::verify() {
   if (static_cast<int64_t>(getSeeds().size()) != models)
     return emitOpError("has ")
            << getSeeds().size() << " seeds for " << models << " models";
+  // (The counts are read signed: an I64Attr's getter returns uint64_t, in
+  // which a negative count would pass.)
+  if (static_cast<int64_t>(getCrop()) < 0)
+    return emitOpError("crop must not be negative, got ")
+           << static_cast<int64_t>(getCrop());
   // A sequence data set's fixed steps may take budget // longest (0).
-  if (getBatchSize() < (getBatching() ? 0 : 1))
-    return emitOpError("batch_size must be positive, got ") << getBatchSize();
-  if (getEpochs() < 0)
-    return emitOpError("epochs must not be negative, got ") << getEpochs();
+  int64_t batchSize = static_cast<int64_t>(getBatchSize());
+  if (batchSize < (getBatching() ? 0 : 1))
+    return emitOpError("batch_size must be positive, got ") << batchSize;
+  if (static_cast<int64_t>(getEpochs()) < 0)
+    return emitOpError("epochs must not be negative, got ")
+           << static_cast<int64_t>(getEpochs());
   Routing routing = getRouting();
   if (routing == Routing::kfold) {
-    if (getFolds() < 2)
-      return emitOpError("kfold routing needs at least 2 folds, got ")
-             << getFolds();
+    int64_t folds = static_cast<int64_t>(getFolds());
+    if (folds < 2)
+      return emitOpError("kfold routing needs at least 2 folds, got ") << folds;
     auto fold = getFold();
     if (!fold || static_cast<int64_t>(fold->size()) != models)
       return emitOpError("kfold routing needs one fold index per model");
     for (int64_t f : *fold)
-      if (f < 0 || f >= getFolds())
+      if (f < 0 || f >= folds)
         return emitOpError("fold index ")
-               << f << " out of range [0, " << getFolds() << ")";
+               << f << " out of range [0, " << folds << ")";
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
@@ -275,7 +282,9 @@ LogicalResult SweepOp::verify() {
            << " a batching strategy for data set "
            << stringifyDataSet(getData());
   if (getBatching()) {
-    if (getTokenBudget() < 1 || getWindow() < 1 || getMaxLength() < 0)
+    if (static_cast<int64_t>(getTokenBudget()) < 1 ||
+        static_cast<int64_t>(getWindow()) < 1 ||
+        static_cast<int64_t>(getMaxLength()) < 0)
       return emitOpError("needs a positive token_budget and window and a "
                          "max_length of at least 0");
     if (routing != Routing::shared)
@@ -361,9 +370,9 @@ LogicalResult LRScheduleOp::verify() {
            << "', got " << formatShape(hyper.getShape()) << ", "
            << formatShape(step.getShape()) << " and "
            << formatShape(params.getShape());
-  if (getColumn() < 0 || getColumn() >= hyper.getDimSize(1))
-    return emitOpError("column ")
-           << getColumn() << " is not a column of hyper "
-           << formatShape(hyper.getShape());
+  int64_t column = static_cast<int64_t>(getColumn());
+  if (column < 0 || column >= hyper.getDimSize(1))
+    return emitOpError("column ") << column << " is not a column of hyper "
+                                  << formatShape(hyper.getShape());
   return success();
 }

@@ -49,9 +49,11 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("needs a rate whose shape ")
            << formatShape(prefix) << " is a prefix of the input's "
            << formatShape(input.getShape());
-  if (getSharedDims() > input.getRank() - static_cast<int64_t>(prefix.size()))
+  int64_t sharedDims = static_cast<int64_t>(getSharedDims());
+  if (sharedDims < 0 ||
+      sharedDims > input.getRank() - static_cast<int64_t>(prefix.size()))
     return emitOpError("shares a draw over ")
-           << getSharedDims() << " trailing dims, but the input "
+           << sharedDims << " trailing dims, but the input "
            << formatShape(input.getShape()) << " has only "
            << input.getRank() - static_cast<int64_t>(prefix.size())
            << " per model";

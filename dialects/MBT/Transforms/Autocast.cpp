@@ -55,12 +55,10 @@ void addLossScaleBuffers(func::FuncOp model, double initScale) {
       index = i + 1;
   auto type = RankedTensorType::get({}, b.getF32Type());
   auto init = [&](bool scale) {
-    SmallVector<NamedAttribute> fields{b.getNamedAttr(
-        "kind", b.getStringAttr(scale ? "constant" : "zeros"))};
-    if (scale)
-      fields.push_back(
-          b.getNamedAttr("value", b.getF64FloatAttr(initScale)));
-    return b.getDictionaryAttr(fields);
+    return scale ? InitAttr::get(b.getContext(), InitKind::constant,
+                                 ArrayRef<double>{initScale})
+                 : InitAttr::get(b.getContext(), InitKind::zeros,
+                                 ArrayRef<double>{});
   };
   for (const LossScaleBuffer &buffer : kLossScaleBuffers) {
     DictionaryAttr attrs = b.getDictionaryAttr(

@@ -10,6 +10,8 @@
 #ifndef MBT_DIALECT_MBT_TRANSFORMS_FLATLAYOUT_H
 #define MBT_DIALECT_MBT_TRANSFORMS_FLATLAYOUT_H
 
+#include "dialects/MBT/IR/MBTDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -24,7 +26,7 @@ struct ParamSlot {
   RankedTensorType type; // [M, shape...]
   int64_t offset;
   int64_t size;
-  DictionaryAttr init;
+  InitAttr init;
   /// A loss scale's buffer: its role (mbt.loss_scale), else empty.
   StringRef lossScaleRole;
 };

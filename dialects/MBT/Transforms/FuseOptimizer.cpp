@@ -188,7 +188,7 @@ LogicalResult FusedStepBuilder::collectLayouts() {
       return model.emitError(isBuffer ? "buffer '" : "parameter '")
              << name.getValue() << "' must have a static shape";
     int64_t size = type.getNumElements() / numModels;
-    auto init = model.getArgAttrOfType<DictionaryAttr>(
+    auto init = model.getArgAttrOfType<InitAttr>(
         i, MBTDialect::InitAttrHelper::getNameStr());
     if (isBuffer) {
       StringRef role;

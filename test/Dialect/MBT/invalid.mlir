@@ -220,8 +220,8 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 
 // -----
 
-// expected-error@+1 {{'func.func' op unknown initializer 'gaussian'}}
-func.func @bad_init(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "gaussian"}}) {
+// expected-error@+1 {{'func.func' op mbt.init must be an #mbt.init attribute}}
+func.func @bad_init(%w: tensor<3xf32> {mbt.param = "w", mbt.init = {kind = "normal"}}) {
   return
 }
 
@@ -375,6 +375,85 @@ mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
     hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
     seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
     epochs = 1 : i64, shuffle_seed = 0 : i64, clip_norm = array<f64: -1.0>}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
+
+// -----
+
+// Counts are checked as signed numbers (an I64Attr's getter is unsigned).
+// expected-error@+1 {{epochs must not be negative, got -1}}
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = -1 : i64, shuffle_seed = 0 : i64}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
+
+// -----
+
+// expected-error@+1 {{batch_size must be positive, got -8}}
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = -8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64}
+
+mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
+^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):
+  %lr32 = arith.truncf %lr : f64 to f32
+  %momentum32 = arith.truncf %momentum : f64 to f32
+  %wd32 = arith.truncf %wd : f64 to f32
+  mbt.yield %lr32, %momentum32, %wd32 : f32, f32, f32
+} elements {
+^bb0(%g: f32, %p: f32, %buf: f32, %lr: f32, %momentum: f32, %wd: f32):
+  %decay = arith.mulf %wd, %p : f32
+  %d = arith.addf %g, %decay : f32
+  %kept = arith.mulf %momentum, %buf : f32
+  %buf1 = arith.addf %kept, %d : f32
+  %delta = arith.mulf %lr, %buf1 : f32
+  %p1 = arith.subf %p, %delta : f32
+  mbt.yield %p1, %buf1 : f32, f32
+}
+
+// -----
+
+// expected-error@+1 {{crop must not be negative, got -2}}
+mbt.sweep @sweep {model = @forward, models = 1 : i64, optimizer = @sgd,
+    hyper_names = ["lr", "momentum", "weight_decay"],
+    hyper = [array<f64: 0.1>, array<f64: 0.0>, array<f64: 0.0>],
+    seeds = array<i64: 0>, data = #mbt.data_set<fashion_mnist>, batch_size = 8 : i64,
+    epochs = 1 : i64, shuffle_seed = 0 : i64, crop = -2 : i64}
 
 mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots = ["momentum_buffer"]} scalars {
 ^bb0(%lr: f64, %momentum: f64, %wd: f64, %step: f64):

@@ -59,8 +59,8 @@ func.func @bad_role(%s: tensor<f32> {mbt.buffer = "amp.s", mbt.loss_scale = "cou
 
 // -----
 
-// expected-error@+1 {{'func.func' op initializer 'constant' needs a float 'value'}}
-func.func @constant_without_value(%s: tensor<f32> {mbt.buffer = "s", mbt.init = {kind = "constant"}}) {
+// expected-error@+1 {{initializer 'constant' needs 'value'}}
+func.func @constant_without_value(%s: tensor<f32> {mbt.buffer = "s", mbt.init = #mbt.init<constant>}) {
   return
 }
 

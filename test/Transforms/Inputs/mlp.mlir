@@ -1,7 +1,7 @@
 // A two-layer MLP as MLIRGen emits it: the input to the mbt pipeline.
-func.func @mlp(%w1: tensor<4x3xf32> {mbt.param = "w1", mbt.init = {kind = "normal", mean = 0.0 : f64, std = 0.5 : f64}},
-               %b1: tensor<3xf32> {mbt.param = "b1", mbt.init = {kind = "zeros"}},
-               %w2: tensor<3x2xf32> {mbt.param = "w2", mbt.init = {kind = "kaiming_uniform"}},
+func.func @mlp(%w1: tensor<4x3xf32> {mbt.param = "w1", mbt.init = #mbt.init<normal, mean = 0.0, std = 0.5>},
+               %b1: tensor<3xf32> {mbt.param = "b1", mbt.init = #mbt.init<zeros>},
+               %w2: tensor<3x2xf32> {mbt.param = "w2", mbt.init = #mbt.init<kaiming_uniform>},
                %x: tensor<?x4xf32> {mbt.input = "x"},
                %y: tensor<?xi32> {mbt.target = "y"}) -> (tensor<f32>, tensor<f32>)
     attributes {mbt.outputs = ["loss", "acc"]} {

@@ -1,6 +1,6 @@
 // A model with the reduction and layout ops: the input to the batching
 // and lowering tests of the ops that carry axes or permutations.
-func.func @red(%w: tensor<3x4xf32> {mbt.param = "w", mbt.init = {kind = "zeros"}},
+func.func @red(%w: tensor<3x4xf32> {mbt.param = "w", mbt.init = #mbt.init<zeros>},
                %x: tensor<?x4xf32> {mbt.input = "x"},
                %y: tensor<?xi32> {mbt.target = "y", mbt.classes = 3 : i64}) -> (tensor<f32>, tensor<f32>)
     attributes {mbt.outputs = ["loss", "top2"]} {

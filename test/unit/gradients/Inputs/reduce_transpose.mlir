@@ -1,9 +1,9 @@
 // Ops the language does not spell directly: reduce_sum (whose gradient is
 // mbt.broadcast) and matmuls with transposed operands.
-func.func @m(%a: tensor<4x6xf32> {mbt.param = "a", mbt.init = {kind = "zeros"}},
-             %c: tensor<5x4xf32> {mbt.param = "c", mbt.init = {kind = "zeros"}},
-             %d: tensor<3x4x5xf32> {mbt.param = "d", mbt.init = {kind = "zeros"}},
-             %e: tensor<4x4xf32> {mbt.param = "e", mbt.init = {kind = "zeros"}},
+func.func @m(%a: tensor<4x6xf32> {mbt.param = "a", mbt.init = #mbt.init<zeros>},
+             %c: tensor<5x4xf32> {mbt.param = "c", mbt.init = #mbt.init<zeros>},
+             %d: tensor<3x4x5xf32> {mbt.param = "d", mbt.init = #mbt.init<zeros>},
+             %e: tensor<4x4xf32> {mbt.param = "e", mbt.init = #mbt.init<zeros>},
              %x: tensor<?x6xf32> {mbt.input = "x"},
              %y: tensor<?xi32> {mbt.target = "y"}) -> (tensor<f32>, tensor<f32>)
     attributes {mbt.outputs = ["loss", "acc"]} {

@@ -49,7 +49,7 @@ struct TypeAST {
 
 /// A parameter initializer resolved by Sema: its kind and its float
 /// arguments in the order of its rule (InitRules.h), as #mbt.init holds them.
-struct InitSpec {
+struct ResolvedInit {
   mlir::mbt::InitKind kind;
   llvm::SmallVector<double, 2> args;
 };
@@ -128,7 +128,7 @@ public:
   bool isBuffer() const { return buffer; }
 
   /// Set by Sema.
-  std::optional<InitSpec> resolvedInit;
+  std::optional<ResolvedInit> resolvedInit;
 
   static bool classof(const StmtAST *s) { return s->getKind() == Stmt_Param; }
 

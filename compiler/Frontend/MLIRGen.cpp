@@ -54,7 +54,7 @@ private:
   mlir::Value genElementwise(const BinaryExprAST &binary);
   /// Reshapes `value` to `rank` by prepending size-1 dimensions.
   mlir::Value expandRank(mlir::Value value, int64_t rank, mlir::Location loc);
-  mlir::mbt::InitAttr genInitAttr(const InitSpec &init);
+  mlir::mbt::InitAttr genInitAttr(const ResolvedInit &init);
 
   mlir::Location loc(const Location &l) { return toMLIRLoc(ctx, l); }
   /// A tensor of the model's float type.
@@ -123,7 +123,7 @@ mlir::OwningOpRef<mlir::ModuleOp> MLIRGenImpl::gen(const ModuleAST &moduleAST) {
   return module;
 }
 
-mlir::mbt::InitAttr MLIRGenImpl::genInitAttr(const InitSpec &init) {
+mlir::mbt::InitAttr MLIRGenImpl::genInitAttr(const ResolvedInit &init) {
   return mlir::mbt::InitAttr::get(&ctx, init.kind,
                                   llvm::ArrayRef<double>(init.args));
 }

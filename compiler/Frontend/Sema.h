@@ -72,8 +72,8 @@ checkSweep(mlir::MLIRContext &ctx, SweepAST &sweep,
 /// Resolves the initializer of `decl` (known kind, arguments bound and in
 /// range, a matrix for the fan-based ones); reports and returns std::nullopt
 /// on error.
-std::optional<InitSpec> resolveInitializer(mlir::MLIRContext &ctx,
-                                           const ParamDeclAST &decl);
+std::optional<ResolvedInit> resolveInitializer(mlir::MLIRContext &ctx,
+                                               const ParamDeclAST &decl);
 
 /// Formats a type for dumps: `f32[B, 128]` (batched), `f32[784, 128]`,
 /// `class[10]`, or `<invalid>`.

@@ -17,8 +17,8 @@
 using namespace mbt;
 using llvm::dyn_cast;
 
-std::optional<InitSpec> mbt::resolveInitializer(mlir::MLIRContext &ctx,
-                                                const ParamDeclAST &decl) {
+std::optional<ResolvedInit> mbt::resolveInitializer(mlir::MLIRContext &ctx,
+                                                    const ParamDeclAST &decl) {
   const ExprAST *init = decl.getInit();
   llvm::StringRef name;
   const auto *call = dyn_cast<CallExprAST>(init);
@@ -46,7 +46,7 @@ std::optional<InitSpec> mbt::resolveInitializer(mlir::MLIRContext &ctx,
     return std::nullopt;
   }
   const mlir::mbt::InitRule *info = &mlir::mbt::getInitRule(*kind);
-  InitSpec spec;
+  ResolvedInit spec;
   spec.kind = *kind;
   std::string callee = ("initializer '" + name + "'").str();
   llvm::SmallVector<llvm::StringRef> params(info->params.begin(),

@@ -2,13 +2,14 @@
 //
 // Every file the runtime reads from outside: idx images and labels (plain
 // or gzipped, through loadIdxClassification, as a data set is loaded), a
-// run checkpoint, an artifact's manifest, sequence data (JSONL, .mbtseq, a
+// run checkpoint, an artifact's manifest (which must also come back the
+// same when written and read again), sequence data (JSONL, .mbtseq, a
 // fortunes file). The first byte picks the reader; the rest is the file.
 // One more case checks the batcher's promises on arbitrary lengths and
-// settings: every sample in exactly one step, no step over the budget. A reader must accept the bytes or throw
-// mbt::runtime::RuntimeError; a crash, a sanitizer report, a leak, another
-// exception or a huge allocation (an idx header that claims more than the
-// file holds) is a finding.
+// settings: every sample in exactly one step, no step over the budget. A reader
+// must accept the bytes or throw mbt::runtime::RuntimeError; a crash, a
+// sanitizer report, a leak, another exception or a huge allocation (an idx
+// header that claims more than the file holds) is a finding.
 //
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Checkpoint.h"
@@ -24,6 +25,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -117,10 +119,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       parseCheckpoint(std::string(reinterpret_cast<const char *>(file), n),
                       "fuzz");
       break;
-    case 3:
-      parseManifest(std::string(reinterpret_cast<const char *>(file), n),
-                    "fuzz");
+    case 3: {
+      // A manifest the reader accepts must survive writing and reading
+      // back (the compiler writes what the runtime reads, one schema).
+      Manifest manifest = parseManifest(
+          std::string(reinterpret_cast<const char *>(file), n), "fuzz");
+      std::string written = mbt::writeManifest(manifest);
+      if (mbt::writeManifest(parseManifest(written, "fuzz")) != written) {
+        std::fprintf(stderr,
+                     "mbt-data-fuzzer: a manifest changed when "
+                     "written and read back:\n%s\n",
+                     written.c_str());
+        std::abort();
+      }
       break;
+    }
     case 4: {
       std::string path = scratch("data.jsonl");
       writeFile(path, file, n);

@@ -1,159 +1,29 @@
-//===- Manifest.h - The artifact's self-description -------------*- C++ -*-===//
+//===- Manifest.h - the artifact's self-description -------------*- C++ -*-===//
 //
-// The manifest is the JSON document an artifact returns from mbt_manifest()
-// (docs/abi.md, "The manifest"). It tells the runtime how big every buffer
-// is, how to initialize the parameters, the hyperparameter table, the seeds,
-// and what data to feed. parseManifest() checks everything the runtime will
-// later rely on (sizes consistent, rows complete) so that a bad artifact is
-// rejected with a message naming the field, before any buffer is touched.
+// The runtime's view of the manifest schema (mbt/common/Manifest.h, shared
+// with the compiler that writes it): the same structs, and a reader that
+// reports a bad manifest as a RuntimeError like every other bad input.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MBT_RUNTIME_MANIFEST_H
 #define MBT_RUNTIME_MANIFEST_H
 
-#include "mbt/common/Abi.h"
+#include "mbt/common/Manifest.h"
 
-#include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace mbt {
 namespace runtime {
 
-/// How one parameter tensor is initialized.
-struct InitSpec {
-  enum class Kind {
-    Zeros,
-    Ones,
-    Normal,
-    Uniform,
-    XavierUniform,
-    KaimingUniform,
-    Constant
-  };
-  Kind kind = Kind::Zeros;
-  double mean = 0.0, stddev = 0.0; // Normal ("std" in the JSON)
-  double low = 0.0, high = 0.0;    // Uniform
-  double value = 0.0;              // Constant
-};
+using ::mbt::DataSpec;
+using ::mbt::initKindName;
+using ::mbt::InitSpec;
+using ::mbt::LossScaleSpec;
+using ::mbt::Manifest;
+using ::mbt::ParamSpec;
 
-/// Spelling of an init kind in the manifest ("kaiming_uniform", ...).
-const char *initKindName(InitSpec::Kind kind);
-
-/// One parameter tensor: columns [offset, offset + size) of a params row.
-struct ParamSpec {
-  std::string name;
-  std::vector<int64_t> shape;
-  int64_t offset = 0;
-  int64_t size = 0;
-  InitSpec init;
-  /// Whether the optimizer's weight decay applies to it (the sweep's
-  /// no_decay patterns exclude parameters; optional, default true).
-  bool decay = true;
-};
-
-/// Which data set to feed and how.
-struct DataSpec {
-  std::string name;         // e.g. "fashion_mnist"
-  int64_t batch = 0;        // samples per step
-  uint64_t shuffleSeed = 0; // seeds the per-epoch permutation (Sampler.h)
-  /// Which samples each model trains on (DataRouting.h).
-  enum class Routing { Shared, KFold, Bootstrap } routing = Routing::Shared;
-  int64_t folds = 0;         // kfold: the number of folds
-  std::vector<int64_t> fold; // kfold: each model's held-out fold
-  /// The fraction of the training split held out for validation, the same
-  /// samples for every model (0: none; not with kfold).
-  double validation = 0;
-  /// Training-time augmentation of an image input ([C, H, W] or [H, W];
-  /// Augment.h): a random crop of the image padded by `crop` zeros per
-  /// side (0: none) and a random horizontal flip, drawn per model.
-  int64_t crop = 0;
-  bool flip = false;
-  bool augments() const { return crop > 0 || flip; }
-  /// How a data set of token sequences groups its samples into steps
-  /// (LengthBatching.h, docs/data.md): the strategy's name ("" for data of
-  /// fixed-size samples), the padded tokens a step may hold, the samples
-  /// sorted together, and the length beyond which a sample is cut (0:
-  /// none). `batch` is then the rows of a fixed step (0: the budget over
-  /// the longest sample).
-  struct SequenceBatching {
-    std::string strategy;
-    int64_t tokenBudget = 0, window = 0, maxLength = 0;
-  } batching;
-  bool sequences() const { return !batching.strategy.empty(); }
-};
-
-/// Each model's dynamic loss scale (precision f16): GradScaler's settings
-/// and the buffers (indices into Manifest::buffers, one number each) that
-/// the artifact keeps its state in.
-struct LossScaleSpec {
-  double initScale = 0, growthFactor = 0, backoffFactor = 0;
-  int64_t growthInterval = 0;
-  int64_t scaleBuffer = -1, goodStepsBuffer = -1, skippedStepsBuffer = -1;
-  bool holds(int64_t buffer) const {
-    return buffer == scaleBuffer || buffer == goodStepsBuffer ||
-           buffer == skippedStepsBuffer;
-  }
-};
-
-/// The parsed, validated manifest. Sizes use the ABI's letters.
-struct Manifest {
-  int64_t abiVersion = 0;
-  /// The element type of params, state, x and out.
-  DType dtype = DType::F32;
-  /// Where the artifact wants its buffers: host memory, or the GPU's (a
-  /// --target=cuda artifact). Optional in the JSON, default cpu.
-  enum class Device { CPU, CUDA } device = Device::CPU;
-  std::string model;
-  int64_t models = 0; // M
-  std::vector<ParamSpec> params;
-  int64_t paramCount = 0; // P
-  /// The buffers (running statistics: per-model tensors the train step
-  /// updates but does not train), in a [M, Q] buffer of their own.
-  std::vector<ParamSpec> buffers;
-  int64_t bufferCount = 0; // Q
-  std::string inputName;
-  /// What x holds: F float features per sample, or token ids (int32
-  /// [B, T], T set by each step; ABI version 8).
-  enum class InputKind { Features, Tokens } inputKind = InputKind::Features;
-  std::vector<int64_t> inputShape; // empty for tokens
-  int64_t features = 0; // F; 0 for tokens
-  int64_t vocab = 0;    // tokens: every id lies in [0, vocab)
-  std::string targetName;
-  /// What y holds: a class index per sample ([B]), or the input's next
-  /// token at every position ([B, T]: a language model; ABI version 9).
-  enum class TargetKind { Classes, NextTokens } targetKind = TargetKind::Classes;
-  int64_t classes = 0; // classes, or the vocabulary of next tokens
-  std::string optimizerRule;
-  std::vector<std::string> slots;               // S = slots.size()
-  std::vector<std::string> hyperNames;          // H = hyperNames.size()
-  std::vector<std::vector<double>> hyperValues; // M rows of H
-  /// The model's arguments as the sweep set them (optional): M rows.
-  std::vector<std::string> modelArgNames;
-  std::vector<std::vector<double>> modelArgValues;
-  /// Each model's gradient-norm bound; empty without clipping.
-  std::vector<double> clipNorm;
-  /// The learning-rate schedule ("" without one), its parameter names and
-  /// M rows of their values.
-  std::string scheduleName;
-  std::vector<std::string> scheduleParamNames;
-  std::vector<std::vector<double>> scheduleValues;
-  std::vector<uint64_t> seeds;                  // one per model
-  std::vector<std::string> outputs;             // K; outputs[0] is the loss
-  DataSpec data;
-  int64_t epochs = 0;
-  /// The loss scale of precision f16, if the artifact has one.
-  std::optional<LossScaleSpec> lossScale;
-
-  int64_t numSlots() const { return static_cast<int64_t>(slots.size()); }
-  int64_t numHyper() const { return static_cast<int64_t>(hyperNames.size()); }
-  int64_t numOutputs() const { return static_cast<int64_t>(outputs.size()); }
-};
-
-/// Parses and validates manifest JSON. `origin` (typically the artifact
-/// path) prefixes every error message. Throws RuntimeError.
+/// readManifest(), its ManifestError thrown as a RuntimeError.
 Manifest parseManifest(const std::string &json, const std::string &origin);
 
 } // namespace runtime

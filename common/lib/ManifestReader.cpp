@@ -1,0 +1,633 @@
+//===- ManifestReader.cpp - read and validate the manifest ----------------===//
+//
+// Reading is strict: every field the runtime uses must be present with the
+// right JSON type, and the size relations of docs/abi.md must hold. Each
+// error names the field by its JSON path (e.g. "params[1].offset"), so that
+// a compiler bug that emits a bad manifest is easy to find. (nlohmann's
+// JSON_DIAGNOSTICS would give paths for type errors only; most checks here
+// relate fields to each other.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/common/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <set>
+
+using nlohmann::json;
+
+namespace mbt {
+
+const char *initKindName(InitSpec::Kind kind) {
+  switch (kind) {
+  case InitSpec::Kind::Zeros:
+    return "zeros";
+  case InitSpec::Kind::Ones:
+    return "ones";
+  case InitSpec::Kind::Normal:
+    return "normal";
+  case InitSpec::Kind::Uniform:
+    return "uniform";
+  case InitSpec::Kind::XavierUniform:
+    return "xavier_uniform";
+  case InitSpec::Kind::KaimingUniform:
+    return "kaiming_uniform";
+  case InitSpec::Kind::Constant:
+    return "constant";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Typed access to JSON values that reports failures with the field path.
+class Reader {
+public:
+  explicit Reader(const std::string &origin) : origin(origin) {}
+
+  [[noreturn]] void fail(const std::string &path,
+                         const std::string &what) const {
+    throw ManifestError("invalid manifest in '" + origin + "': field '" + path +
+                        "': " + what);
+  }
+
+  const json &field(const json &object, const std::string &key,
+                    const std::string &path) const {
+    if (!object.is_object())
+      fail(path, "expected an object");
+    auto it = object.find(key);
+    if (it == object.end())
+      fail(join(path, key), "missing");
+    return *it;
+  }
+
+  int64_t integer(const json &value, const std::string &path) const {
+    if (value.is_number_unsigned()) {
+      if (value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        fail(path, "integer too large");
+      return static_cast<int64_t>(value.get<uint64_t>());
+    }
+    if (!value.is_number_integer())
+      fail(path, "expected an integer, got " + describe(value));
+    return value.get<int64_t>();
+  }
+
+  int64_t nonNegative(const json &value, const std::string &path) const {
+    int64_t v = integer(value, path);
+    if (v < 0)
+      fail(path, "expected a non-negative integer, got " + std::to_string(v));
+    return v;
+  }
+
+  uint64_t unsignedInt(const json &value, const std::string &path) const {
+    if (value.is_number_unsigned())
+      return value.get<uint64_t>();
+    return static_cast<uint64_t>(nonNegative(value, path));
+  }
+
+  double number(const json &value, const std::string &path) const {
+    if (!value.is_number())
+      fail(path, "expected a number, got " + describe(value));
+    double v = value.get<double>();
+    if (!std::isfinite(v))
+      fail(path, "expected a finite number");
+    return v;
+  }
+
+  std::string string(const json &value, const std::string &path) const {
+    if (!value.is_string())
+      fail(path, "expected a string, got " + describe(value));
+    return value.get<std::string>();
+  }
+
+  const json &array(const json &value, const std::string &path) const {
+    if (!value.is_array())
+      fail(path, "expected an array, got " + describe(value));
+    return value;
+  }
+
+  std::vector<std::string> strings(const json &value,
+                                   const std::string &path) const {
+    std::vector<std::string> result;
+    const json &list = array(value, path);
+    for (size_t i = 0; i < list.size(); ++i)
+      result.push_back(string(list[i], index(path, i)));
+    return result;
+  }
+
+  std::vector<int64_t> shape(const json &value, const std::string &path) const {
+    std::vector<int64_t> result;
+    const json &list = array(value, path);
+    for (size_t i = 0; i < list.size(); ++i)
+      result.push_back(nonNegative(list[i], index(path, i)));
+    return result;
+  }
+
+  static std::string join(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string index(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+private:
+  static std::string describe(const json &value) {
+    return std::string(value.type_name());
+  }
+  std::string origin;
+};
+
+/// Product of a shape, failing on overflow (a corrupt manifest must not make
+/// the runtime allocate a wrapped-around size).
+int64_t product(const Reader &reader, const std::vector<int64_t> &shape,
+                const std::string &path) {
+  int64_t result = 1;
+  for (int64_t dim : shape) {
+    if (dim != 0 && result > INT64_MAX / dim)
+      reader.fail(path, "element count overflows");
+    result *= dim;
+  }
+  return result;
+}
+
+InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
+                   const std::vector<int64_t> &shape) {
+  InitSpec init;
+  std::string kind = r.string(r.field(value, "kind", path), path + ".kind");
+  if (kind == "zeros") {
+    init.kind = InitSpec::Kind::Zeros;
+  } else if (kind == "ones") {
+    init.kind = InitSpec::Kind::Ones;
+  } else if (kind == "normal") {
+    init.kind = InitSpec::Kind::Normal;
+    init.mean = r.number(r.field(value, "mean", path), path + ".mean");
+    init.stddev = r.number(r.field(value, "std", path), path + ".std");
+    if (init.stddev < 0)
+      r.fail(path + ".std", "must be >= 0");
+  } else if (kind == "uniform") {
+    init.kind = InitSpec::Kind::Uniform;
+    init.low = r.number(r.field(value, "low", path), path + ".low");
+    init.high = r.number(r.field(value, "high", path), path + ".high");
+    if (init.low > init.high)
+      r.fail(path, "low must not exceed high");
+  } else if (kind == "constant") {
+    init.kind = InitSpec::Kind::Constant;
+    init.value = r.number(r.field(value, "value", path), path + ".value");
+  } else if (kind == "xavier_uniform" || kind == "kaiming_uniform") {
+    init.kind = kind == "xavier_uniform" ? InitSpec::Kind::XavierUniform
+                                         : InitSpec::Kind::KaimingUniform;
+    // Fan-in is shape[0]: a scalar or an empty first dim has none.
+    if (shape.empty() || shape[0] == 0)
+      r.fail(path, "'" + kind +
+                       "' needs a shape whose first dim (fan-in) "
+                       "is positive");
+  } else {
+    r.fail(path + ".kind",
+           "unknown init kind '" + kind +
+               "' (expected zeros, ones, constant, normal, uniform, "
+               "xavier_uniform or kaiming_uniform)");
+  }
+  return init;
+}
+
+/// "params" and "param_count", or "buffers" and "buffer_count" (`what`:
+/// "params" or "buffers"): tensors packed back to back in a row.
+int64_t parseLayout(const Reader &r, const json &list, const json &count,
+                    const std::string &what, std::set<std::string> &names,
+                    std::vector<ParamSpec> &out) {
+  int64_t nextOffset = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = Reader::index(what, i);
+    const json &entry = list[i];
+    ParamSpec p;
+    p.name = r.string(r.field(entry, "name", path), path + ".name");
+    if (!names.insert(p.name).second)
+      r.fail(path + ".name",
+             "duplicate parameter or buffer name '" + p.name + "'");
+    p.shape = r.shape(r.field(entry, "shape", path), path + ".shape");
+    p.offset = r.nonNegative(r.field(entry, "offset", path), path + ".offset");
+    p.size = r.nonNegative(r.field(entry, "size", path), path + ".size");
+    int64_t elements = product(r, p.shape, path + ".shape");
+    if (elements != p.size)
+      r.fail(path + ".size", "is " + std::to_string(p.size) +
+                                 " but shape holds " +
+                                 std::to_string(elements) + " elements");
+    // Tensors are packed back to back in manifest order.
+    if (p.offset != nextOffset)
+      r.fail(path + ".offset",
+             "expected " + std::to_string(nextOffset) +
+                 (i == 0 ? std::string(" (the first one starts at 0)")
+                         : " (right after '" + out.back().name + "')") +
+                 ", got " + std::to_string(p.offset));
+    if (p.size > INT64_MAX - nextOffset)
+      r.fail(path + ".size", "parameter count overflows");
+    nextOffset += p.size;
+    p.init =
+        parseInit(r, r.field(entry, "init", path), path + ".init", p.shape);
+    if (entry.contains("decay")) {
+      if (!entry["decay"].is_boolean())
+        r.fail(path + ".decay", "must be true or false");
+      p.decay = entry["decay"].get<bool>();
+    }
+    out.push_back(std::move(p));
+  }
+  std::string countName = what == "params" ? "param_count" : "buffer_count";
+  int64_t total = r.nonNegative(count, countName);
+  if (total != nextOffset)
+    r.fail(countName, "is " + std::to_string(total) + " but the " + what +
+                          "' sizes sum to " + std::to_string(nextOffset));
+  return total;
+}
+
+void parseParams(const Reader &r, const json &root, Manifest &m) {
+  std::set<std::string> names;
+  m.paramCount =
+      parseLayout(r, r.array(r.field(root, "params", ""), "params"),
+                  r.field(root, "param_count", ""), "params", names, m.params);
+  // Optional: a model without running statistics may omit them.
+  if (root.contains("buffers") || root.contains("buffer_count"))
+    m.bufferCount = parseLayout(
+        r, r.array(r.field(root, "buffers", ""), "buffers"),
+        r.field(root, "buffer_count", ""), "buffers", names, m.buffers);
+}
+
+/// A table of one row per model and `width` numbers per row (one per name
+/// of `namesPath`).
+std::vector<std::vector<double>>
+perModelTable(const Reader &r, const json &field, const std::string &path,
+              int64_t models, size_t width, const std::string &namesPath) {
+  const json &rows = r.array(field, path);
+  if (static_cast<int64_t>(rows.size()) != models)
+    r.fail(path, "has " + std::to_string(rows.size()) +
+                     " rows, expected one per model (" +
+                     std::to_string(models) + ")");
+  std::vector<std::vector<double>> table;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string rowPath = Reader::index(path, i);
+    const json &row = r.array(rows[i], rowPath);
+    if (row.size() != width)
+      r.fail(rowPath, "has " + std::to_string(row.size()) +
+                          " values, expected " + std::to_string(width) +
+                          " (one per " + namesPath + " name)");
+    std::vector<double> values;
+    for (size_t j = 0; j < row.size(); ++j)
+      values.push_back(r.number(row[j], Reader::index(rowPath, j)));
+    table.push_back(std::move(values));
+  }
+  return table;
+}
+
+void parseOptimizer(const Reader &r, const json &root, Manifest &m) {
+  const json &opt = r.field(root, "optimizer", "");
+  m.optimizerRule =
+      r.string(r.field(opt, "rule", "optimizer"), "optimizer.rule");
+  m.slots = r.strings(r.field(opt, "slots", "optimizer"), "optimizer.slots");
+  m.hyperNames =
+      r.strings(r.field(opt, "hyper", "optimizer"), "optimizer.hyper");
+  m.hyperValues =
+      perModelTable(r, r.field(root, "hyper_values", ""), "hyper_values",
+                    m.models, m.hyperNames.size(), "optimizer.hyper");
+  // Optional: the bool arguments that chose the rule's code.
+  if (opt.contains("flags")) {
+    const json &flags = opt["flags"];
+    if (!flags.is_object())
+      r.fail("optimizer.flags", "expected an object");
+    for (auto it = flags.begin(); it != flags.end(); ++it) {
+      if (!it.value().is_boolean())
+        r.fail("optimizer.flags." + it.key(), "must be true or false");
+      m.optimizerFlags[it.key()] = it.value().get<bool>();
+    }
+  }
+}
+
+/// "clip_norm": [one per model] or null, optional: each model's
+/// gradient-norm bound, applied inside the artifact.
+void parseClipNorm(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("clip_norm") || root["clip_norm"].is_null())
+    return;
+  const json &values = r.array(root["clip_norm"], "clip_norm");
+  if (static_cast<int64_t>(values.size()) != m.models)
+    r.fail("clip_norm", "has " + std::to_string(values.size()) +
+                            " entries, expected one per model (" +
+                            std::to_string(m.models) + ")");
+  for (size_t i = 0; i < values.size(); ++i)
+    m.clipNorm.push_back(r.number(values[i], Reader::index("clip_norm", i)));
+}
+
+/// "schedule": {"name", "params": [...], "values": [one row per model]}
+/// or null, optional: the learning-rate schedule the artifact applies.
+void parseSchedule(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("schedule") || root["schedule"].is_null())
+    return;
+  const json &schedule = root["schedule"];
+  m.scheduleName =
+      r.string(r.field(schedule, "name", "schedule"), "schedule.name");
+  m.scheduleParamNames =
+      r.strings(r.field(schedule, "params", "schedule"), "schedule.params");
+  m.scheduleValues = perModelTable(
+      r, r.field(schedule, "values", "schedule"), "schedule.values", m.models,
+      m.scheduleParamNames.size(), "schedule.params");
+}
+
+/// "loss_scale": {"init_scale", "growth_factor", "backoff_factor",
+/// "growth_interval", "buffers": {"scale", "good_steps", "skipped_steps"}},
+/// optional (precision f16): the settings of each model's dynamic loss
+/// scale and the buffers (each one number) that hold its state.
+void parseLossScale(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("loss_scale"))
+    return;
+  const json &object = root["loss_scale"];
+  LossScaleSpec spec;
+  auto number = [&](const char *key) {
+    return r.number(r.field(object, key, "loss_scale"),
+                    std::string("loss_scale.") + key);
+  };
+  spec.initScale = number("init_scale");
+  spec.growthFactor = number("growth_factor");
+  spec.backoffFactor = number("backoff_factor");
+  spec.growthInterval =
+      r.nonNegative(r.field(object, "growth_interval", "loss_scale"),
+                    "loss_scale.growth_interval");
+  const json &buffers = r.field(object, "buffers", "loss_scale");
+  std::pair<const char *, int64_t *> roles[] = {
+      {"scale", &spec.scaleBuffer},
+      {"good_steps", &spec.goodStepsBuffer},
+      {"skipped_steps", &spec.skippedStepsBuffer}};
+  for (auto [role, index] : roles) {
+    std::string path = std::string("loss_scale.buffers.") + role;
+    std::string name =
+        r.string(r.field(buffers, role, "loss_scale.buffers"), path);
+    for (size_t k = 0; k < m.buffers.size(); ++k)
+      if (m.buffers[k].name == name && m.buffers[k].size == 1)
+        *index = static_cast<int64_t>(k);
+    if (*index < 0)
+      r.fail(path, "names no one-number buffer ('" + name + "')");
+  }
+  m.lossScale = spec;
+}
+
+/// "model_args": {"names": [...], "values": [one row per model]}, optional:
+/// the model's arguments as the sweep set them.
+void parseModelArgs(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("model_args"))
+    return;
+  const json &args = root["model_args"];
+  m.modelArgNames =
+      r.strings(r.field(args, "names", "model_args"), "model_args.names");
+  m.modelArgValues = perModelTable(r, r.field(args, "values", "model_args"),
+                                   "model_args.values", m.models,
+                                   m.modelArgNames.size(), "model_args.names");
+}
+
+/// abi_version, dtype, device, model, models.
+void parseHeader(const Reader &r, const json &root, Manifest &m) {
+  m.abiVersion = r.integer(r.field(root, "abi_version", ""), "abi_version");
+  if (m.abiVersion != kAbiVersion)
+    r.fail("abi_version", "this runtime understands version " +
+                              std::to_string(kAbiVersion) + ", got " +
+                              std::to_string(m.abiVersion));
+  std::string dtype = r.string(r.field(root, "dtype", ""), "dtype");
+  if (dtype == "f32")
+    m.dtype = DType::F32;
+  else if (dtype == "f64")
+    m.dtype = DType::F64;
+  else
+    r.fail("dtype", "must be \"f32\" or \"f64\", got \"" + dtype + "\"");
+  if (root.contains("device")) {
+    std::string device = r.string(root.at("device"), "device");
+    if (device == "cpu")
+      m.device = Manifest::Device::CPU;
+    else if (device == "cuda")
+      m.device = Manifest::Device::CUDA;
+    else
+      r.fail("device", "must be \"cpu\" or \"cuda\", got \"" + device + "\"");
+  }
+  m.model = r.string(r.field(root, "model", ""), "model");
+  m.models = r.integer(r.field(root, "models", ""), "models");
+  if (m.models < 1)
+    r.fail("models", "must be at least 1, got " + std::to_string(m.models));
+}
+
+/// "input": {"name", "kind"?, "shape", "features"} or, for token ids,
+/// {"name", "kind": "tokens", "vocab"}.
+void parseInput(const Reader &r, const json &root, Manifest &m) {
+  const json &input = r.field(root, "input", "");
+  m.inputName = r.string(r.field(input, "name", "input"), "input.name");
+  // "kind" is optional: absent, x holds float features.
+  if (input.is_object() && input.contains("kind")) {
+    std::string kind = r.string(input["kind"], "input.kind");
+    if (kind == "tokens")
+      m.inputKind = Manifest::InputKind::Tokens;
+    else if (kind != "features")
+      r.fail("input.kind",
+             "must be \"features\" or \"tokens\", got \"" + kind + "\"");
+  }
+  if (m.inputKind == Manifest::InputKind::Tokens) {
+    m.vocab = r.integer(r.field(input, "vocab", "input"), "input.vocab");
+    if (m.vocab < 1)
+      r.fail("input.vocab", "must be at least 1");
+    return;
+  }
+  m.inputShape = r.shape(r.field(input, "shape", "input"), "input.shape");
+  m.features = r.integer(r.field(input, "features", "input"), "input.features");
+  if (m.features < 1)
+    r.fail("input.features", "must be at least 1");
+  int64_t elements = product(r, m.inputShape, "input.shape");
+  if (elements != m.features)
+    r.fail("input.features", "is " + std::to_string(m.features) +
+                                 " but input.shape holds " +
+                                 std::to_string(elements) + " elements");
+}
+
+/// "target": {"name", "classes", "kind"?}.
+void parseTarget(const Reader &r, const json &root, Manifest &m) {
+  const json &target = r.field(root, "target", "");
+  m.targetName = r.string(r.field(target, "name", "target"), "target.name");
+  m.classes = r.integer(r.field(target, "classes", "target"), "target.classes");
+  if (m.classes < 1)
+    r.fail("target.classes", "must be at least 1");
+  // "kind" is optional: absent, y holds class indices.
+  if (target.is_object() && target.contains("kind")) {
+    std::string kind = r.string(target["kind"], "target.kind");
+    if (kind == "next_tokens")
+      m.targetKind = Manifest::TargetKind::NextTokens;
+    else if (kind != "classes")
+      r.fail("target.kind",
+             "must be \"classes\" or \"next_tokens\", got \"" + kind + "\"");
+  }
+  if (m.targetKind == Manifest::TargetKind::NextTokens &&
+      (m.inputKind != Manifest::InputKind::Tokens || m.classes != m.vocab))
+    r.fail("target.kind", "next_tokens needs an input of token ids of the "
+                          "target's vocabulary (" +
+                              std::to_string(m.classes) + ")");
+}
+
+/// "seeds" (one per model), "outputs" (the loss first), "precision"?.
+void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
+  const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
+  if (static_cast<int64_t>(seeds.size()) != m.models)
+    r.fail("seeds", "has " + std::to_string(seeds.size()) +
+                        " entries, expected one per model (" +
+                        std::to_string(m.models) + ")");
+  for (size_t i = 0; i < seeds.size(); ++i)
+    m.seeds.push_back(r.unsignedInt(seeds[i], Reader::index("seeds", i)));
+  m.outputs = r.strings(r.field(root, "outputs", ""), "outputs");
+  if (m.outputs.empty())
+    r.fail("outputs", "must name at least the loss");
+  if (root.contains("precision")) {
+    m.precision = r.string(root["precision"], "precision");
+    if (m.precision != "bf16" && m.precision != "f16")
+      r.fail("precision",
+             "must be \"bf16\" or \"f16\", got \"" + m.precision + "\"");
+  }
+}
+
+/// "data.batching" (optional, present for a data set of token sequences):
+/// {"strategy", "token_budget", "window", "max_length"?}.
+void parseBatching(const Reader &r, const json &data, Manifest &m) {
+  if (!data.is_object() || !data.contains("batching"))
+    return;
+  const json &batching = data["batching"];
+  DataSpec::SequenceBatching &b = m.data.batching;
+  b.strategy = r.string(r.field(batching, "strategy", "data.batching"),
+                        "data.batching.strategy");
+  static const char *const kStrategies[] = {"dynamic", "fixed",
+                                            "group-by-length", "fixed-shape"};
+  if (std::find(std::begin(kStrategies), std::end(kStrategies), b.strategy) ==
+      std::end(kStrategies))
+    r.fail("data.batching.strategy",
+           "must be dynamic, fixed, group-by-length or fixed-shape, got '" +
+               b.strategy + "'");
+  b.tokenBudget = r.integer(r.field(batching, "token_budget", "data.batching"),
+                            "data.batching.token_budget");
+  b.window = r.integer(r.field(batching, "window", "data.batching"),
+                       "data.batching.window");
+  if (b.tokenBudget < 1 || b.window < 1)
+    r.fail("data.batching", "token_budget and window must be at least 1");
+  if (batching.contains("max_length"))
+    b.maxLength =
+        r.nonNegative(batching["max_length"], "data.batching.max_length");
+}
+
+/// "data.routing" (optional, default shared) and, for kfold, "data.folds"
+/// and "data.fold" (each model's held-out fold).
+void parseRouting(const Reader &r, const json &data, Manifest &m) {
+  if (!data.is_object() || !data.contains("routing"))
+    return;
+  std::string routing = r.string(data["routing"], "data.routing");
+  if (routing == "shared") {
+    m.data.routing = DataSpec::Routing::Shared;
+    return;
+  }
+  if (routing == "bootstrap") {
+    m.data.routing = DataSpec::Routing::Bootstrap;
+    return;
+  }
+  if (routing != "kfold")
+    r.fail("data.routing",
+           "must be shared, kfold or bootstrap, got '" + routing + "'");
+  m.data.routing = DataSpec::Routing::KFold;
+  m.data.folds = r.integer(r.field(data, "folds", "data"), "data.folds");
+  if (m.data.folds < 2)
+    r.fail("data.folds",
+           "must be at least 2, got " + std::to_string(m.data.folds));
+  const json &fold = r.array(r.field(data, "fold", "data"), "data.fold");
+  if (static_cast<int64_t>(fold.size()) != m.models)
+    r.fail("data.fold", "has " + std::to_string(fold.size()) +
+                            " entries, expected one per model (" +
+                            std::to_string(m.models) + ")");
+  for (size_t i = 0; i < fold.size(); ++i) {
+    int64_t f = r.integer(fold[i], Reader::index("data.fold", i));
+    if (f < 0 || f >= m.data.folds)
+      r.fail(Reader::index("data.fold", i), "must be in [0, " +
+                                                std::to_string(m.data.folds) +
+                                                "), got " + std::to_string(f));
+    m.data.fold.push_back(f);
+  }
+}
+
+/// "data.validation", "data.crop", "data.flip" (all optional), and what
+/// they may be combined with.
+void parseSplitsAndAugmentation(const Reader &r, const json &data,
+                                Manifest &m) {
+  if (data.is_object() && data.contains("validation")) {
+    m.data.validation = r.number(data["validation"], "data.validation");
+    if (!(m.data.validation >= 0 && m.data.validation < 1))
+      r.fail("data.validation", "must be a fraction in [0, 1), got " +
+                                    std::to_string(m.data.validation));
+    if (m.data.validation > 0 && m.data.routing == DataSpec::Routing::KFold)
+      r.fail("data.validation", "cannot be combined with kfold routing");
+  }
+  if (data.is_object() && data.contains("crop"))
+    m.data.crop = r.nonNegative(data["crop"], "data.crop");
+  if (data.is_object() && data.contains("flip")) {
+    if (!data["flip"].is_boolean())
+      r.fail("data.flip", "must be true or false");
+    m.data.flip = data["flip"].get<bool>();
+  }
+  if (m.data.augments() && (m.inputShape.size() < 2 || m.inputShape.size() > 3))
+    r.fail("data", "crop and flip augment images, but the input's shape has "
+                   "rank " +
+                       std::to_string(m.inputShape.size()) +
+                       " (expected [C, H, W] or [H, W])");
+  if (m.data.sequences() && (m.data.routing != DataSpec::Routing::Shared ||
+                             m.data.validation > 0 || m.data.augments()))
+    r.fail("data", "token sequences support shared routing only, with no "
+                   "validation split or augmentation");
+}
+
+/// "data": {"name", "batch", "shuffle_seed", ...}.
+void parseData(const Reader &r, const json &root, Manifest &m) {
+  const json &data = r.field(root, "data", "");
+  m.data.name = r.string(r.field(data, "name", "data"), "data.name");
+  parseBatching(r, data, m);
+  if ((m.inputKind == Manifest::InputKind::Tokens) != m.data.sequences())
+    r.fail("data", m.data.sequences()
+                       ? "gives token sequences (batching), but the input "
+                         "takes float features"
+                       : "needs a batching for an input of token ids");
+  m.data.batch = r.integer(r.field(data, "batch", "data"), "data.batch");
+  if (m.data.batch < (m.data.sequences() ? 0 : 1))
+    r.fail("data.batch",
+           "must be at least 1, got " + std::to_string(m.data.batch));
+  m.data.shuffleSeed =
+      r.unsignedInt(r.field(data, "shuffle_seed", "data"), "data.shuffle_seed");
+  parseRouting(r, data, m);
+  parseSplitsAndAugmentation(r, data, m);
+}
+
+} // namespace
+
+Manifest readManifest(const std::string &text, const std::string &origin) {
+  Reader r(origin);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception &e) {
+    throw ManifestError("invalid manifest in '" + origin +
+                        "': not valid JSON: " + e.what());
+  }
+  if (!root.is_object())
+    throw ManifestError("invalid manifest in '" + origin +
+                        "': expected a JSON object at the top level");
+  Manifest m;
+  parseHeader(r, root, m);
+  parseParams(r, root, m);
+  parseInput(r, root, m);
+  parseTarget(r, root, m);
+  parseOptimizer(r, root, m);
+  parseModelArgs(r, root, m);
+  parseClipNorm(r, root, m);
+  parseSchedule(r, root, m);
+  parseLossScale(r, root, m);
+  parseSeedsAndOutputs(r, root, m);
+  parseData(r, root, m);
+  m.epochs = r.nonNegative(r.field(root, "epochs", ""), "epochs");
+  return m;
+}
+
+} // namespace mbt

@@ -1,0 +1,175 @@
+//===- ManifestWriter.cpp - write the manifest as JSON --------------------===//
+//
+// The inverse of ManifestReader.cpp: every field readManifest() reads, in
+// the spelling of docs/abi.md. Optional parts are written only where they
+// say something (a kfold routing's folds, a loss scale, `decay` under
+// no_decay); `clip_norm` and `schedule` are null without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/common/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+using nlohmann::json;
+
+namespace mbt {
+namespace {
+
+json initToJson(const InitSpec &init) {
+  json object{{"kind", initKindName(init.kind)}};
+  switch (init.kind) {
+  case InitSpec::Kind::Normal:
+    object["mean"] = init.mean;
+    object["std"] = init.stddev;
+    break;
+  case InitSpec::Kind::Uniform:
+    object["low"] = init.low;
+    object["high"] = init.high;
+    break;
+  case InitSpec::Kind::Constant:
+    object["value"] = init.value;
+    break;
+  default:
+    break;
+  }
+  return object;
+}
+
+/// A layout's entries; `decay` on each where any of them does not decay
+/// (the sweep's no_decay matched it).
+json layoutToJson(const std::vector<ParamSpec> &layout) {
+  bool anyExcluded = std::any_of(layout.begin(), layout.end(),
+                                 [](const ParamSpec &p) { return !p.decay; });
+  json entries = json::array();
+  for (const ParamSpec &p : layout) {
+    json entry{{"name", p.name},
+               {"shape", p.shape},
+               {"offset", p.offset},
+               {"size", p.size},
+               {"init", initToJson(p.init)}};
+    if (anyExcluded)
+      entry["decay"] = p.decay;
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+json inputToJson(const Manifest &m) {
+  if (m.inputKind == Manifest::InputKind::Tokens)
+    // T changes from step to step: no features, a shape of [null].
+    return {{"name", m.inputName},
+            {"kind", "tokens"},
+            {"vocab", m.vocab},
+            {"shape", json::array({nullptr})},
+            {"features", 0}};
+  return {
+      {"name", m.inputName}, {"shape", m.inputShape}, {"features", m.features}};
+}
+
+json targetToJson(const Manifest &m) {
+  json target{{"name", m.targetName}, {"classes", m.classes}};
+  if (m.targetKind == Manifest::TargetKind::NextTokens)
+    target["kind"] = "next_tokens";
+  return target;
+}
+
+json optimizerToJson(const Manifest &m) {
+  json optimizer{
+      {"rule", m.optimizerRule}, {"slots", m.slots}, {"hyper", m.hyperNames}};
+  if (!m.optimizerFlags.empty())
+    optimizer["flags"] = m.optimizerFlags;
+  return optimizer;
+}
+
+const char *routingName(DataSpec::Routing routing) {
+  switch (routing) {
+  case DataSpec::Routing::KFold:
+    return "kfold";
+  case DataSpec::Routing::Bootstrap:
+    return "bootstrap";
+  case DataSpec::Routing::Shared:
+    break;
+  }
+  return "shared";
+}
+
+json dataToJson(const DataSpec &d) {
+  json data{{"name", d.name},
+            {"batch", d.batch},
+            {"shuffle_seed", d.shuffleSeed},
+            {"routing", routingName(d.routing)}};
+  if (d.sequences())
+    data["batching"] = {{"strategy", d.batching.strategy},
+                        {"token_budget", d.batching.tokenBudget},
+                        {"window", d.batching.window},
+                        {"max_length", d.batching.maxLength}};
+  if (d.validation > 0)
+    data["validation"] = d.validation;
+  if (d.crop > 0)
+    data["crop"] = d.crop;
+  if (d.flip)
+    data["flip"] = true;
+  if (d.routing == DataSpec::Routing::KFold) {
+    data["folds"] = d.folds;
+    data["fold"] = d.fold;
+  }
+  return data;
+}
+
+json lossScaleToJson(const Manifest &m) {
+  const LossScaleSpec &s = *m.lossScale;
+  auto name = [&](int64_t buffer) {
+    return buffer >= 0 && buffer < static_cast<int64_t>(m.buffers.size())
+               ? m.buffers[buffer].name
+               : std::string();
+  };
+  return {{"init_scale", s.initScale},
+          {"growth_factor", s.growthFactor},
+          {"backoff_factor", s.backoffFactor},
+          {"growth_interval", s.growthInterval},
+          {"buffers",
+           {{"scale", name(s.scaleBuffer)},
+            {"good_steps", name(s.goodStepsBuffer)},
+            {"skipped_steps", name(s.skippedStepsBuffer)}}}};
+}
+
+} // namespace
+
+std::string writeManifest(const Manifest &m) {
+  json root{
+      {"abi_version", m.abiVersion},
+      {"dtype", dtypeName(m.dtype)},
+      {"device", m.device == Manifest::Device::CUDA ? "cuda" : "cpu"},
+      {"model", m.model},
+      {"models", m.models},
+      {"params", layoutToJson(m.params)},
+      {"param_count", m.paramCount},
+      {"buffers", layoutToJson(m.buffers)},
+      {"buffer_count", m.bufferCount},
+      {"input", inputToJson(m)},
+      {"target", targetToJson(m)},
+      {"optimizer", optimizerToJson(m)},
+      {"hyper_values", m.hyperValues},
+      {"seeds", m.seeds},
+      {"model_args",
+       {{"names", m.modelArgNames}, {"values", m.modelArgValues}}},
+      {"clip_norm", m.clipNorm.empty() ? json(nullptr) : json(m.clipNorm)},
+      {"schedule", m.scheduleName.empty()
+                       ? json(nullptr)
+                       : json{{"name", m.scheduleName},
+                              {"params", m.scheduleParamNames},
+                              {"values", m.scheduleValues}}},
+      {"outputs", m.outputs},
+      {"data", dataToJson(m.data)},
+      {"epochs", m.epochs}};
+  if (!m.precision.empty())
+    root["precision"] = m.precision;
+  if (m.lossScale)
+    root["loss_scale"] = lossScaleToJson(m);
+  return root.dump();
+}
+
+} // namespace mbt

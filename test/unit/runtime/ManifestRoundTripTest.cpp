@@ -1,0 +1,278 @@
+//===- ManifestRoundTripTest.cpp - writeManifest and readManifest agree ---===//
+//
+// The manifest has one schema (mbt/common/Manifest.h) that the compiler
+// writes and the runtime reads. Two manifests that set every field to
+// something other than its default (an image sweep with kfold, buffers, a
+// loss scale, a schedule, clipping, no_decay; a language model of token
+// sequences) go through writeManifest and readManifest and must come back
+// equal, field by field: a field the writer forgets or the reader drops
+// fails here. The ABI example of ManifestTest must also come back with
+// every key it had.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mbt/common/Manifest.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace mbt;
+using nlohmann::json;
+
+namespace {
+
+ParamSpec param(std::string name, std::vector<int64_t> shape, int64_t offset,
+                InitSpec init, bool decay = true) {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.shape = std::move(shape);
+  p.offset = offset;
+  p.size = 1;
+  for (int64_t d : p.shape)
+    p.size *= d;
+  p.init = init;
+  p.decay = decay;
+  return p;
+}
+
+InitSpec init(InitSpec::Kind kind, double a = 0, double b = 0) {
+  InitSpec s;
+  s.kind = kind;
+  if (kind == InitSpec::Kind::Normal) {
+    s.mean = a;
+    s.stddev = b;
+  } else if (kind == InitSpec::Kind::Uniform) {
+    s.low = a;
+    s.high = b;
+  } else if (kind == InitSpec::Kind::Constant) {
+    s.value = a;
+  }
+  return s;
+}
+
+/// Two models of a CNN on images, with everything optional set.
+Manifest imageSweep() {
+  Manifest m;
+  m.abiVersion = kAbiVersion;
+  m.dtype = DType::F64;
+  m.device = Manifest::Device::CUDA;
+  m.model = "cnn";
+  m.models = 2;
+  using K = InitSpec::Kind;
+  m.params = {param("w", {1, 3, 3, 2}, 0, init(K::KaimingUniform)),
+              param("b", {2}, 18, init(K::Uniform, -0.25, 0.125), false),
+              param("head", {2, 10}, 20, init(K::XavierUniform)),
+              param("bias", {10}, 40, init(K::Normal, 0.5, 0.1))};
+  m.paramCount = 50;
+  m.buffers = {param("bn.mean", {2}, 0, init(K::Zeros)),
+               param("bn.var", {2}, 2, init(K::Ones)),
+               param("amp.loss_scale", {}, 4, init(K::Constant, 65536)),
+               param("amp.good_steps", {}, 5, init(K::Zeros)),
+               param("amp.skipped_steps", {}, 6, init(K::Zeros))};
+  m.bufferCount = 7;
+  m.inputName = "image";
+  m.inputShape = {1, 28, 28};
+  m.features = 784;
+  m.targetName = "label";
+  m.classes = 10;
+  m.optimizerRule = "adamw";
+  m.optimizerFlags = {{"amsgrad", true}, {"maximize", false}};
+  m.slots = {"exp_avg", "exp_avg_sq"};
+  m.hyperNames = {"lr", "weight_decay"};
+  m.hyperValues = {{1e-3, 0.01}, {0.1 + 0.2, 0.0}};
+  m.modelArgNames = {"hidden"};
+  m.modelArgValues = {{32}, {64}};
+  m.clipNorm = {1.0, 2.5};
+  m.scheduleName = "cosine";
+  m.scheduleParamNames = {"total", "warmup", "min_factor"};
+  m.scheduleValues = {{100, 10, 0.0}, {200, 0, 0.1}};
+  m.seeds = {7, UINT64_MAX};
+  m.outputs = {"loss", "acc"};
+  m.data.name = "fashion_mnist";
+  m.data.batch = 64;
+  m.data.shuffleSeed = 3;
+  m.data.routing = DataSpec::Routing::KFold;
+  m.data.folds = 5;
+  m.data.fold = {0, 4};
+  m.data.crop = 2;
+  m.data.flip = true;
+  m.epochs = 3;
+  m.precision = "f16";
+  LossScaleSpec scale;
+  scale.initScale = 65536;
+  scale.growthFactor = 2;
+  scale.backoffFactor = 0.5;
+  scale.growthInterval = 2000;
+  scale.scaleBuffer = 2;
+  scale.goodStepsBuffer = 3;
+  scale.skippedStepsBuffer = 4;
+  m.lossScale = scale;
+  return m;
+}
+
+/// A character language model on token sequences, with a validation split
+/// where the image sweep has none.
+Manifest tokenSweep() {
+  Manifest m;
+  m.abiVersion = kAbiVersion;
+  m.model = "lm";
+  m.models = 1;
+  m.params = {param("embed", {259, 16}, 0, init(InitSpec::Kind::Normal, 0, 1))};
+  m.paramCount = 259 * 16;
+  m.inputName = "text";
+  m.inputKind = Manifest::InputKind::Tokens;
+  m.vocab = 259;
+  m.targetName = "next";
+  m.targetKind = Manifest::TargetKind::NextTokens;
+  m.classes = 259;
+  m.optimizerRule = "sgd";
+  m.slots = {};
+  m.hyperNames = {"lr"};
+  m.hyperValues = {{0.5}};
+  m.modelArgValues = {{}};
+  m.seeds = {1};
+  m.outputs = {"loss"};
+  m.data.name = "fortunes";
+  m.data.batch = 0;
+  m.data.batching = {"group-by-length", 4096, 512, 200};
+  m.epochs = 1;
+  m.precision = "bf16";
+  return m;
+}
+
+void expectSameParams(const std::vector<ParamSpec> &a,
+                      const std::vector<ParamSpec> &b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    SCOPED_TRACE(a[k].name);
+    EXPECT_EQ(a[k].name, b[k].name);
+    EXPECT_EQ(a[k].shape, b[k].shape);
+    EXPECT_EQ(a[k].offset, b[k].offset);
+    EXPECT_EQ(a[k].size, b[k].size);
+    EXPECT_EQ(a[k].decay, b[k].decay);
+    EXPECT_EQ(a[k].init.kind, b[k].init.kind);
+    EXPECT_EQ(a[k].init.mean, b[k].init.mean);
+    EXPECT_EQ(a[k].init.stddev, b[k].init.stddev);
+    EXPECT_EQ(a[k].init.low, b[k].init.low);
+    EXPECT_EQ(a[k].init.high, b[k].init.high);
+    EXPECT_EQ(a[k].init.value, b[k].init.value);
+  }
+}
+
+void expectSameData(const DataSpec &a, const DataSpec &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.batch, b.batch);
+  EXPECT_EQ(a.shuffleSeed, b.shuffleSeed);
+  EXPECT_EQ(a.routing, b.routing);
+  EXPECT_EQ(a.folds, b.folds);
+  EXPECT_EQ(a.fold, b.fold);
+  EXPECT_EQ(a.validation, b.validation);
+  EXPECT_EQ(a.crop, b.crop);
+  EXPECT_EQ(a.flip, b.flip);
+  EXPECT_EQ(a.batching.strategy, b.batching.strategy);
+  EXPECT_EQ(a.batching.tokenBudget, b.batching.tokenBudget);
+  EXPECT_EQ(a.batching.window, b.batching.window);
+  EXPECT_EQ(a.batching.maxLength, b.batching.maxLength);
+}
+
+void expectSameManifest(const Manifest &a, const Manifest &b) {
+  EXPECT_EQ(a.abiVersion, b.abiVersion);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.models, b.models);
+  expectSameParams(a.params, b.params);
+  EXPECT_EQ(a.paramCount, b.paramCount);
+  expectSameParams(a.buffers, b.buffers);
+  EXPECT_EQ(a.bufferCount, b.bufferCount);
+  EXPECT_EQ(a.inputName, b.inputName);
+  EXPECT_EQ(a.inputKind, b.inputKind);
+  EXPECT_EQ(a.inputShape, b.inputShape);
+  EXPECT_EQ(a.features, b.features);
+  EXPECT_EQ(a.vocab, b.vocab);
+  EXPECT_EQ(a.targetName, b.targetName);
+  EXPECT_EQ(a.targetKind, b.targetKind);
+  EXPECT_EQ(a.classes, b.classes);
+  EXPECT_EQ(a.optimizerRule, b.optimizerRule);
+  EXPECT_EQ(a.optimizerFlags, b.optimizerFlags);
+  EXPECT_EQ(a.slots, b.slots);
+  EXPECT_EQ(a.hyperNames, b.hyperNames);
+  EXPECT_EQ(a.hyperValues, b.hyperValues); // exactly: 0.1 + 0.2 included
+  EXPECT_EQ(a.modelArgNames, b.modelArgNames);
+  EXPECT_EQ(a.modelArgValues, b.modelArgValues);
+  EXPECT_EQ(a.clipNorm, b.clipNorm);
+  EXPECT_EQ(a.scheduleName, b.scheduleName);
+  EXPECT_EQ(a.scheduleParamNames, b.scheduleParamNames);
+  EXPECT_EQ(a.scheduleValues, b.scheduleValues);
+  EXPECT_EQ(a.seeds, b.seeds);
+  EXPECT_EQ(a.outputs, b.outputs);
+  expectSameData(a.data, b.data);
+  EXPECT_EQ(a.epochs, b.epochs);
+  EXPECT_EQ(a.precision, b.precision);
+  ASSERT_EQ(a.lossScale.has_value(), b.lossScale.has_value());
+  if (a.lossScale) {
+    EXPECT_EQ(a.lossScale->initScale, b.lossScale->initScale);
+    EXPECT_EQ(a.lossScale->growthFactor, b.lossScale->growthFactor);
+    EXPECT_EQ(a.lossScale->backoffFactor, b.lossScale->backoffFactor);
+    EXPECT_EQ(a.lossScale->growthInterval, b.lossScale->growthInterval);
+    EXPECT_EQ(a.lossScale->scaleBuffer, b.lossScale->scaleBuffer);
+    EXPECT_EQ(a.lossScale->goodStepsBuffer, b.lossScale->goodStepsBuffer);
+    EXPECT_EQ(a.lossScale->skippedStepsBuffer, b.lossScale->skippedStepsBuffer);
+  }
+}
+
+TEST(ManifestRoundTrip, ImageSweepWithEveryOptionalPart) {
+  Manifest written = imageSweep();
+  Manifest read = readManifest(writeManifest(written), "image.so");
+  expectSameManifest(written, read);
+}
+
+TEST(ManifestRoundTrip, TokenSequencesAndAValidationSplit) {
+  Manifest written = tokenSweep();
+  written.data.validation = 0.0; // token sequences take no split
+  Manifest read = readManifest(writeManifest(written), "lm.so");
+  expectSameManifest(written, read);
+
+  Manifest images = imageSweep();
+  images.data.routing = DataSpec::Routing::Shared;
+  images.data.folds = 0;
+  images.data.fold.clear();
+  images.data.validation = 0.1;
+  expectSameManifest(images, readManifest(writeManifest(images), "v.so"));
+}
+
+TEST(ManifestRoundTrip, WritingTwiceGivesTheSameText) {
+  std::string once = writeManifest(imageSweep());
+  EXPECT_EQ(writeManifest(readManifest(once, "a.so")), once);
+}
+
+/// Every key of a manifest as docs/abi.md shows it survives reading and
+/// writing with its value (the writer adds the defaults it left out).
+TEST(ManifestRoundTrip, KeepsEveryKeyOfTheAbiExample) {
+  json example = json::parse(R"({
+    "abi_version": 10, "dtype": "f32", "model": "mlp", "models": 2,
+    "params": [
+      {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
+       "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
+      {"name": "b1", "shape": [128], "offset": 100352, "size": 128,
+       "init": {"kind": "zeros"}}],
+    "param_count": 100480,
+    "input": {"name": "x", "shape": [28, 28], "features": 784},
+    "target": {"name": "y", "classes": 10},
+    "optimizer": {"rule": "adam", "slots": ["m", "v"],
+                  "hyper": ["lr", "beta1", "beta2", "eps", "weight_decay"]},
+    "hyper_values": [[0.0001, 0.9, 0.999, 1e-08, 0.0],
+                     [0.001, 0.9, 0.999, 1e-08, 0.0]],
+    "seeds": [0, 18446744073709551615],
+    "outputs": ["loss", "acc"],
+    "data": {"name": "fashion_mnist", "batch": 128, "shuffle_seed": 0,
+             "routing": "shared"},
+    "epochs": 2
+  })");
+  json again =
+      json::parse(writeManifest(readManifest(example.dump(), "example.so")));
+  for (auto it = example.begin(); it != example.end(); ++it)
+    EXPECT_EQ(again.at(it.key()), it.value()) << it.key();
+}
+
+} // namespace

@@ -84,6 +84,30 @@ TEST(ManifestTest, ParsesTheAbiExample) {
   EXPECT_EQ(m.epochs, 2);
 }
 
+/// Whether every key of `part`, in objects at any depth, is in `whole` with
+/// an equal value; reports the first one that is not.
+void expectContains(const json &whole, const json &part,
+                    const std::string &path) {
+  if (!part.is_object() || !whole.is_object()) {
+    EXPECT_EQ(whole, part) << path;
+    return;
+  }
+  for (auto it = part.begin(); it != part.end(); ++it) {
+    ASSERT_TRUE(whole.contains(it.key())) << path << "." << it.key();
+    expectContains(whole.at(it.key()), it.value(), path + "." + it.key());
+  }
+}
+
+/// Every key of the ABI example survives reading and writing with its value
+/// (the writer adds the defaults it left out): the compiler writes what the
+/// runtime reads (ManifestRoundTripTest goes field by field).
+TEST(ManifestTest, WritingTheAbiExampleKeepsEveryKey) {
+  json example = goodManifest();
+  json again =
+      json::parse(writeManifest(parseManifest(example.dump(), "model.so")));
+  expectContains(again, example, "manifest");
+}
+
 TEST(ManifestTest, RejectsTextThatIsNotJson) {
   EXPECT_THAT(errorOf([] { parseManifest("{\"abi_version\": ", "model.so"); }),
               AllOf(HasSubstr("model.so"), HasSubstr("not valid JSON")));

@@ -42,7 +42,39 @@ const char *initKindName(InitSpec::Kind kind) {
   return "?";
 }
 
+const char *routingName(DataSpec::Routing routing) {
+  switch (routing) {
+  case DataSpec::Routing::KFold:
+    return "kfold";
+  case DataSpec::Routing::Bootstrap:
+    return "bootstrap";
+  case DataSpec::Routing::Shared:
+    break;
+  }
+  return "shared";
+}
+
 namespace {
+
+/// The enumerator that `names` spells `name`, or none: the reader takes the
+/// spellings the writer writes.
+template <typename Enum, size_t N>
+std::optional<Enum> named(const std::string &name, const Enum (&values)[N],
+                          const char *(*names)(Enum)) {
+  for (Enum value : values)
+    if (name == names(value))
+      return value;
+  return std::nullopt;
+}
+
+constexpr InitSpec::Kind kInitKinds[] = {
+    InitSpec::Kind::Zeros,         InitSpec::Kind::Ones,
+    InitSpec::Kind::Normal,        InitSpec::Kind::Uniform,
+    InitSpec::Kind::XavierUniform, InitSpec::Kind::KaimingUniform,
+    InitSpec::Kind::Constant};
+constexpr DataSpec::Routing kRoutings[] = {DataSpec::Routing::Shared,
+                                           DataSpec::Routing::KFold,
+                                           DataSpec::Routing::Bootstrap};
 
 /// Typed access to JSON values that reports failures with the field path.
 class Reader {
@@ -158,38 +190,40 @@ InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
                    const std::vector<int64_t> &shape) {
   InitSpec init;
   std::string kind = r.string(r.field(value, "kind", path), path + ".kind");
-  if (kind == "zeros") {
-    init.kind = InitSpec::Kind::Zeros;
-  } else if (kind == "ones") {
-    init.kind = InitSpec::Kind::Ones;
-  } else if (kind == "normal") {
-    init.kind = InitSpec::Kind::Normal;
+  std::optional<InitSpec::Kind> parsed = named(kind, kInitKinds, initKindName);
+  if (!parsed)
+    r.fail(path + ".kind",
+           "unknown init kind '" + kind +
+               "' (expected zeros, ones, constant, normal, uniform, "
+               "xavier_uniform or kaiming_uniform)");
+  init.kind = *parsed;
+  switch (init.kind) {
+  case InitSpec::Kind::Normal:
     init.mean = r.number(r.field(value, "mean", path), path + ".mean");
     init.stddev = r.number(r.field(value, "std", path), path + ".std");
     if (init.stddev < 0)
       r.fail(path + ".std", "must be >= 0");
-  } else if (kind == "uniform") {
-    init.kind = InitSpec::Kind::Uniform;
+    break;
+  case InitSpec::Kind::Uniform:
     init.low = r.number(r.field(value, "low", path), path + ".low");
     init.high = r.number(r.field(value, "high", path), path + ".high");
     if (init.low > init.high)
       r.fail(path, "low must not exceed high");
-  } else if (kind == "constant") {
-    init.kind = InitSpec::Kind::Constant;
+    break;
+  case InitSpec::Kind::Constant:
     init.value = r.number(r.field(value, "value", path), path + ".value");
-  } else if (kind == "xavier_uniform" || kind == "kaiming_uniform") {
-    init.kind = kind == "xavier_uniform" ? InitSpec::Kind::XavierUniform
-                                         : InitSpec::Kind::KaimingUniform;
+    break;
+  case InitSpec::Kind::XavierUniform:
+  case InitSpec::Kind::KaimingUniform:
     // Fan-in is shape[0]: a scalar or an empty first dim has none.
     if (shape.empty() || shape[0] == 0)
       r.fail(path, "'" + kind +
                        "' needs a shape whose first dim (fan-in) "
                        "is positive");
-  } else {
-    r.fail(path + ".kind",
-           "unknown init kind '" + kind +
-               "' (expected zeros, ones, constant, normal, uniform, "
-               "xavier_uniform or kaiming_uniform)");
+    break;
+  case InitSpec::Kind::Zeros:
+  case InitSpec::Kind::Ones:
+    break;
   }
   return init;
 }
@@ -519,18 +553,14 @@ void parseRouting(const Reader &r, const json &data, Manifest &m) {
   if (!data.is_object() || !data.contains("routing"))
     return;
   std::string routing = r.string(data["routing"], "data.routing");
-  if (routing == "shared") {
-    m.data.routing = DataSpec::Routing::Shared;
-    return;
-  }
-  if (routing == "bootstrap") {
-    m.data.routing = DataSpec::Routing::Bootstrap;
-    return;
-  }
-  if (routing != "kfold")
+  std::optional<DataSpec::Routing> parsed =
+      named(routing, kRoutings, routingName);
+  if (!parsed)
     r.fail("data.routing",
            "must be shared, kfold or bootstrap, got '" + routing + "'");
-  m.data.routing = DataSpec::Routing::KFold;
+  m.data.routing = *parsed;
+  if (m.data.routing != DataSpec::Routing::KFold)
+    return;
   m.data.folds = r.integer(r.field(data, "folds", "data"), "data.folds");
   if (m.data.folds < 2)
     r.fail("data.folds",

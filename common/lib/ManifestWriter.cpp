@@ -84,18 +84,6 @@ json optimizerToJson(const Manifest &m) {
   return optimizer;
 }
 
-const char *routingName(DataSpec::Routing routing) {
-  switch (routing) {
-  case DataSpec::Routing::KFold:
-    return "kfold";
-  case DataSpec::Routing::Bootstrap:
-    return "bootstrap";
-  case DataSpec::Routing::Shared:
-    break;
-  }
-  return "shared";
-}
-
 json dataToJson(const DataSpec &d) {
   json data{{"name", d.name},
             {"batch", d.batch},

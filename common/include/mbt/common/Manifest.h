@@ -89,6 +89,9 @@ struct DataSpec {
   bool sequences() const { return !batching.strategy.empty(); }
 };
 
+/// Spelling of a routing in the manifest ("shared", "kfold", "bootstrap").
+const char *routingName(DataSpec::Routing routing);
+
 /// Each model's dynamic loss scale (precision f16): GradScaler's settings
 /// and the buffers (indices into Manifest::buffers, one number each) that
 /// the artifact keeps its state in.

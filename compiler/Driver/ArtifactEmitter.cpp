@@ -28,7 +28,8 @@ static std::unique_ptr<llvm::TargetMachine> hostTargetMachine(Location loc) {
   llvm::InitializeNativeTargetAsmPrinter();
   std::string triple = llvm::sys::getDefaultTargetTriple();
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     emitError(loc, "no LLVM target for ") << triple << ": " << error;
     return nullptr;
@@ -96,18 +97,17 @@ static LogicalResult linkSharedLibrary(Location loc, StringRef object,
                             "without libomp (compile with --parallel=false)");
     args.append({libomp, rpath});
   }
-  int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                         &error);
+  int status =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &error);
   if (status != 0)
-    return emitError(loc, "linking ") << library << " failed (status "
-                                      << status << ") " << error;
+    return emitError(loc, "linking ")
+           << library << " failed (status " << status << ") " << error;
   return success();
 }
 
 namespace mbt {
 LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
-                                llvm::raw_ostream *irOut,
-                                StringRef libraryPath) {
+                           llvm::raw_ostream *irOut, StringRef libraryPath) {
   Location loc = llvmModule.getLoc();
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> module =
@@ -120,7 +120,8 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
   module->setDataLayout(tm->createDataLayout());
   module->setTargetTriple(tm->getTargetTriple().str());
   addManifestSymbols(*module, manifestJson);
-  if (llvm::Error err = makeOptimizingTransformer(3, 0, tm.get())(module.get())) {
+  if (llvm::Error err =
+          makeOptimizingTransformer(3, 0, tm.get())(module.get())) {
     std::string message = llvm::toString(std::move(err));
     return emitError(loc, "LLVM optimization failed: ") << message;
   }
@@ -134,7 +135,8 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
   std::error_code ec;
   llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return emitError(loc, "cannot write ") << objectPath << ": " << ec.message();
+    return emitError(loc, "cannot write ")
+           << objectPath << ": " << ec.message();
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr,
                               llvm::CodeGenFileType::ObjectFile))

@@ -1,4 +1,5 @@
-//===- ArtifactEmitter.h - LLVM-dialect module to shared library -*- C++ -*-===//
+//===- ArtifactEmitter.h - LLVM-dialect module to shared library -*- C++
+//-*-===//
 #ifndef MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
 #define MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
 

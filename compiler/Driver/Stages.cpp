@@ -97,7 +97,7 @@ LogicalResult lowerTo(ModuleOp module, mlir::mbt::Stage to,
 }
 } // namespace mbt
 
-LogicalResult (::mbt::printKernelPTX)(ModuleOp module, llvm::raw_ostream &os) {
+LogicalResult(::mbt::printKernelPTX)(ModuleOp module, llvm::raw_ostream &os) {
   bool any = false;
   for (auto binary : module.getOps<gpu::BinaryOp>())
     for (Attribute attr : binary.getObjects()) {

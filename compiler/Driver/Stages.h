@@ -22,7 +22,8 @@ mlir::LogicalResult lowerTo(mlir::ModuleOp module, mlir::mbt::Stage to,
 
 /// Prints the PTX of every kernel of a module lowered with cudaFormat "isa",
 /// each after a `// kernel NAME` line.
-mlir::LogicalResult printKernelPTX(mlir::ModuleOp module, llvm::raw_ostream &os);
+mlir::LogicalResult printKernelPTX(mlir::ModuleOp module,
+                                   llvm::raw_ostream &os);
 
 } // namespace mbt
 

@@ -116,8 +116,7 @@ private:
 class ParamDeclAST : public StmtAST {
 public:
   ParamDeclAST(Location loc, llvm::StringRef name, Location nameLoc,
-               TypeAST type, std::unique_ptr<ExprAST> init,
-               bool buffer = false)
+               TypeAST type, std::unique_ptr<ExprAST> init, bool buffer = false)
       : StmtAST(Stmt_Param, std::move(loc), name, std::move(nameLoc)),
         type(std::move(type)), init(std::move(init)), buffer(buffer) {}
 

@@ -176,8 +176,7 @@ void ASTDumper::dump(const StmtAST &stmt) {
   }
   if (const auto *param = llvm::dyn_cast<ParamDeclAST>(&stmt)) {
     indent() << (param->isBuffer() ? "Buffer '" : "Param '")
-             << (path.empty() ? "" : path + ".")
-             << param->getName() << "': ";
+             << (path.empty() ? "" : path + ".") << param->getName() << "': ";
     dumpType(param->getType());
     if (const auto &init = param->resolvedInit) {
       const mlir::mbt::InitRule &rule = mlir::mbt::getInitRule(init->kind);

@@ -7,6 +7,7 @@
 #ifndef MBT_COMPILER_FRONTEND_ASTEXPR_H
 #define MBT_COMPILER_FRONTEND_ASTEXPR_H
 
+#include "compiler/Frontend/Builtins.h"
 #include "compiler/Frontend/Lexer.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -238,10 +239,12 @@ public:
   /// callee's body expanded for this call site, with its own parameters.
   std::unique_ptr<BodyInstance> instance;
 
-  /// Set by Sema on a call of a builtin: its tensor arguments in the
-  /// builtin's order (however they were passed), and the values of its
-  /// constant options (`axis`, `k`, ...), defaults included. An `axis` is
-  /// stored normalized: non-negative and counted in the per-sample shape.
+  /// Set by Sema on a call of a builtin: which one it is, its tensor
+  /// arguments in the builtin's order (however they were passed), and the
+  /// values of its constant options (`axis`, `k`, ...), defaults included. An
+  /// `axis` is stored normalized: non-negative and counted in the per-sample
+  /// shape.
+  BuiltinID builtin = BuiltinID::None;
   std::vector<const ExprAST *> builtinArgs;
   llvm::StringMap<ConstScalar> builtinOptions;
   /// Options given as scalar tensor expressions (those a builtin accepts

@@ -88,9 +88,9 @@ enum Token : int {
 class Lexer {
 public:
   Lexer(llvm::StringRef buffer, std::string filename)
-      : buffer(buffer), lastLocation{
-                            std::make_shared<std::string>(std::move(filename)),
-                            0, 0} {}
+      : buffer(buffer),
+        lastLocation{std::make_shared<std::string>(std::move(filename)), 0, 0} {
+  }
 
   /// The current token.
   Token getCurToken() const { return curTok; }

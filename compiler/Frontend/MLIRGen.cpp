@@ -50,7 +50,6 @@ private:
   void genSweep(const SweepAST &sweep, const ModuleAST &moduleAST);
   mlir::Value genExpr(const ExprAST &expr);
   mlir::Value genCall(const CallExprAST &call);
-  mlir::Value genMatmul(mlir::Value lhs, mlir::Value rhs, mlir::Location loc);
   mlir::Value genElementwise(const BinaryExprAST &binary);
   /// Reshapes `value` to `rank` by prepending size-1 dimensions.
   mlir::Value expandRank(mlir::Value value, int64_t rank, mlir::Location loc);
@@ -186,7 +185,7 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   argTypes.push_back(
       mlir::RankedTensorType::get(targetShape, builder.getI32Type()));
   llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
-                                              modelTensor({}));
+                                            modelTensor({}));
 
   auto func = builder.create<mlir::func::FuncOp>(
       loc(model.nameLoc()), model.getName(),
@@ -300,7 +299,7 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
       return genElementwise(binary);
     mlir::Value lhs = genExpr(*binary.getLHS());
     mlir::Value rhs = genExpr(*binary.getRHS());
-    return genMatmul(lhs, rhs, l);
+    return genMatmul(builder, l, lhs, rhs);
   }
   case ExprAST::Expr_Call:
     return genCall(cast<CallExprAST>(expr));
@@ -318,41 +317,11 @@ mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {
   llvm::SmallVector<mlir::Value, 2> args;
   for (const ExprAST *arg : call.builtinArgs)
     args.push_back(genExpr(*arg));
-  if (call.getCallee() == "matmul")
-    return genMatmul(args[0], args[1], l);
   llvm::StringMap<mlir::Value> tensorOptions;
   for (const auto &option : call.builtinTensorOptions)
     tensorOptions[option.getKey()] = genExpr(*option.getValue());
   return genBuiltinCall(builder, l, elementType, call, args, tensorOptions,
                         randomSites);
-}
-
-/// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector
-/// [K] that is not batched becomes [1, K] and the result [N] again; a
-/// sequence [B, T, K] becomes B * T rows [B * T, K] and the result
-/// [B, T, N] again (one matrix product for every position).
-mlir::Value MLIRGenImpl::genMatmul(mlir::Value lhs, mlir::Value rhs,
-                                   mlir::Location l) {
-  auto lhsType = cast<mlir::RankedTensorType>(lhs.getType());
-  auto rhsType = cast<mlir::RankedTensorType>(rhs.getType());
-  if (lhsType.getRank() == 3 && rhsType.getRank() == 2) {
-    llvm::SmallVector<int64_t> rowsShape{mlir::ShapedType::kDynamic,
-                                         lhsType.getDimSize(2)};
-    mlir::Value rows = builder.create<mlir::mbt::MergeRowsOp>(
-        l, tensorLike(lhs, rowsShape), lhs);
-    mlir::Value product = builder.create<mlir::mbt::MatmulOp>(l, rows, rhs);
-    llvm::SmallVector<int64_t> shape(lhsType.getShape().drop_back());
-    shape.push_back(rhsType.getDimSize(1));
-    return builder.create<mlir::mbt::SplitRowsOp>(
-        l, tensorLike(product, shape), product, lhs);
-  }
-  if (lhsType.getRank() != 1)
-    return builder.create<mlir::mbt::MatmulOp>(l, lhs, rhs);
-  mlir::Value row = expandRank(lhs, 2, l);
-  mlir::Value product = builder.create<mlir::mbt::MatmulOp>(l, row, rhs);
-  auto productType = cast<mlir::RankedTensorType>(product.getType());
-  return builder.create<mlir::mbt::ReshapeOp>(
-      l, tensorLike(product, productType.getShape().drop_front()), product);
 }
 
 mlir::Value MLIRGenImpl::expandRank(mlir::Value value, int64_t rank,
@@ -403,8 +372,7 @@ mlir::Value MLIRGenImpl::genElementwise(const BinaryExprAST &binary) {
   }
 }
 
-void MLIRGenImpl::genSweep(const SweepAST &sweep,
-                           const ModuleAST &moduleAST) {
+void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
   assert(sweep.config && "generating an unchecked sweep");
   const SweepConfig &config = *sweep.config;
   llvm::SmallVector<mlir::Attribute> names, hyper;

@@ -11,6 +11,8 @@
 
 #include "dialects/MBT/IR/MBTOps.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mbt;
@@ -22,15 +24,64 @@ class BuiltinGen {
 public:
   BuiltinGen(mlir::OpBuilder &b, mlir::Location loc,
              mlir::FloatType elementType, const CallExprAST &call,
+             const llvm::StringMap<mlir::Value> &tensorOptions,
              int64_t &randomSites)
       : b(b), loc(loc), elementType(elementType), call(call),
-        randomSites(randomSites) {}
+        tensorOptions(tensorOptions), randomSites(randomSites) {}
 
-  /// `tensorOptions` holds the values of the call's tensor options.
-  mlir::Value gen(llvm::ArrayRef<mlir::Value> args,
-                  const llvm::StringMap<mlir::Value> &tensorOptions);
+  /// Emits the call's builtin (its GEN in Builtins.def).
+  mlir::Value gen(llvm::ArrayRef<mlir::Value> args);
 
 private:
+  using Args = llvm::ArrayRef<mlir::Value>;
+  // The IR of each builtin, one per GEN of Builtins.def.
+  mlir::Value matmul(Args args) { return genMatmul(b, loc, args[0], args[1]); }
+  template <typename OpTy> mlir::Value unary(Args args) {
+    return b.create<OpTy>(loc, args[0]);
+  }
+  mlir::Value normalize(Args args) {
+    return normalize(args[0],
+                     call.builtinOptions.find("eps")->second.floatValue);
+  }
+  mlir::Value dropout(Args args);
+  mlir::Value batchNorm(Args args);
+  mlir::Value conv2d(Args args);
+  mlir::Value pool2d(Args args);
+  mlir::Value transpose(Args args);
+  mlir::Value concat(Args args) {
+    return b.create<ConcatOp>(loc, args[0], args[1], irAxis());
+  }
+  mlir::Value slice(Args args);
+  mlir::Value reshape(Args args);
+  mlir::Value sum(Args args) {
+    return b.create<ReduceSumOp>(loc, args[0],
+                                 axesAttr(reductionAxes(args[0])));
+  }
+  mlir::Value mean(Args args) { return mean(args[0], reductionAxes(args[0])); }
+  mlir::Value max(Args args) {
+    return b.create<ReduceMaxOp>(loc, args[0],
+                                 axesAttr(reductionAxes(args[0])));
+  }
+  mlir::Value logSumExp(Args args) {
+    return b.create<LogSumExpOp>(loc, args[0], axesAttr({irAxis()}));
+  }
+  mlir::Value logSoftmax(Args args) { return logSoftmax(args[0], irAxis()); }
+  mlir::Value softmax(Args args) {
+    return b.create<ExpOp>(loc, logSoftmax(args[0], irAxis()));
+  }
+  mlir::Value oneHot(Args args) {
+    return b.create<OneHotOp>(loc, args[0],
+                              call.builtinArgs[0]->type.numClasses,
+                              mlir::TypeAttr::get(elementType));
+  }
+  mlir::Value embedding(Args args);
+  mlir::Value maskedMean(Args args);
+  mlir::Value attention(Args args);
+  mlir::Value positionEmbedding(Args args);
+  mlir::Value recurrentScan(Args args);
+  mlir::Value crossEntropy(Args args);
+  mlir::Value accuracy(Args args);
+
   static int64_t rank(mlir::Value v) {
     return llvm::cast<mlir::RankedTensorType>(v.getType()).getRank();
   }
@@ -97,6 +148,8 @@ private:
   /// The model's float type.
   mlir::FloatType elementType;
   const CallExprAST &call;
+  /// The values of the call's options given as tensors.
+  const llvm::StringMap<mlir::Value> &tensorOptions;
   int64_t &randomSites;
 };
 
@@ -132,177 +185,167 @@ mlir::Value BuiltinGen::crossEntropy(mlir::Value logits, mlir::Value labels,
   return b.create<AddOp>(loc, kept, smoothed);
 }
 
-mlir::Value
-BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
-                const llvm::StringMap<mlir::Value> &tensorOptions) {
-  llvm::StringRef name = call.getCallee();
+mlir::Value BuiltinGen::gen(Args args) {
+  switch (call.builtin) {
+#define BUILTIN(ID, SPELLING, TENSORS, OPTIONS, ARGS, CHECK, GEN)              \
+  case BuiltinID::ID:                                                          \
+    return GEN(args);
+#include "compiler/Frontend/Builtins.def"
+  case BuiltinID::None:
+    break;
+  }
+  llvm_unreachable("unchecked call in MLIRGen");
+}
+
+/// The evaluation form; mbt-autodiff keys the train step's copy. A
+/// dropout2d draws once per channel: the plane [H, W] shares it.
+mlir::Value BuiltinGen::dropout(Args args) {
   mlir::Value x = args[0];
-  if (name == "relu")
-    return b.create<ReluOp>(loc, x);
-  if (name == "tanh")
-    return b.create<TanhOp>(loc, x);
-  if (name == "sigmoid")
-    return b.create<SigmoidOp>(loc, x);
-  if (name == "silu")
-    return b.create<SiluOp>(loc, x);
-  if (name == "gelu")
-    return b.create<GeluOp>(loc, x);
-  if (name == "exp")
-    return b.create<ExpOp>(loc, x);
-  if (name == "log")
-    return b.create<LogOp>(loc, x);
-  if (name == "softplus")
-    return b.create<SoftplusOp>(loc, x);
-  if (name == "sqrt")
-    return b.create<SqrtOp>(loc, x);
-  if (name == "dropout" || name == "dropout2d") {
-    // The evaluation form; mbt-autodiff keys the train step's copy. A
-    // dropout2d draws once per channel: the plane [H, W] shares it.
-    mlir::Value rate = tensorOptions.lookup("rate");
-    if (!rate)
-      rate = scalar(call.builtinOptions.find("rate")->second.floatValue);
-    return b.create<DropoutOp>(loc, x.getType(), x, rate, mlir::ValueRange{},
-                               b.getI64IntegerAttr(randomSites++),
-                               b.getI64IntegerAttr(name == "dropout2d" ? 2 : 0));
-  }
-  if (name == "batch_norm") {
-    // The evaluation form, with the running statistics (buffers);
-    // mbt-autodiff turns the train step's copy into the training form.
-    auto option = [&](llvm::StringRef key) {
-      return b.getF64FloatAttr(call.builtinOptions.find(key)->second.floatValue);
-    };
-    return b.create<BatchNormOp>(loc, x.getType(), x, args[1], args[2],
-                                 option("eps"), option("momentum"));
-  }
-  if (name == "conv2d") {
-    auto pair = [&](llvm::StringRef key) {
-      int64_t v = call.builtinOptions.find(key)->second.intValue;
-      return b.getDenseI64ArrayAttr({v, v});
-    };
-    return b.create<Conv2dOp>(
-        loc, args[0], args[1], pair("stride"), pair("padding"),
-        pair("dilation"),
-        b.getI64IntegerAttr(call.builtinOptions.find("groups")->second.intValue));
-  }
-  if (name == "max_pool2d" || name == "avg_pool2d") {
-    int64_t kernel = call.builtinOptions.find("kernel")->second.intValue;
-    auto strideIt = call.builtinOptions.find("stride");
-    int64_t stride = strideIt == call.builtinOptions.end()
-                         ? kernel
-                         : strideIt->second.intValue;
-    int64_t padding = call.builtinOptions.find("padding")->second.intValue;
-    auto k = b.getDenseI64ArrayAttr({kernel, kernel});
-    auto st = b.getDenseI64ArrayAttr({stride, stride});
-    auto pad = b.getDenseI64ArrayAttr({padding, padding});
-    if (name == "max_pool2d")
-      return b.create<MaxPool2dOp>(loc, x, k, st, pad).getResult();
-    return b.create<AvgPool2dOp>(loc, x, k, st, pad);
-  }
-  if (name == "transpose") {
-    llvm::SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank(x); ++d)
-      perm.push_back(d);
-    std::swap(perm[perm.size() - 2], perm.back());
-    return b.create<TransposeOp>(loc, x, axesAttr(perm));
-  }
-  if (name == "concat")
-    return b.create<ConcatOp>(loc, args[0], args[1], irAxis());
-  if (name == "slice") {
-    auto option = [&](llvm::StringRef key) {
-      return call.builtinOptions.find(key)->second.intValue;
-    };
-    return b.create<SliceOp>(loc, x, irAxis(), option("start"), option("end"));
-  }
-  if (name == "flatten" || name == "reshape") {
-    // The batch dimension, if any, stays in front.
-    llvm::SmallVector<int64_t> shape;
-    if (call.builtinArgs[0]->type.batched)
-      shape.push_back(
-          llvm::cast<mlir::RankedTensorType>(x.getType()).getDimSize(0));
-    shape.append(call.builtinShape.begin(), call.builtinShape.end());
-    return b.create<ReshapeOp>(
-        loc, mlir::RankedTensorType::get(shape, elementType), x);
-  }
-  if (name == "sum")
-    return b.create<ReduceSumOp>(loc, x, axesAttr(reductionAxes(x)));
-  if (name == "mean")
-    return mean(x, reductionAxes(x));
-  if (name == "max")
-    return b.create<ReduceMaxOp>(loc, x, axesAttr(reductionAxes(x)));
-  if (name == "logsumexp")
-    return b.create<LogSumExpOp>(loc, x, axesAttr({irAxis()}));
-  if (name == "log_softmax")
-    return logSoftmax(x, irAxis());
-  if (name == "softmax")
-    return b.create<ExpOp>(loc, logSoftmax(x, irAxis()));
-  if (name == "one_hot")
-    return b.create<OneHotOp>(loc, x, call.builtinArgs[0]->type.numClasses,
-                              mlir::TypeAttr::get(elementType));
-  if (name == "attention") {
-    int64_t heads = call.builtinOptions.find("heads")->second.intValue;
-    bool causal = call.builtinOptions.find("causal")->second.boolValue;
-    return b.create<AttentionOp>(loc, x.getType(), x, args[1], args[2],
-                                 args[3], b.getI64IntegerAttr(heads),
-                                 b.getBoolAttr(causal),
-                                 /*format=*/mlir::TypeAttr());
-  }
-  if (name == "gru_scan" || name == "lstm_scan") {
-    // [B, T, GH] projections, [H, GH] weight: [B, T, H] states (and, for
-    // an LSTM, cells, which only its gradient reads).
-    auto inputs = llvm::cast<mlir::RankedTensorType>(x.getType());
-    auto weight = llvm::cast<mlir::RankedTensorType>(args[1].getType());
-    llvm::SmallVector<int64_t> shape(inputs.getShape());
-    shape.back() = weight.getDimSize(0);
-    auto states = mlir::RankedTensorType::get(shape, inputs.getElementType());
-    if (name == "lstm_scan")
-      return b.create<LstmOp>(loc, states, states, x, args[1], args[2],
-                              args[3])
-          .getStates();
-    return b.create<GruOp>(loc, states, x, args[1], args[2], args[3]);
-  }
-  if (name == "position_embedding") {
-    // Row t of the table for position t: [B, T] positions, [B, T, D].
-    mlir::Value positions = b.create<PositionsOp>(loc, x.getType(), x);
-    auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
-    auto tokens = llvm::cast<mlir::RankedTensorType>(x.getType());
-    llvm::SmallVector<int64_t> shape(tokens.getShape());
-    shape.push_back(table.getDimSize(1));
-    return b.create<EmbeddingOp>(
-        loc, mlir::RankedTensorType::get(shape, table.getElementType()),
-        args[1], positions);
-  }
-  if (name == "normalize")
-    return normalize(x, call.builtinOptions.find("eps")->second.floatValue);
-  if (name == "masked_mean") {
-    // [B, T, D] rows, [B, T] tokens: [B, D].
-    auto rows = llvm::cast<mlir::RankedTensorType>(x.getType());
-    llvm::SmallVector<int64_t> shape(rows.getShape().drop_back(2));
-    shape.push_back(rows.getShape().back());
-    return b.create<MaskedMeanOp>(
-        loc, mlir::RankedTensorType::get(shape, rows.getElementType()), x,
-        args[1]);
-  }
-  if (name == "embedding") {
-    // Indices [B] or [B, T] pick rows of the [V, D] table: [B, (T,) D].
-    auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
-    auto indices = llvm::cast<mlir::RankedTensorType>(x.getType());
-    llvm::SmallVector<int64_t> shape(indices.getShape());
-    shape.push_back(table.getDimSize(1));
-    return b.create<EmbeddingOp>(
-        loc, mlir::RankedTensorType::get(shape, table.getElementType()),
-        args[1], x);
-  }
-  // Next-token targets [B, T] (Sema allowed no smoothing and k = 1 only).
-  if (rank(args[1]) == 2) {
-    auto scalarType = mlir::RankedTensorType::get({}, elementType);
-    if (name == "cross_entropy")
-      return b.create<TokenCrossEntropyOp>(loc, scalarType, args[0], args[1]);
-    return b.create<TokenAccuracyOp>(loc, scalarType, args[0], args[1]);
-  }
-  if (name == "cross_entropy")
-    return crossEntropy(args[0], args[1],
-                        tensorOptions.lookup("label_smoothing"));
-  assert(name == "accuracy" && "unchecked call in MLIRGen");
+  mlir::Value rate = tensorOptions.lookup("rate");
+  if (!rate)
+    rate = scalar(call.builtinOptions.find("rate")->second.floatValue);
+  bool channels = call.builtin == BuiltinID::Dropout2d;
+  return b.create<DropoutOp>(loc, x.getType(), x, rate, mlir::ValueRange{},
+                             b.getI64IntegerAttr(randomSites++),
+                             b.getI64IntegerAttr(channels ? 2 : 0));
+}
+
+/// The evaluation form, with the running statistics (buffers);
+/// mbt-autodiff turns the train step's copy into the training form.
+mlir::Value BuiltinGen::batchNorm(Args args) {
+  auto option = [&](llvm::StringRef key) {
+    return b.getF64FloatAttr(call.builtinOptions.find(key)->second.floatValue);
+  };
+  return b.create<BatchNormOp>(loc, args[0].getType(), args[0], args[1],
+                               args[2], option("eps"), option("momentum"));
+}
+
+mlir::Value BuiltinGen::conv2d(Args args) {
+  auto pair = [&](llvm::StringRef key) {
+    int64_t v = call.builtinOptions.find(key)->second.intValue;
+    return b.getDenseI64ArrayAttr({v, v});
+  };
+  return b.create<Conv2dOp>(
+      loc, args[0], args[1], pair("stride"), pair("padding"), pair("dilation"),
+      b.getI64IntegerAttr(call.builtinOptions.find("groups")->second.intValue));
+}
+
+/// max_pool2d / avg_pool2d: the stride is the kernel's unless given.
+mlir::Value BuiltinGen::pool2d(Args args) {
+  int64_t kernel = call.builtinOptions.find("kernel")->second.intValue;
+  auto strideIt = call.builtinOptions.find("stride");
+  int64_t stride = strideIt == call.builtinOptions.end()
+                       ? kernel
+                       : strideIt->second.intValue;
+  int64_t padding = call.builtinOptions.find("padding")->second.intValue;
+  auto k = b.getDenseI64ArrayAttr({kernel, kernel});
+  auto st = b.getDenseI64ArrayAttr({stride, stride});
+  auto pad = b.getDenseI64ArrayAttr({padding, padding});
+  if (call.builtin == BuiltinID::MaxPool2d)
+    return b.create<MaxPool2dOp>(loc, args[0], k, st, pad).getResult();
+  return b.create<AvgPool2dOp>(loc, args[0], k, st, pad);
+}
+
+mlir::Value BuiltinGen::transpose(Args args) {
+  llvm::SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank(args[0]); ++d)
+    perm.push_back(d);
+  std::swap(perm[perm.size() - 2], perm.back());
+  return b.create<TransposeOp>(loc, args[0], axesAttr(perm));
+}
+
+mlir::Value BuiltinGen::slice(Args args) {
+  auto option = [&](llvm::StringRef key) {
+    return call.builtinOptions.find(key)->second.intValue;
+  };
+  return b.create<SliceOp>(loc, args[0], irAxis(), option("start"),
+                           option("end"));
+}
+
+/// flatten and reshape: the batch dimension, if any, stays in front.
+mlir::Value BuiltinGen::reshape(Args args) {
+  mlir::Value x = args[0];
+  llvm::SmallVector<int64_t> shape;
+  if (call.builtinArgs[0]->type.batched)
+    shape.push_back(
+        llvm::cast<mlir::RankedTensorType>(x.getType()).getDimSize(0));
+  shape.append(call.builtinShape.begin(), call.builtinShape.end());
+  return b.create<ReshapeOp>(
+      loc, mlir::RankedTensorType::get(shape, elementType), x);
+}
+
+mlir::Value BuiltinGen::attention(Args args) {
+  int64_t heads = call.builtinOptions.find("heads")->second.intValue;
+  bool causal = call.builtinOptions.find("causal")->second.boolValue;
+  return b.create<AttentionOp>(loc, args[0].getType(), args[0], args[1],
+                               args[2], args[3], b.getI64IntegerAttr(heads),
+                               b.getBoolAttr(causal),
+                               /*format=*/mlir::TypeAttr());
+}
+
+/// gru_scan / lstm_scan: [B, T, GH] projections, [H, GH] weight: [B, T, H]
+/// states (and, for an LSTM, cells, which only its gradient reads).
+mlir::Value BuiltinGen::recurrentScan(Args args) {
+  auto inputs = llvm::cast<mlir::RankedTensorType>(args[0].getType());
+  auto weight = llvm::cast<mlir::RankedTensorType>(args[1].getType());
+  llvm::SmallVector<int64_t> shape(inputs.getShape());
+  shape.back() = weight.getDimSize(0);
+  auto states = mlir::RankedTensorType::get(shape, inputs.getElementType());
+  if (call.builtin == BuiltinID::LstmScan)
+    return b
+        .create<LstmOp>(loc, states, states, args[0], args[1], args[2], args[3])
+        .getStates();
+  return b.create<GruOp>(loc, states, args[0], args[1], args[2], args[3]);
+}
+
+/// Row t of the table for position t: [B, T] positions, [B, T, D].
+mlir::Value BuiltinGen::positionEmbedding(Args args) {
+  mlir::Value x = args[0];
+  mlir::Value positions = b.create<PositionsOp>(loc, x.getType(), x);
+  auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
+  auto tokens = llvm::cast<mlir::RankedTensorType>(x.getType());
+  llvm::SmallVector<int64_t> shape(tokens.getShape());
+  shape.push_back(table.getDimSize(1));
+  return b.create<EmbeddingOp>(
+      loc, mlir::RankedTensorType::get(shape, table.getElementType()), args[1],
+      positions);
+}
+
+/// [B, T, D] rows, [B, T] tokens: [B, D].
+mlir::Value BuiltinGen::maskedMean(Args args) {
+  auto rows = llvm::cast<mlir::RankedTensorType>(args[0].getType());
+  llvm::SmallVector<int64_t> shape(rows.getShape().drop_back(2));
+  shape.push_back(rows.getShape().back());
+  return b.create<MaskedMeanOp>(
+      loc, mlir::RankedTensorType::get(shape, rows.getElementType()), args[0],
+      args[1]);
+}
+
+/// Indices [B] or [B, T] pick rows of the [V, D] table: [B, (T,) D].
+mlir::Value BuiltinGen::embedding(Args args) {
+  auto table = llvm::cast<mlir::RankedTensorType>(args[1].getType());
+  auto indices = llvm::cast<mlir::RankedTensorType>(args[0].getType());
+  llvm::SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(table.getDimSize(1));
+  return b.create<EmbeddingOp>(
+      loc, mlir::RankedTensorType::get(shape, table.getElementType()), args[1],
+      args[0]);
+}
+
+/// Next-token targets [B, T] take the token forms (Sema allowed no
+/// smoothing and k = 1 only).
+mlir::Value BuiltinGen::crossEntropy(Args args) {
+  if (rank(args[1]) == 2)
+    return b.create<TokenCrossEntropyOp>(
+        loc, mlir::RankedTensorType::get({}, elementType), args[0], args[1]);
+  return crossEntropy(args[0], args[1],
+                      tensorOptions.lookup("label_smoothing"));
+}
+
+mlir::Value BuiltinGen::accuracy(Args args) {
+  if (rank(args[1]) == 2)
+    return b.create<TokenAccuracyOp>(
+        loc, mlir::RankedTensorType::get({}, elementType), args[0], args[1]);
   int64_t k = call.builtinOptions.find("k")->second.intValue;
   auto op = b.create<AccuracyOp>(loc, args[0], args[1]);
   if (k != 1)
@@ -310,12 +353,41 @@ BuiltinGen::gen(llvm::ArrayRef<mlir::Value> args,
   return op;
 }
 
-mlir::Value
-mbt::genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
-                    mlir::FloatType elementType, const CallExprAST &call,
-                    llvm::ArrayRef<mlir::Value> args,
-                    const llvm::StringMap<mlir::Value> &tensorOptions,
-                    int64_t &randomSites) {
-  return BuiltinGen(builder, loc, elementType, call, randomSites)
-      .gen(args, tensorOptions);
+/// [B, K] x [K, N] and [M, K] x [K, N] map to mbt.matmul directly; a vector
+/// [K] that is not batched becomes [1, K] and the result [N] again; a
+/// sequence [B, T, K] becomes B * T rows [B * T, K] and the result
+/// [B, T, N] again (one matrix product for every position).
+mlir::Value mbt::genMatmul(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value lhs, mlir::Value rhs) {
+  auto lhsType = llvm::cast<mlir::RankedTensorType>(lhs.getType());
+  auto rhsType = llvm::cast<mlir::RankedTensorType>(rhs.getType());
+  auto like = [](mlir::Value value, llvm::ArrayRef<int64_t> shape) {
+    return mlir::RankedTensorType::get(
+        shape, llvm::cast<mlir::ShapedType>(value.getType()).getElementType());
+  };
+  if (lhsType.getRank() == 3 && rhsType.getRank() == 2) {
+    llvm::SmallVector<int64_t> rowsShape{mlir::ShapedType::kDynamic,
+                                         lhsType.getDimSize(2)};
+    mlir::Value rows = b.create<MergeRowsOp>(loc, like(lhs, rowsShape), lhs);
+    mlir::Value product = b.create<MatmulOp>(loc, rows, rhs);
+    llvm::SmallVector<int64_t> shape(lhsType.getShape().drop_back());
+    shape.push_back(rhsType.getDimSize(1));
+    return b.create<SplitRowsOp>(loc, like(product, shape), product, lhs);
+  }
+  if (lhsType.getRank() != 1)
+    return b.create<MatmulOp>(loc, lhs, rhs);
+  mlir::Value row =
+      b.create<ReshapeOp>(loc, like(lhs, {1, lhsType.getDimSize(0)}), lhs);
+  mlir::Value product = b.create<MatmulOp>(loc, row, rhs);
+  auto productType = llvm::cast<mlir::RankedTensorType>(product.getType());
+  return b.create<ReshapeOp>(
+      loc, like(product, productType.getShape().drop_front()), product);
+}
+
+mlir::Value mbt::genBuiltinCall(
+    mlir::OpBuilder &builder, mlir::Location loc, mlir::FloatType elementType,
+    const CallExprAST &call, llvm::ArrayRef<mlir::Value> args,
+    const llvm::StringMap<mlir::Value> &tensorOptions, int64_t &randomSites) {
+  return BuiltinGen(builder, loc, elementType, call, tensorOptions, randomSites)
+      .gen(args);
 }

@@ -10,7 +10,12 @@
 
 namespace mbt {
 
-/// Generates a checked call of a builtin other than matmul: `args` are the
+/// lhs @ rhs: a per-sample vector [K] or sequence [T, K] (batched), or a
+/// vector or matrix that is not, times a matrix [K, N].
+mlir::Value genMatmul(mlir::OpBuilder &builder, mlir::Location loc,
+                      mlir::Value lhs, mlir::Value rhs);
+
+/// Generates a checked call of a builtin: `args` are the
 /// values of its tensor arguments (CallExprAST::builtinArgs, in order),
 /// `tensorOptions` those of its options given as tensors.
 /// Values that depend on the input carry the batch dimension in front, so
@@ -19,8 +24,7 @@ namespace mbt {
 /// calls that draw random numbers (dropout): each takes the next number as
 /// its site, which keys its draws apart from the others'.
 mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
-                           mlir::FloatType elementType,
-                           const CallExprAST &call,
+                           mlir::FloatType elementType, const CallExprAST &call,
                            llvm::ArrayRef<mlir::Value> args,
                            const llvm::StringMap<mlir::Value> &tensorOptions,
                            int64_t &randomSites);

@@ -12,8 +12,8 @@
 // element type directly.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/MLIRGenOptim.h"
+#include "compiler/Frontend/Diagnostics.h"
 #include "compiler/Frontend/SemaOptim.h"
 
 #include "dialects/MBT/IR/MBTOps.h"
@@ -99,8 +99,7 @@ mlir::mbt::OptimizerOp OptimizerGen::gen(mlir::OpBuilder &builder) {
   if (!config.optimizerFlags.empty()) {
     llvm::SmallVector<mlir::NamedAttribute> entries;
     for (const auto &[name, value] : config.optimizerFlags)
-      entries.push_back(
-          builder.getNamedAttr(name, builder.getBoolAttr(value)));
+      entries.push_back(builder.getNamedAttr(name, builder.getBoolAttr(value)));
     flagsAttr = builder.getDictionaryAttr(entries);
   }
   auto op = builder.create<mlir::mbt::OptimizerOp>(
@@ -149,8 +148,8 @@ mlir::Value OptimizerGen::toElement(OptValue v, mlir::Location l) {
     if (auto f = dyn_cast<mlir::FloatAttr>(c.getValue()))
       result = constant(true, f.getValueAsDouble(), l);
     else
-      result = boolean(true, cast<mlir::IntegerAttr>(c.getValue()).getInt() != 0,
-                       l);
+      result =
+          boolean(true, cast<mlir::IntegerAttr>(c.getValue()).getInt() != 0, l);
   } else {
     mlir::Value sent = v.value;
     if (sent.getType().isF64() && !elementType.isF64())
@@ -179,9 +178,9 @@ OptValue OptimizerGen::genExpr(const ExprAST &expr) {
     mlir::OpBuilder &b = builderFor(v.element);
     if (unary.getOp() == '-')
       return {b.create<mlir::arith::NegFOp>(l, v.value), v.element};
-    return {b.create<mlir::arith::XOrIOp>(l, v.value,
-                                          boolean(v.element, true, l)),
-            v.element};
+    return {
+        b.create<mlir::arith::XOrIOp>(l, v.value, boolean(v.element, true, l)),
+        v.element};
   }
   case ExprAST::Expr_Binary: {
     const auto &binary = cast<BinaryExprAST>(expr);
@@ -208,19 +207,44 @@ OptValue OptimizerGen::genBinary(char op, OptValue l, OptValue r,
   };
   mlir::Value result;
   switch (op) {
-  case '+': result = b.create<mlir::arith::AddFOp>(loc, a, c); break;
-  case '-': result = b.create<mlir::arith::SubFOp>(loc, a, c); break;
-  case '*': result = b.create<mlir::arith::MulFOp>(loc, a, c); break;
-  case '/': result = b.create<mlir::arith::DivFOp>(loc, a, c); break;
-  case BinaryOp::Lt: result = compare(P::OLT); break;
-  case BinaryOp::Gt: result = compare(P::OGT); break;
-  case BinaryOp::Le: result = compare(P::OLE); break;
-  case BinaryOp::Ge: result = compare(P::OGE); break;
-  case BinaryOp::Eq: result = compare(P::OEQ); break;
-  case BinaryOp::Ne: result = compare(P::UNE); break; // NaN != x, as Python
-  case BinaryOp::And: result = b.create<mlir::arith::AndIOp>(loc, a, c); break;
-  case BinaryOp::Or: result = b.create<mlir::arith::OrIOp>(loc, a, c); break;
-  default: llvm_unreachable("Sema rejects other operators in optimizers");
+  case '+':
+    result = b.create<mlir::arith::AddFOp>(loc, a, c);
+    break;
+  case '-':
+    result = b.create<mlir::arith::SubFOp>(loc, a, c);
+    break;
+  case '*':
+    result = b.create<mlir::arith::MulFOp>(loc, a, c);
+    break;
+  case '/':
+    result = b.create<mlir::arith::DivFOp>(loc, a, c);
+    break;
+  case BinaryOp::Lt:
+    result = compare(P::OLT);
+    break;
+  case BinaryOp::Gt:
+    result = compare(P::OGT);
+    break;
+  case BinaryOp::Le:
+    result = compare(P::OLE);
+    break;
+  case BinaryOp::Ge:
+    result = compare(P::OGE);
+    break;
+  case BinaryOp::Eq:
+    result = compare(P::OEQ);
+    break;
+  case BinaryOp::Ne:
+    result = compare(P::UNE);
+    break; // NaN != x, as Python
+  case BinaryOp::And:
+    result = b.create<mlir::arith::AndIOp>(loc, a, c);
+    break;
+  case BinaryOp::Or:
+    result = b.create<mlir::arith::OrIOp>(loc, a, c);
+    break;
+  default:
+    llvm_unreachable("Sema rejects other operators in optimizers");
   }
   return {result, element};
 }
@@ -264,8 +288,7 @@ OptValue OptimizerGen::genCall(const CallExprAST &call, mlir::Location l) {
         l, b.create<mlir::arith::CmpFOp>(l, P::OLT, v[0], zero), minusOne,
         v[0]);
     result = b.create<mlir::arith::SelectOp>(
-        l, b.create<mlir::arith::CmpFOp>(l, P::OGT, v[0], zero), one,
-        negative);
+        l, b.create<mlir::arith::CmpFOp>(l, P::OGT, v[0], zero), one, negative);
   } else {
     llvm_unreachable("Sema rejects other functions in optimizers");
   }

@@ -128,8 +128,9 @@ std::unique_ptr<StmtAST> Parser::parseParamOrBufferRest(Location loc,
   if (!expectIdentifier(buffer ? "buffer name" : "parameter name", name,
                         nameLoc) ||
       !expect(tok_colon, "':' before the type") || !parseType(type) ||
-      !expect(tok_equal, buffer ? "'=' and an initializer after the buffer type"
-                                : "'=' and an initializer after the parameter type"))
+      !expect(tok_equal,
+              buffer ? "'=' and an initializer after the buffer type"
+                     : "'=' and an initializer after the parameter type"))
     return nullptr;
   auto init = parseExpression();
   if (!init)
@@ -164,9 +165,8 @@ std::unique_ptr<StmtAST> Parser::parseAssignedValue(Location loc,
   auto value = parseExpression();
   if (!value)
     return nullptr;
-  return std::make_unique<AssignStmtAST>(std::move(loc), name,
-                                         std::move(nameLoc), std::move(value),
-                                         metric);
+  return std::make_unique<AssignStmtAST>(
+      std::move(loc), name, std::move(nameLoc), std::move(value), metric);
 }
 
 /// type ::= IDENT '[' [ expr { ',' expr } ] ']'

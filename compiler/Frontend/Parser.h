@@ -54,7 +54,8 @@ private:
   std::unique_ptr<StmtAST> parseParamDecl();
   std::unique_ptr<StmtAST> parseParamOrBufferRest(Location loc, bool buffer);
   std::unique_ptr<StmtAST> parseAssignment(bool metric);
-  std::unique_ptr<StmtAST> parseAssignedValue(Location loc, llvm::StringRef name,
+  std::unique_ptr<StmtAST> parseAssignedValue(Location loc,
+                                              llvm::StringRef name,
                                               Location nameLoc, bool metric);
   bool parseType(TypeAST &type);
   std::unique_ptr<SweepAST> parseSweep();
@@ -87,8 +88,8 @@ private:
   /// Skips to the end of the current statement (a newline, a '}' or the
   /// end of the file), without consuming it.
   void skipToStatementEnd();
-  /// Skips to the next `import`, `fn`, `model`, `optim` or `sweep` keyword outside
-  /// braces.
+  /// Skips to the next `import`, `fn`, `model`, `optim` or `sweep` keyword
+  /// outside braces.
   void skipToTopLevel();
   /// Whether `tok` starts a top-level declaration.
   static bool isTopLevelKeyword(Token tok) {

@@ -45,8 +45,8 @@ bool Parser::parseDeclHeader(Token keyword, llvm::StringRef noun,
   lexer.consume(keyword);
   bool headerOk = expectIdentifier(noun.str() + " name", name, nameLoc);
   if (headerOk && lexer.getCurToken() != tok_lparen) {
-    reportUnexpected(("'(' and the " + argsNoun + " after the " + noun +
-                      " name").str());
+    reportUnexpected(
+        ("'(' and the " + argsNoun + " after the " + noun + " name").str());
     headerOk = false;
   }
   headerOk = headerOk && parseArgDecls(args);
@@ -82,19 +82,21 @@ std::unique_ptr<OptimizerAST> Parser::parseOptimizer() {
   std::string name;
   Location nameLoc;
   std::vector<ArgDeclAST> args;
-  if (!parseDeclHeader(tok_optim, "optimizer", "hyperparameters", name,
-                       nameLoc, args))
+  if (!parseDeclHeader(tok_optim, "optimizer", "hyperparameters", name, nameLoc,
+                       args))
     return nullptr;
   StmtASTList body;
   bool outer = inCondition;
   inCondition = inOptimizer = true;
-  bool closed = parseBlock(BodyKind::Optimizer, "optimizer '" + name + "'", body);
+  bool closed =
+      parseBlock(BodyKind::Optimizer, "optimizer '" + name + "'", body);
   inCondition = outer;
   inOptimizer = false;
   if (!closed)
     return nullptr;
-  return std::make_unique<OptimizerAST>(std::move(loc), name, std::move(nameLoc),
-                                        std::move(args), std::move(body));
+  return std::make_unique<OptimizerAST>(std::move(loc), name,
+                                        std::move(nameLoc), std::move(args),
+                                        std::move(body));
 }
 
 /// argDecls ::= '(' [ argDecl { ',' argDecl } [','] ] ')'

@@ -93,8 +93,8 @@ FailureOr<ConstScalar> ScalarEval::evalVariable(const VariableExprAST &var) {
     emitError(ctx, var.loc()) << "use of undeclared name '" << name << "'";
     return failure();
   }
-  auto diag = emitError(ctx, var.loc()) << what << " must be a constant, but '"
-                                        << name << "' ";
+  auto diag = emitError(ctx, var.loc())
+              << what << " must be a constant, but '" << name << "' ";
   if (type->perModel)
     diag << "differs between the models of the sweep (only tensor "
             "expressions can use such a model argument)";
@@ -268,8 +268,7 @@ FailureOr<ConstScalar> ScalarEval::evalDim(const CallExprAST &call) {
     }
     return ConstScalar::integer(type->numClasses);
   }
-  if (type->kind == ValueType::Tokens ||
-      type->kind == ValueType::NextTokens) {
+  if (type->kind == ValueType::Tokens || type->kind == ValueType::NextTokens) {
     // Like the target's classes: the one fixed number is the vocabulary.
     if (axis != -1 && axis != 0) {
       emitError(ctx, call.loc())

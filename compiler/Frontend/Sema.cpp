@@ -119,9 +119,8 @@ void BodyChecker::checkNextTokenTarget() {
   if (symbol == scope.end() || !symbol->second.type.isValid())
     return; // the input's own error was reported
   const ValueType &x = symbol->second.type;
-  int64_t vocab = target->getType().dims.empty()
-                      ? 0
-                      : target->getType().dims.front();
+  int64_t vocab =
+      target->getType().dims.empty() ? 0 : target->getType().dims.front();
   if (x.kind == ValueType::Tokens && x.numClasses == vocab)
     return;
   auto diag = error(target->getType().loc);
@@ -146,9 +145,8 @@ ValueType BodyChecker::checkFunction(
 
 /// Calls `fn` on every statement of `body` that defines a name, in both
 /// branches of every `if`.
-static void
-forEachDefinition(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
-                  llvm::function_ref<void(const StmtAST &)> fn) {
+static void forEachDefinition(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                              llvm::function_ref<void(const StmtAST &)> fn) {
   for (const auto &stmt : body) {
     if (auto *ifStmt = dyn_cast<IfStmtAST>(stmt.get())) {
       forEachDefinition(ifStmt->getThen(), fn);
@@ -242,13 +240,12 @@ bool BodyChecker::resolveDims(TypeAST &type) {
       if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
         dim = ConstScalar::integer(static_cast<int64_t>(v));
       } else {
-        error(dimExpr->loc()) << "a dimension size must be a whole number, got "
-                              << dim->str();
+        error(dimExpr->loc())
+            << "a dimension size must be a whole number, got " << dim->str();
         dimsOk = false;
         continue;
       }
-    }
-    else if (succeeded(dim) && dim->kind == ConstScalar::Bool)
+    } else if (succeeded(dim) && dim->kind == ConstScalar::Bool)
       dim = scalarEval().evaluateAs(*dimExpr, ConstScalar::Int,
                                     "a dimension size"); // reports it
     if (failed(dim)) {
@@ -535,7 +532,7 @@ ValueType BodyChecker::checkMatmul(const ValueType &lhs, const ValueType &rhs,
   // A sequence [?, K] is a vector per position: position-wise.
   bool sequence = lhs.batched && lhs.shape.size() == 2 &&
                   mlir::ShapedType::isDynamic(lhs.shape[0]);
-  if (sequence ? false
+  if (sequence      ? false
       : lhs.batched ? lhs.shape.size() != 1
                     : lhs.shape.empty() || lhs.shape.size() > 2) {
     error(loc) << "matmul's left operand must be "
@@ -588,4 +585,3 @@ ValueType BodyChecker::checkElementwise(char op, const ValueType &lhs,
   }
   return ValueType::tensor(*shape, lhs.batched || rhs.batched);
 }
-

@@ -24,21 +24,6 @@ using namespace mbt::sema;
 
 namespace {
 
-/// A constant option of a builtin. Without a default it may be omitted
-/// (then it is absent from the call's options). An option that
-/// `acceptsTensor` may instead be a scalar tensor expression that does not
-/// depend on the input, such as a model argument that differs per model.
-struct BuiltinOption {
-  llvm::StringLiteral name;
-  ConstScalar::Kind kind;
-  std::optional<double> defaultValue;
-  bool acceptsTensor = false;
-  /// A list of integers (a shape) rather than one number; required.
-  bool isShape = false;
-  /// Must be given (there is no sensible default).
-  bool required = false;
-};
-
 /// Whether `expr` uses a name of the body (a tensor): after expansion,
 /// constants are numbers, so any other name is one.
 bool usesTensors(const ExprAST &expr) {
@@ -67,9 +52,11 @@ bool usesTensors(const ExprAST &expr) {
 /// A builtin function: its tensor arguments, then its options, both
 /// accepted by position or keyword.
 struct BuiltinInfo {
+  BuiltinID id;
   llvm::StringLiteral name;
   llvm::ArrayRef<llvm::StringLiteral> tensors;
   llvm::ArrayRef<BuiltinOption> options;
+  BuiltinArgs args;
 };
 
 constexpr llvm::StringLiteral kX[] = {"x"};
@@ -82,8 +69,8 @@ constexpr llvm::StringLiteral kAttention[] = {"q", "k", "v", "tokens"};
 const BuiltinOption kAttentionOptions[] = {{"heads", ConstScalar::Int, 1.0},
                                            {"causal", ConstScalar::Bool, 0.0}};
 constexpr llvm::StringLiteral kPositionEmbedding[] = {"x", "table"};
-constexpr llvm::StringLiteral kGruScan[] = {"inputs", "weight", "bias",
-                                            "tokens"}; // lstm_scan's too
+constexpr llvm::StringLiteral kRecurrentScan[] = {"inputs", "weight", "bias",
+                                                  "tokens"};
 
 const BuiltinOption kOptionalAxis[] = {{"axis", ConstScalar::Int, {}}};
 const BuiltinOption kLastAxis[] = {{"axis", ConstScalar::Int, -1.0}};
@@ -112,47 +99,16 @@ const BuiltinOption kSlice[] = {
     {"end", ConstScalar::Int, {}, false, false, /*required=*/true},
     {"axis", ConstScalar::Int, -1.0}};
 constexpr llvm::StringLiteral kConcat[] = {"a", "b"};
-const BuiltinOption kShape[] = {{"shape", ConstScalar::Int, {},
-                                 /*acceptsTensor=*/false, /*isShape=*/true}};
+const BuiltinOption kShape[] = {{"shape",
+                                 ConstScalar::Int,
+                                 {},
+                                 /*acceptsTensor=*/false,
+                                 /*isShape=*/true}};
 
 const BuiltinInfo kBuiltins[] = {
-    {"matmul", kMatmul, {}},
-    {"relu", kX, {}},
-    {"tanh", kX, {}},
-    {"sigmoid", kX, {}},
-    {"silu", kX, {}},
-    {"gelu", kX, {}},
-    {"exp", kX, {}},
-    {"log", kX, {}},
-    {"softplus", kX, {}},
-    {"sqrt", kX, {}},
-    {"normalize", kX, kEps},
-    {"dropout", kX, kDropout},
-    {"dropout2d", kX, kDropout},
-    {"batch_norm", kBatchNormTensors, kBatchNorm},
-    {"conv2d", kConvTensors, kConv},
-    {"max_pool2d", kX, kPool},
-    {"avg_pool2d", kX, kPool},
-    {"transpose", kX, {}},
-    {"flatten", kX, {}},
-    {"concat", kConcat, kLastAxis},
-    {"slice", kX, kSlice},
-    {"reshape", kX, kShape},
-    {"sum", kX, kOptionalAxis},
-    {"mean", kX, kOptionalAxis},
-    {"max", kX, kOptionalAxis},
-    {"logsumexp", kX, kLastAxis},
-    {"softmax", kX, kLastAxis},
-    {"log_softmax", kX, kLastAxis},
-    {"one_hot", kTarget, {}},
-    {"embedding", kEmbedding, {}},
-    {"masked_mean", kMaskedMean, {}},
-    {"attention", kAttention, kAttentionOptions},
-    {"position_embedding", kPositionEmbedding, {}},
-    {"gru_scan", kGruScan, {}},
-    {"lstm_scan", kGruScan, {}},
-    {"cross_entropy", kClassification, kSmoothing},
-    {"accuracy", kClassification, kTopK},
+#define BUILTIN(ID, SPELLING, TENSORS, OPTIONS, ARGS, CHECK, GEN)              \
+  {BuiltinID::ID, SPELLING, TENSORS, OPTIONS, BuiltinArgs::ARGS},
+#include "compiler/Frontend/Builtins.def"
 };
 
 /// Whether a value has a dimension that changes from step to step (the
@@ -167,6 +123,15 @@ const BuiltinInfo *lookupBuiltin(llvm::StringRef name) {
     if (info.name == name)
       return &info;
   return nullptr;
+}
+
+ConstScalar defaultValue(const BuiltinOption &option) {
+  double value = *option.defaultValue;
+  if (option.kind == ConstScalar::Int)
+    return ConstScalar::integer(static_cast<int64_t>(value));
+  if (option.kind == ConstScalar::Bool)
+    return ConstScalar::boolean(value != 0);
+  return ConstScalar::real(value);
 }
 
 } // namespace
@@ -194,183 +159,208 @@ ValueType BodyChecker::checkBuiltinCall(CallExprAST &call) {
     error(call.loc()) << unknownFunctionMessage(name, state.spec);
     return ValueType();
   }
+  call.builtin = info->id;
   std::vector<llvm::StringRef> params(info->tensors.begin(),
                                       info->tensors.end());
   for (const BuiltinOption &option : info->options)
     params.push_back(option.name);
-  auto bound = bindArguments(ctx, call, params,
-                             ("'" + name + "'").str(), "argument");
+  auto bound =
+      bindArguments(ctx, call, params, ("'" + name + "'").str(), "argument");
   if (mlir::failed(bound)) {
     ok = false;
     return ValueType();
   }
-  // Tensor arguments: all required, checked in the caller's scope.
-  llvm::SmallVector<ValueType, 2> args;
-  bool argsOk = true;
-  call.builtinArgs.clear();
-  for (auto [i, tensorName] : llvm::enumerate(info->tensors)) {
-    const ExprAST *expr = (*bound)[i];
-    if (!expr) {
-      error(call.loc()) << "'" << name << "' is missing argument '"
-                        << tensorName << "'";
-      return ValueType();
-    }
-    call.builtinArgs.push_back(expr);
-    // The call owns the argument; find it to annotate it with its type.
-    for (const ArgumentAST &arg : call.getArgs())
-      if (arg.value.get() == expr)
-        args.push_back(checkExpr(*arg.value));
-    argsOk &= args.back().isValid();
-  }
-  // Options: constants, evaluated now, or scalar tensors where allowed.
+  llvm::SmallVector<ValueType, 4> args;
+  std::optional<bool> tensorsOk =
+      bindBuiltinTensors(call, info->tensors, *bound, args);
+  if (!tensorsOk)
+    return ValueType();
+  bool argsOk = *tensorsOk;
   call.builtinOptions.clear();
   call.builtinTensorOptions.clear();
   for (auto [i, option] : llvm::enumerate(info->options)) {
     const ExprAST *expr = (*bound)[info->tensors.size() + i];
-    if (expr && option.acceptsTensor && usesTensors(*expr)) {
-      ValueType type;
-      for (const ArgumentAST &arg : call.getArgs())
-        if (arg.value.get() == expr)
-          type = checkExpr(*arg.value);
-      if (!type.isValid()) {
-        argsOk = false;
-      } else if (!requireTensor(type, expr->loc())) {
-        argsOk = false;
-      } else if (type.batched || !type.shape.empty()) {
-        error(expr->loc()) << "option '" << option.name << "' of '" << name
-                           << "' must be a number or a scalar that does not "
-                              "depend on the input, got "
-                           << describeShape(type);
-        argsOk = false;
-      } else {
-        call.builtinTensorOptions[option.name] = expr;
-      }
-      continue;
-    }
-    if (option.isShape) {
-      if (!expr) {
-        error(call.loc()) << "'" << name << "' is missing argument '"
-                          << option.name << "'";
-        return ValueType();
-      }
-      argsOk &= evaluateShape(call, *expr);
-      continue;
-    }
-    if (!expr && option.required) {
-      error(call.loc()) << "'" << name << "' is missing argument '"
-                        << option.name << "'";
+    std::optional<bool> optionOk = bindBuiltinOption(call, option, expr);
+    if (!optionOk)
       return ValueType();
-    }
-    if (!expr) {
-      if (option.defaultValue)
-        call.builtinOptions[option.name] =
-            option.kind == ConstScalar::Int
-                ? ConstScalar::integer(static_cast<int64_t>(*option.defaultValue))
-            : option.kind == ConstScalar::Bool
-                ? ConstScalar::boolean(*option.defaultValue != 0)
-                : ConstScalar::real(*option.defaultValue);
-      continue;
-    }
-    std::string what = ("option '" + option.name + "' of '" + name + "'").str();
-    auto value = scalarEval().evaluateAs(*expr, option.kind, what);
-    if (mlir::failed(value)) {
-      // ScalarEval reported it; the spec fails to check.
-      argsOk = ok = false;
-      continue;
-    }
-    call.builtinOptions[option.name] = *value;
+    argsOk &= *optionOk;
   }
-  if (!argsOk)
+  if (!argsOk || !checkBuiltinArgs(call, info->args, args))
     return ValueType();
+  return applyShapeRule(call, args);
+}
 
-  if (name == "cross_entropy" || name == "accuracy")
-    return checkClassification(call, args[0], args[1]);
-  if (name == "one_hot") {
-    if (args[0].kind != ValueType::Class) {
-      error(call.builtinArgs[0]->loc())
-          << "'one_hot' takes the target (class indices), got "
-          << describeShape(args[0]);
-      return ValueType();
+/// Tensor arguments: all required, checked in the caller's scope. Empty
+/// when one is missing (reported); false when one fails to check.
+std::optional<bool>
+BodyChecker::bindBuiltinTensors(CallExprAST &call,
+                                llvm::ArrayRef<llvm::StringLiteral> names,
+                                llvm::ArrayRef<const ExprAST *> bound,
+                                llvm::SmallVectorImpl<ValueType> &args) {
+  bool argsOk = true;
+  call.builtinArgs.clear();
+  for (auto [i, tensorName] : llvm::enumerate(names)) {
+    const ExprAST *expr = bound[i];
+    if (!expr) {
+      error(call.loc()) << "'" << call.getCallee() << "' is missing argument '"
+                        << tensorName << "'";
+      return std::nullopt;
     }
-    return ValueType::tensor({args[0].numClasses}, /*batched=*/true);
+    call.builtinArgs.push_back(expr);
+    args.push_back(checkArgument(call, *expr));
+    argsOk &= args.back().isValid();
   }
-  if (name == "embedding")
-    return checkEmbedding(call, args[0], args[1]);
-  if (name == "masked_mean")
-    return checkMaskedMean(call, args[0], args[1]);
-  if (name == "attention")
-    return checkAttention(call, args);
-  if (name == "position_embedding")
-    return checkPositionEmbedding(call, args[0], args[1]);
-  if (name == "gru_scan" || name == "lstm_scan")
-    return checkRecurrentScan(call, args, name == "gru_scan" ? 3 : 4);
-  // The sequence dimension reaches the elementwise functions only, for
-  // now: the others assume sizes known when the spec compiles.
-  static constexpr llvm::StringLiteral kSequenceAware[] = {
-      "relu", "tanh", "sigmoid", "silu", "gelu", "exp", "log", "softplus",
-      "sqrt", "normalize"};
-  for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
-    if (hasSequenceDim(type) && !llvm::is_contained(kSequenceAware, name)) {
-      error(expr->loc()) << "'" << name << "' does not take a value with a "
-                         << "sequence dimension yet, got "
-                         << describeShape(type)
-                         << "; pool the sequence first (masked_mean)";
-      return ValueType();
+  return argsOk;
+}
+
+/// The call owns its arguments: finds `expr` among them to check it (and
+/// annotate it with its type).
+ValueType BodyChecker::checkArgument(CallExprAST &call, const ExprAST &expr) {
+  for (const ArgumentAST &arg : call.getArgs())
+    if (arg.value.get() == &expr)
+      return checkExpr(*arg.value);
+  llvm_unreachable("a bound argument is one of the call's");
+}
+
+/// An option: a constant, evaluated now, or a scalar tensor where allowed.
+/// Empty when a required one is missing (reported); false when it fails
+/// to check.
+std::optional<bool> BodyChecker::bindBuiltinOption(CallExprAST &call,
+                                                   const BuiltinOption &option,
+                                                   const ExprAST *expr) {
+  llvm::StringRef name = call.getCallee();
+  if (expr && option.acceptsTensor && usesTensors(*expr)) {
+    ValueType type = checkArgument(call, *expr);
+    if (!type.isValid() || !requireTensor(type, expr->loc()))
+      return false;
+    if (type.batched || !type.shape.empty()) {
+      error(expr->loc()) << "option '" << option.name << "' of '" << name
+                         << "' must be a number or a scalar that does not "
+                            "depend on the input, got "
+                         << describeShape(type);
+      return false;
     }
+    call.builtinTensorOptions[option.name] = expr;
+    return true;
+  }
+  if (!expr && (option.isShape || option.required)) {
+    error(call.loc()) << "'" << name << "' is missing argument '" << option.name
+                      << "'";
+    return std::nullopt;
+  }
+  if (option.isShape)
+    return evaluateShape(call, *expr);
+  if (!expr) {
+    if (option.defaultValue)
+      call.builtinOptions[option.name] = defaultValue(option);
+    return true;
+  }
+  std::string what = ("option '" + option.name + "' of '" + name + "'").str();
+  auto value = scalarEval().evaluateAs(*expr, option.kind, what);
+  if (mlir::failed(value)) {
+    ok = false; // ScalarEval reported it; the spec fails to check.
+    return false;
+  }
+  call.builtinOptions[option.name] = *value;
+  return true;
+}
+
+/// What every builtin of a kind needs of its tensor arguments: no sequence
+/// dimension but where the builtin handles one, and float tensors (not the
+/// target or token ids) but where its shape rule tells them apart.
+bool BodyChecker::checkBuiltinArgs(const CallExprAST &call, BuiltinArgs kind,
+                                   llvm::ArrayRef<ValueType> args) {
+  if (kind == BuiltinArgs::Typed)
+    return true;
+  if (kind == BuiltinArgs::Tensors)
+    for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
+      if (hasSequenceDim(type)) {
+        error(expr->loc()) << "'" << call.getCallee()
+                           << "' does not take a value with a "
+                           << "sequence dimension yet, got "
+                           << describeShape(type)
+                           << "; pool the sequence first (masked_mean)";
+        return false;
+      }
   for (auto [expr, type] : llvm::zip(call.builtinArgs, args))
     if (!requireTensor(type, expr->loc()))
-      return ValueType();
-  if (name == "matmul")
-    return checkMatmul(args[0], args[1], call.loc());
-  if (name == "sum" || name == "mean" || name == "max")
-    return checkReduction(call, args[0]);
-  if (name == "logsumexp" || name == "softmax" || name == "log_softmax")
-    return checkSoftmaxFamily(call, args[0]);
-  if (name == "concat")
-    return checkConcat(call, args[0], args[1]);
-  if (name == "slice")
-    return checkSlice(call, args[0]);
-  if (name == "flatten" || name == "reshape")
-    return checkReshape(call, args[0]);
-  if (name == "dropout" || name == "dropout2d")
-    return checkDropout(call, args[0]);
-  if (name == "batch_norm")
-    return checkBatchNorm(call, args);
-  if (name == "conv2d")
-    return checkConv2d(call, args[0], args[1]);
-  if (name == "max_pool2d" || name == "avg_pool2d")
-    return checkPool2d(call, args[0]);
-  if (name == "transpose") {
-    const ValueType &x = args[0];
-    if (x.shape.size() < 2) {
-      error(call.loc()) << "'transpose' swaps the last two dimensions of a "
-                        << "matrix, got " << describeShape(x);
-      return ValueType();
-    }
-    ValueType result = x;
-    std::swap(result.shape[x.shape.size() - 2], result.shape.back());
-    return result;
+      return false;
+  return true;
+}
+
+ValueType BodyChecker::applyShapeRule(CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  switch (call.builtin) {
+#define BUILTIN(ID, SPELLING, TENSORS, OPTIONS, ARGS, CHECK, GEN)              \
+  case BuiltinID::ID:                                                          \
+    return CHECK(call, args);
+#include "compiler/Frontend/Builtins.def"
+  case BuiltinID::None:
+    break;
   }
-  if (name == "normalize") {
-    if (args[0].shape.empty()) {
-      error(call.builtinArgs[0]->loc())
-          << "'normalize' normalizes over the last dimension, got "
-          << describeShape(args[0]);
-      return ValueType();
-    }
-    if (call.builtinOptions.find("eps")->second.floatValue < 0) {
-      error(call.loc()) << "'normalize' needs eps >= 0";
-      return ValueType();
-    }
+  llvm_unreachable("a call of a builtin without its ID");
+}
+
+ValueType BodyChecker::checkMatmulCall(CallExprAST &call,
+                                       llvm::ArrayRef<ValueType> args) {
+  return checkMatmul(args[0], args[1], call.loc());
+}
+
+/// Elementwise functions keep the shape.
+ValueType BodyChecker::checkUnary(CallExprAST &,
+                                  llvm::ArrayRef<ValueType> args) {
+  return args[0];
+}
+
+/// normalize(x, eps) over the last dimension.
+ValueType BodyChecker::checkNormalize(CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  if (args[0].shape.empty()) {
+    error(call.builtinArgs[0]->loc())
+        << "'normalize' normalizes over the last dimension, got "
+        << describeShape(args[0]);
+    return ValueType();
   }
-  return args[0]; // elementwise functions keep the shape
+  if (call.builtinOptions.find("eps")->second.floatValue < 0) {
+    error(call.loc()) << "'normalize' needs eps >= 0";
+    return ValueType();
+  }
+  return args[0];
+}
+
+/// transpose(x) swaps the last two dimensions.
+ValueType BodyChecker::checkTranspose(CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  if (x.shape.size() < 2) {
+    error(call.loc()) << "'transpose' swaps the last two dimensions of a "
+                      << "matrix, got " << describeShape(x);
+    return ValueType();
+  }
+  ValueType result = x;
+  std::swap(result.shape[x.shape.size() - 2], result.shape.back());
+  return result;
+}
+
+/// one_hot(y): the target's class indices as per-sample vectors [C].
+ValueType BodyChecker::checkOneHot(CallExprAST &call,
+                                   llvm::ArrayRef<ValueType> args) {
+  if (args[0].kind != ValueType::Class) {
+    error(call.builtinArgs[0]->loc())
+        << "'one_hot' takes the target (class indices), got "
+        << describeShape(args[0]);
+    return ValueType();
+  }
+  return ValueType::tensor({args[0].numClasses}, /*batched=*/true);
 }
 
 /// dropout(x, rate), dropout2d(x, rate): the rate a number or a per-model
 /// value in [0, 1); dropout2d's x a per-sample image.
-ValueType BodyChecker::checkDropout(const CallExprAST &call,
-                                    const ValueType &x) {
-  if (call.getCallee() == "dropout2d" && (!x.batched || x.shape.size() != 3)) {
+ValueType BodyChecker::checkDropout(CallExprAST &call,
+                                    llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  if (call.builtin == BuiltinID::Dropout2d &&
+      (!x.batched || x.shape.size() != 3)) {
     error(call.builtinArgs[0]->loc())
         << "'dropout2d' zeroes whole channels of a per-sample image [C, H, W], "
         << "got " << describeShape(x);
@@ -389,7 +379,7 @@ ValueType BodyChecker::checkDropout(const CallExprAST &call,
 /// batch_norm(x, running_mean, running_var, momentum, eps): x per-sample
 /// [C] or [C, S...]; the statistics [C] buffers of this body, each updated
 /// by this call only (the train step writes their new values).
-ValueType BodyChecker::checkBatchNorm(const CallExprAST &call,
+ValueType BodyChecker::checkBatchNorm(CallExprAST &call,
                                       llvm::ArrayRef<ValueType> args) {
   const ValueType &x = args[0];
   if (!x.batched || x.shape.empty()) {
@@ -456,8 +446,10 @@ ValueType BodyChecker::checkBatchNorm(const CallExprAST &call,
 
 /// conv2d(x, w): a batched image [C, H, W] and a filter [O, C/groups, KH,
 /// KW] that does not depend on the input; the batched result [O, OH, OW].
-ValueType BodyChecker::checkConv2d(const CallExprAST &call, const ValueType &x,
-                                   const ValueType &w) {
+ValueType BodyChecker::checkConv2d(CallExprAST &call,
+                                   llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  const ValueType &w = args[1];
   if (!x.batched || x.shape.size() != 3) {
     error(call.builtinArgs[0]->loc())
         << "the input of 'conv2d' must be a per-sample image [C, H, W] "
@@ -487,8 +479,9 @@ ValueType BodyChecker::checkConv2d(const CallExprAST &call, const ValueType &x,
 }
 
 /// max_pool2d / avg_pool2d(x, kernel): over the last two dims of x.
-ValueType BodyChecker::checkPool2d(const CallExprAST &call,
-                                   const ValueType &x) {
+ValueType BodyChecker::checkPool2d(CallExprAST &call,
+                                   llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
   llvm::StringRef name = call.getCallee();
   if (x.shape.size() < 2) {
     error(call.builtinArgs[0]->loc())
@@ -498,8 +491,8 @@ ValueType BodyChecker::checkPool2d(const CallExprAST &call,
   }
   int64_t kernel = call.builtinOptions.find("kernel")->second.intValue;
   auto stride = call.builtinOptions.find("stride");
-  int64_t step = stride == call.builtinOptions.end() ? kernel
-                                                     : stride->second.intValue;
+  int64_t step =
+      stride == call.builtinOptions.end() ? kernel : stride->second.intValue;
   int64_t padding = call.builtinOptions.find("padding")->second.intValue;
   std::string message;
   auto plane = mlir::mbt::pool2dShape(
@@ -537,10 +530,10 @@ bool BodyChecker::resolveAxis(CallExprAST &call, const ValueType &x) {
   if (normalized < 0 || normalized >= rank) {
     error(call.loc()) << "axis " << axis << " of '" << call.getCallee()
                       << "' is out of range for " << describeShape(x)
-                      << (rank == 0 ? ", which has no axes"
-                                    : " (axes are -" + std::to_string(rank) +
-                                          " to " + std::to_string(rank - 1) +
-                                          ")");
+                      << (rank == 0
+                              ? ", which has no axes"
+                              : " (axes are -" + std::to_string(rank) + " to " +
+                                    std::to_string(rank - 1) + ")");
     return false;
   }
   it->second = ConstScalar::integer(normalized);
@@ -549,7 +542,9 @@ bool BodyChecker::resolveAxis(CallExprAST &call, const ValueType &x) {
 
 /// sum/mean/max(x): over every dimension, the batch's too, to a scalar;
 /// with `axis`, over that per-sample dimension only.
-ValueType BodyChecker::checkReduction(CallExprAST &call, const ValueType &x) {
+ValueType BodyChecker::checkReduction(CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
   if (!call.builtinOptions.count("axis"))
     return ValueType::tensor({}, /*batched=*/false);
   if (!resolveAxis(call, x))
@@ -562,10 +557,11 @@ ValueType BodyChecker::checkReduction(CallExprAST &call, const ValueType &x) {
 
 /// logsumexp removes its axis; softmax and log_softmax keep the shape.
 ValueType BodyChecker::checkSoftmaxFamily(CallExprAST &call,
-                                          const ValueType &x) {
+                                          llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
   if (!resolveAxis(call, x))
     return ValueType();
-  if (call.getCallee() != "logsumexp")
+  if (call.builtin != BuiltinID::LogSumExp)
     return x;
   ValueType result = x;
   result.shape.erase(result.shape.begin() +
@@ -576,9 +572,10 @@ ValueType BodyChecker::checkSoftmaxFamily(CallExprAST &call,
 /// cross_entropy(logits, target) and accuracy(logits, target): logits are a
 /// per-sample vector with one entry per class of the target; for a
 /// tokens[V] target (next tokens), one vector [V] per position.
-ValueType BodyChecker::checkClassification(const CallExprAST &call,
-                                           const ValueType &logits,
-                                           const ValueType &labels) {
+ValueType BodyChecker::checkClassification(CallExprAST &call,
+                                           llvm::ArrayRef<ValueType> args) {
+  const ValueType &logits = args[0];
+  const ValueType &labels = args[1];
   llvm::StringRef name = call.getCallee();
   const ExprAST &logitsExpr = *call.builtinArgs[0];
   if (!requireTensor(logits, logitsExpr.loc()))
@@ -606,7 +603,7 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
   auto option = [&](llvm::StringRef key) {
     return call.builtinOptions.find(key)->second;
   };
-  if (name == "cross_entropy") {
+  if (call.builtin == BuiltinID::CrossEntropy) {
     for (double value : knownOptionValues(call, "label_smoothing"))
       if (!(value >= 0.0 && value <= 1.0)) {
         error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
@@ -614,7 +611,7 @@ ValueType BodyChecker::checkClassification(const CallExprAST &call,
                           << ConstScalar::real(value).str();
         return ValueType();
       }
-  } else if (name == "accuracy") {
+  } else {
     int64_t k = option("k").intValue;
     if (k < 1 || k > classes) {
       error(call.loc()) << "k of 'accuracy' must be between 1 and the "
@@ -660,11 +657,13 @@ bool BodyChecker::evaluateShape(CallExprAST &call, const ExprAST &expr) {
 
 /// flatten(x) is x with its (per-sample) dims folded into one;
 /// reshape(x, shape) x with the shape given, -1 standing for the rest.
-ValueType BodyChecker::checkReshape(CallExprAST &call, const ValueType &x) {
+ValueType BodyChecker::checkReshape(CallExprAST &call,
+                                    llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
   int64_t count = 1;
   for (int64_t d : x.shape)
     count *= d;
-  if (call.getCallee() == "flatten") {
+  if (call.builtin == BuiltinID::Flatten) {
     call.builtinShape = {count};
     return ValueType::tensor({count}, x.batched);
   }
@@ -681,8 +680,8 @@ ValueType BodyChecker::checkReshape(CallExprAST &call, const ValueType &x) {
   for (int64_t d : shape)
     total *= d;
   if (inferred != shape.end() ? count % known != 0 : total != count) {
-    error(call.loc()) << "cannot reshape " << describeShape(x) << " ("
-                      << count << " elements) to "
+    error(call.loc()) << "cannot reshape " << describeShape(x) << " (" << count
+                      << " elements) to "
                       << mlir::mbt::formatShape(call.builtinShape);
     return ValueType();
   }
@@ -692,12 +691,14 @@ ValueType BodyChecker::checkReshape(CallExprAST &call, const ValueType &x) {
 
 /// concat(a, b, axis = -1): equal shapes but along the axis, and both
 /// batched or neither (the batch is not a dimension one can join along).
-ValueType BodyChecker::checkConcat(CallExprAST &call, const ValueType &a,
-                                   const ValueType &b) {
+ValueType BodyChecker::checkConcat(CallExprAST &call,
+                                   llvm::ArrayRef<ValueType> args) {
+  const ValueType &a = args[0];
+  const ValueType &b = args[1];
   if (a.batched != b.batched) {
     error(call.loc()) << "'concat' joins two values that both depend on the "
-                      << "input or neither, got " << describeShape(a)
-                      << " and " << describeShape(b);
+                      << "input or neither, got " << describeShape(a) << " and "
+                      << describeShape(b);
     return ValueType();
   }
   if (a.shape.size() != b.shape.size()) {
@@ -724,7 +725,9 @@ ValueType BodyChecker::checkConcat(CallExprAST &call, const ValueType &a,
 
 /// slice(x, start, end, axis = -1): indices [start, end) of the axis;
 /// negative bounds count from its end, as in Python.
-ValueType BodyChecker::checkSlice(CallExprAST &call, const ValueType &x) {
+ValueType BodyChecker::checkSlice(CallExprAST &call,
+                                  llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
   if (!resolveAxis(call, x))
     return ValueType();
   int64_t axis = call.builtinOptions["axis"].intValue;

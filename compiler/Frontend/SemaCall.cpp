@@ -233,8 +233,7 @@ mlir::LogicalResult mbt::evaluateModelArgs(mlir::MLIRContext &ctx,
         }
         if (static_cast<int64_t>(elements.size()) != *models) {
           emitError(ctx, expr->loc()) << what << " has " << elements.size()
-                                      << " values for " << *models
-                                      << " models";
+                                      << " values for " << *models << " models";
           ok = false;
           continue;
         }

@@ -20,9 +20,9 @@ namespace {
 /// The token ids the runtime's byte tokenizer produces.
 constexpr int64_t kByteVocabSize = 259;
 
-const llvm::StringRef kSequenceDataArgs[] = {
-    "batch", "shuffle_seed", "batching", "token_budget", "window",
-    "max_length"};
+const llvm::StringRef kSequenceDataArgs[] = {"batch",    "shuffle_seed",
+                                             "batching", "token_budget",
+                                             "window",   "max_length"};
 
 /// The batching strategies as the spec names them (the IR and the runtime,
 /// LengthBatching.h, spell two of them with hyphens).

@@ -45,9 +45,8 @@ static bool checkNoDecayPatterns(mlir::MLIRContext &ctx,
       llvm::consumeError(pattern.takeError());
       continue; // reported by the sweep's check
     }
-    if (llvm::any_of(params, [&](const FlatParam &p) {
-          return pattern->match(p.name);
-        }))
+    if (llvm::any_of(
+            params, [&](const FlatParam &p) { return pattern->match(p.name); }))
       continue;
     std::vector<std::string> names;
     for (const FlatParam &p : params)

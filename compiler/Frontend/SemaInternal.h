@@ -125,6 +125,24 @@ struct ExpansionState {
 constexpr size_t kMaxExpandedNodes = 100000;
 constexpr unsigned kMaxCallDepth = 64;
 
+/// A constant option of a builtin. Without a default it may be omitted
+/// (then it is absent from the call's options). An option that
+/// `acceptsTensor` may instead be a scalar tensor expression that does not
+/// depend on the input, such as a model argument that differs per model.
+struct BuiltinOption {
+  llvm::StringLiteral name;
+  ConstScalar::Kind kind;
+  std::optional<double> defaultValue;
+  bool acceptsTensor = false;
+  /// A list of integers (a shape) rather than one number; required.
+  bool isShape = false;
+  /// Must be given (there is no sensible default).
+  bool required = false;
+};
+
+/// What the tensor arguments of a builtin may be (ARGS in Builtins.def).
+enum class BuiltinArgs { Tensors, SequenceTensors, Typed };
+
 /// Checks one BodyInstance (a model's, or a function's at one call site):
 /// statements in order, each expression's type, the `if` branches taken,
 /// and the calls of functions, which it expands into nested instances.
@@ -174,33 +192,46 @@ private:
                         const Location &loc);
   ValueType checkElementwise(char op, const ValueType &lhs,
                              const ValueType &rhs, const Location &loc);
-  // SemaBuiltins.cpp
+  // SemaBuiltins.cpp: binding a builtin's arguments (Builtins.def)
   ValueType checkBuiltinCall(CallExprAST &call);
-  ValueType checkClassification(const CallExprAST &call,
-                                const ValueType &logits,
-                                const ValueType &target);
-  ValueType checkReduction(CallExprAST &call, const ValueType &x);
-  ValueType checkSoftmaxFamily(CallExprAST &call, const ValueType &x);
-  ValueType checkReshape(CallExprAST &call, const ValueType &x);
-  ValueType checkConcat(CallExprAST &call, const ValueType &a,
-                        const ValueType &b);
-  ValueType checkSlice(CallExprAST &call, const ValueType &x);
-  ValueType checkDropout(const CallExprAST &call, const ValueType &x);
-  ValueType checkMaskedMean(const CallExprAST &call, const ValueType &x,
-                            const ValueType &tokens);
-  ValueType checkAttention(const CallExprAST &call,
-                           llvm::ArrayRef<ValueType> args);
-  ValueType checkRecurrentScan(const CallExprAST &call,
-                               llvm::ArrayRef<ValueType> args, int64_t gates);
-  ValueType checkPositionEmbedding(const CallExprAST &call,
-                                   const ValueType &x, const ValueType &table);
-  ValueType checkEmbedding(const CallExprAST &call, const ValueType &x,
-                           const ValueType &weight);
-  ValueType checkBatchNorm(const CallExprAST &call,
-                           llvm::ArrayRef<ValueType> args);
-  ValueType checkConv2d(const CallExprAST &call, const ValueType &x,
-                        const ValueType &w);
-  ValueType checkPool2d(const CallExprAST &call, const ValueType &x);
+  std::optional<bool>
+  bindBuiltinTensors(CallExprAST &call,
+                     llvm::ArrayRef<llvm::StringLiteral> names,
+                     llvm::ArrayRef<const ExprAST *> bound,
+                     llvm::SmallVectorImpl<ValueType> &args);
+  ValueType checkArgument(CallExprAST &call, const ExprAST &expr);
+  std::optional<bool> bindBuiltinOption(CallExprAST &call,
+                                        const BuiltinOption &option,
+                                        const ExprAST *expr);
+  bool checkBuiltinArgs(const CallExprAST &call, BuiltinArgs kind,
+                        llvm::ArrayRef<ValueType> args);
+  /// Applies the shape rule of the call's builtin (its CHECK).
+  ValueType applyShapeRule(CallExprAST &call, llvm::ArrayRef<ValueType> args);
+  // The shape rules, one per line of Builtins.def (SemaBuiltins.cpp,
+  // SemaSequenceBuiltins.cpp for token ids and sequences): each gets the
+  // types of the call's tensor arguments, in the builtin's order, and
+  // returns the result's (invalid after an error).
+  using ShapeArgs = llvm::ArrayRef<ValueType>;
+  ValueType checkMatmulCall(CallExprAST &call, ShapeArgs args);
+  ValueType checkUnary(CallExprAST &call, ShapeArgs args);
+  ValueType checkNormalize(CallExprAST &call, ShapeArgs args);
+  ValueType checkTranspose(CallExprAST &call, ShapeArgs args);
+  ValueType checkOneHot(CallExprAST &call, ShapeArgs args);
+  ValueType checkClassification(CallExprAST &call, ShapeArgs args);
+  ValueType checkReduction(CallExprAST &call, ShapeArgs args);
+  ValueType checkSoftmaxFamily(CallExprAST &call, ShapeArgs args);
+  ValueType checkReshape(CallExprAST &call, ShapeArgs args);
+  ValueType checkConcat(CallExprAST &call, ShapeArgs args);
+  ValueType checkSlice(CallExprAST &call, ShapeArgs args);
+  ValueType checkDropout(CallExprAST &call, ShapeArgs args);
+  ValueType checkMaskedMean(CallExprAST &call, ShapeArgs args);
+  ValueType checkAttention(CallExprAST &call, ShapeArgs args);
+  ValueType checkRecurrentScan(CallExprAST &call, ShapeArgs args);
+  ValueType checkPositionEmbedding(CallExprAST &call, ShapeArgs args);
+  ValueType checkEmbedding(CallExprAST &call, ShapeArgs args);
+  ValueType checkBatchNorm(CallExprAST &call, ShapeArgs args);
+  ValueType checkConv2d(CallExprAST &call, ShapeArgs args);
+  ValueType checkPool2d(CallExprAST &call, ShapeArgs args);
   /// The values a float option of `call` is known to take: its number, a
   /// per-model argument's values, or none for another scalar tensor.
   std::vector<double> knownOptionValues(const CallExprAST &call,

@@ -24,9 +24,8 @@ using llvm::dyn_cast;
 using llvm::isa;
 
 static const OptimizerBuiltin kBuiltins[] = {
-    {"sqrt", 1},    {"abs", 1},     {"sign", 1},    {"exp", 1},
-    {"log", 1},     {"pow", 2},     {"maximum", 2}, {"minimum", 2},
-    {"where", 3},
+    {"sqrt", 1}, {"abs", 1},     {"sign", 1},    {"exp", 1},   {"log", 1},
+    {"pow", 2},  {"maximum", 2}, {"minimum", 2}, {"where", 3},
 };
 
 llvm::ArrayRef<OptimizerBuiltin> mbt::optimizerBuiltins() { return kBuiltins; }
@@ -40,19 +39,32 @@ bool isLiteralName(llvm::StringRef name) {
 /// `l OP r` for the operators of `evaluate`.
 std::optional<double> applyBinary(char op, double l, double r) {
   switch (op) {
-  case '+': return l + r;
-  case '-': return l - r;
-  case '*': return l * r;
-  case '/': return l / r;
-  case BinaryOp::Lt: return l < r;
-  case BinaryOp::Gt: return l > r;
-  case BinaryOp::Le: return l <= r;
-  case BinaryOp::Ge: return l >= r;
-  case BinaryOp::Eq: return l == r;
-  case BinaryOp::Ne: return l != r;
-  case BinaryOp::And: return (l != 0 && r != 0) ? 1.0 : 0.0;
-  case BinaryOp::Or: return (l != 0 || r != 0) ? 1.0 : 0.0;
-  default: return std::nullopt;
+  case '+':
+    return l + r;
+  case '-':
+    return l - r;
+  case '*':
+    return l * r;
+  case '/':
+    return l / r;
+  case BinaryOp::Lt:
+    return l < r;
+  case BinaryOp::Gt:
+    return l > r;
+  case BinaryOp::Le:
+    return l <= r;
+  case BinaryOp::Ge:
+    return l >= r;
+  case BinaryOp::Eq:
+    return l == r;
+  case BinaryOp::Ne:
+    return l != r;
+  case BinaryOp::And:
+    return (l != 0 && r != 0) ? 1.0 : 0.0;
+  case BinaryOp::Or:
+    return (l != 0 || r != 0) ? 1.0 : 0.0;
+  default:
+    return std::nullopt;
   }
 }
 
@@ -293,8 +305,8 @@ void BodyChecker::checkAssign(const AssignStmtAST &assign) {
     return;
   }
   if (isResult && type.condition) {
-    error(assign.nameLoc()) << "'" << name
-                            << "' must be assigned a number, not a condition";
+    error(assign.nameLoc())
+        << "'" << name << "' must be assigned a number, not a condition";
     return;
   }
   // A result stays per element; other names take the value's kind.
@@ -368,8 +380,10 @@ OptType BodyChecker::checkExpr(const ExprAST &expr) {
 }
 
 OptType BodyChecker::checkCall(const CallExprAST &call) {
-  const OptimizerBuiltin *builtin = llvm::find_if(
-      kBuiltins, [&](const OptimizerBuiltin &b) { return b.name == call.getCallee(); });
+  const OptimizerBuiltin *builtin =
+      llvm::find_if(kBuiltins, [&](const OptimizerBuiltin &b) {
+        return b.name == call.getCallee();
+      });
   if (builtin == std::end(kBuiltins)) {
     std::string known;
     for (const OptimizerBuiltin &b : kBuiltins)
@@ -433,7 +447,8 @@ mbt::takenOptimizerStatements(const OptimizerAST &optimizer,
 
 /// Checks the argument declarations of `optimizer`; sets each argument's
 /// kind and default.
-static bool checkOptimizerArgs(mlir::MLIRContext &ctx, OptimizerAST &optimizer) {
+static bool checkOptimizerArgs(mlir::MLIRContext &ctx,
+                               OptimizerAST &optimizer) {
   bool ok = true;
   llvm::StringSet<> seen;
   for (ArgDeclAST &arg : optimizer.getArgs()) {
@@ -445,8 +460,8 @@ static bool checkOptimizerArgs(mlir::MLIRContext &ctx, OptimizerAST &optimizer) 
       continue;
     }
     if (!seen.insert(arg.name).second) {
-      emitError(ctx, arg.loc) << "hyperparameter '" << arg.name
-                              << "' is declared twice";
+      emitError(ctx, arg.loc)
+          << "hyperparameter '" << arg.name << "' is declared twice";
       ok = false;
       continue;
     }
@@ -473,8 +488,8 @@ static bool checkOptimizerArgs(mlir::MLIRContext &ctx, OptimizerAST &optimizer) 
       std::optional<double> value = evaluate(
           *def, [](llvm::StringRef) { return std::optional<double>(); });
       if (!value) {
-        emitError(ctx, def->loc()) << "the default of '" << arg.name
-                                   << "' must be a number";
+        emitError(ctx, def->loc())
+            << "the default of '" << arg.name << "' must be a number";
         ok = false;
         continue;
       }
@@ -545,8 +560,8 @@ bool mbt::bindOptimizer(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
   config.optimizer = optimizer.getName().str();
   for (auto [arg, expr] : llvm::zip(optimizer.getArgs(), bound)) {
     if (!expr && !arg.defaultScalar) {
-      emitError(ctx, useLoc) << callee << " needs a value for '" << arg.name
-                             << "'";
+      emitError(ctx, useLoc)
+          << callee << " needs a value for '" << arg.name << "'";
       ok = false;
       continue;
     }

@@ -35,8 +35,8 @@ bool checkLossScale(mlir::MLIRContext &ctx, const ExprAST &value,
     return true;
   const llvm::StringRef params[] = {"init_scale", "growth_factor",
                                     "backoff_factor", "growth_interval"};
-  auto args = bindArguments(ctx, *call, params, "loss_scale 'dynamic'",
-                            "argument");
+  auto args =
+      bindArguments(ctx, *call, params, "loss_scale 'dynamic'", "argument");
   if (failed(args))
     return false;
   double *reals[] = {&settings.initScale, &settings.growthFactor,
@@ -67,8 +67,8 @@ bool checkLossScale(mlir::MLIRContext &ctx, const ExprAST &value,
 
 bool mbt::checkPrecisionSettings(mlir::MLIRContext &ctx,
                                  const ExprAST *precision,
-                                 const ExprAST *lossScale,
-                                 ConstEvaluator &eval, SweepConfig &config) {
+                                 const ExprAST *lossScale, ConstEvaluator &eval,
+                                 SweepConfig &config) {
   if (precision) {
     const auto *var = dyn_cast<VariableExprAST>(precision);
     llvm::StringRef name = var ? var->getName() : "";

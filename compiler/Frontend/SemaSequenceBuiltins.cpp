@@ -20,9 +20,10 @@ using namespace mbt::sema;
 /// indices in [0, C) (the target), the weight is a table [V, D] with at
 /// least as many rows that does not depend on the input; the result is one
 /// row per token, [?, D], or per sample, [D].
-ValueType BodyChecker::checkEmbedding(const CallExprAST &call,
-                                      const ValueType &x,
-                                      const ValueType &weight) {
+ValueType BodyChecker::checkEmbedding(CallExprAST &call,
+                                      llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  const ValueType &weight = args[1];
   const ExprAST &xExpr = *call.builtinArgs[0], &wExpr = *call.builtinArgs[1];
   if (x.kind != ValueType::Class && x.kind != ValueType::Tokens) {
     error(xExpr.loc()) << "'embedding' looks up token ids (a tokens[V] "
@@ -50,9 +51,10 @@ ValueType BodyChecker::checkEmbedding(const CallExprAST &call,
 
 /// masked_mean(x, tokens): x per-sample [?, D] (one row per position of
 /// the token sequence), the mean over the real tokens' rows: [D].
-ValueType BodyChecker::checkMaskedMean(const CallExprAST &call,
-                                       const ValueType &x,
-                                       const ValueType &tokens) {
+ValueType BodyChecker::checkMaskedMean(CallExprAST &call,
+                                       llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  const ValueType &tokens = args[1];
   const ExprAST &xExpr = *call.builtinArgs[0], &tExpr = *call.builtinArgs[1];
   if (tokens.kind != ValueType::Tokens) {
     error(tExpr.loc()) << "'masked_mean' needs the token ids of a tokens[V] "
@@ -74,7 +76,7 @@ ValueType BodyChecker::checkMaskedMean(const CallExprAST &call,
 /// attention(q, k, v, tokens, heads, causal): q, k, v per-sample [?, D]
 /// sequences of one shape, tokens the input's ids (the padding mask), D a
 /// multiple of heads; the result is [?, D].
-ValueType BodyChecker::checkAttention(const CallExprAST &call,
+ValueType BodyChecker::checkAttention(CallExprAST &call,
                                       llvm::ArrayRef<ValueType> args) {
   const ValueType &q = args[0];
   for (int i = 0; i < 3; ++i) {
@@ -112,9 +114,10 @@ ValueType BodyChecker::checkAttention(const CallExprAST &call,
 
 /// position_embedding(x, table): row t of the [P, D] table for the token
 /// at position t of x: [?, D].
-ValueType BodyChecker::checkPositionEmbedding(const CallExprAST &call,
-                                              const ValueType &x,
-                                              const ValueType &table) {
+ValueType BodyChecker::checkPositionEmbedding(CallExprAST &call,
+                                              llvm::ArrayRef<ValueType> args) {
+  const ValueType &x = args[0];
+  const ValueType &table = args[1];
   const ExprAST &xExpr = *call.builtinArgs[0], &tExpr = *call.builtinArgs[1];
   if (x.kind != ValueType::Tokens) {
     error(xExpr.loc()) << "'position_embedding' needs the token ids of a "
@@ -136,9 +139,9 @@ ValueType BodyChecker::checkPositionEmbedding(const CallExprAST &call,
 /// projections [?, GH] of a sequence (G = 3 gates for a GRU, 4 for an
 /// LSTM), the recurrent weight [H, GH] and bias [GH] (parameters), the
 /// token ids; the states [?, H].
-ValueType BodyChecker::checkRecurrentScan(const CallExprAST &call,
-                                          llvm::ArrayRef<ValueType> args,
-                                          int64_t gates) {
+ValueType BodyChecker::checkRecurrentScan(CallExprAST &call,
+                                          llvm::ArrayRef<ValueType> args) {
+  int64_t gates = call.builtin == BuiltinID::GruScan ? 3 : 4;
   std::string name = ("'" + call.getCallee() + "'").str();
   std::string gh = std::to_string(gates) + "H";
   const ValueType &inputs = args[0], &weight = args[1], &bias = args[2];
@@ -197,7 +200,7 @@ ValueType BodyChecker::checkTokenPrediction(const CallExprAST &call,
         << "input), got " << describeShape(logits);
     return ValueType();
   }
-  if (name == "cross_entropy") {
+  if (call.builtin == BuiltinID::CrossEntropy) {
     // Only a smoothing known to be 0 (a tensor's value is not known).
     std::vector<double> smoothing = knownOptionValues(call, "label_smoothing");
     if (smoothing.empty() ||
@@ -206,7 +209,7 @@ ValueType BodyChecker::checkTokenPrediction(const CallExprAST &call,
                         << "supported for next-token targets yet";
       return ValueType();
     }
-  } else if (name == "accuracy" &&
+  } else if (call.builtin == BuiltinID::Accuracy &&
              call.builtinOptions.find("k")->second.intValue != 1) {
     error(call.loc()) << "k of 'accuracy' must be 1 for next-token targets "
                       << "(top-k over tokens is not supported yet)";

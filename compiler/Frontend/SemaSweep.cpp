@@ -15,10 +15,10 @@
 #include "dialects/MBT/IR/ScheduleRules.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/GlobPattern.h"
 #include <cmath>
 #include <optional>
-#include "llvm/ADT/StringMap.h"
 
 using namespace mbt;
 using llvm::dyn_cast;
@@ -28,11 +28,10 @@ using mlir::success;
 
 namespace {
 /// The settings a sweep understands.
-const llvm::StringRef kSweepKeys[] = {"models", "model", "seed",
-                                      "optim",  "data",  "epochs",
-                                      "grid",   "draw_seed", "fold",
-                                      "clip",   "schedule", "no_decay",
-                                      "precision", "loss_scale"};
+const llvm::StringRef kSweepKeys[] = {
+    "models",   "model",    "seed",      "optim",     "data",
+    "epochs",   "grid",     "draw_seed", "fold",      "clip",
+    "schedule", "no_decay", "precision", "loss_scale"};
 
 /// The data sets and the arguments each takes.
 const llvm::StringRef kDataArgs[] = {"batch",     "shuffle_seed", "folds",
@@ -166,8 +165,9 @@ void SweepChecker::checkGrid() {
     return;
   const auto *call = dyn_cast<CallExprAST>(value);
   if (!call || call->getCallee() != "grid") {
-    error(value->loc()) << "grid must be grid(NAME = VALUES, ...), for "
-                           "example grid(lr = [0.1, 0.01], momentum = [0, 0.9])";
+    error(value->loc())
+        << "grid must be grid(NAME = VALUES, ...), for "
+           "example grid(lr = [0.1, 0.01], momentum = [0, 0.9])";
     return;
   }
   if (call->getArgs().empty()) {
@@ -193,8 +193,8 @@ void SweepChecker::checkGrid() {
     }
     auto [it, inserted] = seen.try_emplace(arg.name, &arg);
     if (!inserted) {
-      auto diag = error(arg.nameLoc) << "grid axis '" << arg.name
-                                     << "' is given twice";
+      auto diag = error(arg.nameLoc)
+                  << "grid axis '" << arg.name << "' is given twice";
       attachNote(diag, ctx, it->second->nameLoc, "previous axis is here");
       axesOk = false;
       continue;
@@ -309,8 +309,8 @@ void SweepChecker::checkModel(ConstEvaluator &eval) {
   config.modelLoc = value->loc();
   const auto &model = *llvm::find_if(
       models, [&](const auto &m) { return m->getName() == name; });
-  if (call && failed(evaluateModelArgs(ctx, *model, *call, eval,
-                                       config.modelArgs)))
+  if (call &&
+      failed(evaluateModelArgs(ctx, *model, *call, eval, config.modelArgs)))
     ok = false;
 }
 
@@ -482,7 +482,8 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
       ok = false;
     else if (*n < 0 || *n > 64)
       error(crop->loc()) << "crop must be the padding of a random crop, "
-                            "between 0 and 64, got " << *n;
+                            "between 0 and 64, got "
+                         << *n;
     else
       config.crop = *n;
   }
@@ -617,8 +618,7 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
       valid = false;
       continue;
     }
-    std::vector<double> values(config.models,
-                               param.defaultValue.value_or(0.0));
+    std::vector<double> values(config.models, param.defaultValue.value_or(0.0));
     if (arg) {
       auto perModel = eval.evaluatePerModel(*arg, what);
       if (failed(perModel)) {

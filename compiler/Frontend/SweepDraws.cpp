@@ -26,7 +26,8 @@ using mlir::FailureOr;
 
 /// A uniform double in [0, 1) with 53 random bits.
 static double uniform53(const mbt::PhiloxCounter &block) {
-  uint64_t bits = (static_cast<uint64_t>(block[0] >> 5) << 26) | (block[1] >> 6);
+  uint64_t bits =
+      (static_cast<uint64_t>(block[0] >> 5) << 26) | (block[1] >> 6);
   return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
 }
 
@@ -45,14 +46,14 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
     params = {"options"};
   else
     params = {"low", "high"};
-  auto args = bindArguments(ctx, call, params, "'" + callee.str() + "'",
-                            "argument");
+  auto args =
+      bindArguments(ctx, call, params, "'" + callee.str() + "'", "argument");
   if (failed(args))
     return failure();
   for (auto [param, arg] : llvm::zip(params, *args))
     if (!arg) {
-      emitError(ctx, call.loc()) << "'" << callee << "' needs its '" << param
-                                 << "' argument";
+      emitError(ctx, call.loc())
+          << "'" << callee << "' needs its '" << param << "' argument";
       return failure();
     }
 
@@ -75,9 +76,9 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
     low = lo->value;
     high = hi->value;
     if (!(low < high)) {
-      emitError(ctx, call.loc()) << "'" << callee << "' needs low < high, got "
-                                 << formatNumber(*lo) << " and "
-                                 << formatNumber(*hi);
+      emitError(ctx, call.loc())
+          << "'" << callee << "' needs low < high, got " << formatNumber(*lo)
+          << " and " << formatNumber(*hi);
       return failure();
     }
     if (callee == "loguniform" && !(low > 0)) {
@@ -97,11 +98,10 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
   result.isList = true;
   for (int64_t m = 0; m < *models; ++m) {
     double u = uniform53(mbt::philox4x32x10(
-        {static_cast<uint32_t>(m), ordinal, 0, mbt::kSweepDrawDomain},
-        key));
+        {static_cast<uint32_t>(m), ordinal, 0, mbt::kSweepDrawDomain}, key));
     if (isChoice) {
-      size_t index = std::min(options.size() - 1,
-                              static_cast<size_t>(u * options.size()));
+      size_t index =
+          std::min(options.size() - 1, static_cast<size_t>(u * options.size()));
       result.elements.push_back(options[index]);
     } else if (callee == "randint") {
       double span = high - low;
@@ -111,7 +111,8 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
                    static_cast<int64_t>(std::floor(u * span)))));
     } else if (callee == "loguniform") {
       double v = std::exp(std::log(low) + (std::log(high) - std::log(low)) * u);
-      result.elements.push_back(ConstNumber::real(std::min(v, std::nextafter(high, low))));
+      result.elements.push_back(
+          ConstNumber::real(std::min(v, std::nextafter(high, low))));
     } else {
       result.elements.push_back(ConstNumber::real(low + (high - low) * u));
     }

@@ -2,7 +2,6 @@
 #include "compiler/Frontend/SweepEval.h"
 #include "compiler/Frontend/Diagnostics.h"
 
-
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"

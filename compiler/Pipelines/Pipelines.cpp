@@ -11,9 +11,9 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -56,8 +56,8 @@ void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm) {
 
 void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
                                            const LoweringOptions &opts) {
-  pm.addPass(createMBTLowerToLinalg(MBTLowerToLinalgOptions{
-      /*scalarsPerElement=*/opts.target == "cuda"}));
+  pm.addPass(createMBTLowerToLinalg(
+      MBTLowerToLinalgOptions{/*scalarsPerElement=*/opts.target == "cuda"}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -79,8 +79,8 @@ static void addBufferizationPasses(OpPassManager &pm,
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
-  pm.addPass(createMBTGlobalizeConstants(
-      MBTGlobalizeConstantsOptions{/*alignment=*/bufferization.bufferAlignment}));
+  pm.addPass(createMBTGlobalizeConstants(MBTGlobalizeConstantsOptions{
+      /*alignment=*/bufferization.bufferAlignment}));
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   // Loops the lowering built as scf.forall (embedding's scatter-add) join
@@ -92,8 +92,8 @@ static void addBufferizationPasses(OpPassManager &pm,
         /*vectors=*/opts.vectorMatmulVectors,
         /*kBlock=*/opts.vectorMatmulKBlock}));
   if (opts.useBlas)
-    pm.addPass(createMBTLinalgToBlas(
-        MBTLinalgToBlasOptions{/*device=*/opts.target}));
+    pm.addPass(
+        createMBTLinalgToBlas(MBTLinalgToBlasOptions{/*device=*/opts.target}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTElideCopies());
   // Before deallocation: planned temporaries live in the caller's
@@ -203,7 +203,8 @@ void mlir::mbt::registerMBTPipelines() {
          " stage (what mbtc --emit=" + stageName(to) + " prints)")
             .str();
     PassPipelineRegistration<LoweringOptions>(
-        name, description, [to](OpPassManager &pm, const LoweringOptions &opts) {
+        name, description,
+        [to](OpPassManager &pm, const LoweringOptions &opts) {
           buildPipeline(pm, Stage::MBT, to, opts);
         });
   }

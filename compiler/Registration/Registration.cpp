@@ -35,8 +35,8 @@
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -45,8 +45,8 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -55,20 +55,20 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
   using namespace mlir;
-  registry.insert<mlir::mbt::MBTDialect, func::FuncDialect, arith::ArithDialect,
-                  math::MathDialect, tensor::TensorDialect,
-                  linalg::LinalgDialect, bufferization::BufferizationDialect,
-                  memref::MemRefDialect, scf::SCFDialect, cf::ControlFlowDialect,
-                  affine::AffineDialect, LLVM::LLVMDialect,
-                  omp::OpenMPDialect, vector::VectorDialect, gpu::GPUDialect,
-                  NVVM::NVVMDialect, index::IndexDialect, ub::UBDialect>();
+  registry.insert<
+      mlir::mbt::MBTDialect, func::FuncDialect, arith::ArithDialect,
+      math::MathDialect, tensor::TensorDialect, linalg::LinalgDialect,
+      bufferization::BufferizationDialect, memref::MemRefDialect,
+      scf::SCFDialect, cf::ControlFlowDialect, affine::AffineDialect,
+      LLVM::LLVMDialect, omp::OpenMPDialect, vector::VectorDialect,
+      gpu::GPUDialect, NVVM::NVVMDialect, index::IndexDialect, ub::UBDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);

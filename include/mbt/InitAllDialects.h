@@ -1,4 +1,5 @@
-//===- InitAllDialects.h - the one registration used by every tool -*- C++ -*-===//
+//===- InitAllDialects.h - the one registration used by every tool -*- C++
+//-*-===//
 //
 // mbtc, mbt-opt and the tests register exactly these dialects and passes,
 // so that a pipeline printed by one tool parses in another.

@@ -113,8 +113,7 @@ void Artifact::checkDType(DType requested, const char *entry) const {
   if (requested != parsedManifest.dtype)
     throw RuntimeError("artifact '" + libraryPath + "' computes in " +
                        dtypeName(parsedManifest.dtype) + ", but " + entry +
-                       " was called with " + dtypeName(requested) +
-                       " buffers");
+                       " was called with " + dtypeName(requested) + " buffers");
 }
 
 void Artifact::checkInputTokens(bool tokens, const char *entry) const {
@@ -129,10 +128,11 @@ void Artifact::checkInputTokens(bool tokens, const char *entry) const {
 void Artifact::checkTargetRank(int rank, const char *entry) const {
   bool next = parsedManifest.targetKind == Manifest::TargetKind::NextTokens;
   if (rank != (next ? 3 : 2))
-    throw RuntimeError("artifact '" + libraryPath + "' takes " +
-                       (next ? "next tokens [M, B, T]" : "class indices [M, B]") +
-                       " as y, but " + entry + " was called with a y of rank " +
-                       std::to_string(rank));
+    throw RuntimeError(
+        "artifact '" + libraryPath + "' takes " +
+        (next ? "next tokens [M, B, T]" : "class indices [M, B]") +
+        " as y, but " + entry + " was called with a y of rank " +
+        std::to_string(rank));
 }
 
 Artifact::~Artifact() { close(); }

@@ -8,16 +8,16 @@ namespace runtime {
 /// An integer in [0, range) from 32 random bits (Lemire's multiply-shift;
 /// the bias, below range / 2^32, is far under anything a crop can show).
 static int64_t below(uint32_t bits, int64_t range) {
-  return static_cast<int64_t>((static_cast<uint64_t>(bits) *
-                               static_cast<uint64_t>(range)) >> 32);
+  return static_cast<int64_t>(
+      (static_cast<uint64_t>(bits) * static_cast<uint64_t>(range)) >> 32);
 }
 
 AugmentDraw drawAugment(uint64_t seed, int64_t epoch, int64_t position,
                         int64_t crop, bool flip) {
-  PhiloxCounter bits = philox4x32x10(
-      {static_cast<uint32_t>(position), static_cast<uint32_t>(epoch), 0,
-       kAugmentDomain},
-      makePhiloxKey(seed));
+  PhiloxCounter bits =
+      philox4x32x10({static_cast<uint32_t>(position),
+                     static_cast<uint32_t>(epoch), 0, kAugmentDomain},
+                    makePhiloxKey(seed));
   AugmentDraw draw;
   if (crop > 0) {
     draw.top = below(bits[0], 2 * crop + 1);

@@ -29,9 +29,10 @@ const char *betterBlasCoreType() {
     return nullptr; // the user's choice (or our re-execution)
   const char *core = blasCoreName();
   // The generic x86-64 cores OpenBLAS falls back to.
-  bool generic = !std::strcmp(core, "Prescott") || !std::strcmp(core, "Core2") ||
-                 !std::strcmp(core, "Nehalem") || !std::strcmp(core, "Katmai") ||
-                 !std::strcmp(core, "Penryn") || !std::strcmp(core, "Dunnington");
+  bool generic = !std::strcmp(core, "Prescott") ||
+                 !std::strcmp(core, "Core2") || !std::strcmp(core, "Nehalem") ||
+                 !std::strcmp(core, "Katmai") || !std::strcmp(core, "Penryn") ||
+                 !std::strcmp(core, "Dunnington");
   if (!generic)
     return nullptr;
 #if defined(__x86_64__)

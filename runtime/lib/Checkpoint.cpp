@@ -129,9 +129,8 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
   w.i64(kVersion);
   w.i64(static_cast<int64_t>(c.manifestDigest));
   for (int64_t v : {c.models, c.paramCount, c.bufferCount, c.slots, c.outputs,
-                    c.elementBytes,
-                    c.step, c.epochsStarted, c.batchInEpoch, c.runningWeight,
-                    c.metricsBytes})
+                    c.elementBytes, c.step, c.epochsStarted, c.batchInEpoch,
+                    c.runningWeight, c.metricsBytes})
     w.i64(v);
   for (double v : c.runningSums)
     w.f64(v);

@@ -1,8 +1,8 @@
 //===- DataRouting.cpp - which samples each model trains on ---------------===//
 #include "mbt/runtime/DataRouting.h"
 
-#include "mbt/runtime/Error.h"
 #include "mbt/common/Philox.h"
+#include "mbt/runtime/Error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,8 +58,8 @@ DataRouting::DataRouting(const Manifest &manifest, int64_t n) {
                           kBootstrapDomain);
       std::vector<int64_t> set(trainCount);
       for (int64_t &sample : set)
-        sample = sharedSample(
-            stream.nextBelow(static_cast<uint32_t>(trainCount)));
+        sample =
+            sharedSample(stream.nextBelow(static_cast<uint32_t>(trainCount)));
       setOf.push_back(static_cast<int64_t>(trainSets.size()));
       trainSets.push_back(std::move(set));
     }
@@ -74,8 +74,7 @@ DataRouting::DataRouting(const Manifest &manifest, int64_t n) {
     // A Fisher-Yates permutation keyed by the shuffle seed; fold f holds
     // positions [f * foldSize, (f + 1) * foldSize). The n mod k samples
     // past the last fold always train.
-    std::vector<int64_t> perm =
-        permutation(n, data.shuffleSeed, kFoldDomain);
+    std::vector<int64_t> perm = permutation(n, data.shuffleSeed, kFoldDomain);
     for (int64_t f = 0; f < k; ++f) {
       auto begin = perm.begin() + f * foldSize, end = begin + foldSize;
       validationSets.emplace_back(begin, end);

@@ -36,7 +36,8 @@ std::once_flag cudaOnce;
 
 bool loadCudaRuntime(std::string &why) {
   std::call_once(cudaOnce, [] {
-    for (const std::string &path : {cudaLibraryPath(), std::string(kCudaLibrary)}) {
+    for (const std::string &path :
+         {cudaLibraryPath(), std::string(kCudaLibrary)}) {
       cudaHandle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
       if (cudaHandle)
         return;

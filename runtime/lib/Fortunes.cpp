@@ -104,8 +104,7 @@ SequenceSplits loadFortunes(const std::string &dirIn, int64_t maxLength) {
   return splits;
 }
 
-SequenceSplits loadSequenceSplits(const std::string &name,
-                                  int64_t maxLength) {
+SequenceSplits loadSequenceSplits(const std::string &name, int64_t maxLength) {
   if (name != "fortunes")
     throw RuntimeError("unsupported sequence data set '" + name +
                        "' (this runtime knows: fortunes)");

@@ -149,7 +149,8 @@ IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
       throw RuntimeError(
           "'" + path + "' is truncated: expected " + std::to_string(count) +
           " bytes of idx data at byte offset " + std::to_string(start) +
-          ", but the data ended at byte offset " + std::to_string(in.position()));
+          ", but the data ended at byte offset " +
+          std::to_string(in.position()));
   }
   unsigned char extra;
   uint64_t dataEnd = in.position();

@@ -188,8 +188,8 @@ SequenceDataset loadJsonlSequences(const std::string &path,
     if (it == index.end())
       failAt(path, label.line, 1,
              "unknown class name \"" + label.name +
-                 "\" (the training data names " +
-                 std::to_string(names.size()) + " classes)");
+                 "\" (the training data names " + std::to_string(names.size()) +
+                 " classes)");
     dataset.labels.push_back(it->second);
   }
   dataset.labelNames = std::move(names);

@@ -92,8 +92,7 @@ template <typename T> void fillNaN(MemRef<T, 3> *c) {
     for (int64_t r = 0; r < c->sizes[1]; ++r)
       for (int64_t col = 0; col < c->sizes[2]; ++col)
         c->aligned[c->offset + i * c->strides[0] + r * c->strides[1] +
-                   col * c->strides[2]] =
-            std::numeric_limits<T>::quiet_NaN();
+                   col * c->strides[2]] = std::numeric_limits<T>::quiet_NaN();
 }
 
 /// Threads that run [begin, end) chunks of a loop; the caller runs the
@@ -194,9 +193,8 @@ template <typename T> std::string shapeOf(const MemRef<T, 3> &ref) {
 }
 #ifdef MBT_HAVE_OPENBLAS
 /// One GEMM in row-major order: sgemm or dgemm.
-inline void gemm(bool ta, bool tb, int m, int n, int k, const float *a,
-                 int lda, const float *b, int ldb, bool accumulate, float *c,
-                 int ldc) {
+inline void gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
+                 const float *b, int ldb, bool accumulate, float *c, int ldc) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
               accumulate ? 1.0f : 0.0f, c, ldc);
@@ -248,9 +246,9 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
       bn != n) {
     recordKernelError(std::string(name) + ": operand shapes do not agree: a " +
-                shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
-                shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
-                shapeOf(*c));
+                      shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
+                      shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
+                      shapeOf(*c));
     fillNaN(c);
     return;
   }

@@ -55,7 +55,7 @@ std::string statusOf(const ModelResult &row) {
   if (row.stoppedStep)
     return "stopped at step " + std::to_string(row.stoppedStep) +
            (row.stopReason.rfind("early", 0) == 0 ? " (early stopping)"
-                                                   : " (halving)");
+                                                  : " (halving)");
   return "ok";
 }
 
@@ -165,10 +165,15 @@ bool hasLossScale(const Leaderboard &board) {
 }
 
 std::string leaderboardToJson(const Leaderboard &board) {
-  static const std::set<std::string> reserved = {
-      "rank",        "model",      "seed",          "diverged",
-      "diverged_at_step", "stopped_at_step", "stop_reason",
-      "loss_scale",  "skipped_steps"};
+  static const std::set<std::string> reserved = {"rank",
+                                                 "model",
+                                                 "seed",
+                                                 "diverged",
+                                                 "diverged_at_step",
+                                                 "stopped_at_step",
+                                                 "stop_reason",
+                                                 "loss_scale",
+                                                 "skipped_steps"};
   auto finiteOrNull = [](double value) {
     return std::isfinite(value) ? nlohmann::ordered_json(value)
                                 : nlohmann::ordered_json();

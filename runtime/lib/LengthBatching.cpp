@@ -49,12 +49,11 @@ void checkLength(int64_t sample, int64_t length, int64_t budget) {
     throw RuntimeError("sample " + std::to_string(sample) +
                        " has no tokens: every sample needs at least one");
   if (length > budget)
-    throw RuntimeError("sample " + std::to_string(sample) + " has " +
-                       std::to_string(length) +
-                       " tokens, more than the token budget " +
-                       std::to_string(budget) +
-                       " of a step: raise the budget or cut long samples "
-                       "(max_length)");
+    throw RuntimeError(
+        "sample " + std::to_string(sample) + " has " + std::to_string(length) +
+        " tokens, more than the token budget " + std::to_string(budget) +
+        " of a step: raise the budget or cut long samples "
+        "(max_length)");
 }
 
 } // namespace
@@ -209,10 +208,9 @@ std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
     for (int64_t begin = 0; begin < n; begin += options.window) {
       int64_t end = std::min(n, begin + options.window);
       std::vector<int64_t> window(order.begin() + begin, order.begin() + end);
-      std::stable_sort(window.begin(), window.end(),
-                       [&](int64_t a, int64_t b) {
-                         return lengths[a] > lengths[b];
-                       });
+      std::stable_sort(window.begin(), window.end(), [&](int64_t a, int64_t b) {
+        return lengths[a] > lengths[b];
+      });
       size_t first = steps.size();
       for (int64_t k = 0; k < end - begin; k += batchSize)
         steps.push_back(makeStep(window.data() + k,
@@ -223,7 +221,8 @@ std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
     return steps;
   }
 
-  int64_t padTo = options.strategy == BatchingStrategy::FixedShape ? longest : 0;
+  int64_t padTo =
+      options.strategy == BatchingStrategy::FixedShape ? longest : 0;
   for (int64_t k = 0; k < n; k += batchSize)
     steps.push_back(
         makeStep(order.data() + k, std::min(batchSize, n - k), lengths, padTo));

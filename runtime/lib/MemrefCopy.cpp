@@ -39,8 +39,8 @@ memrefCopy(int64_t elemSize, UnrankedMemRef *src, UnrankedMemRef *dst) {
   int64_t rank = src->rank;
   DescriptorView s(*src), d(*dst);
   if (rank == 0) {
-    std::memcpy(d.aligned + d.offset * elemSize, s.aligned + s.offset * elemSize,
-                elemSize);
+    std::memcpy(d.aligned + d.offset * elemSize,
+                s.aligned + s.offset * elemSize, elemSize);
     return;
   }
   int64_t total = 1;

@@ -27,11 +27,20 @@ std::string escape(const std::string &text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -73,11 +82,10 @@ std::string chart(const std::string &output,
     auto it = r.values.find(output);
     if (it == r.values.end())
       continue;
-    std::map<int64_t, Series> *target =
-        r.split == "train"        ? &train
-        : r.split == "test"       ? &test
-        : r.split == "validation" ? &validation
-                                  : nullptr;
+    std::map<int64_t, Series> *target = r.split == "train"        ? &train
+                                        : r.split == "test"       ? &test
+                                        : r.split == "validation" ? &validation
+                                                                  : nullptr;
     if (!target)
       continue;
     (*target)[r.model].points.push_back({double(r.step), it->second});
@@ -115,8 +123,8 @@ std::string chart(const std::string &output,
   svg << "<g class=\"axis\">";
   for (int i = 0; i <= 4; ++i) {
     double v = lo + (hi - lo) * i / 4, s = maxStep * i / 4;
-    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight
-        << "\" y1=\"" << y(v) << "\" y2=\"" << y(v) << "\"/>"
+    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\""
+        << y(v) << "\" y2=\"" << y(v) << "\"/>"
         << "<text x=\"" << kLeft - 6 << "\" y=\"" << y(v) + 4
         << "\" text-anchor=\"end\">" << number(v) << "</text>"
         << "<text x=\"" << x(s) << "\" y=\"" << kHeight - kBottom + 16
@@ -126,8 +134,8 @@ std::string chart(const std::string &output,
       << kHeight - 4 << "\" text-anchor=\"middle\">train step</text></g>\n";
   // Worst first, so the best models are drawn on top.
   for (auto row = board.rows.rbegin(); row != board.rows.rend(); ++row) {
-    std::string color = colorOf(row->rank, int64_t(board.rows.size()),
-                                row->diverged);
+    std::string color =
+        colorOf(row->rank, int64_t(board.rows.size()), row->diverged);
     // Train solid, validation dotted, test dashed; points on the latter.
     auto draw = [&](const Series &series, const char *split,
                     const char *dashes) {
@@ -188,7 +196,8 @@ std::string table(const Leaderboard &board) {
          << "\"></span></td><td>" << row.rank << "</td><td>" << row.model
          << "</td>";
     for (size_t h = 0; h < board.hyperNames.size(); ++h)
-      html << "<td>" << (h < row.hyper.size() ? number(row.hyper[h], "%.6g") : "")
+      html << "<td>"
+           << (h < row.hyper.size() ? number(row.hyper[h], "%.6g") : "")
            << "</td>";
     html << "<td>" << row.seed << "</td>";
     for (size_t k = 0; k < board.outputs.size(); ++k)
@@ -224,13 +233,15 @@ std::vector<MetricsRecord> parseMetricsLog(const std::string &text) {
       if (key == "epoch" || key == "step" || key == "model" || key == "split")
         continue;
       // Outputs named like a field were written as metric_<name>.
-      std::string name = key.rfind("metric_", 0) == 0 &&
-                                 (key == "metric_epoch" || key == "metric_step" ||
-                                  key == "metric_model" || key == "metric_split")
-                             ? key.substr(7)
-                             : key;
-      r.values[name] = it->is_number() ? it->get<double>()
-                                       : std::numeric_limits<double>::quiet_NaN();
+      std::string name =
+          key.rfind("metric_", 0) == 0 &&
+                  (key == "metric_epoch" || key == "metric_step" ||
+                   key == "metric_model" || key == "metric_split")
+              ? key.substr(7)
+              : key;
+      r.values[name] = it->is_number()
+                           ? it->get<double>()
+                           : std::numeric_limits<double>::quiet_NaN();
     }
     records.push_back(std::move(r));
   }
@@ -249,7 +260,8 @@ std::string renderReport(const std::string &title,
        << ".chart path{fill:none;stroke-width:1.4;stroke-opacity:.85}\n"
        << ".axis line{stroke:#ddd}.axis text{font-size:11px;fill:#555}\n"
        << "table{border-collapse:collapse;font-size:13px}\n"
-       << "td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+       << "td,th{padding:2px 8px;text-align:right;border-bottom:1px solid "
+          "#eee}\n"
        << ".swatch{display:inline-block;width:10px;height:10px}\n"
        << "</style></head><body>\n<h1>" << escape(title) << "</h1>\n"
        << "<p>" << board.rows.size()
@@ -257,7 +269,8 @@ std::string renderReport(const std::string &title,
        << "dotted with points: the validation split; dashed with points: the "
        << "test split. Colors follow the rank (grey: diverged).</p>\n";
   for (const std::string &output : outputs)
-    html << "<h2>" << escape(output) << "</h2>\n" << chart(output, records, board);
+    html << "<h2>" << escape(output) << "</h2>\n"
+         << chart(output, records, board);
   html << "<h2>Leaderboard</h2>\n" << table(board) << "</body></html>\n";
   return html.str();
 }

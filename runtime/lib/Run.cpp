@@ -44,8 +44,8 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
                                             sequences.test, options);
       } else {
         data = loadDataSplits(manifest.data.name, request.dataDir);
-        trainer = std::make_unique<Trainer>(artifact, data.train, data.test,
-                                            options);
+        trainer =
+            std::make_unique<Trainer>(artifact, data.train, data.test, options);
       }
       if (!request.stepsFile.empty())
         trainer->useStepPlan(readStepPlan(request.stepsFile));
@@ -72,12 +72,12 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
       return 0;
     }
     makeTrainer();
-    int64_t trainCount = manifest.data.sequences() ? sequences.train.count()
-                                                   : data.train.count;
+    int64_t trainCount =
+        manifest.data.sequences() ? sequences.train.count() : data.train.count;
     if (!options.quiet)
       std::cerr << tool << ": " << (options.resume ? "resuming " : "")
-                << manifest.models << " models of '" << manifest.model
-                << "', " << trainCount << " training samples, results in "
+                << manifest.models << " models of '" << manifest.model << "', "
+                << trainCount << " training samples, results in "
                 << options.outDir << "\n";
     trainer->run();
   } catch (const std::exception &error) {

@@ -2,8 +2,8 @@
 
 #include "mbt/runtime/Sampler.h"
 
-#include "mbt/runtime/Error.h"
 #include "mbt/common/Philox.h"
+#include "mbt/runtime/Error.h"
 
 #include <algorithm>
 #include <numeric>
@@ -47,8 +47,7 @@ EpochBatches::EpochBatches(std::vector<int64_t> order,
             this->offsets.back() == static_cast<int64_t>(permutation.size());
   for (size_t b = 1; ok && b < this->offsets.size(); ++b)
     ok = this->offsets[b] > this->offsets[b - 1];
-  if (!this->widths.empty() &&
-      this->widths.size() + 1 != this->offsets.size())
+  if (!this->widths.empty() && this->widths.size() + 1 != this->offsets.size())
     ok = false;
   if (!ok)
     throw RuntimeError("planned steps must cover the order in non-empty, "

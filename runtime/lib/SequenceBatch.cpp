@@ -22,8 +22,7 @@ SequenceBatch gatherSequenceBatch(const SequenceDataset &data,
   SequenceBatch batch;
   batch.rows = static_cast<int64_t>(step.samples.size());
   batch.width = step.paddedLength;
-  batch.tokens.assign(static_cast<size_t>(batch.rows * batch.width),
-                      kPadToken);
+  batch.tokens.assign(static_cast<size_t>(batch.rows * batch.width), kPadToken);
   batch.lengths.reserve(static_cast<size_t>(batch.rows));
   for (int64_t r = 0; r < batch.rows; ++r) {
     int64_t sample = step.samples[r];

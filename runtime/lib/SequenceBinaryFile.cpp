@@ -107,8 +107,7 @@ SequenceDataset readSequenceFile(const std::string &path,
   Reader reader(path, bytes);
   if (bytes.size() < sizeof(kMagic) ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
-    reader.fail("not an .mbtseq file (it does not start with \"MBTSEQ01\")",
-                0);
+    reader.fail("not an .mbtseq file (it does not start with \"MBTSEQ01\")", 0);
   reader.string(sizeof(kMagic), "magic");
 
   SequenceDataset dataset;
@@ -119,7 +118,8 @@ SequenceDataset readSequenceFile(const std::string &path,
   uint64_t total = reader.scalar<uint64_t>("header");
   if (vocab < 1 || vocab > uint32_t(INT32_MAX))
     reader.fail("vocabulary size " + std::to_string(vocab) +
-                    " is outside [1, 2^31)", 8);
+                    " is outside [1, 2^31)",
+                8);
   if (flags & ~(kHasLabels | kHasLabelNames))
     reader.fail("unknown flag bits in flags " + std::to_string(flags), 12);
   dataset.vocabSize = static_cast<int32_t>(vocab);

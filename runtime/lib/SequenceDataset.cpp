@@ -77,7 +77,8 @@ SequenceDataset frameForNextTokens(const SequenceDataset &data,
   std::vector<int32_t> sample;
   for (int64_t i = 0; i < data.count(); ++i) {
     sample.assign(1, kBeginToken);
-    sample.insert(sample.end(), data.sample(i), data.sample(i) + data.length(i));
+    sample.insert(sample.end(), data.sample(i),
+                  data.sample(i) + data.length(i));
     sample.push_back(kEndToken);
     int64_t length = static_cast<int64_t>(sample.size());
     if (maxLength > 0)

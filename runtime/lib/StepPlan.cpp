@@ -17,8 +17,8 @@ std::string formatStepPlan(const std::vector<LengthGroup> &steps) {
     text += "{\"samples\": [";
     for (size_t i = 0; i < step.samples.size(); ++i)
       text += (i ? ", " : "") + std::to_string(step.samples[i]);
-    text += "], \"padded_length\": " + std::to_string(step.paddedLength) +
-            "}\n";
+    text +=
+        "], \"padded_length\": " + std::to_string(step.paddedLength) + "}\n";
   }
   return text;
 }
@@ -66,25 +66,29 @@ void checkStepPlan(const std::vector<LengthGroup> &steps,
   for (size_t s = 0; s < steps.size(); ++s) {
     for (int64_t sample : steps[s].samples) {
       if (sample < 0 || sample >= static_cast<int64_t>(lengths.size()))
-        throw RuntimeError("step " + std::to_string(s) + " of the plan takes "
-                           "sample " + std::to_string(sample) + ", but '" +
-                           dataName + "' has " +
-                           std::to_string(lengths.size()) + " samples");
+        throw RuntimeError("step " + std::to_string(s) +
+                           " of the plan takes "
+                           "sample " +
+                           std::to_string(sample) + ", but '" + dataName +
+                           "' has " + std::to_string(lengths.size()) +
+                           " samples");
       if (seen[sample]++)
         throw RuntimeError("the plan takes sample " + std::to_string(sample) +
                            " more than once");
       if (lengths[sample] > steps[s].paddedLength)
-        throw RuntimeError("step " + std::to_string(s) + " of the plan pads "
-                           "to " + std::to_string(steps[s].paddedLength) +
-                           " tokens, but its sample " +
-                           std::to_string(sample) + " has " +
-                           std::to_string(lengths[sample]));
+        throw RuntimeError("step " + std::to_string(s) +
+                           " of the plan pads "
+                           "to " +
+                           std::to_string(steps[s].paddedLength) +
+                           " tokens, but its sample " + std::to_string(sample) +
+                           " has " + std::to_string(lengths[sample]));
     }
   }
   for (size_t i = 0; i < seen.size(); ++i)
     if (!seen[i])
       throw RuntimeError("the plan leaves out sample " + std::to_string(i) +
-                         " of '" + dataName + "': a plan is one epoch, every "
+                         " of '" + dataName +
+                         "': a plan is one epoch, every "
                          "sample once");
 }
 

@@ -84,9 +84,9 @@ public:
       throw RuntimeError("a state dict entry of " +
                          std::to_string(data.size()) +
                          " bytes is too large for the .pt writer");
-    uint32_t crc = static_cast<uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(data.data()),
-              static_cast<uInt>(data.size())));
+    uint32_t crc = static_cast<uint32_t>(crc32(
+        crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(data.data()),
+        static_cast<uInt>(data.size())));
     size_t header = out.size();
     size_t extra = 0;
     if (align > 1) {
@@ -185,7 +185,7 @@ std::string torchStateDict(const std::vector<NamedTensor> &tensors) {
     p.integer(0); // storage offset
     p.intTuple(t.shape);
     p.intTuple(strides);
-    p.newFalse(); // requires_grad
+    p.newFalse();         // requires_grad
     p.emptyOrderedDict(); // backward hooks
     p.tuple();
     p.reduce();

@@ -90,8 +90,8 @@ Leaderboard Trainer::buildLeaderboard(
       row.validation = withPerplexity(validationMeans[model]);
     // A non-finite test loss is as much a divergence as a train one (an
     // empty test split gives NaN for everyone and says nothing).
-    row.diverged = diverged(model) ||
-                   (testCount() > 0 && !std::isfinite(row.test[0]));
+    row.diverged =
+        diverged(model) || (testCount() > 0 && !std::isfinite(row.test[0]));
     row.divergedStep = divergedAt[model];
     row.stoppedStep = stoppedAt[model];
     row.stopReason = stopReason[model];
@@ -101,7 +101,8 @@ Leaderboard Trainer::buildLeaderboard(
                               manifest.buffers[k].offset);
       };
       row.lossScale = buffer(scale->scaleBuffer);
-      row.skippedSteps = static_cast<int64_t>(buffer(scale->skippedStepsBuffer));
+      row.skippedSteps =
+          static_cast<int64_t>(buffer(scale->skippedStepsBuffer));
     }
     board.rows.push_back(std::move(row));
   }
@@ -197,7 +198,8 @@ Leaderboard Trainer::run() {
           metrics.append(lines);
         // A live leaderboard: each evaluation republishes it.
         if (evalNow)
-          publish(metrics.path(), buildLeaderboard(runningMeans(), tested, held));
+          publish(metrics.path(),
+                  buildLeaderboard(runningMeans(), tested, held));
         if (options.checkpointEvery > 0 &&
             stepCount % options.checkpointEvery == 0)
           writeCheckpoint(metrics.path());
@@ -263,7 +265,7 @@ Leaderboard Trainer::run() {
 }
 
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
-                             bool halve, ProgressMeter &progress) {
+                            bool halve, ProgressMeter &progress) {
   auto stop = [&](int64_t model, const std::string &reason) {
     stoppedAt[model] = stepCount;
     stopReason[model] = reason;
@@ -307,13 +309,13 @@ void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                         manifest.outputs[key.output]);
 }
 
-std::string Trainer::metricsLines(
-    int64_t epoch, const std::string &split,
-    const std::vector<std::vector<double>> &means) const {
+std::string
+Trainer::metricsLines(int64_t epoch, const std::string &split,
+                      const std::vector<std::vector<double>> &means) const {
   std::string lines;
   for (int64_t model = 0; model < m; ++model)
-    lines += formatMetricsLine(epoch, stepCount, model, split,
-                               manifest.outputs, means[model]);
+    lines += formatMetricsLine(epoch, stepCount, model, split, manifest.outputs,
+                               means[model]);
   return lines;
 }
 
@@ -325,10 +327,10 @@ void Trainer::publish(const std::string &metricsPath,
                       leaderboardToJson(board));
   std::string title = "mbt: " + std::to_string(m) + " models of '" +
                       manifest.model + "' (" + options.outDir + ")";
-  writeFileAtomically(
-      options.outDir + "/report.html",
-      renderReport(title, manifest.outputs,
-                   parseMetricsLog(readFileBytes(metricsPath)), board));
+  writeFileAtomically(options.outDir + "/report.html",
+                      renderReport(title, manifest.outputs,
+                                   parseMetricsLog(readFileBytes(metricsPath)),
+                                   board));
 }
 
 } // namespace runtime

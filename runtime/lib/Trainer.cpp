@@ -64,7 +64,8 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
   if (manifest.inputKind == Manifest::InputKind::Tokens)
     throw RuntimeError("artifact '" + artifact.path() +
                        "' takes token ids: train it on token sequences, not "
-                       "on data set '" + train.name + "'");
+                       "on data set '" +
+                       train.name + "'");
   checkData(train, manifest, artifact.path());
   checkData(test, manifest, artifact.path());
   if (train.count < 1)
@@ -204,9 +205,8 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
   loadedWeight = b;
 }
 
-void Trainer::loadAugmentedBatch(const Dataset &data,
-                                 const int64_t *positions, int64_t b,
-                                 int64_t first) {
+void Trainer::loadAugmentedBatch(const Dataset &data, const int64_t *positions,
+                                 int64_t b, int64_t first) {
   const std::vector<int64_t> &shape = manifest.inputShape;
   int64_t channels = shape.size() == 3 ? shape[0] : 1;
   int64_t height = shape[shape.size() - 2], width = shape.back();
@@ -218,8 +218,8 @@ void Trainer::loadAugmentedBatch(const Dataset &data,
       AugmentDraw draw =
           drawAugment(manifest.seeds[model], epochIndex, first + j,
                       manifest.data.crop, manifest.data.flip);
-      augmentImage(data.sample(sample), augmentScratch.data(), channels,
-                   height, width, manifest.data.crop, draw);
+      augmentImage(data.sample(sample), augmentScratch.data(), channels, height,
+                   width, manifest.data.crop, draw);
       xBuf.store((model * b + j) * f, augmentScratch.data(), f);
       y[j] = data.y[sample];
     }
@@ -255,8 +255,8 @@ template <typename T> void Trainer::reserveWorkspace() {
   auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, batch});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
   int64_t bytes = std::max(
-      artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper,
-                                       &step, &x, &y, &out),
+      artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper, &step,
+                                       &x, &y, &out),
       artifact.evalStepWorkspace<T>()(&params, &buffers, &x, &y, &out));
   if (manifest.device == Manifest::Device::CUDA) {
     if (bytes < 0)
@@ -356,8 +356,8 @@ void Trainer::reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b,
   workspace.reserve(
       train ? artifact.trainStepWorkspace<T, int32_t, YRank>()(
                   &params, &buffers, &state, &hyper, &step, &x, &y, &out)
-            : artifact.evalStepWorkspace<T, int32_t, YRank>()(
-                  &params, &buffers, &x, &y, &out));
+            : artifact.evalStepWorkspace<T, int32_t, YRank>()(&params, &buffers,
+                                                              &x, &y, &out));
 }
 
 template <typename T, typename X, int YRank>
@@ -376,11 +376,16 @@ void Trainer::callTrainStep(int64_t b) {
 template <typename T, typename X, int YRank>
 void Trainer::issueTrainStep(int64_t b) {
   const DevicePointers &d = onDevice;
-  auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
-  auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
-  auto state = makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
-  auto hyper = makeDenseMemRef<double, 2>(pick<double>(d.hyper, hyperBuf.data()), {m, h});
-  auto step = makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
+  auto params =
+      makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto buffers =
+      makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
+  auto state =
+      makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
+  auto hyper = makeDenseMemRef<double, 2>(
+      pick<double>(d.hyper, hyperBuf.data()), {m, h});
+  auto step =
+      makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
     reserveTokenWorkspace<T, YRank>(x, b, /*train=*/true);
@@ -401,8 +406,10 @@ void Trainer::callEvalStep(int64_t b) {
   if (device)
     uploadStepInputs(b, /*train=*/false);
   const DevicePointers &d = onDevice;
-  auto params = makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
-  auto buffers = makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
+  auto params =
+      makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
+  auto buffers =
+      makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
     reserveTokenWorkspace<T, YRank>(x, b, /*train=*/false);
@@ -479,8 +486,7 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
                          ? outBuf.get(model * k + col)
                          : std::numeric_limits<double>::quiet_NaN();
       lastTrainOut[model * k + col] = value;
-      runningSums[model * k + col] +=
-          value * static_cast<double>(loadedWeight);
+      runningSums[model * k + col] += value * static_cast<double>(loadedWeight);
     }
   }
   runningWeight += loadedWeight;
@@ -566,23 +572,22 @@ std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
                        "' takes token ids; it cannot evaluate data set '" +
                        data.name + "'");
   checkData(data, manifest, artifact.path());
-  return evaluateBatches(inOrder(data.count, batch),
-                         [&](const int64_t *indices, int64_t b) {
-                           loadBatch(data, indices, b);
-                         });
+  return evaluateBatches(
+      inOrder(data.count, batch),
+      [&](const int64_t *indices, int64_t b) { loadBatch(data, indices, b); });
 }
 
 std::vector<std::vector<double>> Trainer::evaluateValidation() {
   if (!routing.hasValidation())
     return {};
-  return evaluateBatches(
-      inOrder(routing.validationSize(), batch),
-      [&](const int64_t *positions, int64_t b) {
-        loadRoutedBatch(*trainData, positions, b,
-                        [&](int64_t model, int64_t pos) {
-                          return routing.validationSample(model, pos);
-                        });
-      });
+  return evaluateBatches(inOrder(routing.validationSize(), batch),
+                         [&](const int64_t *positions, int64_t b) {
+                           loadRoutedBatch(*trainData, positions, b,
+                                           [&](int64_t model, int64_t pos) {
+                                             return routing.validationSample(
+                                                 model, pos);
+                                           });
+                         });
 }
 
 std::vector<std::vector<double>> Trainer::runningMeans() const {

@@ -24,8 +24,8 @@ namespace runtime {
 
 namespace {
 std::vector<uint8_t> bytesOf(const FloatBuffer &buffer) {
-  const auto *data = static_cast<const uint8_t *>(
-      const_cast<FloatBuffer &>(buffer).raw());
+  const auto *data =
+      static_cast<const uint8_t *>(const_cast<FloatBuffer &>(buffer).raw());
   return std::vector<uint8_t>(data, data + buffer.bytes());
 }
 
@@ -40,8 +40,7 @@ int64_t fileSize(const std::string &path) {
 int64_t Trainer::completedEpochs() const {
   if (!epochBatches)
     return 0;
-  return batchIndex == epochBatches->numBatches() ? epochIndex + 1
-                                                  : epochIndex;
+  return batchIndex == epochBatches->numBatches() ? epochIndex + 1 : epochIndex;
 }
 
 RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
@@ -92,8 +91,7 @@ void Trainer::restore(const RunCheckpoint &c) {
     mismatch("its parameter, state or buffer bytes differ in size");
   // The cursor must lie inside the data order.
   if (c.epochsStarted > 0) {
-    auto batches =
-        makeEpochBatches(static_cast<uint32_t>(c.epochsStarted - 1));
+    auto batches = makeEpochBatches(static_cast<uint32_t>(c.epochsStarted - 1));
     if (c.batchInEpoch > batches->numBatches())
       mismatch("batch " + std::to_string(c.batchInEpoch) + " of an epoch of " +
                std::to_string(batches->numBatches()));
@@ -133,9 +131,9 @@ void Trainer::writeCheckpoint(const std::string &metricsPath) const {
 
 std::string Trainer::modelStateDict(int64_t model) const {
   syncFromDevice();
-  const auto *row = static_cast<const uint8_t *>(
-                        const_cast<FloatBuffer &>(paramsBuf).raw()) +
-                    paramsBuf.bytes() / m * model;
+  const auto *row =
+      static_cast<const uint8_t *>(const_cast<FloatBuffer &>(paramsBuf).raw()) +
+      paramsBuf.bytes() / m * model;
   size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
   std::vector<NamedTensor> tensors;
   for (const ParamSpec &param : manifest.params)
@@ -152,8 +150,9 @@ std::string Trainer::modelStateDict(int64_t model) const {
         manifest.lossScale->holds(static_cast<int64_t>(k)))
       continue;
     const ParamSpec &buffer = manifest.buffers[k];
-    tensors.push_back({buffer.name, buffer.shape, dtype(),
-                       bufferRow + element * static_cast<size_t>(buffer.offset)});
+    tensors.push_back(
+        {buffer.name, buffer.shape, dtype(),
+         bufferRow + element * static_cast<size_t>(buffer.offset)});
   }
   return torchStateDict(tensors);
 }

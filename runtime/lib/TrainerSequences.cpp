@@ -39,7 +39,8 @@ Trainer::Trainer(const Artifact &artifact, const SequenceDataset &train,
     throw RuntimeError("artifact '" + artifact.path() + "' takes " +
                        std::to_string(manifest.features) +
                        " float features per sample, not the token "
-                       "sequences of '" + train.name + "'");
+                       "sequences of '" +
+                       train.name + "'");
   checkSequences(train);
   checkSequences(test);
   if (train.count() < 1)
@@ -69,8 +70,9 @@ void Trainer::checkSequences(const SequenceDataset &data) const {
     return;
   }
   if (!data.hasLabels() && data.count() > 0)
-    throw RuntimeError("data set '" + data.name + "' has no labels for target '" +
-                       manifest.targetName + "'");
+    throw RuntimeError("data set '" + data.name +
+                       "' has no labels for target '" + manifest.targetName +
+                       "'");
   for (int64_t i = 0; i < data.count(); ++i)
     if (data.labels[i] >= manifest.classes)
       throw RuntimeError("data set '" + data.name + "': label " +
@@ -170,8 +172,7 @@ static void putRow(int32_t *block, int64_t j, int64_t width,
 }
 
 void Trainer::loadTokenBatch(const SequenceDataset &data,
-                             const int64_t *indices, int64_t b,
-                             int64_t width) {
+                             const int64_t *indices, int64_t b, int64_t width) {
   // A language model's row is its sample but the last token (shift 1).
   int64_t shift = nextTokens() ? 1 : 0;
   for (int64_t j = 0; j < b; ++j)
@@ -191,8 +192,8 @@ void Trainer::loadTokenBatch(const SequenceDataset &data,
     if (nextTokens()) {
       putRow(y0, j, width, sample + 1, length);
       // Targets that are the pad token add nothing to the loss.
-      loadedWeight += length - std::count(sample + 1, sample + 1 + length,
-                                          kPadToken);
+      loadedWeight +=
+          length - std::count(sample + 1, sample + 1 + length, kPadToken);
     } else {
       y0[j] = data.labels[indices[j]];
     }
@@ -215,7 +216,8 @@ Trainer::evaluate(const SequenceDataset &data) {
   if (!trainSeq)
     throw RuntimeError("artifact '" + artifact.path() +
                        "' takes float features; it cannot evaluate the "
-                       "token sequences of '" + data.name + "'");
+                       "token sequences of '" +
+                       data.name + "'");
   checkSequences(data);
   return evaluatePlanned(data, *planEvaluation(data));
 }

@@ -76,8 +76,7 @@ int usageError(const std::string &message) {
 }
 
 /// A non-negative integer flag; false (after printing why) if malformed.
-bool integerFlag(const Arguments &args, const std::string &flag,
-                 int64_t &out) {
+bool integerFlag(const Arguments &args, const std::string &flag, int64_t &out) {
   auto it = args.flags.find(flag);
   if (it == args.flags.end())
     return true;
@@ -144,8 +143,9 @@ int runStats(const Arguments &args, const SequenceLoadOptions &options) {
   for (int64_t length : lengths)
     total += length;
   auto quantile = [&](double q) {
-    return sorted.empty() ? 0
-                          : sorted[static_cast<size_t>(q * (sorted.size() - 1))];
+    return sorted.empty()
+               ? 0
+               : sorted[static_cast<size_t>(q * (sorted.size() - 1))];
   };
   std::cout << source << ": " << lengths.size() << " samples, " << total
             << " tokens\n"
@@ -171,7 +171,8 @@ int runBatch(const Arguments &args, const SequenceLoadOptions &options) {
       !integerFlag(args, "--window", batching.window) ||
       !integerFlag(args, "--batch-size", batching.batchSize) ||
       !integerFlag(args, "--step-cost", batching.stepCost) ||
-      !integerFlag(args, "--seed", seed) || !integerFlag(args, "--epoch", epoch))
+      !integerFlag(args, "--seed", seed) ||
+      !integerFlag(args, "--epoch", epoch))
     return 2;
   batching.seed = static_cast<uint64_t>(seed);
   std::vector<int64_t> lengths = sourceLengths(args.positional[0], options);
@@ -179,9 +180,9 @@ int runBatch(const Arguments &args, const SequenceLoadOptions &options) {
   auto start = std::chrono::steady_clock::now();
   std::vector<LengthGroup> steps =
       planEpoch(lengths, batching, static_cast<uint32_t>(epoch));
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   BatchingStats stats = summarizeSteps(steps);
 
   auto out = args.flags.find("--steps-out");
@@ -228,9 +229,9 @@ int main(int argc, char **argv) {
     std::cout << kUsage;
     return 0;
   }
-  const char *valued[] = {"--strategy", "--token-budget", "--window",
-                          "--batch-size", "--step-cost", "--seed", "--epoch", "--max-length",
-                          "--steps-out"};
+  const char *valued[] = {"--strategy",   "--token-budget", "--window",
+                          "--batch-size", "--step-cost",    "--seed",
+                          "--epoch",      "--max-length",   "--steps-out"};
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--json") {

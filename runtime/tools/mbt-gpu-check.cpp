@@ -103,11 +103,10 @@ struct HostBatch {
   std::vector<int32_t> y;
 
   explicit HostBatch(const Manifest &man)
-      : m(man.models), p(man.paramCount), q(man.bufferCount),
-        s(man.numSlots()), h(man.numHyper()), k(man.numOutputs()),
-        b(man.data.batch), f(man.features), params(m * p), buffers(m * q),
-        state(s * m * p, 0.0f), x(b * f), out(m * k), hyper(m * h), step(m),
-        y(m * b) {
+      : m(man.models), p(man.paramCount), q(man.bufferCount), s(man.numSlots()),
+        h(man.numHyper()), k(man.numOutputs()), b(man.data.batch),
+        f(man.features), params(m * p), buffers(m * q), state(s * m * p, 0.0f),
+        x(b * f), out(m * k), hyper(m * h), step(m), y(m * b) {
     initAllParams(man, params.data());
     for (int64_t i = 0; i < m; ++i)
       initModelBuffers(man, man.seeds[i], buffers.data() + i * q);
@@ -159,8 +158,8 @@ struct StepArgs {
                                          &step, &x, &y, &out);
   }
   void train(const Artifact &artifact, WorkspaceRef *workspace) {
-    artifact.trainStep()(&params, &buffers, &state, &hyper, &step, &x, &y,
-                         &out, workspace);
+    artifact.trainStep()(&params, &buffers, &state, &hyper, &step, &x, &y, &out,
+                         workspace);
   }
 };
 
@@ -173,9 +172,8 @@ struct DeviceBatch {
         buffers(sizeof(float) * std::max<size_t>(hb.buffers.size(), 1)),
         state(sizeof(float) * hb.state.size()),
         hyper(sizeof(double) * hb.hyper.size()),
-        step(sizeof(double) * hb.step.size()),
-        x(sizeof(float) * hb.x.size()), y(sizeof(int32_t) * hb.y.size()),
-        out(sizeof(float) * hb.out.size()) {
+        step(sizeof(double) * hb.step.size()), x(sizeof(float) * hb.x.size()),
+        y(sizeof(int32_t) * hb.y.size()), out(sizeof(float) * hb.out.size()) {
     params.upload(hb.params.data(), params.size());
     buffers.upload(hb.buffers.data(), sizeof(float) * hb.buffers.size());
     state.upload(hb.state.data(), state.size());
@@ -187,8 +185,9 @@ struct DeviceBatch {
   WorkspaceRef reserveWorkspace(StepArgs &stepArgs, const Artifact &artifact) {
     workspace = cuda::DeviceBuffer(static_cast<size_t>(
         std::max<int64_t>(stepArgs.workspaceBytes(artifact), 1)));
-    return makeDenseMemRef<uint8_t, 1>(static_cast<uint8_t *>(workspace.data()),
-                                       {static_cast<int64_t>(workspace.size())});
+    return makeDenseMemRef<uint8_t, 1>(
+        static_cast<uint8_t *>(workspace.data()),
+        {static_cast<int64_t>(workspace.size())});
   }
 
   /// Uploads `hb`'s batch and step numbers, then runs one train step.
@@ -201,14 +200,12 @@ struct DeviceBatch {
   }
 
   StepArgs args(const HostBatch &hb) {
-    return StepArgs(hb, static_cast<float *>(params.data()),
-                    static_cast<float *>(buffers.data()),
-                    static_cast<float *>(state.data()),
-                    static_cast<double *>(hyper.data()),
-                    static_cast<double *>(step.data()),
-                    static_cast<float *>(x.data()),
-                    static_cast<int32_t *>(y.data()),
-                    static_cast<float *>(out.data()));
+    return StepArgs(
+        hb, static_cast<float *>(params.data()),
+        static_cast<float *>(buffers.data()),
+        static_cast<float *>(state.data()), static_cast<double *>(hyper.data()),
+        static_cast<double *>(step.data()), static_cast<float *>(x.data()),
+        static_cast<int32_t *>(y.data()), static_cast<float *>(out.data()));
   }
 };
 
@@ -245,7 +242,8 @@ bool checkAlone(const Arguments &args, const Manifest &batchManifest,
   bool agree = true;
   std::vector<int64_t> picks{0, 1, models / 2, models - 1};
   std::printf("%-6s %14s %14s   (alone on the GPU against its row of the "
-              "batch)\n", "model", "rel. diff", "verdict");
+              "batch)\n",
+              "model", "rel. diff", "verdict");
   for (size_t n = 0; n < picks.size(); ++n) {
     int64_t i = picks[n];
     if (i >= models || (n > 0 && i == picks[n - 1]))
@@ -263,8 +261,8 @@ bool checkAlone(const Arguments &args, const Manifest &batchManifest,
       checkCuda(("alone step " + std::to_string(t)).c_str());
     }
     dev.params.download(one.params.data(), dev.params.size());
-    double rel = relativeDifference(&batchParams[i * one.p], one.params.data(),
-                                    one.p);
+    double rel =
+        relativeDifference(&batchParams[i * one.p], one.params.data(), one.p);
     bool ok = rel <= 1e-6;
     agree = agree && ok;
     std::printf("%-6lld %14.3e %14s\n", static_cast<long long>(i), rel,
@@ -290,9 +288,8 @@ int run(const Arguments &args) {
   HostBatch host(man), device(man);
   DeviceBatch dev(device);
   StepArgs cpuArgs(host, host.params.data(), host.buffers.data(),
-                   host.state.data(),
-                   host.hyper.data(), host.step.data(), host.x.data(),
-                   host.y.data(), host.out.data());
+                   host.state.data(), host.hyper.data(), host.step.data(),
+                   host.x.data(), host.y.data(), host.out.data());
   StepArgs gpuArgs = dev.args(device);
   Workspace cpuWorkspace;
   cpuWorkspace.reserve(cpuArgs.workspaceBytes(cpu));
@@ -323,10 +320,10 @@ int run(const Arguments &args) {
       std::printf("%-6lld %14.3e %14s\n", static_cast<long long>(i), rel,
                   ok ? "ok" : "DIFFERS");
   }
-  std::printf("%lld models, %lld steps: %s (tolerance %.1e)\n",
-              static_cast<long long>(host.m), static_cast<long long>(args.steps),
-              agree ? "GPU matches CPU" : "GPU DIFFERS FROM CPU",
-              args.tolerance);
+  std::printf(
+      "%lld models, %lld steps: %s (tolerance %.1e)\n",
+      static_cast<long long>(host.m), static_cast<long long>(args.steps),
+      agree ? "GPU matches CPU" : "GPU DIFFERS FROM CPU", args.tolerance);
 
   if (!args.aloneArtifact.empty() &&
       !checkAlone(args, man, device.params, host.m))

@@ -97,7 +97,7 @@ bool parseArguments(int argc, char **argv, RunRequest &request) {
       const char *v = value(arg.c_str());
       if (!v)
         return false;
-      (arg == "--out" ? train.outDir
+      (arg == "--out"        ? train.outDir
        : arg == "--data-dir" ? request.dataDir
                              : request.stepsFile) = v;
     } else if (arg == "--resume") {

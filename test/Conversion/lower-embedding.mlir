@@ -7,12 +7,12 @@
 // adding, position by position, the gradient into the row its index picks.
 
 // CHECK-LABEL: func.func @lookup
-// CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %c1 : tensor<3x10x4xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.dim %arg0, %{{c1(_[0-9a-z]+)?}} : tensor<3x10x4xf32>
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]{{.*}} ins(%arg1 : tensor<3x?x5xi32>) outs(%{{.*}} : tensor<3x?x5x4xf32>)
 // CHECK:           %[[I:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK-DAG:       arith.cmpi slt, %[[I]], %[[ROWS]] : index
-// CHECK-DAG:       arith.cmpi sge, %[[I]], %c0 : index
-// CHECK:           %[[ROW:.*]] = arith.select %{{.*}}, %[[I]], %c0 : index
+// CHECK-DAG:       arith.cmpi sge, %[[I]], %{{c0(_[0-9a-z]+)?}} : index
+// CHECK:           %[[ROW:.*]] = arith.select %{{.*}}, %[[I]], %{{c0(_[0-9a-z]+)?}} : index
 // CHECK:           %[[M:.*]] = linalg.index 0 : index
 // CHECK:           %[[D:.*]] = linalg.index 3 : index
 // CHECK:           tensor.extract %arg0[%[[M]], %[[ROW]], %[[D]]] : tensor<3x10x4xf32>
@@ -27,7 +27,7 @@ func.func @lookup(%w: tensor<3x10x4xf32>, %i: tensor<3x?x5xi32>) -> tensor<3x?x5
 // CHECK:         %[[ZERO:.*]] = linalg.fill ins(%cst : f32) outs(%{{.*}} : tensor<3x10x4xf32>)
 // CHECK:         scf.forall (%[[M:.*]], %[[D:.*]]) in (3, 4) shared_outs(%[[T:.*]] = %[[ZERO]])
 // CHECK:           %[[COL:.*]] = tensor.extract_slice %[[T]][%[[M]], 0, %[[D]]] [1, 10, 1] [1, 1, 1] : tensor<3x10x4xf32> to tensor<10xf32>
-// CHECK:           %[[SUM:.*]] = scf.for %[[P:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %[[COL]])
+// CHECK:           %[[SUM:.*]] = scf.for %[[P:.*]] = %{{c0(_[0-9a-z]+)?}} to %{{.*}} step %{{c1(_[0-9a-z]+)?}} iter_args(%[[ACC:.*]] = %[[COL]])
 // CHECK:             tensor.extract %arg0[%[[M]], %[[P]]] : tensor<3x?xi32>
 // CHECK:             scf.if
 // CHECK:               %[[G:.*]] = tensor.extract %arg1[%[[M]], %[[P]], %[[D]]] : tensor<3x?x4xf32>

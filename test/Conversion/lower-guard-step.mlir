@@ -7,7 +7,6 @@
 // the loss there (NaN otherwise).
 
 // CHECK-LABEL: func.func @guard
-// CHECK:         %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
 // CHECK:         %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<4xi32>)
 // CHECK:         %[[BAD:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<4x10xf32>) outs(%[[ZEROS]] : tensor<4xi32>)
 // CHECK:           %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
@@ -27,6 +26,7 @@
 // CHECK:           linalg.yield %[[KEPT]] : f64
 // ... and the reported loss, NaN where the model does not step.
 // CHECK:         %[[LOSS:.*]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<4xf32>)
+// CHECK:           %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
 // CHECK:           arith.select %{{.*}}, %{{.*}}, %[[NAN]] : f32
 // CHECK:         return %[[STEP]], %[[LOSS]]
 // CHECK-NOT:     mbt.guard_step
@@ -38,8 +38,8 @@ func.func @guard(%t: tensor<4xf64>, %g: tensor<4x10xf32>, %l: tensor<4xf32>)
 
 // An f64 model tests the 11 exponent bits of a double.
 // CHECK-LABEL: func.func @guard_f64
-// CHECK:         arith.constant 9218868437227405312 : i64
 // CHECK:         arith.bitcast %{{.*}} : f64 to i64
+// CHECK:         arith.constant 9218868437227405312 : i64
 func.func @guard_f64(%t: tensor<2xf64>, %g: tensor<2x3xf64>, %l: tensor<2xf64>)
     -> (tensor<2xf64>, tensor<2xf64>) {
   %s, %r = mbt.guard_step %t, %g, %l : tensor<2xf64>, tensor<2x3xf64>, tensor<2xf64>

@@ -30,13 +30,13 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 // The rule stays until the metadata is dropped.
 // CHECK:       mbt.optimizer @sgd
 // CHECK-LABEL: func.func @update
-// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // The scalars, twice (the second with weight_decay = 0).
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]
 // CHECK:           arith.truncf
 // CHECK:           linalg.yield {{.*}} : f32, f32, f32
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel"]
-// CHECK:           arith.truncf %[[ZERO]]
+// CHECK:           %[[NOWD:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:           arith.truncf %[[NOWD]]
 // CHECK:           linalg.yield {{.*}} : f32, f32, f32
 // The one loop nest: only the weight decay scalar is chosen per column.
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
@@ -45,6 +45,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 // CHECK:           %[[W:.*]] = arith.select %[[DECAYS]], %[[WD]], %[[WD0]] : f32
 // CHECK:           arith.mulf %[[W]], %[[P]] : f32
 // CHECK:           %[[NEWP:.*]] = arith.subf %[[P]], %{{.*}} : f32
+// CHECK:           %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK:           %[[STEPS:.*]] = arith.cmpf one, %[[STEP]], %[[ZERO]] : f64
 // CHECK:           %[[P1:.*]] = arith.select %[[STEPS]], %[[NEWP]], %[[P]] : f32
 // CHECK:           %[[BUF1:.*]] = arith.select %[[STEPS]], %{{.*}}, %[[BUF]] : f32
@@ -62,7 +63,7 @@ mbt.optimizer @sgd attributes {hyper = ["lr", "momentum", "weight_decay"], slots
 // ONE-NEXT:    ^bb0(%[[G:.*]]: f32, %[[LR:.*]]: f64, %[[MOM:.*]]: f64, %[[WD:.*]]: f64, %[[T:.*]]: f64, %[[MASK:.*]]: f32, %[[P:.*]]: f32, %[[BUF:.*]]: f32):
 // ONE:           arith.truncf %[[LR]]
 // ONE:           %[[WD32:.*]] = arith.truncf %[[WD]]
-// ONE:           %[[WD0:.*]] = arith.truncf %{{.*}} : f64 to f32
+// ONE:           %[[WD0:.*]] = arith.truncf %cst{{.*}} : f64 to f32
 // ONE:           %[[DECAYS:.*]] = arith.cmpf one, %[[MASK]]
 // ONE:           %[[W:.*]] = arith.select %[[DECAYS]], %[[WD32]], %[[WD0]] : f32
 // ONE:           arith.mulf %[[W]], %[[P]] : f32

@@ -6,8 +6,8 @@
 // gather, for each input element, the windows that read it.
 
 // CHECK-LABEL: func.func @max_pool
-// CHECK:         arith.constant 0xFF800000 : f32
 // CHECK:         %{{.*}}:2 = linalg.generic {{.*}}outs(%{{.*}}, %{{.*}} : tensor<?x3x4x4xf32>, tensor<?x3x4x4xi32>)
+// CHECK:           arith.constant 0xFF800000 : f32
 // CHECK-COUNT-4:   arith.cmpf ogt
 // CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, i32
 // Windows that do not overlap (kernel 2, stride 2): the adjoint reads the

@@ -102,9 +102,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 0: { // an images file, with labels that fit up to 64 images
       std::string images = scratch("images"), labels = scratch("labels");
       writeFile(images, file, n);
-      uint32_t count = n >= 8 ? (uint32_t(file[4]) << 24 | uint32_t(file[5]) << 16 |
-                                 uint32_t(file[6]) << 8 | file[7])
-                              : 0;
+      uint32_t count =
+          n >= 8 ? (uint32_t(file[4]) << 24 | uint32_t(file[5]) << 16 |
+                    uint32_t(file[6]) << 8 | file[7])
+                 : 0;
       writeLabels(labels, count < 64 ? count : 64);
       loadIdxClassification(images, labels, "fuzz");
       break;

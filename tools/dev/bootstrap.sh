@@ -13,7 +13,8 @@ packages=(build-essential cmake ninja-build python3
   zlib1g-dev nlohmann-json3-dev dataset-fashion-mnist libtorch-dev
   python3-torch  # test/python: mbt's .pt state dicts, loaded by PyTorch
   fortunes  # the default text task (docs/data.md)
-  clang-14 libclang-rt-14-dev)  # clang + libFuzzer: tools/dev/fuzz.sh
+  clang-14 libclang-rt-14-dev  # clang + libFuzzer: tools/dev/fuzz.sh
+  clang-format-19)  # tools/dev/format.sh: the sources' layout (.clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

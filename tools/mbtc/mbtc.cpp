@@ -1,7 +1,7 @@
 //===- mbtc.cpp - the mbt compiler driver ---------------------------------===//
 //
-//   mbtc [--emit=STAGE] [-o OUT] FILE.mbt|FILE.mlir    compile, or print a stage
-//   mbtc train FILE.mbt [--out DIR] [--epochs N] ...   compile and train
+//   mbtc [--emit=STAGE] [-o OUT] FILE.mbt|FILE.mlir    compile, or print a
+//   stage mbtc train FILE.mbt [--out DIR] [--epochs N] ...   compile and train
 //
 // Without --emit, mbtc writes the artifact (a shared library, docs/abi.md).
 // Errors are MLIR diagnostics: file:line:col, a caret, exit status 1.
@@ -36,11 +36,14 @@ namespace cl = llvm::cl;
 using namespace mlir;
 
 static cl::OptionCategory category("mbtc options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.mbt|module.mlir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<spec.mbt|module.mlir>"),
                                       cl::init("-"), cl::cat(category));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout "
-                                                     "for --emit, model.so otherwise)"),
-                                       cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string>
+    outputFile("o",
+               cl::desc("Output file (default: stdout "
+                        "for --emit, model.so otherwise)"),
+               cl::value_desc("file"), cl::cat(category));
 /// What mbtc writes: the artifact, or one stage of the pipeline.
 enum class Emit {
   Artifact,
@@ -67,8 +70,9 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR, optimized"),
         clEnumValN(Emit::PTX, "ptx", "the kernels of --target=cuda, as PTX")),
     cl::init(Emit::Artifact), cl::cat(category));
-static cl::opt<bool> useBlas("blas", cl::desc("Call BLAS for batched matmuls "
-                                              "(default on; off: generated loops)"),
+static cl::opt<bool> useBlas("blas",
+                             cl::desc("Call BLAS for batched matmuls "
+                                      "(default on; off: generated loops)"),
                              cl::init(true), cl::cat(category));
 static cl::opt<bool> parallelLoops(
     "parallel",
@@ -87,9 +91,10 @@ static cl::opt<Target> target(
                           "runs where the CUDA runtime (libmbt_runtime_cuda) "
                           "and a GPU are")),
     cl::init(Target::CPU), cl::cat(category));
-static cl::opt<std::string> cudaChip(
-    "cuda-chip", cl::desc("NVIDIA architecture of the kernels (default sm_90)"),
-    cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string>
+    cudaChip("cuda-chip",
+             cl::desc("NVIDIA architecture of the kernels (default sm_90)"),
+             cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(category));
 static cl::opt<bool> vectorMatmuls(
     "vector-matmul",
     cl::desc("Generate register-blocked vector kernels for the batched "
@@ -97,17 +102,18 @@ static cl::opt<bool> vectorMatmuls(
              "and all with it off, follow --blas)"),
     cl::init(false), cl::cat(category));
 // Tuning knobs of --vector-matmul (docs/benchmarks.md compares them).
-static cl::opt<int64_t> vectorMatmulRows(
-    "vector-matmul-rows", cl::desc("Rows of C per register panel"),
-    cl::init(6), cl::Hidden, cl::cat(category));
+static cl::opt<int64_t>
+    vectorMatmulRows("vector-matmul-rows",
+                     cl::desc("Rows of C per register panel"), cl::init(6),
+                     cl::Hidden, cl::cat(category));
 static cl::opt<int64_t> vectorMatmulVectors(
     "vector-matmul-vectors",
     cl::desc("Vectors of C per panel row (0: 4 for 512-bit vectors, else 2)"),
     cl::init(0), cl::Hidden, cl::cat(category));
-static cl::opt<int64_t> vectorMatmulKBlock(
-    "vector-matmul-k-block",
-    cl::desc("Contraction steps per pass over C (0: all)"), cl::init(0),
-    cl::Hidden, cl::cat(category));
+static cl::opt<int64_t>
+    vectorMatmulKBlock("vector-matmul-k-block",
+                       cl::desc("Contraction steps per pass over C (0: all)"),
+                       cl::init(0), cl::Hidden, cl::cat(category));
 static cl::opt<bool> planWorkspace(
     "workspace",
     cl::desc("Keep the steps' temporaries in one buffer the runtime allocates "
@@ -129,17 +135,20 @@ static cl::opt<bool> splitInput(
     cl::init(false), cl::cat(category));
 
 static cl::OptionCategory trainCategory("mbtc train options");
-static cl::opt<std::string> outDir("out", cl::desc("Results directory "
-                                                   "(default: results/<spec name>)"),
-                                   cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<std::string> outDir("out",
+                                   cl::desc("Results directory "
+                                            "(default: results/<spec name>)"),
+                                   cl::value_desc("dir"),
+                                   cl::cat(trainCategory));
 static cl::opt<int> epochs("epochs", cl::desc("Override the sweep's epochs"),
                            cl::init(-1), cl::cat(trainCategory));
-static cl::opt<std::string> dataDir("data-dir",
-                                    cl::desc("Fashion-MNIST directory (default: "
-                                             "$MBT_DATA_DIR or Debian's)"),
-                                    cl::value_desc("dir"), cl::cat(trainCategory));
-static cl::opt<bool> quiet("quiet", cl::desc("No progress line"), cl::init(false),
-                           cl::cat(trainCategory));
+static cl::opt<std::string>
+    dataDir("data-dir",
+            cl::desc("Fashion-MNIST directory (default: "
+                     "$MBT_DATA_DIR or Debian's)"),
+            cl::value_desc("dir"), cl::cat(trainCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
+                           cl::init(false), cl::cat(trainCategory));
 static cl::opt<bool> jsonOutput(
     "json",
     cl::desc("Print the leaderboard as JSON on stdout (leaderboard.json's "
@@ -183,8 +192,8 @@ static ::mbt::FrontendOptions frontendOptions;
 static OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
                                         MLIRContext &ctx, bool printAst,
                                         llvm::raw_ostream &os) {
-  StringRef name =
-      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+  StringRef name = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                       ->getBufferIdentifier();
   if (name.ends_with(".mlir"))
     return parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   std::unique_ptr<::mbt::ModuleAST> ast =
@@ -273,9 +282,8 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       os << "\n";
       return success();
     }
-    return ::mbt::emitArtifact(*module, manifest,
-                               emit == Emit::LLVMIR ? &os : nullptr,
-                               libraryPath);
+    return ::mbt::emitArtifact(
+        *module, manifest, emit == Emit::LLVMIR ? &os : nullptr, libraryPath);
   }();
   if (verifyDiagnostics)
     return verifier->verify();
@@ -290,7 +298,8 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
     llvm::errs() << "mbtc: error: " << error << "\n";
     return 1;
   }
-  std::string outPath = printStage && outputFile.empty() ? "-" : outputFile.getValue();
+  std::string outPath =
+      printStage && outputFile.empty() ? "-" : outputFile.getValue();
   std::unique_ptr<llvm::ToolOutputFile> output;
   if (printStage) {
     output = openOutputFile(outPath, &error);
@@ -304,10 +313,10 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
                      llvm::raw_ostream &) {
     return compileBuffer(std::move(chunk), ctx, libraryPath, os);
   };
-  LogicalResult result =
-      splitInput ? splitAndProcessBuffer(std::move(input), process, os,
-                                         "# -----", "// -----")
-                 : process(std::move(input), os);
+  LogicalResult result = splitInput
+                             ? splitAndProcessBuffer(std::move(input), process,
+                                                     os, "# -----", "// -----")
+                             : process(std::move(input), os);
   if (failed(result))
     return 1;
   if (output)
@@ -317,7 +326,7 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
 
 /// The run the train options ask for, of `artifact` into `dir`.
 static ::mbt::runtime::RunRequest runRequest(StringRef artifact,
-                                            StringRef dir) {
+                                             StringRef dir) {
   ::mbt::runtime::RunRequest request;
   request.artifact = artifact.str();
   request.dataDir = dataDir;
@@ -354,11 +363,11 @@ static int resumeMain() {
 }
 
 static int trainMain(MLIRContext &ctx) {
-  for (auto [flag, value] : {std::pair<const char *, int>{"checkpoint-every",
-                                                        checkpointEvery},
-                             {"eval-every", evalEvery},
-                             {"early-stop", earlyStop},
-                             {"halve-every", halveEvery}}) {
+  for (auto [flag, value] :
+       {std::pair<const char *, int>{"checkpoint-every", checkpointEvery},
+        {"eval-every", evalEvery},
+        {"early-stop", earlyStop},
+        {"halve-every", halveEvery}}) {
     if (value < 0) {
       llvm::errs() << "mbtc: error: --" << flag << " takes N >= 0, got "
                    << value << "\n";
@@ -376,8 +385,8 @@ static int trainMain(MLIRContext &ctx) {
   if (dir.empty())
     dir = ("results/" + llvm::sys::path::stem(inputFile)).str();
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    llvm::errs() << "mbtc: error: cannot create '" << dir << "': " << ec.message()
-                 << "\n";
+    llvm::errs() << "mbtc: error: cannot create '" << dir
+                 << "': " << ec.message() << "\n";
     return 1;
   }
   SmallString<256> library(dir);
@@ -385,12 +394,12 @@ static int trainMain(MLIRContext &ctx) {
   auto start = std::chrono::steady_clock::now();
   if (int status = compileMain(library, ctx))
     return status;
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                 start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (!quiet && !jsonOutput)
-    llvm::errs() << "mbtc: compiled " << inputFile << " to " << library << " in "
-                 << llvm::format("%.2f", seconds) << " s\n";
+    llvm::errs() << "mbtc: compiled " << inputFile << " to " << library
+                 << " in " << llvm::format("%.2f", seconds) << " s\n";
   return ::mbt::runtime::runArtifact(runRequest(library, dir), "mbtc");
 }
 
@@ -417,13 +426,14 @@ int main(int argc, char **argv) {
       "  mbtc [options] spec.mbt            write the artifact (model.so)\n"
       "  mbtc --emit=STAGE spec.mbt         print a stage of the pipeline\n"
       "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n"
-      "  mbtc train --resume DIR            continue a run from its checkpoint\n");
+      "  mbtc train --resume DIR            continue a run from its "
+      "checkpoint\n");
 
   // An installed mbtc finds the standard library next to it.
   std::string self =
       llvm::sys::fs::getMainExecutable(argv[0], (void *)&frontendOptions);
-  SmallString<256> installed(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(self)));
+  SmallString<256> installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(installed, "share", "mbt", "stdlib");
   frontendOptions.stdlibDir = ::mbt::findStdlibDir(stdlibDir, installed);
 

@@ -88,8 +88,7 @@ struct LinalgToBlasPass
       if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
           attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
         format = attr.getValue();
-      func::FuncOp kernel =
-          getOrDeclareKernel(module, element, device, format);
+      func::FuncOp kernel = getOrDeclareKernel(module, element, device, format);
       MemRefType dyn = dynamicStrided3D(element);
       Operation *zeroing = zeroingBefore(op);
       rewriter.setInsertionPoint(op);

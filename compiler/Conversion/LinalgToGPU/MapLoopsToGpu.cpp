@@ -67,8 +67,8 @@ struct MapLoopsToGpuPass
   void runOnOperation() override {
     if (threadsX < 1 || threadsY < 1 || threadsX * threadsY > 1024) {
       getOperation().emitError()
-          << "mbt-map-loops-to-gpu: a block of " << int64_t(threadsX)
-          << " x " << int64_t(threadsY) << " threads is not between 1 and 1024";
+          << "mbt-map-loops-to-gpu: a block of " << int64_t(threadsX) << " x "
+          << int64_t(threadsY) << " threads is not between 1 and 1024";
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;
@@ -89,8 +89,8 @@ struct MapLoopsToGpuPass
       auto [blocks, threads] =
           scf::tileParallelLoop(loop, tile, /*noMinMaxBounds=*/true);
       using gpu::Processor;
-      mapInnermostFirst(blocks,
-                        {Processor::BlockX, Processor::BlockY, Processor::BlockZ});
+      mapInnermostFirst(
+          blocks, {Processor::BlockX, Processor::BlockY, Processor::BlockZ});
       mapInnermostFirst(threads, {Processor::ThreadX, Processor::ThreadY,
                                   Processor::ThreadZ});
     }

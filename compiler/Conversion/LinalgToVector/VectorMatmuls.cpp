@@ -58,8 +58,8 @@ struct Blocking {
 struct MatmulOperands {
   Value a, b, c;
   bool transposeA;
-  bool zeroInit; // C starts at zero (its zero fill was folded)
-  Value batch;   // the model index
+  bool zeroInit;      // C starts at zero (its zero fill was folded)
+  Value batch;        // the model index
   Value kBegin, kEnd; // the contraction steps of this pass over C
   VectorType vectorType;
 };
@@ -80,9 +80,8 @@ void emitKernel(OpBuilder &b, Location loc, const MatmulOperands &m, Value i,
                           : b.create<arith::AddIOp>(
                                 loc, j, indexConstant(b, loc, v * lanes)));
   for (int64_t r = 0; r < rows; ++r)
-    rowIdx.push_back(r == 0 ? i
-                            : b.create<arith::AddIOp>(
-                                  loc, i, indexConstant(b, loc, r)));
+    rowIdx.push_back(
+        r == 0 ? i : b.create<arith::AddIOp>(loc, i, indexConstant(b, loc, r)));
   Value zero = b.create<arith::ConstantOp>(loc, vt, b.getZeroAttr(vt));
   auto load = [&](OpBuilder &ob, Value base, ValueRange idx,
                   int64_t v) -> Value {
@@ -94,9 +93,8 @@ void emitKernel(OpBuilder &b, Location loc, const MatmulOperands &m, Value i,
   SmallVector<Value> init;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t v = 0; v < vectors; ++v)
-      init.push_back(m.zeroInit
-                         ? zero
-                         : load(b, m.c, {m.batch, rowIdx[r], cols[v]}, v));
+      init.push_back(
+          m.zeroInit ? zero : load(b, m.c, {m.batch, rowIdx[r], cols[v]}, v));
 
   Value c1 = indexConstant(b, loc, 1);
   auto loop = b.create<scf::ForOp>(
@@ -136,12 +134,12 @@ void emitPanel(OpBuilder &b, Location loc, const MatmulOperands &m, Value j,
                Value rowsEnd, Value rowsFullEnd, int64_t rows, int64_t vectors,
                Value mask) {
   Value c1 = indexConstant(b, loc, 1);
-  b.create<scf::ForOp>(
-      loc, indexConstant(b, loc, 0), rowsFullEnd, indexConstant(b, loc, rows),
-      ValueRange{}, [&](OpBuilder &lb, Location l, Value i, ValueRange) {
-        emitKernel(lb, l, m, i, j, rows, vectors, mask);
-        lb.create<scf::YieldOp>(l);
-      });
+  b.create<scf::ForOp>(loc, indexConstant(b, loc, 0), rowsFullEnd,
+                       indexConstant(b, loc, rows), ValueRange{},
+                       [&](OpBuilder &lb, Location l, Value i, ValueRange) {
+                         emitKernel(lb, l, m, i, j, rows, vectors, mask);
+                         lb.create<scf::YieldOp>(l);
+                       });
   b.create<scf::ForOp>(loc, rowsFullEnd, rowsEnd, c1, ValueRange{},
                        [&](OpBuilder &lb, Location l, Value i, ValueRange) {
                          emitKernel(lb, l, m, i, j, 1, vectors, mask);
@@ -179,13 +177,13 @@ void replaceWithKernels(linalg::LinalgOp op, const BatchMatmulKind &kind,
   // Every column panel of C, accumulating contraction steps [kBegin, kEnd).
   auto emitColumns = [&](OpBuilder &b, Location l, const MatmulOperands &m) {
     // Full panels of V vectors.
-    b.create<scf::ForOp>(
-        l, indexConstant(b, l, 0), colsFullEnd, indexConstant(b, l, panel),
-        ValueRange{}, [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
-          emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows,
-                    blocking.vectors, Value());
-          pb.create<scf::YieldOp>(pl);
-        });
+    b.create<scf::ForOp>(l, indexConstant(b, l, 0), colsFullEnd,
+                         indexConstant(b, l, panel), ValueRange{},
+                         [&](OpBuilder &pb, Location pl, Value j, ValueRange) {
+                           emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd,
+                                     blocking.rows, blocking.vectors, Value());
+                           pb.create<scf::YieldOp>(pl);
+                         });
     // The columns left: one vector at a time, masked to what is left.
     b.create<scf::ForOp>(
         l, colsFullEnd, colsEnd, indexConstant(b, l, lanes), ValueRange{},
@@ -193,8 +191,7 @@ void replaceWithKernels(linalg::LinalgOp op, const BatchMatmulKind &kind,
           Value left = pb.create<arith::SubIOp>(pl, colsEnd, j);
           Value mask =
               pb.create<vector::CreateMaskOp>(pl, maskType, ValueRange{left});
-          emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows, 1,
-                    mask);
+          emitPanel(pb, pl, m, j, rowsEnd, rowsFullEnd, blocking.rows, 1, mask);
           pb.create<scf::YieldOp>(pl);
         });
   };
@@ -204,8 +201,9 @@ void replaceWithKernels(linalg::LinalgOp op, const BatchMatmulKind &kind,
       ValueRange{indexConstant(rewriter, loc, 1)},
       [&](OpBuilder &b, Location l, ValueRange ivs) {
         Value c0 = indexConstant(b, l, 0);
-        MatmulOperands m{a,      bOperand, c,  kind.transposeA, zeroing != nullptr,
-                         ivs[0], c0,       k,  vt};
+        MatmulOperands m{
+            a,  bOperand, c, kind.transposeA, zeroing != nullptr, ivs[0],
+            c0, k,        vt};
         if (blocking.kBlock <= 0) {
           emitColumns(b, l, m);
           return;

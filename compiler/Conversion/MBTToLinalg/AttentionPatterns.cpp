@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -87,53 +88,52 @@ public:
         [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
           return nb.create<arith::MaximumFOp>(l, acc, a[0]);
         });
-    Value exps = elementwise(
-        weightsType(), {masked, rowMax}, {all(), rows()},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value isMasked = nb.create<arith::CmpFOp>(
-              l, arith::CmpFPredicate::OEQ, a[0], minusInfinity(nb, l));
-          Value e = nb.create<math::ExpOp>(
-              l, nb.create<arith::SubFOp>(l, a[0], a[1]));
-          return nb.create<arith::SelectOp>(
-              l, isMasked, floatConstant(nb, l, element, 0.0), e);
-        });
+    Value exps =
+        elementwise(weightsType(), {masked, rowMax}, {all(), rows()},
+                    [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                      Value isMasked =
+                          nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                                   a[0], minusInfinity(nb, l));
+                      Value e = nb.create<math::ExpOp>(
+                          l, nb.create<arith::SubFOp>(l, a[0], a[1]));
+                      return nb.create<arith::SelectOp>(
+                          l, isMasked, floatConstant(nb, l, element, 0.0), e);
+                    });
     Value sums = rowReduce(
         exps, {}, b.getFloatAttr(element, 0.0),
         [&](OpBuilder &nb, Location l, Value acc, ValueRange a) -> Value {
           return nb.create<arith::AddFOp>(l, acc, a[0]);
         });
     // A query with no allowed key has a sum of 0 and weights 0.
-    return elementwise(
-        weightsType(), {exps, sums}, {all(), rows()},
-        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          Value zero = floatConstant(nb, l, element, 0.0);
-          Value some = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT,
-                                                a[1], zero);
-          return nb.create<arith::SelectOp>(
-              l, some, nb.create<arith::DivFOp>(l, a[0], a[1]), zero);
-        });
+    return elementwise(weightsType(), {exps, sums}, {all(), rows()},
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         Value zero = floatConstant(nb, l, element, 0.0);
+                         Value some = nb.create<arith::CmpFOp>(
+                             l, arith::CmpFPredicate::OGT, a[1], zero);
+                         return nb.create<arith::SelectOp>(
+                             l, some, nb.create<arith::DivFOp>(l, a[0], a[1]),
+                             zero);
+                       });
   }
 
   /// s[L, h, i, j] = sum_e a[L, i, h, e] * c[L, j, h, e] (a and c split,
   /// so rounded), rounded.
   Value contract(Value a, Value c) {
     int64_t loops = n + 4; // (L, h, i, j, e)
-    auto map = [&](int64_t row) {
-      return at(loops, {row, n, n + 3});
-    };
+    auto map = [&](int64_t row) { return at(loops, {row, n, n + 3}); };
     Value init = filled(weightsType(), weightsSources());
     Value s =
         b.create<linalg::GenericOp>(
-            loc, TypeRange{weightsType()}, ValueRange{a, c}, ValueRange{init},
-            SmallVector<AffineMap>{map(n + 1), map(n + 2),
-                                   at(loops, {n, n + 1, n + 2})},
-            iterators(loops, {n + 3}),
-            [&](OpBuilder &nb, Location l, ValueRange v) {
-              Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
-              nb.create<linalg::YieldOp>(
-                  l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
-            })
-        .getResult(0);
+             loc, TypeRange{weightsType()}, ValueRange{a, c}, ValueRange{init},
+             SmallVector<AffineMap>{map(n + 1), map(n + 2),
+                                    at(loops, {n, n + 1, n + 2})},
+             iterators(loops, {n + 3}),
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
+               nb.create<linalg::YieldOp>(
+                   l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
+             })
+            .getResult(0);
     return round(s);
   }
 
@@ -148,23 +148,24 @@ public:
     w = round(w);
     Value out =
         b.create<linalg::GenericOp>(
-            loc, TypeRange{headsType()}, ValueRange{w, x}, ValueRange{init},
-            SmallVector<AffineMap>{wMap, at(loops, {c, h, e}),
-                                   at(loops, {r, h, e})},
-            iterators(loops, {c}),
-            [&](OpBuilder &nb, Location l, ValueRange v) {
-              Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
-              nb.create<linalg::YieldOp>(
-                  l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
-            })
+             loc, TypeRange{headsType()}, ValueRange{w, x}, ValueRange{init},
+             SmallVector<AffineMap>{wMap, at(loops, {c, h, e}),
+                                    at(loops, {r, h, e})},
+             iterators(loops, {c}),
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value prod = nb.create<arith::MulFOp>(l, v[0], v[1]);
+               nb.create<linalg::YieldOp>(
+                   l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
+             })
             .getResult(0);
     return round(out);
   }
 
   /// A generic over [L, h, i, j] with one result of `type`.
-  Value elementwise(
-      RankedTensorType type, ValueRange inputs, ArrayRef<AffineMap> maps,
-      function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value
+  elementwise(RankedTensorType type, ValueRange inputs,
+              ArrayRef<AffineMap> maps,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     Value init = buildEmpty(b, loc, type, weightsSources());
     SmallVector<AffineMap> allMaps(maps);
     allMaps.push_back(all());
@@ -298,10 +299,11 @@ private:
   int64_t n = 0, features = 0, headSize = 0;
 };
 
-struct AttentionPattern : public OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
+struct AttentionPattern : public OpConversionPattern<AttentionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
                        op.getCausal(), op.getFormat());
     Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
@@ -312,10 +314,11 @@ struct AttentionPattern : public OpRewritePattern<AttentionOp> {
   }
 };
 
-struct AttentionGradPattern : public OpRewritePattern<AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct AttentionGradPattern : public OpConversionPattern<AttentionGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AttentionGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
                        op.getCausal(), op.getFormat());
     Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
@@ -338,8 +341,8 @@ struct AttentionGradPattern : public OpRewritePattern<AttentionGradOp> {
         [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
           Value diff = nb.create<arith::SubFOp>(l, v[1], v[2]);
           Value prod = nb.create<arith::MulFOp>(l, v[0], diff);
-          return nb.create<arith::MulFOp>(
-              l, prod, floatConstant(nb, l, element, scale));
+          return nb.create<arith::MulFOp>(l, prod,
+                                          floatConstant(nb, l, element, scale));
         });
     Value dQuery = a.apply(ds, kh, /*transposed=*/false);
     Value dKey = a.apply(ds, qh, /*transposed=*/true);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,10 +17,11 @@ using namespace mlir::mbt;
 
 namespace {
 
-struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ClipGradNormOp op,
-                                PatternRewriter &rewriter) const override {
+struct ClipGradNormPattern : public OpConversionPattern<ClipGradNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ClipGradNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value grads = op.getGrads();
     auto type = op.getType();
@@ -51,9 +53,10 @@ struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
     Value coef =
         rewriter
             .create<linalg::GenericOp>(
-                loc, TypeRange{rowType}, ValueRange{sumSquares, op.getMaxNorm()},
-                ValueRange{empty}, ArrayRef<AffineMap>{id1, id1, id1},
-                iterators(1), [&](OpBuilder &b, Location l, ValueRange a) {
+                loc, TypeRange{rowType},
+                ValueRange{sumSquares, op.getMaxNorm()}, ValueRange{empty},
+                ArrayRef<AffineMap>{id1, id1, id1}, iterators(1),
+                [&](OpBuilder &b, Location l, ValueRange a) {
                   Value norm = b.create<math::SqrtOp>(l, a[0]);
                   Value eps = floatConstant(b, l, elem, 1e-6);
                   Value one = floatConstant(b, l, elem, 1.0);
@@ -73,15 +76,16 @@ struct ClipGradNormPattern : public OpRewritePattern<ClipGradNormOp> {
     // grads * coef, row by row.
     Value out = buildEmpty(rewriter, loc, type, {{grads, 0}, {grads, 1}});
     rewriter.replaceOp(
-        op, rewriter
-                .create<linalg::GenericOp>(
-                    loc, TypeRange{type}, ValueRange{grads, coef},
-                    ValueRange{out}, ArrayRef<AffineMap>{id2, row, id2},
-                    iterators(2), [](OpBuilder &b, Location l, ValueRange a) {
-                      b.create<linalg::YieldOp>(
-                          l, ValueRange{b.create<arith::MulFOp>(l, a[0], a[1])});
-                    })
-                .getResult(0));
+        op,
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, TypeRange{type}, ValueRange{grads, coef}, ValueRange{out},
+                ArrayRef<AffineMap>{id2, row, id2}, iterators(2),
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  b.create<linalg::YieldOp>(
+                      l, ValueRange{b.create<arith::MulFOp>(l, a[0], a[1])});
+                })
+            .getResult(0));
     return success();
   }
 };

@@ -22,8 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
-#include "compiler/Conversion/Utils/BatchMatmul.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/MBTToLinalg/WindowBuilders.h"
+#include "compiler/Conversion/Utils/BatchMatmul.h"
 #include "dialects/MBT/IR/ConvShapes.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
@@ -80,9 +81,8 @@ Value withModelDim(OpBuilder &b, Location loc, Value v, int64_t rank) {
     return v;
   SmallVector<int64_t> shape{1};
   llvm::append_range(shape, type.getShape());
-  return expandUnitDims(b, loc, v,
-                        RankedTensorType::get(shape, type.getElementType()),
-                        {0});
+  return expandUnitDims(
+      b, loc, v, RankedTensorType::get(shape, type.getElementType()), {0});
 }
 
 /// `v` shaped as `type`, dropping the unit model dim added above.
@@ -143,10 +143,9 @@ Value columns(OpBuilder &b, Location loc, Value image, const ConvPass &p) {
   auto map = AffineMap::get(
       8, 0, {m, bb, g * p.in + c, oh * p.sh + kh * p.dh, ow * p.sw + kw * p.dw},
       ctx);
-  Value cols = buildGather(b, loc, type, batchSizeFrom(image, 1, 8), {image},
-                           {map}, [](OpBuilder &, Location, ValueRange args) {
-                             return args[0];
-                           });
+  Value cols = buildGather(
+      b, loc, type, batchSizeFrom(image, 1, 8), {image}, {map},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   return b.create<tensor::CollapseShapeOp>(
       loc, cols,
       SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5, 6, 7}});
@@ -162,8 +161,7 @@ Value filterMatrix(OpBuilder &b, Location loc, Value w, const ConvGeometry &g) {
       loc, grouped, w,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}, {5}});
   return b.create<tensor::CollapseShapeOp>(
-      loc, expanded,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+      loc, expanded, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
 /// The filter of the input's adjoint: flipped in both kernel dims, with its
@@ -181,13 +179,11 @@ Value flippedFilterMatrix(OpBuilder &b, Location loc, Value w,
   auto map = AffineMap::get(
       6, 0, {m, grp * g.perGroupOut + o, c, (g.kh - 1) - kh, (g.kw - 1) - kw},
       ctx);
-  Value flipped = buildGather(b, loc, type, batchSizeFrom(w, 0, 6), {w}, {map},
-                              [](OpBuilder &, Location, ValueRange args) {
-                                return args[0];
-                              });
+  Value flipped = buildGather(
+      b, loc, type, batchSizeFrom(w, 0, 6), {w}, {map},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   return b.create<tensor::CollapseShapeOp>(
-      loc, flipped,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+      loc, flipped, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
 /// A zero-filled [M * G, rows, B * positions] GEMM result whose batch size
@@ -209,7 +205,8 @@ Value gemmResult(OpBuilder &b, Location loc, Type element, int64_t batches,
 
 /// A zero-filled GEMM result of static `type`.
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  return buildFilled(b, loc, type, {}, b.getFloatAttr(type.getElementType(), 0.0));
+  return buildFilled(b, loc, type, {},
+                     b.getFloatAttr(type.getElementType(), 0.0));
 }
 
 /// Gives the GEMM `gemm` the format its operands hold (kOperandsFormatAttr
@@ -236,24 +233,24 @@ Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
                             p.oh * p.ow)});
   markOperandsFormat(gemm, format);
   Value y = gemm.getResult(0);
-  auto y6Type = RankedTensorType::get({p.models, p.groups, p.out,
-                                       imageType.getDimSize(1), p.oh, p.ow},
-                                      element);
+  auto y6Type = RankedTensorType::get(
+      {p.models, p.groups, p.out, imageType.getDimSize(1), p.oh, p.ow},
+      element);
   Value y6 = b.create<tensor::ExpandShapeOp>(
-      loc, y6Type, y, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+      loc, y6Type, y,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
   // out[m, b, o, oh, ow] = y6[m, o / out, o % out, b, oh, ow].
   MLIRContext *ctx = b.getContext();
   AffineExpr m, bb, o, oh, ow;
   bindDims(ctx, m, bb, o, oh, ow);
-  auto map = AffineMap::get(
-      5, 0, {m, o.floorDiv(p.out), o % p.out, bb, oh, ow}, ctx);
-  auto outType = RankedTensorType::get({p.models, imageType.getDimSize(1),
-                                        p.groups * p.out, p.oh, p.ow},
-                                       element);
-  return buildGather(b, loc, outType, batchSizeFrom(image, 1, 5), {y6}, {map},
-                     [](OpBuilder &, Location, ValueRange args) {
-                       return args[0];
-                     });
+  auto map =
+      AffineMap::get(5, 0, {m, o.floorDiv(p.out), o % p.out, bb, oh, ow}, ctx);
+  auto outType = RankedTensorType::get(
+      {p.models, imageType.getDimSize(1), p.groups * p.out, p.oh, p.ow},
+      element);
+  return buildGather(
+      b, loc, outType, batchSizeFrom(image, 1, 5), {y6}, {map},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
 /// The forward pass of `g` and its padded input image.
@@ -270,25 +267,25 @@ Value paddedInput(OpBuilder &b, Location loc, Value x, const ConvGeometry &g) {
 Value gradRows(OpBuilder &b, Location loc, Value dy, const ConvGeometry &g) {
   auto dyType = cast<RankedTensorType>(dy.getType());
   MLIRContext *ctx = b.getContext();
-  auto type = RankedTensorType::get({g.models, g.groups, g.perGroupOut,
-                                     dyType.getDimSize(1), g.oh, g.ow},
-                                    dyType.getElementType());
+  auto type = RankedTensorType::get(
+      {g.models, g.groups, g.perGroupOut, dyType.getDimSize(1), g.oh, g.ow},
+      dyType.getElementType());
   AffineExpr m, grp, og, bb, oh, ow;
   bindDims(ctx, m, grp, og, bb, oh, ow);
-  auto map = AffineMap::get(6, 0, {m, bb, grp * g.perGroupOut + og, oh, ow},
-                            ctx);
-  Value rows = buildGather(b, loc, type, batchSizeFrom(dy, 1, 6), {dy}, {map},
-                           [](OpBuilder &, Location, ValueRange args) {
-                             return args[0];
-                           });
+  auto map =
+      AffineMap::get(6, 0, {m, bb, grp * g.perGroupOut + og, oh, ow}, ctx);
+  Value rows = buildGather(
+      b, loc, type, batchSizeFrom(dy, 1, 6), {dy}, {map},
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   return b.create<tensor::CollapseShapeOp>(
       loc, rows, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 }
 
-struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(Conv2dOp op,
-                                PatternRewriter &rewriter) const override {
+struct Conv2dPattern : public OpConversionPattern<Conv2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = withModelDim(rewriter, loc, op.getInput(), 5);
     Value w = withModelDim(rewriter, loc, op.getFilter(), 5);
@@ -302,10 +299,12 @@ struct Conv2dPattern : public OpRewritePattern<Conv2dOp> {
   }
 };
 
-struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(Conv2dGradFilterOp op,
-                                PatternRewriter &rewriter) const override {
+struct Conv2dGradFilterPattern
+    : public OpConversionPattern<Conv2dGradFilterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2dGradFilterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = withModelDim(rewriter, loc, op.getInput(), 5);
     Value dy = withModelDim(rewriter, loc, op.getGrad(), 5);
@@ -344,12 +343,12 @@ struct Conv2dGradFilterPattern : public OpRewritePattern<Conv2dGradFilterOp> {
 /// B * H * W * O/G * KH * KW elements.
 Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
                                 const ConvGeometry &g, Attribute format) {
-  Value image = spread(b, loc, dy, g.dh * (g.kh - 1) - g.ph,
-                       g.dw * (g.kw - 1) - g.pw, g.sh, g.sw,
-                       g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
-  ConvPass pass{g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw,
-                1,        1,        g.dh,          g.dw,         g.height,
-                g.width};
+  Value image = spread(
+      b, loc, dy, g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw, g.sh,
+      g.sw, g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
+  ConvPass pass{
+      g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh,     g.kw,
+      1,        1,        g.dh,          g.dw,         g.height, g.width};
   return convolve(b, loc, image, flippedFilterMatrix(b, loc, w, g), pass,
                   format);
 }
@@ -372,16 +371,15 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
                             g.oh * g.ow)});
   markOperandsFormat(gemm, format);
   Value dcols = gemm.getResult(0);
-  auto cols8Type = RankedTensorType::get({g.models, g.groups, g.perGroupIn,
-                                          g.kh, g.kw, dyType.getDimSize(1),
-                                          g.oh, g.ow},
-                                         element);
+  auto cols8Type =
+      RankedTensorType::get({g.models, g.groups, g.perGroupIn, g.kh, g.kw,
+                             dyType.getDimSize(1), g.oh, g.ow},
+                            element);
   Value cols8 = b.create<tensor::ExpandShapeOp>(
       loc, cols8Type, dcols,
       SmallVector<ReassociationIndices>{{0, 1}, {2, 3, 4}, {5, 6, 7}});
   auto dxType = RankedTensorType::get(
-      {g.models, dyType.getDimSize(1), g.channels, g.height, g.width},
-      element);
+      {g.models, dyType.getDimSize(1), g.channels, g.height, g.width}, element);
   return buildGather(
       b, loc, dxType, batchSizeFrom(dy, 1, 5), {}, {},
       [&](OpBuilder &nb, Location l, ValueRange) {
@@ -410,10 +408,11 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
       });
 }
 
-struct Conv2dGradInputPattern : public OpRewritePattern<Conv2dGradInputOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(Conv2dGradInputOp op,
-                                PatternRewriter &rewriter) const override {
+struct Conv2dGradInputPattern : public OpConversionPattern<Conv2dGradInputOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2dGradInputOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value dy = withModelDim(rewriter, loc, op.getGrad(), 5);
     Value w = withModelDim(rewriter, loc, op.getFilter(), 5);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 #include "mbt/common/Philox.h"
 
@@ -25,31 +26,41 @@ Value i32Constant(OpBuilder &b, Location loc, uint32_t value) {
 }
 
 /// Word 0 of philox4x32x10(counter, key) (Random123's round function, as
-/// mbt::philox4x32x10): ten rounds of two 32x32->64 products.
+/// mbt::philox4x32x10): ten rounds of two 32x32->64 products, but the last
+/// round's word 0 needs only one of them (and not the second key word).
 Value philoxWord0(OpBuilder &b, Location loc, std::array<Value, 4> c,
                   std::array<Value, 2> k) {
-  Value m0 = i32Constant(b, loc, 0xD2511F53), m1 = i32Constant(b, loc, 0xCD9E8D57);
-  Value w0 = i32Constant(b, loc, 0x9E3779B9), w1 = i32Constant(b, loc, 0xBB67AE85);
-  for (int round = 0; round < 10; ++round) {
+  Value m0 = i32Constant(b, loc, 0xD2511F53),
+        m1 = i32Constant(b, loc, 0xCD9E8D57);
+  Value w0 = i32Constant(b, loc, 0x9E3779B9),
+        w1 = i32Constant(b, loc, 0xBB67AE85);
+  constexpr int kRounds = 10;
+  for (int round = 0;; ++round) {
+    bool last = round == kRounds - 1;
     if (round > 0) {
       k[0] = b.create<arith::AddIOp>(loc, k[0], w0);
-      k[1] = b.create<arith::AddIOp>(loc, k[1], w1);
+      if (!last)
+        k[1] = b.create<arith::AddIOp>(loc, k[1], w1);
     }
-    auto p0 = b.create<arith::MulUIExtendedOp>(loc, m0, c[0]);
+    arith::MulUIExtendedOp p0;
+    if (!last)
+      p0 = b.create<arith::MulUIExtendedOp>(loc, m0, c[0]);
     auto p1 = b.create<arith::MulUIExtendedOp>(loc, m1, c[2]);
     Value x0 = b.create<arith::XOrIOp>(
         loc, b.create<arith::XOrIOp>(loc, p1.getHigh(), c[1]), k[0]);
+    if (last)
+      return x0;
     Value x2 = b.create<arith::XOrIOp>(
         loc, b.create<arith::XOrIOp>(loc, p0.getHigh(), c[3]), k[1]);
     c = {x0, p1.getLow(), x2, p0.getLow()};
   }
-  return c[0];
 }
 
-struct DropoutPattern : public OpRewritePattern<DropoutOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(DropoutOp op,
-                                PatternRewriter &rewriter) const override {
+struct DropoutPattern : public OpConversionPattern<DropoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     if (!op.isTraining()) {
       rewriter.replaceOp(op, op.getInput());
       return success();
@@ -67,11 +78,11 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
     // element index.
     SmallVector<Value> sizes(rank);
     for (int64_t d = prefix + 1; d < drawn; ++d)
-      sizes[d] = type.isDynamicDim(d)
-                     ? Value(rewriter.create<tensor::DimOp>(loc, op.getInput(),
-                                                            d))
-                     : Value(rewriter.create<arith::ConstantIndexOp>(
-                           loc, type.getDimSize(d)));
+      sizes[d] =
+          type.isDynamicDim(d)
+              ? Value(rewriter.create<tensor::DimOp>(loc, op.getInput(), d))
+              : Value(rewriter.create<arith::ConstantIndexOp>(
+                    loc, type.getDimSize(d)));
 
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
     SmallVector<int64_t> perModelDims;
@@ -96,8 +107,8 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
                             : Value(b.create<arith::ConstantIndexOp>(l, 0));
           for (int64_t d = prefix + 1; d < drawn; ++d) {
             index = b.create<arith::MulIOp>(l, index, sizes[d]);
-            index = b.create<arith::AddIOp>(
-                l, index, b.create<linalg::IndexOp>(l, d));
+            index = b.create<arith::AddIOp>(l, index,
+                                            b.create<linalg::IndexOp>(l, d));
           }
           Type i32 = b.getI32Type(), i64 = b.getI64Type();
           Value e = b.create<arith::IndexCastUIOp>(l, i32, index);
@@ -109,18 +120,17 @@ struct DropoutPattern : public OpRewritePattern<DropoutOp> {
               b.create<arith::ShRUIOp>(
                   l, seed,
                   b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(32))));
-          Value word = philoxWord0(
-              b, l,
-              {e, i32Constant(b, l, site), stepWord,
-               i32Constant(b, l, ::mbt::kDropoutDomain)},
-              {seedLo, seedHi});
+          Value word = philoxWord0(b, l,
+                                   {e, i32Constant(b, l, site), stepWord,
+                                    i32Constant(b, l, ::mbt::kDropoutDomain)},
+                                   {seedLo, seedHi});
           // u = (word >> 8) * 2^-24, exact in f32 and f64.
           Value top = b.create<arith::ShRUIOp>(l, word, i32Constant(b, l, 8));
           Value u = b.create<arith::MulFOp>(
               l, b.create<arith::UIToFPOp>(l, element, top),
               floatConstant(b, l, element, 1.0 / 16777216.0));
-          Value keep = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE,
-                                               u, rate);
+          Value keep =
+              b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, u, rate);
           Value one = floatConstant(b, l, element, 1.0);
           Value scale = b.create<arith::DivFOp>(
               l, one, b.create<arith::SubFOp>(l, one, rate));

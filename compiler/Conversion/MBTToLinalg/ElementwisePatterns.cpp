@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
@@ -43,10 +44,11 @@ static Value buildElementwise(PatternRewriter &rewriter, Operation *op,
 namespace {
 
 template <typename OpTy>
-struct ElementwisePattern : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
+struct ElementwisePattern : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, buildElementwise(rewriter, op, body));
     return success();
   }
@@ -113,17 +115,19 @@ Value ElementwisePattern<TanhGradOp>::body(OpBuilder &b, Location loc,
 static Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Value one = floatConstant(b, loc, x.getType(), 1.0);
   Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
-  return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
+  return b.create<arith::DivFOp>(loc, one,
+                                 b.create<arith::AddFOp>(loc, one, e));
 }
 
 /// The standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))).
 static Value normalCdf(OpBuilder &b, Location loc, Value x) {
   Value half = floatConstant(b, loc, x.getType(), 0.5);
   Value one = floatConstant(b, loc, x.getType(), 1.0);
-  Value invSqrt2 =
-      floatConstant(b, loc, x.getType(), 0.70710678118654752);
-  Value erf = b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, x, invSqrt2));
-  return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, one, erf));
+  Value invSqrt2 = floatConstant(b, loc, x.getType(), 0.70710678118654752);
+  Value erf =
+      b.create<math::ErfOp>(loc, b.create<arith::MulFOp>(loc, x, invSqrt2));
+  return b.create<arith::MulFOp>(loc, half,
+                                 b.create<arith::AddFOp>(loc, one, erf));
 }
 
 template <>
@@ -156,10 +160,11 @@ Value ElementwisePattern<SiluGradOp>::body(OpBuilder &b, Location loc,
   // g * (s + x * s * (1 - s))
   Value one = floatConstant(b, loc, a[0].getType(), 1.0);
   Value s = sigmoid(b, loc, a[0]);
-  Value xs1 = b.create<arith::MulFOp>(
-      loc, b.create<arith::MulFOp>(loc, a[0], s),
-      b.create<arith::SubFOp>(loc, one, s));
-  return b.create<arith::MulFOp>(loc, a[1], b.create<arith::AddFOp>(loc, s, xs1));
+  Value xs1 =
+      b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, a[0], s),
+                              b.create<arith::SubFOp>(loc, one, s));
+  return b.create<arith::MulFOp>(loc, a[1],
+                                 b.create<arith::AddFOp>(loc, s, xs1));
 }
 template <>
 Value ElementwisePattern<GeluGradOp>::body(OpBuilder &b, Location loc,
@@ -167,8 +172,7 @@ Value ElementwisePattern<GeluGradOp>::body(OpBuilder &b, Location loc,
   // g * (Phi(x) + x * exp(-x^2 / 2) / sqrt(2 pi))
   Value x = a[0];
   Value minusHalf = floatConstant(b, loc, a[0].getType(), -0.5);
-  Value invSqrt2Pi =
-      floatConstant(b, loc, a[0].getType(), 0.39894228040143268);
+  Value invSqrt2Pi = floatConstant(b, loc, a[0].getType(), 0.39894228040143268);
   Value density = b.create<arith::MulFOp>(
       loc, invSqrt2Pi,
       b.create<math::ExpOp>(
@@ -199,7 +203,8 @@ Value ElementwisePattern<SoftplusOp>::body(OpBuilder &b, Location loc,
                                            ValueRange a) {
   // max(x, 0) + log1p(exp(-|x|)): no overflow for large x, exact tails.
   Value zero = floatConstant(b, loc, a[0].getType(), 0.0);
-  Value negAbs = b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, a[0]));
+  Value negAbs =
+      b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, a[0]));
   Value tail = b.create<math::Log1pOp>(loc, b.create<math::ExpOp>(loc, negAbs));
   return b.create<arith::AddFOp>(
       loc, b.create<arith::MaximumFOp>(loc, a[0], zero), tail);
@@ -209,10 +214,11 @@ namespace {
 
 /// A generic that reads the input through the inverse permutation, so
 /// elementwise fusion can merge it with its producer or consumer.
-struct TransposePattern : public OpRewritePattern<TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TransposeOp op,
-                                PatternRewriter &rewriter) const override {
+struct TransposePattern : public OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     ArrayRef<int64_t> perm = op.getPermutation();
@@ -236,10 +242,11 @@ struct TransposePattern : public OpRewritePattern<TransposeOp> {
   }
 };
 
-struct ConstantPattern : public OpRewritePattern<ConstantOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConstantOp op,
-                                PatternRewriter &rewriter) const override {
+struct ConstantPattern : public OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
         op, cast<TypedAttr>(op.getValue()));
     return success();
@@ -295,17 +302,18 @@ static Value regroupStaticSuffix(PatternRewriter &rewriter, Location loc,
 /// the result (either step is skipped when the shape is already 1-D).
 /// Dynamic ones only move unit dims: collapse them away, then expand the
 /// result's in.
-struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReshapeOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReshapePattern : public OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto in = op.getInput().getType();
     auto out = op.getType();
     bool dynamic = !in.hasStaticShape() || !out.hasStaticShape();
     if (dynamic && nonUnitDims(in.getShape()) != nonUnitDims(out.getShape())) {
-      rewriter.replaceOp(op, regroupStaticSuffix(rewriter, loc, op.getInput(),
-                                                 out));
+      rewriter.replaceOp(
+          op, regroupStaticSuffix(rewriter, loc, op.getInput(), out));
       return success();
     }
     if (dynamic) {
@@ -315,8 +323,8 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
       if (core != in)
         v = rewriter.create<tensor::CollapseShapeOp>(
             loc, core, v, unitDimGroups(in, unitDims(in)));
-      rewriter.replaceOp(op, expandUnitDims(rewriter, loc, v, out,
-                                            unitDims(out)));
+      rewriter.replaceOp(op,
+                         expandUnitDims(rewriter, loc, v, out, unitDims(out)));
       return success();
     }
     auto all = [](int64_t rank) {
@@ -325,8 +333,8 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
         group.push_back(d);
       return SmallVector<ReassociationIndices>{group};
     };
-    auto flatType = RankedTensorType::get({in.getNumElements()},
-                                          in.getElementType());
+    auto flatType =
+        RankedTensorType::get({in.getNumElements()}, in.getElementType());
     Value flat = op.getInput();
     if (in.getRank() != 1)
       flat = rewriter.create<tensor::CollapseShapeOp>(
@@ -349,14 +357,14 @@ struct ReshapePattern : public OpRewritePattern<ReshapeOp> {
 void mlir::mbt::populateElementwisePatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwisePattern<AddOp>, ElementwisePattern<SubOp>,
                ElementwisePattern<MulOp>, ElementwisePattern<DivOp>,
-               ElementwisePattern<NegOp>,
-               ElementwisePattern<ReluOp>, ElementwisePattern<TanhOp>,
-               ElementwisePattern<ReluGradOp>, ElementwisePattern<TanhGradOp>,
-               ElementwisePattern<SigmoidOp>, ElementwisePattern<SiluOp>,
-               ElementwisePattern<GeluOp>, ElementwisePattern<SigmoidGradOp>,
+               ElementwisePattern<NegOp>, ElementwisePattern<ReluOp>,
+               ElementwisePattern<TanhOp>, ElementwisePattern<ReluGradOp>,
+               ElementwisePattern<TanhGradOp>, ElementwisePattern<SigmoidOp>,
+               ElementwisePattern<SiluOp>, ElementwisePattern<GeluOp>,
+               ElementwisePattern<SigmoidGradOp>,
                ElementwisePattern<SiluGradOp>, ElementwisePattern<GeluGradOp>,
                ElementwisePattern<ExpOp>, ElementwisePattern<LogOp>,
                ElementwisePattern<SoftplusOp>, ElementwisePattern<SqrtOp>,
-               ConstantPattern, ReshapePattern,
-               TransposePattern>(patterns.getContext());
+               ConstantPattern, ReshapePattern, TransposePattern>(
+      patterns.getContext());
 }

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,10 +35,11 @@ std::pair<Value, Value> rowInRange(OpBuilder &b, Location l, Value index,
   return {ok, b.create<arith::SelectOp>(l, ok, index, zero)};
 }
 
-struct EmbeddingPattern : public OpRewritePattern<EmbeddingOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EmbeddingOp op,
-                                PatternRewriter &rewriter) const override {
+struct EmbeddingPattern : public OpConversionPattern<EmbeddingOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t rank = type.getRank(), leading = op.getNumLeadingDims();
@@ -54,8 +56,7 @@ struct EmbeddingPattern : public OpRewritePattern<EmbeddingOp> {
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{indices}, ValueRange{init}, maps,
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
-          Value index =
-              b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
+          Value index = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
           auto [ok, row] = rowInRange(b, l, index, rows);
           SmallVector<Value> at;
           for (int64_t d = 0; d < leading; ++d)
@@ -72,10 +73,11 @@ struct EmbeddingPattern : public OpRewritePattern<EmbeddingOp> {
   }
 };
 
-struct EmbeddingGradPattern : public OpRewritePattern<EmbeddingGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EmbeddingGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct EmbeddingGradPattern : public OpConversionPattern<EmbeddingGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EmbeddingGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t leading = type.getRank() - 2;
@@ -112,8 +114,8 @@ struct EmbeddingGradPattern : public OpRewritePattern<EmbeddingGradOp> {
     sizes.append({tensor::getMixedSize(rewriter, loc, table, leading),
                   rewriter.getIndexAttr(1)});
     rewriter.setInsertionPoint(forall.getTerminator());
-    auto columnType =
-        RankedTensorType::get({type.getDimSize(leading)}, type.getElementType());
+    auto columnType = RankedTensorType::get({type.getDimSize(leading)},
+                                            type.getElementType());
     Value column = rewriter.create<tensor::ExtractSliceOp>(
         loc, columnType, shared, offsets, sizes, strides);
 
@@ -159,9 +161,8 @@ struct EmbeddingGradPattern : public OpRewritePattern<EmbeddingGradOp> {
           Value sum = tb.create<arith::AddFOp>(
               tl, tb.create<tensor::ExtractOp>(tl, column, ValueRange{row}),
               tb.create<tensor::ExtractOp>(tl, grad, source));
-          tb.create<scf::YieldOp>(
-              tl, ValueRange{tb.create<tensor::InsertOp>(tl, sum, column,
-                                                         ValueRange{row})});
+          tb.create<scf::YieldOp>(tl, ValueRange{tb.create<tensor::InsertOp>(
+                                          tl, sum, column, ValueRange{row})});
         },
         [&](OpBuilder &eb, Location el) {
           eb.create<scf::YieldOp>(el, ValueRange{column});

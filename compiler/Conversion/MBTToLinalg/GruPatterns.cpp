@@ -13,6 +13,7 @@
 // projections, which the generics read through views (RecurrentBuilder.h).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/MBTToLinalg/RecurrentBuilder.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
@@ -44,10 +45,11 @@ GruGates gruGates(OpBuilder &nb, Location l, ValueRange a) {
   return g;
 }
 
-struct GruPattern : public OpRewritePattern<GruOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GruOp op,
-                                PatternRewriter &rewriter) const override {
+struct GruPattern : public OpConversionPattern<GruOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GruOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 3);
     Value states = g.emptyPositions(cast<RankedTensorType>(op.getType()));
@@ -59,9 +61,9 @@ struct GruPattern : public OpRewritePattern<GruOp> {
           Location l = loc;
           Value h = carried[0];
           Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
-          Value gh = g.matmul(h, op.getWeight(),
-                              g.zeros(gateType, g.rowsSources()),
-                              /*transposeWeight=*/false);
+          Value gh =
+              g.matmul(h, op.getWeight(), g.zeros(gateType, g.rowsSources()),
+                       /*transposeWeight=*/false);
           // The new state overwrites h (the generic's output): each element
           // reads only its own old value, and the loop's state is updated
           // in place (bufferization needs the yielded state to be h's).
@@ -96,10 +98,11 @@ struct GruPattern : public OpRewritePattern<GruOp> {
   }
 };
 
-struct GruGradPattern : public OpRewritePattern<GruGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GruGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct GruGradPattern : public OpConversionPattern<GruGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GruGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 3);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
@@ -148,7 +151,8 @@ struct GruGradPattern : public OpRewritePattern<GruGradOp> {
               l, types, operands, inits, maps, iterators(g.p + 2),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 GruGates gate = gruGates(nb, nl, a);
-                Value oneF = g.constant(nb, nl, 1.0), zeroF = g.constant(nb, nl, 0.0);
+                Value oneF = g.constant(nb, nl, 1.0),
+                      zeroF = g.constant(nb, nl, 0.0);
                 // a[16]: the carried dh, the last output's old value.
                 Value total = nb.create<arith::AddFOp>(nl, a[16], a[11]);
                 auto mul = [&](Value x, Value y) {
@@ -171,10 +175,10 @@ struct GruGradPattern : public OpRewritePattern<GruGradOp> {
                       .getResult();
                 };
                 nb.create<linalg::YieldOp>(
-                    nl, ValueRange{masked(drPre, zeroF), masked(dzPre, zeroF),
-                                   masked(dnPre, zeroF),
-                                   masked(dRecurrentN, zeroF),
-                                   masked(dDirect, total)});
+                    nl,
+                    ValueRange{masked(drPre, zeroF), masked(dzPre, zeroF),
+                               masked(dnPre, zeroF), masked(dRecurrentN, zeroF),
+                               masked(dDirect, total)});
               });
           Value drPre = adjoints.getResult(0), dzPre = adjoints.getResult(1),
                 dnPre = adjoints.getResult(2), dghN = adjoints.getResult(3),

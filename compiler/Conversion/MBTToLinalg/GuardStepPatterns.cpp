@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,19 +27,22 @@ Value nonFiniteBit(OpBuilder &b, Location loc, Value v, IntegerType flagType) {
   auto floatType = cast<FloatType>(v.getType());
   unsigned width = floatType.getWidth();
   auto bitsType = b.getIntegerType(width);
-  APInt exponent = APInt::getBitsSet(width, floatType.getFPMantissaWidth() - 1,
-                                     width - 1);
+  APInt exponent =
+      APInt::getBitsSet(width, floatType.getFPMantissaWidth() - 1, width - 1);
   Value bits = b.create<arith::BitcastOp>(loc, bitsType, v);
-  Value mask = b.create<arith::ConstantOp>(loc, IntegerAttr::get(bitsType, exponent));
+  Value mask =
+      b.create<arith::ConstantOp>(loc, IntegerAttr::get(bitsType, exponent));
   Value masked = b.create<arith::AndIOp>(loc, bits, mask);
-  Value all = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, masked, mask);
+  Value all =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, masked, mask);
   return b.create<arith::ExtUIOp>(loc, flagType, all);
 }
 
-struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GuardStepOp op,
-                                PatternRewriter &rewriter) const override {
+struct GuardStepPattern : public OpConversionPattern<GuardStepOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GuardStepOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value grads = op.getGrads();
@@ -90,9 +94,10 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
               [&](OpBuilder &b, Location l, ValueRange args) {
                 Value stepValue = args[0], lossValue = args[args.size() - 2];
                 Value lossBad = nonFiniteBit(b, l, lossValue, flagType);
-                Value bad = readsFlags
-                                ? Value(b.create<arith::OrIOp>(l, args[1], lossBad))
-                                : lossBad;
+                Value bad =
+                    readsFlags
+                        ? Value(b.create<arith::OrIOp>(l, args[1], lossBad))
+                        : lossBad;
                 Value zero =
                     b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(0));
                 Value none = floatConstant(b, l, stepValue.getType(), 0.0);
@@ -114,8 +119,8 @@ struct GuardStepPattern : public OpRewritePattern<GuardStepOp> {
               })
           .getResult(0);
     };
-    rewriter.replaceOp(op, {perModel(stepType, step, true),
-                            perModel(lossType, loss, false)});
+    rewriter.replaceOp(
+        op, {perModel(stepType, step, true), perModel(lossType, loss, false)});
     return success();
   }
 };

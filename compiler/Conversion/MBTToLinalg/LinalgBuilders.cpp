@@ -59,8 +59,8 @@ AffineMap mlir::mbt::droppingMap(MLIRContext *ctx, int64_t rank,
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
-SmallVector<utils::IteratorType> mlir::mbt::iterators(int64_t rank,
-                                                      ArrayRef<int64_t> reduced) {
+SmallVector<utils::IteratorType>
+mlir::mbt::iterators(int64_t rank, ArrayRef<int64_t> reduced) {
   SmallVector<utils::IteratorType> its;
   for (int64_t d = 0; d < rank; ++d)
     its.push_back(llvm::is_contained(reduced, d)

@@ -16,13 +16,12 @@ Value buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
 
 /// buildEmpty filled with `value`.
 Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
-                  ArrayRef<std::pair<Value, int64_t>> sources,
-                  Attribute value);
+                  ArrayRef<std::pair<Value, int64_t>> sources, Attribute value);
 
 /// For each dim d of `type`, the (value, dim) pair to read a dynamic size
 /// from: the first of `candidates` whose dim d is not a broadcast 1.
-SmallVector<std::pair<Value, int64_t>>
-sizeSources(RankedTensorType type, ValueRange candidates);
+SmallVector<std::pair<Value, int64_t>> sizeSources(RankedTensorType type,
+                                                   ValueRange candidates);
 
 /// The indexing map reading an operand of shape `operand` inside loops over
 /// `result` (same rank): dims where the operand has a broadcast 1 read 0.
@@ -57,40 +56,13 @@ SmallVector<ReassociationIndices> unitDimGroups(RankedTensorType type,
 
 /// Reshapes `v` to `type` by inserting the unit dims `insertedDims` of
 /// `type` (the other dims of `type` are those of `v`, in order).
-Value expandUnitDims(OpBuilder &b, Location loc, Value v,
-                     RankedTensorType type, ArrayRef<int64_t> insertedDims);
+Value expandUnitDims(OpBuilder &b, Location loc, Value v, RankedTensorType type,
+                     ArrayRef<int64_t> insertedDims);
 
-// Pattern groups, one per file, as in torch-mlir's TorchToLinalg.
 /// A generic rounding every element of the f32 `tensor` to the nearest
 /// value of `format` (bf16 or f16, ties to even), as mbt.round_to does: what
-/// a pattern that rounds inside its own lowering uses (the lowering runs on
-/// the ops that exist before it, so a new mbt.round_to would not be
-/// lowered).
+/// a pattern that rounds inside its own lowering uses.
 Value buildRoundTo(OpBuilder &b, Location loc, Value tensor, Type format);
-
-void populateElementwisePatterns(RewritePatternSet &patterns);
-void populateMatmulPatterns(RewritePatternSet &patterns);
-void populateReductionPatterns(RewritePatternSet &patterns);
-void populateLossPatterns(RewritePatternSet &patterns);
-void populateSlicePatterns(RewritePatternSet &patterns);
-void populateClipPatterns(RewritePatternSet &patterns);
-void populateGuardStepPatterns(RewritePatternSet &patterns);
-void populatePrecisionPatterns(RewritePatternSet &patterns);
-void populateDropoutPatterns(RewritePatternSet &patterns);
-void populateConvPatterns(RewritePatternSet &patterns);
-void populatePoolPatterns(RewritePatternSet &patterns);
-void populateNormPatterns(RewritePatternSet &patterns);
-void populateEmbeddingPatterns(RewritePatternSet &patterns);
-void populateMaskedMeanPatterns(RewritePatternSet &patterns);
-void populateRowsPatterns(RewritePatternSet &patterns);
-void populateAttentionPatterns(RewritePatternSet &patterns);
-void populateGruPatterns(RewritePatternSet &patterns);
-void populateLstmPatterns(RewritePatternSet &patterns);
-void populateSchedulePatterns(RewritePatternSet &patterns);
-/// `scalarsPerElement`: the update's per-model scalars are computed by each
-/// element of its one loop nest instead of a prologue over the models.
-void populateOptimizerPatterns(RewritePatternSet &patterns,
-                               bool scalarsPerElement);
 
 } // namespace mlir::mbt
 

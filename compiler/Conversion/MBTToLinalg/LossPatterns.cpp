@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,7 +103,8 @@ public:
             [&](OpBuilder &nb, Location l, ValueRange a) {
               Value hit = nb.create<arith::CmpIOp>(
                   l, arith::CmpIPredicate::eq, classIndexAsI32(nb, l), a[1]);
-              Value v = nb.create<arith::SelectOp>(l, hit, a[0], constant(nb, l, 0));
+              Value v =
+                  nb.create<arith::SelectOp>(l, hit, a[0], constant(nb, l, 0));
               nb.create<linalg::YieldOp>(
                   l, ValueRange{nb.create<arith::AddFOp>(l, a[2], v)});
             })
@@ -135,14 +137,16 @@ public:
   }
 
   /// Mean over the batch dim of `perRow(args...)`, a [L...] tensor.
-  Value batchMean(ValueRange rows,
-                  function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
+  Value
+  batchMean(ValueRange rows,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
     int64_t rowRank = rank - 1;
     auto outType = RankedTensorType::get(type.getShape().drop_back(2), elem);
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d + 2 < rank; ++d)
       sources.push_back({logits, d});
-    Value init = buildFilled(b, loc, outType, sources, b.getFloatAttr(elem, 0.0));
+    Value init =
+        buildFilled(b, loc, outType, sources, b.getFloatAttr(elem, 0.0));
     SmallVector<AffineMap> maps(rows.size(), b.getMultiDimIdentityMap(rowRank));
     maps.push_back(droppingMap(ctx, rowRank, {rowRank - 1}));
     Value sum =
@@ -206,16 +210,16 @@ public:
             .getResult(0);
     // max(1, n): a step of padding alone gives a loss of 0, not 0/0.
     return mapPerStep(count, [&](OpBuilder &nb, Location l, Value n) {
-      return nb.create<arith::MaximumFOp>(l, n, constant(nb, l, 1))
-          .getResult();
+      return nb.create<arith::MaximumFOp>(l, n, constant(nb, l, 1)).getResult();
     });
   }
 
   /// Mean of `perRow(args...)` over the real targets of each step: the
   /// rows are [L..., B, T] (labels included as the last of `rows`' peers),
   /// the result [L...]. Padding adds nothing, whatever perRow gives there.
-  Value tokenMean(ValueRange rows,
-                  function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
+  Value
+  tokenMean(ValueRange rows,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> perRow) {
     int64_t rowRank = rank - 1;
     Value init = buildFilled(b, loc, perStepType(), perStepSources(),
                              b.getFloatAttr(elem, 0.0));
@@ -310,10 +314,11 @@ Value rowLoss(OpBuilder &b, Location l, ValueRange a) {
   return b.create<arith::SubFOp>(l, lse, a[2]);
 }
 
-struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CrossEntropyOp op,
-                                PatternRewriter &rewriter) const override {
+struct CrossEntropyPattern : public OpConversionPattern<CrossEntropyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CrossEntropyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
@@ -324,10 +329,12 @@ struct CrossEntropyPattern : public OpRewritePattern<CrossEntropyOp> {
   }
 };
 
-struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct CrossEntropyGradPattern
+    : public OpConversionPattern<CrossEntropyGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CrossEntropyGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     ClassReductions r(rewriter, loc, op.getLogits(), op.getLabels());
     Value max = r.rowMax();
@@ -344,8 +351,8 @@ struct CrossEntropyGradPattern : public OpRewritePattern<CrossEntropyGradOp> {
         loc, TypeRange{op.getType()},
         ValueRange{op.getLogits(), max, sumExp, op.getLabels(), op.getGrad()},
         ValueRange{init},
-        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(),
-                            r.dropClass(), dropRowAndClass, r.id()},
+        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(), r.dropClass(),
+                            dropRowAndClass, r.id()},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / B
           Value d = r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]);
@@ -392,17 +399,20 @@ static Value topKAccuracy(ClassReductions &r, int64_t k) {
   return r.batchMean(ValueRange{rank}, [&](OpBuilder &nb, Location l,
                                            ValueRange a) {
     Value kValue = nb.create<arith::ConstantOp>(l, nb.getI32IntegerAttr(k));
-    Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0],
-                                         kValue);
-    return nb.create<arith::SelectOp>(l, hit, r.constant(nb, l, 1), r.constant(nb, l, 0))
+    Value hit =
+        nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, a[0], kValue);
+    return nb
+        .create<arith::SelectOp>(l, hit, r.constant(nb, l, 1),
+                                 r.constant(nb, l, 0))
         .getResult();
   });
 }
 
-struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AccuracyOp op,
-                                PatternRewriter &rewriter) const override {
+struct AccuracyPattern : public OpConversionPattern<AccuracyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AccuracyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
     if (op.getTopK() > 1) {
       rewriter.replaceOp(op, topKAccuracy(r, op.getTopK()));
@@ -419,10 +429,11 @@ struct AccuracyPattern : public OpRewritePattern<AccuracyOp> {
 };
 
 /// A generic over [L..., C] comparing the class index with each label.
-struct OneHotPattern : public OpRewritePattern<OneHotOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(OneHotOp op,
-                                PatternRewriter &rewriter) const override {
+struct OneHotPattern : public OpConversionPattern<OneHotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
@@ -454,10 +465,12 @@ struct OneHotPattern : public OpRewritePattern<OneHotOp> {
 
 /// Per-token cross-entropy: the per-row loss of cross_entropy, averaged
 /// over the real targets of the step (B and T together).
-struct TokenCrossEntropyPattern : public OpRewritePattern<TokenCrossEntropyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TokenCrossEntropyOp op,
-                                PatternRewriter &rewriter) const override {
+struct TokenCrossEntropyPattern
+    : public OpConversionPattern<TokenCrossEntropyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TokenCrossEntropyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
@@ -469,10 +482,11 @@ struct TokenCrossEntropyPattern : public OpRewritePattern<TokenCrossEntropyOp> {
 };
 
 struct TokenCrossEntropyGradPattern
-    : public OpRewritePattern<TokenCrossEntropyGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TokenCrossEntropyGradOp op,
-                                PatternRewriter &rewriter) const override {
+    : public OpConversionPattern<TokenCrossEntropyGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TokenCrossEntropyGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     ClassReductions r(rewriter, loc, op.getLogits(), op.getTargets());
     Value max = r.rowMax();
@@ -490,27 +504,27 @@ struct TokenCrossEntropyGradPattern
         ValueRange{op.getLogits(), max, sumExp, op.getTargets(), op.getGrad(),
                    count},
         ValueRange{init},
-        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(),
-                            r.dropClass(), perStep, perStep, r.id()},
+        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(), r.dropClass(),
+                            perStep, perStep, r.id()},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / n at a real target, 0 at padding.
           Value scale = b.create<arith::DivFOp>(l, a[4], a[5]);
           Value d = b.create<arith::MulFOp>(
               l, r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]), scale);
           Value real = ClassReductions::isRealTarget(b, l, a[3]);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, real, d,
-                                                      r.constant(b, l, 0))});
+          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::SelectOp>(
+                                           l, real, d, r.constant(b, l, 0))});
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
 
-struct TokenAccuracyPattern : public OpRewritePattern<TokenAccuracyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TokenAccuracyOp op,
-                                PatternRewriter &rewriter) const override {
+struct TokenAccuracyPattern : public OpConversionPattern<TokenAccuracyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TokenAccuracyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
     Value argmax = r.rowArgMax();
     Value acc = r.tokenMean(ValueRange{argmax, op.getTargets()},

@@ -9,6 +9,7 @@
 // (RecurrentBuilder.h).
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/MBTToLinalg/RecurrentBuilder.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
@@ -38,10 +39,11 @@ LstmGates lstmGates(OpBuilder &nb, Location l, ValueRange a) {
   return gates;
 }
 
-struct LstmPattern : public OpRewritePattern<LstmOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LstmOp op,
-                                PatternRewriter &rewriter) const override {
+struct LstmPattern : public OpConversionPattern<LstmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LstmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
@@ -88,10 +90,11 @@ struct LstmPattern : public OpRewritePattern<LstmOp> {
   }
 };
 
-struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LstmGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LstmGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
@@ -156,8 +159,8 @@ struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
                     mul(mul(dhTotal, gate.o), sub(oneF, mul(tanhC, tanhC))));
                 Value dI = sigmoidGrad(mul(dcTotal, gate.g), gate.i);
                 Value dF = sigmoidGrad(mul(dcTotal, a[12]), gate.f);
-                Value dG = mul(mul(dcTotal, gate.i),
-                               sub(oneF, mul(gate.g, gate.g)));
+                Value dG =
+                    mul(mul(dcTotal, gate.i), sub(oneF, mul(gate.g, gate.g)));
                 Value dOPre = sigmoidGrad(dO, gate.o);
                 Value dcPrevious = mul(dcTotal, gate.f);
                 Value real = RecurrentBuilder::isReal(nb, nl, a[14]);
@@ -166,17 +169,17 @@ struct LstmGradPattern : public OpRewritePattern<LstmGradOp> {
                       .getResult();
                 };
                 nb.create<linalg::YieldOp>(
-                    nl, ValueRange{pick(dI, zeroF), pick(dF, zeroF),
-                                   pick(dG, zeroF), pick(dOPre, zeroF),
-                                   pick(zeroF, dhTotal),
-                                   pick(dcPrevious, a[21])});
+                    nl,
+                    ValueRange{pick(dI, zeroF), pick(dF, zeroF),
+                               pick(dG, zeroF), pick(dOPre, zeroF),
+                               pick(zeroF, dhTotal), pick(dcPrevious, a[21])});
               });
-          Value dGates = g.concat({adjoints.getResult(0), adjoints.getResult(1),
-                                   adjoints.getResult(2),
-                                   adjoints.getResult(3)});
-          Value dhPrevious = g.matmul(dGates, op.getWeight(),
-                                      adjoints.getResult(4),
-                                      /*transposeWeight=*/true);
+          Value dGates =
+              g.concat({adjoints.getResult(0), adjoints.getResult(1),
+                        adjoints.getResult(2), adjoints.getResult(3)});
+          Value dhPrevious =
+              g.matmul(dGates, op.getWeight(), adjoints.getResult(4),
+                       /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dGates, carried[3]);
           Value dB = g.biasGradient(dGates, carried[4]);
           return {dhPrevious, adjoints.getResult(5),

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,13 +30,12 @@ Value realTokenCounts(OpBuilder &b, Location loc, Value tokens,
                       FloatType element) {
   auto type = cast<RankedTensorType>(tokens.getType());
   int64_t rank = type.getRank();
-  auto countType =
-      RankedTensorType::get(type.getShape().drop_back(), element);
+  auto countType = RankedTensorType::get(type.getShape().drop_back(), element);
   SmallVector<std::pair<Value, int64_t>> sources;
   for (int64_t d = 0; d + 1 < rank; ++d)
     sources.push_back({tokens, d});
-  Value zeros = buildFilled(b, loc, countType, sources,
-                            b.getFloatAttr(element, 0.0));
+  Value zeros =
+      buildFilled(b, loc, countType, sources, b.getFloatAttr(element, 0.0));
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
                               droppingMap(b.getContext(), rank, {rank - 1})};
   Value counts =
@@ -45,8 +45,8 @@ Value realTokenCounts(OpBuilder &b, Location loc, Value tokens,
            [&](OpBuilder &nb, Location l, ValueRange a) {
              Value one = floatConstant(nb, l, element, 1.0);
              Value zero = floatConstant(nb, l, element, 0.0);
-             Value add = nb.create<arith::SelectOp>(l, isReal(nb, l, a[0]),
-                                                    one, zero);
+             Value add =
+                 nb.create<arith::SelectOp>(l, isReal(nb, l, a[0]), one, zero);
              nb.create<linalg::YieldOp>(
                  l, ValueRange{nb.create<arith::AddFOp>(l, a[1], add)});
            })
@@ -66,10 +66,11 @@ Value realTokenCounts(OpBuilder &b, Location loc, Value tokens,
       .getResult(0);
 }
 
-struct MaskedMeanPattern : public OpRewritePattern<MaskedMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaskedMeanOp op,
-                                PatternRewriter &rewriter) const override {
+struct MaskedMeanPattern : public OpConversionPattern<MaskedMeanOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskedMeanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value values = op.getValues(), tokens = op.getTokens();
     auto type = cast<RankedTensorType>(op.getType());
@@ -96,8 +97,8 @@ struct MaskedMeanPattern : public OpRewritePattern<MaskedMeanOp> {
                 ValueRange{zeros}, maps, iterators(rank, {t}),
                 [&](OpBuilder &b, Location l, ValueRange a) {
                   Value zero = floatConstant(b, l, element, 0.0);
-                  Value add = b.create<arith::SelectOp>(
-                      l, isReal(b, l, a[1]), a[0], zero);
+                  Value add = b.create<arith::SelectOp>(l, isReal(b, l, a[1]),
+                                                        a[0], zero);
                   b.create<linalg::YieldOp>(
                       l, ValueRange{b.create<arith::AddFOp>(l, a[2], add)});
                 })
@@ -121,10 +122,11 @@ struct MaskedMeanPattern : public OpRewritePattern<MaskedMeanOp> {
   }
 };
 
-struct MaskedMeanGradPattern : public OpRewritePattern<MaskedMeanGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaskedMeanGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct MaskedMeanGradPattern : public OpConversionPattern<MaskedMeanGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskedMeanGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value tokens = op.getTokens(), grad = op.getGrad(), like = op.getLike();
     auto type = cast<RankedTensorType>(op.getType());
@@ -136,10 +138,9 @@ struct MaskedMeanGradPattern : public OpRewritePattern<MaskedMeanGradOp> {
     for (int64_t i = 0; i < rank; ++i)
       sources.push_back({like, i});
     Value init = buildEmpty(rewriter, loc, type, sources);
-    SmallVector<AffineMap> maps{droppingMap(ctx, rank, {d}),
-                                droppingMap(ctx, rank, {t}),
-                                droppingMap(ctx, rank, {t, d}),
-                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<AffineMap> maps{
+        droppingMap(ctx, rank, {d}), droppingMap(ctx, rank, {t}),
+        droppingMap(ctx, rank, {t, d}), rewriter.getMultiDimIdentityMap(rank)};
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{tokens, grad, counts},
         ValueRange{init}, maps, iterators(rank),
@@ -158,6 +159,5 @@ struct MaskedMeanGradPattern : public OpRewritePattern<MaskedMeanGradOp> {
 } // namespace
 
 void mlir::mbt::populateMaskedMeanPatterns(RewritePatternSet &patterns) {
-  patterns.add<MaskedMeanPattern, MaskedMeanGradPattern>(
-      patterns.getContext());
+  patterns.add<MaskedMeanPattern, MaskedMeanGradPattern>(patterns.getContext());
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/Utils/BatchMatmul.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
@@ -16,11 +17,12 @@ using namespace mlir::mbt;
 
 namespace {
 
-struct MatmulPattern : public OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct MatmulPattern : public OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(MatmulOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
@@ -41,17 +43,19 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
     if (rank == 2 && !ta && !tb)
       result = rewriter.create<linalg::MatmulOp>(loc, types, ins, init);
     else if (rank == 2 && ta && !tb)
-      result = rewriter.create<linalg::MatmulTransposeAOp>(loc, types, ins, init);
+      result =
+          rewriter.create<linalg::MatmulTransposeAOp>(loc, types, ins, init);
     else if (rank == 2 && !ta && tb)
-      result = rewriter.create<linalg::MatmulTransposeBOp>(loc, types, ins, init);
+      result =
+          rewriter.create<linalg::MatmulTransposeBOp>(loc, types, ins, init);
     else if (rank == 3 && !ta && !tb)
       result = rewriter.create<linalg::BatchMatmulOp>(loc, types, ins, init);
     else if (rank == 3 && ta && !tb)
-      result =
-          rewriter.create<linalg::BatchMatmulTransposeAOp>(loc, types, ins, init);
+      result = rewriter.create<linalg::BatchMatmulTransposeAOp>(loc, types, ins,
+                                                                init);
     else if (rank == 3 && !ta && tb)
-      result =
-          rewriter.create<linalg::BatchMatmulTransposeBOp>(loc, types, ins, init);
+      result = rewriter.create<linalg::BatchMatmulTransposeBOp>(loc, types, ins,
+                                                                init);
     else
       result = buildGeneric(rewriter, loc, op, init);
     if (Attribute format = op->getAttr(kOperandsFormatAttr))
@@ -77,9 +81,9 @@ struct MatmulPattern : public OpRewritePattern<MatmulOp> {
       exprs.append({r, c});
       return AffineMap::get(loops, 0, exprs, ctx);
     };
-    SmallVector<AffineMap> maps{
-        op.getTransposeLhs() ? map(k, i) : map(i, k),
-        op.getTransposeRhs() ? map(j, k) : map(k, j), map(i, j)};
+    SmallVector<AffineMap> maps{op.getTransposeLhs() ? map(k, i) : map(i, k),
+                                op.getTransposeRhs() ? map(j, k) : map(k, j),
+                                map(i, j)};
     return rewriter.create<linalg::GenericOp>(
         loc, TypeRange{op.getType()}, ValueRange{op.getLhs(), op.getRhs()},
         ValueRange{init}, maps, iterators(loops, {rank}),

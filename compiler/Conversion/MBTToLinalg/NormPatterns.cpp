@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,10 +18,11 @@ using namespace mlir::mbt;
 
 namespace {
 
-struct BatchNormPattern : public OpRewritePattern<BatchNormOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(BatchNormOp op,
-                                PatternRewriter &rewriter) const override {
+struct BatchNormPattern : public OpConversionPattern<BatchNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t rank = type.getRank();

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,12 +62,13 @@ SmallVector<bool> scalarsDependingOn(OptimizerOp rule, int index) {
   return result;
 }
 
-struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
+struct FusedUpdatePattern : public OpConversionPattern<FusedUpdateOp> {
   FusedUpdatePattern(MLIRContext *ctx, bool scalarsPerElement)
-      : OpRewritePattern(ctx), scalarsPerElement(scalarsPerElement) {}
+      : OpConversionPattern(ctx), scalarsPerElement(scalarsPerElement) {}
 
-  LogicalResult matchAndRewrite(FusedUpdateOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult
+  matchAndRewrite(FusedUpdateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     auto rule = SymbolTable::lookupNearestSymbolFrom<OptimizerOp>(
         op, op.getRuleAttr().getAttr());
     if (!rule)
@@ -191,7 +193,8 @@ struct FusedUpdatePattern : public OpRewritePattern<FusedUpdateOp> {
           args.append(a.begin() + numIns, a.end());
           Value decayed;
           if (mask) {
-            Value zero = b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
+            Value zero =
+                b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f));
             decayed = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ONE,
                                               a[numIns - 1], zero);
           }

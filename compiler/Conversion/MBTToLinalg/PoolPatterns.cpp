@@ -1,4 +1,5 @@
-//===- PoolPatterns.cpp - max and average pooling to gathers ---------------===//
+//===- PoolPatterns.cpp - max and average pooling to gathers
+//---------------===//
 //
 // Each pooling is one all-parallel linalg.generic over its result whose body
 // reads the window's taps (unrolled: kernels are small and static); each
@@ -8,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/MBTToLinalg/WindowBuilders.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
@@ -29,10 +31,10 @@ struct PoolGeometry {
   static PoolGeometry of(OpTy op, RankedTensorType input,
                          RankedTensorType pooled) {
     int64_t r = input.getRank();
-    return {input.getDimSize(r - 2), input.getDimSize(r - 1),
-            op.getKernel()[0],       op.getKernel()[1],
-            op.getStride()[0],       op.getStride()[1],
-            op.getPadding()[0],      op.getPadding()[1],
+    return {input.getDimSize(r - 2),  input.getDimSize(r - 1),
+            op.getKernel()[0],        op.getKernel()[1],
+            op.getStride()[0],        op.getStride()[1],
+            op.getPadding()[0],       op.getPadding()[1],
             pooled.getDimSize(r - 2), pooled.getDimSize(r - 1)};
   }
 };
@@ -56,10 +58,9 @@ SmallVector<Value> at(ArrayRef<Value> indices, Value row, Value col) {
 /// Visits the taps of the window at the loop indices `i` in row-major order:
 /// each tap's (clamped) plane position, its element of `x` and whether it
 /// lies inside the unpadded plane.
-void forEachTap(OpBuilder &b, Location l, Value x, ArrayRef<Value> i,
-                const PoolGeometry &g,
-                function_ref<void(Value row, Value col, Value v, Value inside)>
-                    visit) {
+void forEachTap(
+    OpBuilder &b, Location l, Value x, ArrayRef<Value> i, const PoolGeometry &g,
+    function_ref<void(Value row, Value col, Value v, Value inside)> visit) {
   int64_t rank = static_cast<int64_t>(i.size());
   for (int64_t kh = 0; kh < g.kh; ++kh) {
     auto [row, rowIn] = tapSource(b, l, i[rank - 2], g.sh,
@@ -73,10 +74,11 @@ void forEachTap(OpBuilder &b, Location l, Value x, ArrayRef<Value> i,
   }
 }
 
-struct MaxPool2dPattern : public OpRewritePattern<MaxPool2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaxPool2dOp op,
-                                PatternRewriter &rewriter) const override {
+struct MaxPool2dPattern : public OpConversionPattern<MaxPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
     auto xType = cast<RankedTensorType>(x.getType());
@@ -93,32 +95,31 @@ struct MaxPool2dPattern : public OpRewritePattern<MaxPool2dOp> {
         ValueRange{values, indices}, ArrayRef<AffineMap>{identity, identity},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> i = loopIndices(b, l, rank);
-          Value best = floatConstant(
-              b, l, element, -std::numeric_limits<double>::infinity());
+          Value best = floatConstant(b, l, element,
+                                     -std::numeric_limits<double>::infinity());
           Value where = b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(-1));
           // Row-major over the window; a later tap wins only when larger
           // or NaN (PyTorch's CPU kernel: `val > maxval || isnan(val)`).
-          forEachTap(b, l, x, i, g,
-                     [&](Value row, Value col, Value v, Value inside) {
-                       Value larger = b.create<arith::OrIOp>(
-                           l,
-                           b.create<arith::CmpFOp>(
-                               l, arith::CmpFPredicate::OGT, v, best),
-                           b.create<arith::CmpFOp>(
-                               l, arith::CmpFPredicate::UNO, v, v));
-                       Value take = b.create<arith::AndIOp>(l, inside, larger);
-                       Value flat = b.create<arith::AddIOp>(
-                           l,
-                           b.create<arith::MulIOp>(
-                               l, row, indexConstant(b, l, g.width)),
-                           col);
-                       best = b.create<arith::SelectOp>(l, take, v, best);
-                       where = b.create<arith::SelectOp>(
-                           l, take,
-                           b.create<arith::IndexCastOp>(l, b.getI32Type(),
-                                                        flat),
-                           where);
-                     });
+          forEachTap(
+              b, l, x, i, g, [&](Value row, Value col, Value v, Value inside) {
+                Value larger = b.create<arith::OrIOp>(
+                    l,
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, v,
+                                            best),
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v,
+                                            v));
+                Value take = b.create<arith::AndIOp>(l, inside, larger);
+                Value flat = b.create<arith::AddIOp>(
+                    l,
+                    b.create<arith::MulIOp>(l, row,
+                                            indexConstant(b, l, g.width)),
+                    col);
+                best = b.create<arith::SelectOp>(l, take, v, best);
+                where = b.create<arith::SelectOp>(
+                    l, take,
+                    b.create<arith::IndexCastOp>(l, b.getI32Type(), flat),
+                    where);
+              });
           b.create<linalg::YieldOp>(l, ValueRange{best, where});
         });
     rewriter.replaceOp(op, generic.getResults());
@@ -129,11 +130,11 @@ struct MaxPool2dPattern : public OpRewritePattern<MaxPool2dOp> {
 /// The adjoint of a pooling: for each input element, the sum over the taps
 /// (kh, kw) of `contribution` at the window position that reads the element
 /// with that tap, where there is one.
-Value buildPoolAdjoint(
-    OpBuilder &rewriter, Location loc, Value like, const PoolGeometry &g,
-    function_ref<Value(OpBuilder &, Location, ArrayRef<Value> window,
-                       Value flat)>
-        contribution) {
+Value buildPoolAdjoint(OpBuilder &rewriter, Location loc, Value like,
+                       const PoolGeometry &g,
+                       function_ref<Value(OpBuilder &, Location,
+                                          ArrayRef<Value> window, Value flat)>
+                           contribution) {
   auto type = cast<RankedTensorType>(like.getType());
   int64_t rank = type.getRank();
   Type element = type.getElementType();
@@ -163,8 +164,7 @@ Value buildPoolAdjoint(
                   b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult,
                                           b.create<arith::RemUIOp>(l, pos, s),
                                           indexConstant(b, l, kernel)));
-            return {b.create<arith::SelectOp>(l, ok, q,
-                                              indexConstant(b, l, 0)),
+            return {b.create<arith::SelectOp>(l, ok, q, indexConstant(b, l, 0)),
                     ok};
           };
           auto [oh, rowOk] = window(i[rank - 2], g.sh, g.kh, g.oh);
@@ -175,11 +175,11 @@ Value buildPoolAdjoint(
         }
         Value sum = zero;
         for (int64_t kh = 0; kh < g.kh; ++kh) {
-          auto [oh, rowOk] = tapReader(b, l, i[rank - 2], kh, g.sh, 1, g.ph,
-                                       g.oh);
+          auto [oh, rowOk] =
+              tapReader(b, l, i[rank - 2], kh, g.sh, 1, g.ph, g.oh);
           for (int64_t kw = 0; kw < g.kw; ++kw) {
-            auto [ow, colOk] = tapReader(b, l, i[rank - 1], kw, g.sw, 1, g.pw,
-                                         g.ow);
+            auto [ow, colOk] =
+                tapReader(b, l, i[rank - 1], kw, g.sw, 1, g.pw, g.ow);
             Value ok = b.create<arith::AndIOp>(l, rowOk, colOk);
             auto [value, hit] = std::pair<Value, Value>{
                 contribution(b, l, at(i, oh, ow), flat), ok};
@@ -191,12 +191,13 @@ Value buildPoolAdjoint(
       });
 }
 
-struct MaxPool2dGradPattern : public OpRewritePattern<MaxPool2dGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MaxPool2dGradOp op,
-                                PatternRewriter &rewriter) const override {
-    auto g = PoolGeometry::of(op, op.getLike().getType(),
-                              op.getGrad().getType());
+struct MaxPool2dGradPattern : public OpConversionPattern<MaxPool2dGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPool2dGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto g =
+        PoolGeometry::of(op, op.getLike().getType(), op.getGrad().getType());
     Value grad = op.getGrad(), indices = op.getIndices();
     Type element = op.getType().getElementType();
     Value dx = buildPoolAdjoint(
@@ -208,8 +209,9 @@ struct MaxPool2dGradPattern : public OpRewritePattern<MaxPool2dGradOp> {
               l, arith::CmpIPredicate::eq, where,
               b.create<arith::IndexCastOp>(l, b.getI32Type(), flat));
           Value v = b.create<tensor::ExtractOp>(l, grad, window);
-          return b.create<arith::SelectOp>(l, mine, v,
-                                           floatConstant(b, l, element, 0.0))
+          return b
+              .create<arith::SelectOp>(l, mine, v,
+                                       floatConstant(b, l, element, 0.0))
               .getResult();
         });
     rewriter.replaceOp(op, dx);
@@ -217,10 +219,11 @@ struct MaxPool2dGradPattern : public OpRewritePattern<MaxPool2dGradOp> {
   }
 };
 
-struct AvgPool2dPattern : public OpRewritePattern<AvgPool2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AvgPool2dOp op,
-                                PatternRewriter &rewriter) const override {
+struct AvgPool2dPattern : public OpConversionPattern<AvgPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
     auto type = op.getType();
@@ -248,12 +251,13 @@ struct AvgPool2dPattern : public OpRewritePattern<AvgPool2dOp> {
   }
 };
 
-struct AvgPool2dGradPattern : public OpRewritePattern<AvgPool2dGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AvgPool2dGradOp op,
-                                PatternRewriter &rewriter) const override {
-    auto g = PoolGeometry::of(op, op.getLike().getType(),
-                              op.getGrad().getType());
+struct AvgPool2dGradPattern : public OpConversionPattern<AvgPool2dGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPool2dGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto g =
+        PoolGeometry::of(op, op.getLike().getType(), op.getGrad().getType());
     Value grad = op.getGrad();
     Type element = op.getType().getElementType();
     Value dx = buildPoolAdjoint(

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,8 +62,8 @@ public:
         loc, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(loc, normal),
         floatConstant(b, loc, f32, 65504.0));
     Value infinity = b.create<math::CopySignOp>(
-        loc, floatConstant(b, loc, f32, std::numeric_limits<double>::infinity()),
-        x);
+        loc,
+        floatConstant(b, loc, f32, std::numeric_limits<double>::infinity()), x);
     normal = b.create<arith::SelectOp>(loc, overflows, infinity, normal);
     // Below 2^-14: |x| + 0.75 lies in [0.5, 1), where an f32's spacing is
     // 2^-24, so the addition rounds |x| to a multiple of 2^-24 (ties to
@@ -71,9 +72,9 @@ public:
     Value subnormal = b.create<arith::SubFOp>(
         loc, b.create<arith::AddFOp>(loc, magnitude, offset), offset);
     subnormal = b.create<math::CopySignOp>(loc, subnormal, x);
-    Value small = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT,
-                                          magnitude,
-                                          floatConstant(b, loc, f32, 0x1p-14));
+    Value small =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, magnitude,
+                                floatConstant(b, loc, f32, 0x1p-14));
     return keepNaN(x, b.create<arith::SelectOp>(loc, small, subnormal, normal));
   }
 
@@ -91,20 +92,22 @@ private:
   Location loc;
 };
 
-struct RoundToPattern : public OpRewritePattern<RoundToOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RoundToOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildRoundTo(rewriter, op.getLoc(), op.getInput(),
-                                        op.getFormat()));
+struct RoundToPattern : public OpConversionPattern<RoundToOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RoundToOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, buildRoundTo(rewriter, op.getLoc(), op.getInput(), op.getFormat()));
     return success();
   }
 };
 
-struct UnscaleGradsPattern : public OpRewritePattern<UnscaleGradsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(UnscaleGradsOp op,
-                                PatternRewriter &rewriter) const override {
+struct UnscaleGradsPattern : public OpConversionPattern<UnscaleGradsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UnscaleGradsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value scale = op.getScale();
     auto scaleType = cast<RankedTensorType>(scale.getType());
@@ -145,10 +148,11 @@ struct UnscaleGradsPattern : public OpRewritePattern<UnscaleGradsOp> {
   }
 };
 
-struct UpdateLossScalePattern : public OpRewritePattern<UpdateLossScaleOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(UpdateLossScaleOp op,
-                                PatternRewriter &rewriter) const override {
+struct UpdateLossScalePattern : public OpConversionPattern<UpdateLossScaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UpdateLossScaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto stateType = cast<RankedTensorType>(op.getScale().getType());
     auto stepType = cast<RankedTensorType>(op.getStep().getType());
@@ -194,15 +198,16 @@ struct UpdateLossScalePattern : public OpRewritePattern<UpdateLossScaleOp> {
           Value atInterval =
               cmp(arith::CmpFPredicate::OEQ, counted, constant(interval));
           Value grown = b.create<arith::MulFOp>(l, scale, constant(growth));
-          Value growthFinite = cmp(
-              arith::CmpFPredicate::ONE, b.create<math::AbsFOp>(l, grown),
-              constant(std::numeric_limits<double>::infinity()));
-          Value afterStep = select(
-              atInterval, select(growthFinite, grown, scale), scale);
+          Value growthFinite =
+              cmp(arith::CmpFPredicate::ONE, b.create<math::AbsFOp>(l, grown),
+                  constant(std::numeric_limits<double>::infinity()));
+          Value afterStep =
+              select(atInterval, select(growthFinite, grown, scale), scale);
           Value goodAfterStep = select(atInterval, constant(0.0), counted);
-          Value backedOff = b.create<arith::MulFOp>(l, scale, constant(backoff));
-          Value newScale = select(
-              trains, select(didStep, afterStep, backedOff), scale);
+          Value backedOff =
+              b.create<arith::MulFOp>(l, scale, constant(backoff));
+          Value newScale =
+              select(trains, select(didStep, afterStep, backedOff), scale);
           Value newGood = select(
               trains, select(didStep, goodAfterStep, constant(0.0)), good);
           Value newSkipped = select(

@@ -109,8 +109,8 @@ ValueRange RecurrentBuilder::loop(
       loc, zero, steps, one, inits,
       [&](OpBuilder &lb, Location l, Value s, ValueRange carried) {
         // `b` is the builder the patterns hand in, now inside the body.
-        Value t = backward ? b.create<arith::SubIOp>(l, last, s).getResult()
-                           : s;
+        Value t =
+            backward ? b.create<arith::SubIOp>(l, last, s).getResult() : s;
         b.create<scf::YieldOp>(l, body(t, carried));
       });
   return forOp.getResults();
@@ -149,9 +149,9 @@ Value RecurrentBuilder::biasGradient(Value g, Value init) {
   return b
       .create<linalg::GenericOp>(
           loc, TypeRange{init.getType()}, ValueRange{g}, ValueRange{init},
-          SmallVector<AffineMap>{b.getMultiDimIdentityMap(loops),
-                                 AffineMap::get(loops, 0, exprs,
-                                                b.getContext())},
+          SmallVector<AffineMap>{
+              b.getMultiDimIdentityMap(loops),
+              AffineMap::get(loops, 0, exprs, b.getContext())},
           iterators(loops, {p}),
           [&](OpBuilder &nb, Location nl, ValueRange a) {
             nb.create<linalg::YieldOp>(
@@ -172,13 +172,13 @@ SmallVector<Value> RecurrentBuilder::gatesOf(Value v) {
         strides(rank, b.getIndexAttr(1));
     offsets.back() = b.getIndexAttr(k * hidden);
     for (int64_t d = 0; d < rank; ++d)
-      sizes.push_back(d + 1 == rank ? b.getIndexAttr(hidden)
-                      : type.isDynamicDim(d)
-                          ? OpFoldResult(
-                                b.create<tensor::DimOp>(loc, v, d).getResult())
-                          : b.getIndexAttr(type.getDimSize(d)));
-    slices.push_back(b.create<tensor::ExtractSliceOp>(loc, gateType, v,
-                                                      offsets, sizes, strides));
+      sizes.push_back(
+          d + 1 == rank ? b.getIndexAttr(hidden)
+          : type.isDynamicDim(d)
+              ? OpFoldResult(b.create<tensor::DimOp>(loc, v, d).getResult())
+              : b.getIndexAttr(type.getDimSize(d)));
+    slices.push_back(b.create<tensor::ExtractSliceOp>(loc, gateType, v, offsets,
+                                                      sizes, strides));
   }
   return slices;
 }
@@ -192,10 +192,10 @@ Value RecurrentBuilder::concat(ArrayRef<Value> parts) {
         strides(rank, b.getIndexAttr(1));
     offsets.back() = b.getIndexAttr(k * hidden);
     for (int64_t d = 0; d < rank; ++d)
-      sizes.push_back(type.isDynamicDim(d)
-                          ? OpFoldResult(b.create<tensor::DimOp>(loc, part, d)
-                                             .getResult())
-                          : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+      sizes.push_back(
+          type.isDynamicDim(d)
+              ? OpFoldResult(b.create<tensor::DimOp>(loc, part, d).getResult())
+              : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
     joined = b.create<tensor::InsertSliceOp>(loc, part, joined, offsets, sizes,
                                              strides);
   }

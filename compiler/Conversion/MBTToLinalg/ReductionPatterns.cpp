@@ -1,5 +1,7 @@
-//===- ReductionPatterns.cpp - reductions and broadcasts to linalg ---------===//
+//===- ReductionPatterns.cpp - reductions and broadcasts to linalg
+//---------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,10 +53,10 @@ static Value buildReduction(OpBuilder &b, Location loc, Value input,
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
   maps.append(reduced.size() + 1, drop);
   auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{outType}, ins, ValueRange{acc}, maps, iterators(rank, axes),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value result = combine(nb, l, args.back(), args[0],
-                               args.drop_front().drop_back());
+      loc, TypeRange{outType}, ins, ValueRange{acc}, maps,
+      iterators(rank, axes), [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value result =
+            combine(nb, l, args.back(), args[0], args.drop_front().drop_back());
         nb.create<linalg::YieldOp>(l, ValueRange{result});
       });
   return generic.getResult(0);
@@ -100,7 +102,8 @@ static Value buildFullShapeGeneric(
   return b
       .create<linalg::GenericOp>(
           loc, TypeRange{type}, operands, ValueRange{init}, maps,
-          iterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+          iterators(rank),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
             nb.create<linalg::YieldOp>(l, body(nb, l, args.drop_back()));
           })
       .getResult(0);
@@ -121,7 +124,8 @@ static Value buildSameShapeGeneric(
   return b
       .create<linalg::GenericOp>(
           loc, TypeRange{type}, operands, ValueRange{init}, maps,
-          iterators(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+          iterators(rank),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
             nb.create<linalg::YieldOp>(l, body(nb, l, args.drop_back()));
           })
       .getResult(0);
@@ -166,28 +170,29 @@ static Value buildWideSum(OpBuilder &b, Location loc, Value input,
           loc, TypeRange{outType}, ValueRange{wide}, ValueRange{init},
           SmallVector<AffineMap>{identity, identity}, iterators(outRank),
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            nb.create<linalg::YieldOp>(
-                l, ValueRange{nb.create<arith::TruncFOp>(l, nb.getF32Type(),
-                                                         args[0])});
+            nb.create<linalg::YieldOp>(l, ValueRange{nb.create<arith::TruncFOp>(
+                                              l, nb.getF32Type(), args[0])});
           })
       .getResult(0);
 }
 
-struct ReduceSumPattern : public OpRewritePattern<ReduceSumOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceSumOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, buildWideSum(rewriter, op.getLoc(), op.getInput(),
-                                        op.getAxes()));
+struct ReduceSumPattern : public OpConversionPattern<ReduceSumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, buildWideSum(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
     return success();
   }
 };
 
 /// Sum over the broadcast dims, then put their unit dims back.
-struct UnbroadcastPattern : public OpRewritePattern<UnbroadcastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(UnbroadcastOp op,
-                                PatternRewriter &rewriter) const override {
+struct UnbroadcastPattern : public OpConversionPattern<UnbroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UnbroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     auto in = op.getInput().getType();
     auto out = op.getType();
     SmallVector<int64_t> axes;
@@ -195,15 +200,17 @@ struct UnbroadcastPattern : public OpRewritePattern<UnbroadcastOp> {
       if (out.getDimSize(d) == 1 && in.getDimSize(d) != 1)
         axes.push_back(d);
     Value sum = buildSum(rewriter, op.getLoc(), op.getInput(), axes);
-    rewriter.replaceOp(op, expandUnitDims(rewriter, op.getLoc(), sum, out, axes));
+    rewriter.replaceOp(op,
+                       expandUnitDims(rewriter, op.getLoc(), sum, out, axes));
     return success();
   }
 };
 
-struct BroadcastPattern : public OpRewritePattern<BroadcastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(BroadcastOp op,
-                                PatternRewriter &rewriter) const override {
+struct BroadcastPattern : public OpConversionPattern<BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
@@ -224,10 +231,11 @@ struct BroadcastPattern : public OpRewritePattern<BroadcastOp> {
   }
 };
 
-struct ReduceMaxPattern : public OpRewritePattern<ReduceMaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMaxOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReduceMaxPattern : public OpConversionPattern<ReduceMaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceMaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
         op, buildMax(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
     return success();
@@ -235,10 +243,11 @@ struct ReduceMaxPattern : public OpRewritePattern<ReduceMaxOp> {
 };
 
 /// n = the number of maxima per group; then grad / n at each maximum.
-struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMaxGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReduceMaxGradPattern : public OpConversionPattern<ReduceMaxGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceMaxGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput(), max = op.getMax();
     ArrayRef<int64_t> axes = op.getAxes();
@@ -261,9 +270,8 @@ struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value share = b.create<arith::DivFOp>(l, a[2], a[3]);
           return b
-              .create<arith::SelectOp>(
-                  l, isMax(b, l, a[0], a[1]), share,
-                  floatConstant(b, l, a[0].getType(), 0.0))
+              .create<arith::SelectOp>(l, isMax(b, l, a[0], a[1]), share,
+                                       floatConstant(b, l, a[0].getType(), 0.0))
               .getResult();
         });
     rewriter.replaceOp(op, result);
@@ -273,10 +281,11 @@ struct ReduceMaxGradPattern : public OpRewritePattern<ReduceMaxGradOp> {
 
 /// m + log(sum(exp(x - m))), m the maximum; an infinite m is replaced by 0
 /// in the shift (as torch.logsumexp), so all -inf gives -inf, not NaN.
-struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LogSumExpOp op,
-                                PatternRewriter &rewriter) const override {
+struct LogSumExpPattern : public OpConversionPattern<LogSumExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LogSumExpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
     ArrayRef<int64_t> axes = op.getAxes();
@@ -287,9 +296,9 @@ struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
           Type t = a[0].getType();
           Value inf =
               floatConstant(b, l, t, std::numeric_limits<double>::infinity());
-          Value infinite = b.create<arith::CmpFOp>(
-              l, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, a[0]),
-              inf);
+          Value infinite =
+              b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                      b.create<math::AbsFOp>(l, a[0]), inf);
           return b
               .create<arith::SelectOp>(l, infinite, floatConstant(b, l, t, 0.0),
                                        a[0])
@@ -315,10 +324,11 @@ struct LogSumExpPattern : public OpRewritePattern<LogSumExpOp> {
 };
 
 /// The product of the reduced sizes, filled into the reduced shape.
-struct CountPattern : public OpRewritePattern<CountOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CountOp op,
-                                PatternRewriter &rewriter) const override {
+struct CountPattern : public OpConversionPattern<CountOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CountOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = op.getInput();
     Value count = rewriter.create<arith::ConstantIndexOp>(loc, 1);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,10 +27,11 @@ SmallVector<ReassociationIndices> rowGroups(int64_t rank) {
   return groups;
 }
 
-struct MergeRowsPattern : public OpRewritePattern<MergeRowsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MergeRowsOp op,
-                                PatternRewriter &rewriter) const override {
+struct MergeRowsPattern : public OpConversionPattern<MergeRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MergeRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     int64_t rank = op.getInput().getType().getRank();
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
         op, op.getType(), op.getInput(), rowGroups(rank));
@@ -41,10 +43,11 @@ struct MergeRowsPattern : public OpRewritePattern<MergeRowsOp> {
 /// sizes are both dynamic, and one-shot bufferization (MLIR 19) builds the
 /// memref.expand_shape by inferring its sizes, which it cannot for two
 /// dynamic sizes in one group. Each element reads its row b * T + t.
-struct SplitRowsPattern : public OpRewritePattern<SplitRowsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SplitRowsOp op,
-                                PatternRewriter &rewriter) const override {
+struct SplitRowsPattern : public OpConversionPattern<SplitRowsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SplitRowsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
@@ -75,10 +78,11 @@ struct SplitRowsPattern : public OpRewritePattern<SplitRowsOp> {
   }
 };
 
-struct PositionsPattern : public OpRewritePattern<PositionsOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PositionsOp op,
-                                PatternRewriter &rewriter) const override {
+struct PositionsPattern : public OpConversionPattern<PositionsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PositionsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     auto type = op.getType();
     int64_t rank = type.getRank();
     SmallVector<std::pair<Value, int64_t>> sources;
@@ -90,8 +94,8 @@ struct PositionsPattern : public OpRewritePattern<PositionsOp> {
         SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange) {
           Value t = b.create<linalg::IndexOp>(l, rank - 1);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::IndexCastOp>(l, b.getI32Type(), t)});
+          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::IndexCastOp>(
+                                           l, b.getI32Type(), t)});
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();

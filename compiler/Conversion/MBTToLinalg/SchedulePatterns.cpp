@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,7 +33,9 @@ namespace {
 struct F64 {
   OpBuilder &b;
   Location l;
-  Value c(double v) { return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v)); }
+  Value c(double v) {
+    return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v));
+  }
   Value add(Value x, Value y) { return b.create<arith::AddFOp>(l, x, y); }
   Value sub(Value x, Value y) { return b.create<arith::SubFOp>(l, x, y); }
   Value mul(Value x, Value y) { return b.create<arith::MulFOp>(l, x, y); }
@@ -67,8 +70,9 @@ Value emitFactor(F64 f, Schedule rule, Value s, ArrayRef<Value> p) {
   case Schedule::linear: {
     Value warmup = p[1], floor = p[2];
     Value warm = f.div(s, f.max(f.c(1.0), warmup));
-    Value progress = f.min(
-        f.div(f.sub(s, warmup), f.max(f.c(1.0), f.sub(p[0], warmup))), f.c(1.0));
+    Value progress =
+        f.min(f.div(f.sub(s, warmup), f.max(f.c(1.0), f.sub(p[0], warmup))),
+              f.c(1.0));
     Value shape =
         rule == Schedule::cosine
             ? f.mul(f.c(0.5), f.add(f.c(1.0), f.cos(f.mul(f.c(pi), progress))))
@@ -86,8 +90,8 @@ Value emitFactor(F64 f, Schedule rule, Value s, ArrayRef<Value> p) {
       return f.add(to, f.mul(f.div(f.sub(from, to), f.c(2.0)), wave));
     };
     Value up = anneal(initial, f.c(1.0), f.div(s, phase1End));
-    Value pct = f.min(
-        f.div(f.sub(s, phase1End), f.sub(phase2End, phase1End)), f.c(1.0));
+    Value pct = f.min(f.div(f.sub(s, phase1End), f.sub(phase2End, phase1End)),
+                      f.c(1.0));
     Value down = anneal(f.c(1.0), minimum, pct);
     return f.select(f.le(s, phase1End), up, down);
   }
@@ -95,10 +99,11 @@ Value emitFactor(F64 f, Schedule rule, Value s, ArrayRef<Value> p) {
   llvm_unreachable("a Schedule enumerator without a formula");
 }
 
-struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LRScheduleOp op,
-                                PatternRewriter &rewriter) const override {
+struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LRScheduleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto hyperType = op.getType();
@@ -123,7 +128,8 @@ struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
         rewriter
             .create<linalg::GenericOp>(
                 loc, TypeRange{factorType}, inputs, ValueRange{empty}, maps,
-                iterators(1), [&](OpBuilder &b, Location l, ValueRange a) {
+                iterators(1),
+                [&](OpBuilder &b, Location l, ValueRange a) {
                   F64 f{b, l};
                   Value s = f.sub(a[0], f.c(1.0)); // scheduler steps so far
                   SmallVector<Value> params(a.begin() + 1, a.begin() + 1 + k);
@@ -140,18 +146,19 @@ struct LRSchedulePattern : public OpRewritePattern<LRScheduleOp> {
     rewriter.replaceOp(
         op, rewriter
                 .create<linalg::GenericOp>(
-                    loc, TypeRange{hyperType}, ValueRange{op.getHyper(), factor},
-                    ValueRange{out},
+                    loc, TypeRange{hyperType},
+                    ValueRange{op.getHyper(), factor}, ValueRange{out},
                     ArrayRef<AffineMap>{id2, droppingMap(ctx, 2, {1}), id2},
-                    iterators(2), [&](OpBuilder &b, Location l, ValueRange a) {
+                    iterators(2),
+                    [&](OpBuilder &b, Location l, ValueRange a) {
                       Value column = b.create<linalg::IndexOp>(l, 1);
                       Value lr = b.create<arith::ConstantIndexOp>(l, lrColumn);
                       Value isLr = b.create<arith::CmpIOp>(
                           l, arith::CmpIPredicate::eq, column, lr);
                       Value scaled = b.create<arith::MulFOp>(l, a[0], a[1]);
                       b.create<linalg::YieldOp>(
-                          l, ValueRange{b.create<arith::SelectOp>(l, isLr, scaled,
-                                                                  a[0])});
+                          l, ValueRange{b.create<arith::SelectOp>(
+                                 l, isLr, scaled, a[0])});
                     })
                 .getResult(0));
     return success();

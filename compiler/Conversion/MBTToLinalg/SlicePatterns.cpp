@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
+#include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 using namespace mlir;
@@ -34,10 +35,11 @@ static SmallVector<OpFoldResult> unitStrides(OpBuilder &b, int64_t rank) {
 
 namespace {
 
-struct ConcatPattern : public OpRewritePattern<ConcatOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConcatOp op,
-                                PatternRewriter &rewriter) const override {
+struct ConcatPattern : public OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
@@ -50,7 +52,8 @@ struct ConcatPattern : public OpRewritePattern<ConcatOp> {
       int64_t size = cast<RankedTensorType>(part.getType()).getDimSize(axis);
       result = rewriter.create<tensor::InsertSliceOp>(
           loc, part, result, offsetsAt(rewriter, rank, axis, offset),
-          sizesWith(rewriter, loc, part, axis, size), unitStrides(rewriter, rank));
+          sizesWith(rewriter, loc, part, axis, size),
+          unitStrides(rewriter, rank));
       offset += size;
     }
     rewriter.replaceOp(op, result);
@@ -58,10 +61,11 @@ struct ConcatPattern : public OpRewritePattern<ConcatOp> {
   }
 };
 
-struct SlicePattern : public OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SliceOp op,
-                                PatternRewriter &rewriter) const override {
+struct SlicePattern : public OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t rank = op.getType().getRank(), axis = op.getAxis();
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
@@ -74,18 +78,20 @@ struct SlicePattern : public OpRewritePattern<SliceOp> {
   }
 };
 
-struct SliceGradPattern : public OpRewritePattern<SliceGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SliceGradOp op,
-                                PatternRewriter &rewriter) const override {
+struct SliceGradPattern : public OpConversionPattern<SliceGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d < rank; ++d)
       sources.push_back({op.getLike(), d});
-    Value zeros = buildFilled(rewriter, loc, type, sources,
-                              rewriter.getFloatAttr(type.getElementType(), 0.0));
+    Value zeros =
+        buildFilled(rewriter, loc, type, sources,
+                    rewriter.getFloatAttr(type.getElementType(), 0.0));
     int64_t size = op.getGrad().getType().getDimSize(axis);
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getGrad(), zeros, offsetsAt(rewriter, rank, axis, op.getStart()),

@@ -11,7 +11,8 @@ Value mlir::mbt::indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
-SmallVector<Value> mlir::mbt::loopIndices(OpBuilder &b, Location loc, int64_t n) {
+SmallVector<Value> mlir::mbt::loopIndices(OpBuilder &b, Location loc,
+                                          int64_t n) {
   SmallVector<Value> indices;
   for (int64_t d = 0; d < n; ++d)
     indices.push_back(b.create<linalg::IndexOp>(loc, d));
@@ -21,9 +22,10 @@ SmallVector<Value> mlir::mbt::loopIndices(OpBuilder &b, Location loc, int64_t n)
 /// The input position `pos * stride + offset - pad` that window position
 /// `pos` reads at tap offset `offset` (k * dilation), clamped to 0 where it
 /// is outside [0, size) (so a gather may read it), and whether it is inside.
-std::pair<Value, Value> mlir::mbt::tapSource(OpBuilder &b, Location loc, Value pos,
-                                  int64_t stride, Value offset, int64_t pad,
-                                  int64_t size) {
+std::pair<Value, Value> mlir::mbt::tapSource(OpBuilder &b, Location loc,
+                                             Value pos, int64_t stride,
+                                             Value offset, int64_t pad,
+                                             int64_t size) {
   Value zero = indexConstant(b, loc, 0);
   Value i = b.create<arith::SubIOp>(
       loc,
@@ -41,9 +43,10 @@ std::pair<Value, Value> mlir::mbt::tapSource(OpBuilder &b, Location loc, Value p
 /// The window position whose tap `k` reads input position `pos`:
 /// (pos + pad - k * dilation) / stride when that is a whole position in
 /// [0, positions), clamped to 0 otherwise; and whether it is one.
-std::pair<Value, Value> mlir::mbt::tapReader(OpBuilder &b, Location loc, Value pos,
-                                  int64_t k, int64_t stride, int64_t dilation,
-                                  int64_t pad, int64_t positions) {
+std::pair<Value, Value> mlir::mbt::tapReader(OpBuilder &b, Location loc,
+                                             Value pos, int64_t k,
+                                             int64_t stride, int64_t dilation,
+                                             int64_t pad, int64_t positions) {
   Value zero = indexConstant(b, loc, 0);
   Value num = b.create<arith::AddIOp>(
       loc, pos, indexConstant(b, loc, pad - k * dilation));
@@ -79,4 +82,3 @@ Value mlir::mbt::buildGather(
           })
       .getResult(0);
 }
-

@@ -7,8 +7,7 @@
 
 using namespace mlir;
 
-std::optional<mbt::BatchMatmulKind>
-mbt::matchBatchMatmul(linalg::LinalgOp op) {
+std::optional<mbt::BatchMatmulKind> mbt::matchBatchMatmul(linalg::LinalgOp op) {
   BatchMatmulKind kind;
   if (isa<linalg::BatchMatmulOp>(op))
     kind = {false, false};

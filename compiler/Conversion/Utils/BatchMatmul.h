@@ -1,4 +1,5 @@
-//===- BatchMatmul.h - recognizing the batched matmuls of a step -*- C++ -*-===//
+//===- BatchMatmul.h - recognizing the batched matmuls of a step -*- C++
+//-*-===//
 //
 // After bufferization, the batched matmuls of a step are linalg named ops on
 // strided memrefs. The passes that replace them (with a BLAS call, or with

@@ -54,8 +54,8 @@ pool2dResultShape(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
                   ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
                   StringRef name, std::string &error) {
   if (input.size() < 2) {
-    error = (name + " needs an input [..., H, W], got " +
-             formatShape(input)).str();
+    error =
+        (name + " needs an input [..., H, W], got " + formatShape(input)).str();
     return std::nullopt;
   }
   auto plane =
@@ -80,10 +80,9 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (input.getElementType() != filter.getElementType())
     return shapeError(loc, "conv2d operands have different element types");
   std::string error;
-  auto shape = conv2dResultShape(input.getShape(), filter.getShape(),
-                                 adaptor.getStride(), adaptor.getPadding(),
-                                 adaptor.getDilation(), adaptor.getGroups(),
-                                 error);
+  auto shape = conv2dResultShape(
+      input.getShape(), filter.getShape(), adaptor.getStride(),
+      adaptor.getPadding(), adaptor.getDilation(), adaptor.getGroups(), error);
   if (!shape)
     return shapeError(loc, error);
   results.push_back(withShape(input, *shape));
@@ -133,10 +132,9 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *ctx,
                                             SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   std::string error;
-  auto shape =
-      pool2dResultShape(input.getShape(), adaptor.getKernel(),
-                        adaptor.getStride(), adaptor.getPadding(),
-                        "max_pool2d", error);
+  auto shape = pool2dResultShape(input.getShape(), adaptor.getKernel(),
+                                 adaptor.getStride(), adaptor.getPadding(),
+                                 "max_pool2d", error);
   if (!shape)
     return shapeError(loc, error);
   results.push_back(withShape(input, *shape));
@@ -150,10 +148,9 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   std::string error;
-  auto shape =
-      pool2dResultShape(input.getShape(), adaptor.getKernel(),
-                        adaptor.getStride(), adaptor.getPadding(),
-                        "avg_pool2d", error);
+  auto shape = pool2dResultShape(input.getShape(), adaptor.getKernel(),
+                                 adaptor.getStride(), adaptor.getPadding(),
+                                 "avg_pool2d", error);
   if (!shape)
     return shapeError(loc, error);
   results.push_back(withShape(input, *shape));

@@ -11,8 +11,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>

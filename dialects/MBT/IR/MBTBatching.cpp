@@ -28,7 +28,6 @@ Operation *mlir::mbt::detail::buildBatchedByPrependingModelDim(
   return builder.create(state);
 }
 
-
 /// A splat is the same for every model.
 Operation *ConstantOp::buildBatched(OpBuilder &b, ValueRange, int64_t n) {
   auto splat = dyn_cast<SplatElementsAttr>(getValue());
@@ -37,9 +36,9 @@ Operation *ConstantOp::buildBatched(OpBuilder &b, ValueRange, int64_t n) {
     return nullptr;
   }
   auto type = cast<ShapedType>(prependModelDim(getType(), n));
-  return b.create<ConstantOp>(getLoc(), type,
-                              SplatElementsAttr::get(
-                                  type, splat.getSplatValue<Attribute>()));
+  return b.create<ConstantOp>(
+      getLoc(), type,
+      SplatElementsAttr::get(type, splat.getSplatValue<Attribute>()));
 }
 
 /// Model i's value at index i of the model dimension.
@@ -67,8 +66,7 @@ static DenseI64ArrayAttr shiftAxes(OpBuilder &b, ArrayRef<int64_t> axes) {
 
 Operation *ReduceSumOp::buildBatched(OpBuilder &b, ValueRange operands,
                                      int64_t) {
-  return b.create<ReduceSumOp>(getLoc(), operands[0],
-                               shiftAxes(b, getAxes()));
+  return b.create<ReduceSumOp>(getLoc(), operands[0], shiftAxes(b, getAxes()));
 }
 
 Operation *BroadcastOp::buildBatched(OpBuilder &b, ValueRange operands,
@@ -79,21 +77,19 @@ Operation *BroadcastOp::buildBatched(OpBuilder &b, ValueRange operands,
 
 Operation *ReduceMaxOp::buildBatched(OpBuilder &b, ValueRange operands,
                                      int64_t) {
-  return b.create<ReduceMaxOp>(getLoc(), operands[0],
-                               shiftAxes(b, getAxes()));
+  return b.create<ReduceMaxOp>(getLoc(), operands[0], shiftAxes(b, getAxes()));
 }
 
 Operation *ReduceMaxGradOp::buildBatched(OpBuilder &b, ValueRange operands,
                                          int64_t) {
-  return b.create<ReduceMaxGradOp>(getLoc(), operands[0].getType(),
-                                   operands[0], operands[1], operands[2],
+  return b.create<ReduceMaxGradOp>(getLoc(), operands[0].getType(), operands[0],
+                                   operands[1], operands[2],
                                    shiftAxes(b, getAxes()));
 }
 
 Operation *LogSumExpOp::buildBatched(OpBuilder &b, ValueRange operands,
                                      int64_t) {
-  return b.create<LogSumExpOp>(getLoc(), operands[0],
-                               shiftAxes(b, getAxes()));
+  return b.create<LogSumExpOp>(getLoc(), operands[0], shiftAxes(b, getAxes()));
 }
 
 Operation *CountOp::buildBatched(OpBuilder &b, ValueRange operands, int64_t) {

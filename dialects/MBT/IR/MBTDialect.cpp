@@ -8,8 +8,8 @@
 using namespace mlir;
 using namespace mlir::mbt;
 
-#include "dialects/MBT/IR/MBTOpsDialect.cpp.inc"
 #include "dialects/MBT/IR/MBTInterfaces.cpp.inc"
+#include "dialects/MBT/IR/MBTOpsDialect.cpp.inc"
 
 void MBTDialect::initialize() {
   addOperations<

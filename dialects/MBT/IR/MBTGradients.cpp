@@ -81,7 +81,8 @@ SmallVector<Value> DivOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
     return {Value(), Value()};
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2 = -(1/b) (a/b).
   Value q = b.create<DivOp>(getLoc(), g, getRhs());
-  Value dr = b.create<NegOp>(getLoc(), b.create<MulOp>(getLoc(), q, getResult()));
+  Value dr =
+      b.create<NegOp>(getLoc(), b.create<MulOp>(getLoc(), q, getResult()));
   return {unbroadcastTo(b, getLoc(), q, getLhs()),
           unbroadcastTo(b, getLoc(), dr, getRhs())};
 }
@@ -131,8 +132,8 @@ SmallVector<Value> SqrtOp::buildGradients(OpBuilder &b,
   if (!resultGrads[0])
     return {Value()};
   auto type = getType();
-  auto halfType = RankedTensorType::get(
-      SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
+  auto halfType = RankedTensorType::get(SmallVector<int64_t>(type.getRank(), 1),
+                                        type.getElementType());
   Value half = b.create<ConstantOp>(
       getLoc(), halfType,
       DenseElementsAttr::get(halfType,

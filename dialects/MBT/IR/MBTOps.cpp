@@ -127,8 +127,8 @@ void FusedUpdateOp::build(OpBuilder &builder, OperationState &state,
                           StringRef rule, Value params, Value grads,
                           ValueRange slots, Value hyper, Value step,
                           Value decayMask) {
-  build(builder, state, params.getType(), slots.getTypes(), rule, params,
-        grads, slots, hyper, step, decayMask);
+  build(builder, state, params.getType(), slots.getTypes(), rule, params, grads,
+        slots, hyper, step, decayMask);
 }
 
 LogicalResult FusedUpdateOp::verify() {
@@ -143,7 +143,8 @@ LogicalResult FusedUpdateOp::verify() {
              << formatShape(cast<RankedTensorType>(slot.getType()).getShape());
   if (Value mask = getDecayMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
-    if (maskType.getRank() != 1 || maskType.getDimSize(0) != params.getDimSize(1))
+    if (maskType.getRank() != 1 ||
+        maskType.getDimSize(0) != params.getDimSize(1))
       return emitOpError("decay_mask must be [")
              << params.getDimSize(1) << "], got "
              << formatShape(maskType.getShape());
@@ -203,9 +204,8 @@ LogicalResult SweepOp::verify() {
   if (failed(verifyLossScale(*this, getPrecision() == Precision::f16)))
     return failure();
   if (getHyperNames().size() != getHyper().size())
-    return emitOpError("has ")
-           << getHyperNames().size() << " hyper_names but "
-           << getHyper().size() << " hyper arrays";
+    return emitOpError("has ") << getHyperNames().size() << " hyper_names but "
+                               << getHyper().size() << " hyper arrays";
   for (auto [name, values] : llvm::zip(getHyperNames(), getHyper()))
     if (static_cast<int64_t>(cast<DenseF64ArrayAttr>(values).size()) != models)
       return emitOpError("hyperparameter '")
@@ -290,8 +290,8 @@ LogicalResult SweepOp::verify() {
     if (routing != Routing::shared)
       return emitOpError("sequence data supports shared routing only");
   }
-  auto model = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-      *this, getModelAttr());
+  auto model =
+      SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this, getModelAttr());
   if (!model)
     return emitOpError("model '") << getModel() << "' is not a function";
   return success();

@@ -111,8 +111,9 @@ static LogicalResult checkSameElementType(std::optional<Location> loc,
     return success();
   if (!loc)
     return failure();
-  return emitError(*loc) << name << " operands have different element types: "
-                         << a << " and " << b;
+  return emitError(*loc) << name
+                         << " operands have different element types: " << a
+                         << " and " << b;
 }
 
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
@@ -122,9 +123,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   std::string error;
-  auto shape = matmulShape(lhs.getShape(), rhs.getShape(),
-                           adaptor.getTransposeLhs(), adaptor.getTransposeRhs(),
-                           error);
+  auto shape =
+      matmulShape(lhs.getShape(), rhs.getShape(), adaptor.getTransposeLhs(),
+                  adaptor.getTransposeRhs(), error);
   if (!shape)
     return emitShapeError(loc, error);
   if (failed(checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(),
@@ -146,8 +147,8 @@ static LogicalResult inferBroadcastBinary(MLIRContext *ctx,
     return emitShapeError(loc, name + " operands cannot be broadcast: " +
                                    formatShape(lhs.getShape()) + " and " +
                                    formatShape(rhs.getShape()));
-  if (failed(checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(),
-                                  name)))
+  if (failed(
+          checkSameElementType(loc, adaptor.getLhs(), adaptor.getRhs(), name)))
     return failure();
   results.push_back(tensorLike(adaptor.getLhs(), *shape));
   return success();
@@ -199,10 +200,9 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *ctx,
     if (llvm::is_contained(dims, d))
       continue;
     if (!sameSize(input.getDimSize(next), like.getDimSize(d)))
-      return emitShapeError(loc, "broadcast input " +
-                                     formatShape(input.getShape()) +
-                                     " does not fit " +
-                                     formatShape(like.getShape()));
+      return emitShapeError(
+          loc, "broadcast input " + formatShape(input.getShape()) +
+                   " does not fit " + formatShape(like.getShape()));
     ++next;
   }
   for (int64_t d : dims)
@@ -237,10 +237,9 @@ reducedShape(std::optional<Location> loc, Value input, ArrayRef<int64_t> axes,
 
 /// inferReturnTypes of the reductions that share the rule above.
 template <typename Adaptor>
-static LogicalResult inferReduction(MLIRContext *ctx,
-                                    std::optional<Location> loc,
-                                    Adaptor adaptor, StringRef name,
-                                    SmallVectorImpl<Type> &results) {
+static LogicalResult
+inferReduction(MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+               StringRef name, SmallVectorImpl<Type> &results) {
   auto shape = reducedShape(loc, adaptor.getInput(), adaptor.getAxes(), name);
   if (failed(shape))
     return failure();
@@ -298,13 +297,13 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx,
   auto type = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if (static_cast<int64_t>(perm.size()) != type.getRank())
-    return emitShapeError(loc, "transpose permutation of " +
-                                   llvm::Twine(perm.size()) +
-                                   " dimensions for " +
-                                   formatShape(type.getShape()));
+    return emitShapeError(
+        loc, "transpose permutation of " + llvm::Twine(perm.size()) +
+                 " dimensions for " + formatShape(type.getShape()));
   llvm::SmallVector<int64_t> shape;
   for (auto [i, p] : llvm::enumerate(perm)) {
-    if (p < 0 || p >= type.getRank() || llvm::is_contained(perm.take_front(i), p))
+    if (p < 0 || p >= type.getRank() ||
+        llvm::is_contained(perm.take_front(i), p))
       return emitShapeError(loc, "transpose permutation " + formatShape(perm) +
                                      " is not a permutation of " +
                                      llvm::Twine(type.getRank()) +
@@ -344,8 +343,7 @@ classificationLeadingShape(std::optional<Location> loc, Value logits,
                                    formatShape(y.getShape()));
   for (int64_t d = 0; d < y.getRank(); ++d)
     if (!sameSize(l.getDimSize(d), y.getDimSize(d)))
-      return emitShapeError(loc, name + " logits " +
-                                     formatShape(l.getShape()) +
+      return emitShapeError(loc, name + " logits " + formatShape(l.getShape()) +
                                      " do not match labels " +
                                      formatShape(y.getShape()));
   return llvm::SmallVector<int64_t>(l.getShape().drop_back(2));
@@ -384,10 +382,9 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(
     return failure();
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   if (grad.getShape() != ArrayRef<int64_t>(*lead))
-    return emitShapeError(loc, "cross_entropy_grad adjoint " +
-                                   formatShape(grad.getShape()) +
-                                   " does not match the loss shape " +
-                                   formatShape(*lead));
+    return emitShapeError(
+        loc, "cross_entropy_grad adjoint " + formatShape(grad.getShape()) +
+                 " does not match the loss shape " + formatShape(*lead));
   results.push_back(adaptor.getLogits().getType());
   return success();
 }
@@ -400,8 +397,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *ctx,
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   int64_t axis = static_cast<int64_t>(adaptor.getAxis());
   auto mismatch = [&] {
-    return emitShapeError(loc, "concat operands " + formatShape(lhs.getShape()) +
-                                   " and " + formatShape(rhs.getShape()) +
+    return emitShapeError(loc, "concat operands " +
+                                   formatShape(lhs.getShape()) + " and " +
+                                   formatShape(rhs.getShape()) +
                                    " differ outside axis " + llvm::Twine(axis));
   };
   if (lhs.getRank() != rhs.getRank())
@@ -446,7 +444,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *ctx,
                                    formatShape(input.getShape()));
   if (start < 0 || start >= end || end > input.getDimSize(axis))
     return emitShapeError(loc, "slice [" + llvm::Twine(start) + ", " +
-                                   llvm::Twine(end) + ") out of range for size " +
+                                   llvm::Twine(end) +
+                                   ") out of range for size " +
                                    llvm::Twine(input.getDimSize(axis)));
   llvm::SmallVector<int64_t> shape(input.getShape());
   shape[axis] = end - start;

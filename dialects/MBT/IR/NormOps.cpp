@@ -35,8 +35,8 @@ LogicalResult BatchNormOp::verify() {
     return emitOpError("has ")
            << stats.getDimSize(leading)
            << " channels of statistics for an input with "
-           << input.getDimSize(leading + 1) << " channels (dim "
-           << leading + 1 << " of " << formatShape(input.getShape()) << ")";
+           << input.getDimSize(leading + 1) << " channels (dim " << leading + 1
+           << " of " << formatShape(input.getShape()) << ")";
   if (!(getEpsilon().convertToDouble() > 0.0))
     return emitOpError("needs a positive epsilon, got ")
            << getEpsilon().convertToDouble();
@@ -72,13 +72,14 @@ BatchNormOp::TrainingForm BatchNormOp::buildTrainingForm(OpBuilder &b) {
   Value mean = b.create<DivOp>(loc, b.create<ReduceSumOp>(loc, x, axes), n);
   Value centered =
       b.create<SubOp>(loc, x, b.create<BroadcastOp>(loc, mean, x, axes));
-  Value variance = b.create<DivOp>(
-      loc,
-      b.create<ReduceSumOp>(loc, b.create<MulOp>(loc, centered, centered),
-                            axes),
-      n);
+  Value variance =
+      b.create<DivOp>(loc,
+                      b.create<ReduceSumOp>(
+                          loc, b.create<MulOp>(loc, centered, centered), axes),
+                      n);
   Value stddev = b.create<SqrtOp>(
-      loc, b.create<AddOp>(loc, variance, splat(getEpsilon().convertToDouble())));
+      loc,
+      b.create<AddOp>(loc, variance, splat(getEpsilon().convertToDouble())));
   Value result = b.create<DivOp>(loc, centered,
                                  b.create<BroadcastOp>(loc, stddev, x, axes));
 
@@ -93,9 +94,8 @@ BatchNormOp::TrainingForm BatchNormOp::buildTrainingForm(OpBuilder &b) {
       loc, b.create<ReluOp>(loc, b.create<SubOp>(loc, n, two)), one);
   Value unbiased =
       b.create<MulOp>(loc, variance, b.create<DivOp>(loc, n, denominator));
-  Value newMean =
-      b.create<AddOp>(loc, b.create<MulOp>(loc, getMean(), keep),
-                      b.create<MulOp>(loc, mean, take));
+  Value newMean = b.create<AddOp>(loc, b.create<MulOp>(loc, getMean(), keep),
+                                  b.create<MulOp>(loc, mean, take));
   Value newVariance =
       b.create<AddOp>(loc, b.create<MulOp>(loc, getVariance(), keep),
                       b.create<MulOp>(loc, unbiased, take));

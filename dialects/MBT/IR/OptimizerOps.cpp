@@ -91,7 +91,8 @@ LogicalResult OptimizerOp::verify() {
 }
 
 /// Looks up the rule `rule` named by `user` and checks its counts.
-static FailureOr<OptimizerOp> lookupRule(Operation *user, FlatSymbolRefAttr rule,
+static FailureOr<OptimizerOp> lookupRule(Operation *user,
+                                         FlatSymbolRefAttr rule,
                                          SymbolTableCollection &symbols) {
   auto optimizer =
       symbols.lookupNearestSymbolFrom<OptimizerOp>(user, rule.getAttr());

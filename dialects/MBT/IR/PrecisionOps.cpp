@@ -1,7 +1,7 @@
 //===- PrecisionOps.cpp - mixed precision: verifiers, gradient ------------===//
 
-#include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/LossScaleRules.h"
+#include "dialects/MBT/IR/MBTOps.h"
 #include "dialects/MBT/IR/MBTShapes.h"
 
 using namespace mlir;

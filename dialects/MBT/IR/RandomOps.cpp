@@ -87,9 +87,9 @@ SmallVector<Value> DropoutOp::buildGradients(OpBuilder &b,
                                              ValueRange resultGrads) {
   SmallVector<Value> grads(getNumOperands());
   if (Value g = resultGrads[0])
-    grads[0] = b.create<DropoutOp>(getLoc(), g.getType(), g, getRate(),
-                                   getKey(), getSiteAttr(),
-                                   getSharedDimsAttr());
+    grads[0] =
+        b.create<DropoutOp>(getLoc(), g.getType(), g, getRate(), getKey(),
+                            getSiteAttr(), getSharedDimsAttr());
   return grads;
 }
 

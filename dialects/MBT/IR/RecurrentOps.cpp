@@ -17,14 +17,13 @@ LogicalResult verifyRecurrent(Operation *op, RankedTensorType inputs,
   int64_t p = weight.getRank() - 2;
   if (p < 0 || p > 1)
     return op->emitOpError("needs a weight [H, ")
-           << gh << "] or, with the model dimension, [M, H, " << gh
-           << "], got " << formatShape(weight.getShape());
+           << gh << "] or, with the model dimension, [M, H, " << gh << "], got "
+           << formatShape(weight.getShape());
   int64_t h = weight.getDimSize(p);
   if (ShapedType::isDynamic(h) ||
       !sameSize(weight.getDimSize(p + 1), gates * h))
     return op->emitOpError("needs a weight [H, ")
-           << gh << "] with a static H, got "
-           << formatShape(weight.getShape());
+           << gh << "] with a static H, got " << formatShape(weight.getShape());
   if (inputs.getElementType() != weight.getElementType() ||
       bias.getElementType() != weight.getElementType())
     return op->emitOpError("needs inputs, weight and bias of one element "
@@ -41,19 +40,17 @@ LogicalResult verifyRecurrent(Operation *op, RankedTensorType inputs,
   int64_t dyn = ShapedType::kDynamic;
   SmallVector<int64_t> inputsShape(lead), biasShape(lead), tokensShape(lead);
   inputsShape.append({inputs.getRank() > p ? inputs.getDimSize(p) : dyn,
-                      inputs.getRank() > p + 1 ? inputs.getDimSize(p + 1)
-                                               : dyn,
+                      inputs.getRank() > p + 1 ? inputs.getDimSize(p + 1) : dyn,
                       gates * h});
   biasShape.push_back(gates * h);
   tokensShape.append(inputsShape.begin() + p, inputsShape.begin() + p + 2);
   if (!shapeIs(inputs, inputsShape))
     return op->emitOpError("needs inputs [P..., B, T, ")
-           << gh << "] = "
-           << formatShape(inputsShape) << ", got "
+           << gh << "] = " << formatShape(inputsShape) << ", got "
            << formatShape(inputs.getShape());
   if (!shapeIs(bias, biasShape))
-    return op->emitOpError("needs a bias [P..., ") << gh << "] = "
-           << formatShape(biasShape) << ", got "
+    return op->emitOpError("needs a bias [P..., ")
+           << gh << "] = " << formatShape(biasShape) << ", got "
            << formatShape(bias.getShape());
   if (!shapeIs(tokens, tokensShape))
     return op->emitOpError("needs tokens [P..., B, T] = ")
@@ -122,12 +119,12 @@ LogicalResult GruGradOp::verify() {
 SmallVector<Value> GruOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value(), Value(), Value(), Value()};
-  auto grad = b.create<GruGradOp>(
-      getLoc(),
-      TypeRange{getInputs().getType(), getWeight().getType(),
-                getBias().getType()},
-      getInputs(), getWeight(), getBias(), getTokens(), getResult(),
-      resultGrads[0]);
+  auto grad =
+      b.create<GruGradOp>(getLoc(),
+                          TypeRange{getInputs().getType(),
+                                    getWeight().getType(), getBias().getType()},
+                          getInputs(), getWeight(), getBias(), getTokens(),
+                          getResult(), resultGrads[0]);
   return {grad.getDinputs(), grad.getDweight(), grad.getDbias(), Value()};
 }
 
@@ -172,8 +169,8 @@ SmallVector<Value> LstmOp::buildGradients(OpBuilder &b,
       getLoc(),
       TypeRange{getInputs().getType(), getWeight().getType(),
                 getBias().getType()},
-      getInputs(), getWeight(), getBias(), getTokens(), getStates(),
-      getCells(), resultGrads[0]);
+      getInputs(), getWeight(), getBias(), getTokens(), getStates(), getCells(),
+      resultGrads[0]);
   return {grad.getDinputs(), grad.getDweight(), grad.getDbias(), Value()};
 }
 

@@ -9,12 +9,10 @@ using namespace mlir::mbt;
 static const ScheduleParam kStepParams[] = {{"step_size", std::nullopt, true},
                                             {"gamma", 0.1}};
 static const ScheduleParam kExponentialParams[] = {{"gamma", std::nullopt}};
-static const ScheduleParam kCosineParams[] = {{"total", std::nullopt, true},
-                                              {"warmup", 0.0, false},
-                                              {"min_factor", 0.0}};
-static const ScheduleParam kLinearParams[] = {{"total", std::nullopt, true},
-                                              {"warmup", 0.0, false},
-                                              {"end_factor", 0.0}};
+static const ScheduleParam kCosineParams[] = {
+    {"total", std::nullopt, true}, {"warmup", 0.0, false}, {"min_factor", 0.0}};
+static const ScheduleParam kLinearParams[] = {
+    {"total", std::nullopt, true}, {"warmup", 0.0, false}, {"end_factor", 0.0}};
 static const ScheduleParam kOneCycleParams[] = {{"total", std::nullopt, true},
                                                 {"pct_start", 0.3},
                                                 {"div_factor", 25.0},

@@ -32,14 +32,14 @@ LogicalResult verifyLookup(Operation *op, RankedTensorType table,
            << table.getElementType() << ", got " << rows.getElementType();
   bool shapeOk = rows.getRank() == indices.getRank() + 1 &&
                  sameSize(rows.getDimSize(rows.getRank() - 1),
-                       table.getDimSize(table.getRank() - 1));
+                          table.getDimSize(table.getRank() - 1));
   for (int64_t d = 0; shapeOk && d < indices.getRank(); ++d)
     shapeOk = sameSize(rows.getDimSize(d), indices.getDimSize(d));
   if (!shapeOk)
     return op->emitOpError("needs a ")
-           << rowsName << " of shape [indices..., D] = "
-           << formatShape(indices.getShape()) << " + ["
-           << table.getDimSize(table.getRank() - 1) << "], got "
+           << rowsName
+           << " of shape [indices..., D] = " << formatShape(indices.getShape())
+           << " + [" << table.getDimSize(table.getRank() - 1) << "], got "
            << formatShape(rows.getShape());
   return success();
 }
@@ -62,16 +62,13 @@ SmallVector<Value> EmbeddingOp::buildGradients(OpBuilder &b,
                                                ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value(), Value()};
-  Value dTable = b.create<EmbeddingGradOp>(getLoc(), getTable().getType(),
-                                           getIndices(), resultGrads[0],
-                                           getTable());
+  Value dTable = b.create<EmbeddingGradOp>(
+      getLoc(), getTable().getType(), getIndices(), resultGrads[0], getTable());
   return {dTable, Value()};
 }
 
 // The indices are data: nothing differentiable may flow into them.
-bool EmbeddingOp::isDifferentiableOperand(unsigned index) {
-  return index == 0;
-}
+bool EmbeddingOp::isDifferentiableOperand(unsigned index) { return index == 0; }
 
 namespace {
 /// Checks that `tokens` [L..., T] and `pooled` [L..., D] (masked_mean's
@@ -127,9 +124,9 @@ SmallVector<Value> MaskedMeanOp::buildGradients(OpBuilder &b,
                                                 ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value(), Value()};
-  Value dValues = b.create<MaskedMeanGradOp>(
-      getLoc(), getValues().getType(), getTokens(), resultGrads[0],
-      getValues());
+  Value dValues =
+      b.create<MaskedMeanGradOp>(getLoc(), getValues().getType(), getTokens(),
+                                 resultGrads[0], getValues());
   return {dValues, Value()};
 }
 
@@ -151,9 +148,8 @@ int64_t rowsOf(int64_t b, int64_t t) {
 LogicalResult verifyRows(Operation *op, RankedTensorType rows,
                          RankedTensorType split, StringRef splitName) {
   if (split.getRank() < 3)
-    return op->emitOpError("needs ")
-           << splitName << " [L..., B, T, K], got "
-           << formatShape(split.getShape());
+    return op->emitOpError("needs ") << splitName << " [L..., B, T, K], got "
+                                     << formatShape(split.getShape());
   if (rows.getElementType() != split.getElementType())
     return op->emitOpError("needs the element type ")
            << split.getElementType() << " of " << splitName << ", got "
@@ -197,16 +193,15 @@ SmallVector<Value> MergeRowsOp::buildGradients(OpBuilder &b,
                                                ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value()};
-  return {b.create<SplitRowsOp>(getLoc(), getInput().getType(),
-                                resultGrads[0], getInput())};
+  return {b.create<SplitRowsOp>(getLoc(), getInput().getType(), resultGrads[0],
+                                getInput())};
 }
 
 SmallVector<Value> SplitRowsOp::buildGradients(OpBuilder &b,
                                                ValueRange resultGrads) {
   if (!resultGrads[0])
     return {Value(), Value()};
-  return {b.create<MergeRowsOp>(getLoc(), getInput().getType(),
-                                resultGrads[0]),
+  return {b.create<MergeRowsOp>(getLoc(), getInput().getType(), resultGrads[0]),
           Value()};
 }
 
@@ -217,8 +212,8 @@ bool SplitRowsOp::isDifferentiableOperand(unsigned index) { return true; }
 namespace {
 /// Checks attention's operands: query, key, value of one type [L..., T, D]
 /// with D a multiple of `heads`, tokens [L..., T].
-LogicalResult verifyAttention(Operation *op, RankedTensorType query,
-                              Type key, Type value, RankedTensorType tokens,
+LogicalResult verifyAttention(Operation *op, RankedTensorType query, Type key,
+                              Type value, RankedTensorType tokens,
                               int64_t heads, std::optional<Type> format) {
   // The products round f32 values to bf16 or f16 (mbt.round_to's rule).
   if (format && ((!format->isBF16() && !format->isF16()) ||

@@ -10,8 +10,7 @@ namespace {
 /// Checks that `targets` is [L..., B, T] and `result` [L...] for `logits`
 /// [L..., B, T, V]; `result` is the loss (or accuracy) of every L.
 LogicalResult verifyTokenLoss(Operation *op, RankedTensorType logits,
-                              RankedTensorType targets,
-                              RankedTensorType result,
+                              RankedTensorType targets, RankedTensorType result,
                               StringRef resultName) {
   int64_t rank = logits.getRank();
   if (rank < 3)

@@ -39,8 +39,8 @@ void roundAround(Operation *op, Type format) {
                                           TypeAttr::get(format)));
   builder.setInsertionPointAfter(op);
   Value result = op->getResult(0);
-  auto rounded = builder.create<RoundToOp>(op->getLoc(), result,
-                                           TypeAttr::get(format));
+  auto rounded =
+      builder.create<RoundToOp>(op->getLoc(), result, TypeAttr::get(format));
   result.replaceAllUsesExcept(rounded, rounded);
 }
 

@@ -172,10 +172,10 @@ static LogicalResult trainBatchNorms(Block &block, size_t firstBuffer,
                << which << ", which the train step updates";
       size_t k = arg.getArgNumber() - firstBuffer;
       if (updatedBy[k]) {
-        InFlightDiagnostic diag =
-            norm.emitOpError("updates the running ")
-            << which << " buffer #" << k << ", which another batch_norm "
-            << "updates too";
+        InFlightDiagnostic diag = norm.emitOpError("updates the running ")
+                                  << which << " buffer #" << k
+                                  << ", which another batch_norm "
+                                  << "updates too";
         diag.attachNote(*updatedBy[k]) << "the other batch_norm";
         return diag;
       }
@@ -338,8 +338,8 @@ void AutodiffPass::runOnOperation() {
     SmallVector<Value> slots;
     for (size_t s = 0; s < numSlots; ++s)
       slots.push_back(entry->getArgument(slotBase + numParams * s + k));
-    auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(), param,
-                                           grad, slots, hyper, stepArg);
+    auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(),
+                                           param, grad, slots, hyper, stepArg);
     newParams.push_back(update.getNewParam());
     for (size_t s = 0; s < numSlots; ++s)
       newState[s * numParams + k] = update.getNewState()[s];

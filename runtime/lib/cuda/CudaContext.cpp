@@ -56,7 +56,9 @@ Device &device() {
 
 CUstream sharedStream() { return device().stream; }
 
-void synchronize() { check(cuStreamSynchronize(sharedStream()), "cuStreamSynchronize"); }
+void synchronize() {
+  check(cuStreamSynchronize(sharedStream()), "cuStreamSynchronize");
+}
 
 void copyToDevice(void *device, const void *host, size_t bytes) {
   if (!bytes)

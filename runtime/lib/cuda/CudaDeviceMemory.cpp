@@ -72,9 +72,9 @@ public:
     return exec;
   }
   void launchGraph(void *graph) override {
-    cuda::check(cuGraphLaunch(static_cast<CUgraphExec>(graph),
-                              cuda::sharedStream()),
-                "cuGraphLaunch");
+    cuda::check(
+        cuGraphLaunch(static_cast<CUgraphExec>(graph), cuda::sharedStream()),
+        "cuGraphLaunch");
   }
   void destroyGraph(void *graph) override {
     cuGraphExecDestroy(static_cast<CUgraphExec>(graph));

@@ -72,16 +72,16 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     long long sa, const float *b, int ldb, long long sb,
                     const float *beta, float *c, int ldc, long long sc,
                     int batch) {
-  return cublasSgemmStridedBatched(handle(), ta, tb, m, n, k, alpha, a, lda,
-                                   sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  return cublasSgemmStridedBatched(handle(), ta, tb, m, n, k, alpha, a, lda, sa,
+                                   b, ldb, sb, beta, c, ldc, sc, batch);
 }
 cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     int k, const double *alpha, const double *a, int lda,
                     long long sa, const double *b, int ldb, long long sb,
                     const double *beta, double *c, int ldc, long long sc,
                     int batch) {
-  return cublasDgemmStridedBatched(handle(), ta, tb, m, n, k, alpha, a, lda,
-                                   sa, b, ldb, sb, beta, c, ldc, sc, batch);
+  return cublasDgemmStridedBatched(handle(), ta, tb, m, n, k, alpha, a, lda, sa,
+                                   b, ldb, sb, beta, c, ldc, sc, batch);
 }
 
 /// f32 operands whose values are all bf16 (f16) ones: mbt-autocast rounded
@@ -94,11 +94,10 @@ cublasStatus_t gemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                     long long sa, const float *b, int ldb, long long sb,
                     const float *beta, float *c, int ldc, long long sc,
                     int batch, cublasComputeType_t compute) {
-  return cublasGemmStridedBatchedEx(
-      tensorCoreHandle(), ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, b,
-      CUDA_R_32F,
-      ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch, compute,
-      CUBLAS_GEMM_DEFAULT);
+  return cublasGemmStridedBatchedEx(tensorCoreHandle(), ta, tb, m, n, k, alpha,
+                                    a, CUDA_R_32F, lda, sa, b, CUDA_R_32F, ldb,
+                                    sb, beta, c, CUDA_R_32F, ldc, sc, batch,
+                                    compute, CUBLAS_GEMM_DEFAULT);
 }
 
 /// The batched product; `compute` (f32 only) the compute type of operands
@@ -117,13 +116,12 @@ void batchMatmul(MemRef<T, 3> *a, MemRef<T, 3> *b, MemRef<T, 3> *c,
     T alpha = 1, beta = plan.accumulate ? 1 : 0;
     auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
     auto call = [&](auto... computeType) {
-      return gemm(op(plan.first.transpose), op(plan.second.transpose),
-                  int(plan.m), int(plan.n), int(plan.k), &alpha,
-                  plan.first.data, int(plan.first.leading),
-                  plan.first.batchStride, plan.second.data,
-                  int(plan.second.leading), plan.second.batchStride, &beta,
-                  plan.c, int(plan.ldc), plan.strideC, int(plan.batch),
-                  computeType...);
+      return gemm(
+          op(plan.first.transpose), op(plan.second.transpose), int(plan.m),
+          int(plan.n), int(plan.k), &alpha, plan.first.data,
+          int(plan.first.leading), plan.first.batchStride, plan.second.data,
+          int(plan.second.leading), plan.second.batchStride, &beta, plan.c,
+          int(plan.ldc), plan.strideC, int(plan.batch), computeType...);
     };
     if constexpr (std::is_same_v<T, float>)
       if (compute) {

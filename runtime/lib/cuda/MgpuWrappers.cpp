@@ -94,9 +94,8 @@ extern "C" void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
     // CUDA_ERROR_INVALID_VALUE.
     constexpr intptr_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
     if (gridX > kMaxGridX || gridY > kMaxGridYZ || gridZ > kMaxGridYZ)
-      throw RuntimeError("a kernel's grid of " + std::to_string(gridX) +
-                         " x " + std::to_string(gridY) + " x " +
-                         std::to_string(gridZ) +
+      throw RuntimeError("a kernel's grid of " + std::to_string(gridX) + " x " +
+                         std::to_string(gridY) + " x " + std::to_string(gridZ) +
                          " blocks exceeds the device's limits (x < 2^31, "
                          "y and z <= 65535): the model or batch is too "
                          "large for the CUDA target");

@@ -47,7 +47,7 @@ inline std::string compileStamp(const std::string &command,
                                 const std::string &path) {
   namespace fs = std::filesystem;
   std::ostringstream stamp;
-  struct stat mbtc {};
+  struct stat mbtc{};
   if (::stat(MBTC_PATH, &mbtc) == 0)
     stamp << MBTC_PATH << " " << mbtc.st_size << " " << mbtc.st_mtime << "\n";
   const char *stdlibPath = std::getenv("MBT_STDLIB_PATH");

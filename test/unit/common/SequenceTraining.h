@@ -77,8 +77,8 @@ inline void expectBatchEqualsAlone(
     const std::string &tag,
     const std::function<std::string(const std::vector<double> &,
                                     const std::vector<double> &)> &specOf,
-    const runtime::SequenceDataset &train,
-    const runtime::SequenceDataset &test, int64_t steps) {
+    const runtime::SequenceDataset &train, const runtime::SequenceDataset &test,
+    int64_t steps) {
   std::vector<double> lrs{1e-3, 3e-3, 1e-2, 3e-2}, seeds{4, 8, 15, 16};
   auto batch = trainedParams(compileSpec(tag + "_batch", specOf(lrs, seeds)),
                              train, test, steps);

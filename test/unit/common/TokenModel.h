@@ -24,8 +24,8 @@
 namespace mbt {
 namespace test {
 
-using runtime::Artifact;
 using mbt::makeDenseMemRef;
+using runtime::Artifact;
 using runtime::Workspace;
 
 /// A batch of token sequences: each row's real tokens (ids in [1, V)), and
@@ -71,8 +71,7 @@ inline TokenBatch randomBatch(int64_t rows, uint32_t seed, int32_t usedIds,
 struct NextTokenBlocks {
   std::vector<int32_t> x, y;
 };
-inline NextTokenBlocks nextTokenBlocks(const TokenBatch &batch,
-                                       int64_t width) {
+inline NextTokenBlocks nextTokenBlocks(const TokenBatch &batch, int64_t width) {
   NextTokenBlocks blocks{std::vector<int32_t>(batch.rows.size() * width, 0),
                          std::vector<int32_t>(batch.rows.size() * width, 0)};
   for (size_t r = 0; r < batch.rows.size(); ++r) {
@@ -119,8 +118,7 @@ public:
     withY(data, width, [&](auto ym, auto rank) {
       constexpr int R = decltype(rank)::value;
       auto ws = workspace.descriptor(
-          artifact.evalStepWorkspace<T, int32_t, R>()(&pm, &bm, &xm, &ym,
-                                                      &om));
+          artifact.evalStepWorkspace<T, int32_t, R>()(&pm, &bm, &xm, &ym, &om));
       artifact.evalStep<T, int32_t, R>()(&pm, &bm, &xm, &ym, &om, &ws);
     });
     return out[0];
@@ -142,9 +140,9 @@ public:
     auto om = makeDenseMemRef<T, 2>(out.data(), {1, (int64_t)out.size()});
     withY(data, width, [&](auto ym, auto rank) {
       constexpr int R = decltype(rank)::value;
-      auto ws = workspace.descriptor(
-          artifact.trainStepWorkspace<T, int32_t, R>()(&pm, &bm, &sm, &hm,
-                                                       &tm, &xm, &ym, &om));
+      auto ws =
+          workspace.descriptor(artifact.trainStepWorkspace<T, int32_t, R>()(
+              &pm, &bm, &sm, &hm, &tm, &xm, &ym, &om));
       artifact.trainStep<T, int32_t, R>()(&pm, &bm, &sm, &hm, &tm, &xm, &ym,
                                           &om, &ws);
     });

@@ -124,22 +124,24 @@ const Network kDropout{"  param  w1: f32[784, 32] = kaiming_uniform\n"
 /// A small CNN on the 1x28x28 image: convolutions (padding, stride),
 /// max and average pooling, and dropout2d (whole channels) and dropout at
 /// the model argument `gain`.
-const Network kCnn{"  c1     = dropout2d(max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2), rate = gain)\n"
-                   "  c2     = avg_pool2d(relu(conv(c1, 8, 3, stride = 2)), 2)\n"
-                   "  h      = dropout(flatten(c2), rate = gain)\n"
-                   "  logits = linear(h, 10)\n",
-                   "cross_entropy(logits, y)", "import \"nn\"\n",
-                   "f32[1, 28, 28]"};
+const Network kCnn{
+    "  c1     = dropout2d(max_pool2d(relu(conv(x, 4, 5, padding = 2)), 2), "
+    "rate = gain)\n"
+    "  c2     = avg_pool2d(relu(conv(c1, 8, 3, stride = 2)), 2)\n"
+    "  h      = dropout(flatten(c2), rate = gain)\n"
+    "  logits = linear(h, 10)\n",
+    "cross_entropy(logits, y)", "import \"nn\"\n", "f32[1, 28, 28]"};
 
 /// Batch normalization after a convolution (over the batch and the image's
 /// positions) and after a dense layer: the train step normalizes with each
 /// model's batch statistics and updates each model's running statistics,
 /// which the comparison includes.
-const Network kBatchNorm{"  c1     = max_pool2d(relu(batch_norm2d(conv(x, 4, 5, padding = 2, bias = false))), 2)\n"
-                         "  h      = relu(batch_norm1d(linear(flatten(c1), 32), momentum = 0.2))\n"
-                         "  logits = linear(h, 10)\n",
-                         "cross_entropy(logits, y)", "import \"nn\"\n",
-                         "f32[1, 28, 28]"};
+const Network kBatchNorm{
+    "  c1     = max_pool2d(relu(batch_norm2d(conv(x, 4, 5, padding = 2, bias = "
+    "false))), 2)\n"
+    "  h      = relu(batch_norm1d(linear(flatten(c1), 32), momentum = 0.2))\n"
+    "  logits = linear(h, 10)\n",
+    "cross_entropy(logits, y)", "import \"nn\"\n", "f32[1, 28, 28]"};
 
 // Each model's own embedding table (a label-conditioned network: the point
 // is the batched lookup and scatter-add, not the task).
@@ -166,36 +168,49 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
                  const Routing &routing = {}) {
   std::ostringstream os;
   os << network.imports << "model mlp"
-     << (routing.gains.empty() ? "" : "(gain: float = 1.0)") << " {\n"
-        "  input  x: " << network.input << "\n"
+     << (routing.gains.empty() ? "" : "(gain: float = 1.0)")
+     << " {\n"
+        "  input  x: "
+     << network.input
+     << "\n"
         "  target y: class[10]\n"
-     << network.body << "  loss   = " << network.loss << "\n"
+     << network.body << "  loss   = " << network.loss
+     << "\n"
         "  metric acc = accuracy(logits, y)\n"
         "}\n"
         "sweep {\n"
-        "  models = " << lrs.size() << "\n"
+        "  models = "
+     << lrs.size()
+     << "\n"
         "  model  = mlp"
      << (routing.gains.empty() ? "" : "(gain = " + listOf(routing.gains) + ")")
      << "\n"
-        "  seed   = " << listOf(seeds) << "\n"
-        "  optim  = " << optim << "(lr = " << listOf(lrs) << ")\n"
-        "  data   = fashion_mnist(batch = 32" << routing.dataArgs << ")\n"
-     << (routing.folds.empty() ? "" : "  fold   = " + listOf(routing.folds) + "\n")
-     << (routing.clips.empty() ? "" : "  clip   = " + listOf(routing.clips) + "\n")
+        "  seed   = "
+     << listOf(seeds)
+     << "\n"
+        "  optim  = "
+     << optim << "(lr = " << listOf(lrs)
+     << ")\n"
+        "  data   = fashion_mnist(batch = 32"
+     << routing.dataArgs << ")\n"
+     << (routing.folds.empty() ? ""
+                               : "  fold   = " + listOf(routing.folds) + "\n")
+     << (routing.clips.empty() ? ""
+                               : "  clip   = " + listOf(routing.clips) + "\n")
      << (routing.warmups.empty()
              ? ""
              : "  schedule = cosine(total = 120, warmup = " +
                    listOf(routing.warmups) + ", min_factor = 0.1)\n")
-     << network.sweep << "  epochs = 1\n"
+     << network.sweep
+     << "  epochs = 1\n"
         "}\n";
   return os.str();
 }
 
-
 /// Trains `artifact` for kSteps steps; returns every model's parameters,
 /// followed by its buffers (running statistics) if it has any.
 std::vector<std::vector<double>> train(const std::string &artifactPath,
-                                      const DataSplits &data) {
+                                       const DataSplits &data) {
   Artifact artifact = Artifact::load(artifactPath);
   TrainOptions options;
   options.quiet = true;
@@ -245,25 +260,30 @@ void checkBatchEqualsAlone(const std::string &tag, const std::string &optim,
   std::vector<double> seeds;
   for (int m = 0; m < kModels; ++m)
     seeds.push_back(100 + 7 * m);
-  auto batch = train(compileSpec(tag + "_batch", spec(optim, lrs, seeds, network, routing)), data);
+  auto batch = train(
+      compileSpec(tag + "_batch", spec(optim, lrs, seeds, network, routing)),
+      data);
   ASSERT_EQ(batch.size(), size_t(kModels));
   for (int m = 0; m < kModels; ++m) {
     auto alone = train(compileSpec(tag + "_alone" + std::to_string(m),
-                               spec(optim, {lrs[m]}, {seeds[m]}, network, routingAlone(routing, m))),
+                                   spec(optim, {lrs[m]}, {seeds[m]}, network,
+                                        routingAlone(routing, m))),
                        data);
     ASSERT_EQ(alone[0].size(), batch[m].size());
     double rel = relativeDifference(batch[m], alone[0]);
     EXPECT_LE(rel, 1e-5) << "model " << m << " (lr " << lrs[m] << ")";
     // Training moved the parameters: the comparison is not vacuous.
     auto initial = train(compileSpec(tag + "_zero" + std::to_string(m),
-                                 spec(optim, {0.0}, {seeds[m]}, network, routingAlone(routing, m))),
+                                     spec(optim, {0.0}, {seeds[m]}, network,
+                                          routingAlone(routing, m))),
                          data);
     EXPECT_GT(relativeDifference(initial[0], alone[0]), 1e-3) << "model " << m;
   }
 }
 
 TEST(Equivalence, SgdBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("sgd", "sgd", {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03});
+  checkBatchEqualsAlone("sgd", "sgd",
+                        {0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.03});
 }
 
 TEST(Equivalence, AdamBatchOfEightEqualsEachModelAlone) {
@@ -291,7 +311,8 @@ TEST(Equivalence, F64GatedBatchOfEightEqualsEachModelAlone) {
                         asF64(kGated));
 }
 
-TEST(Equivalence, F64ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
+TEST(Equivalence,
+     F64ReductionsSoftmaxAndLossesBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("reductions_f64", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         asF64(kReductions));
@@ -337,8 +358,7 @@ TEST(Equivalence, MatrixInputBatchOfEightEqualsEachModelAlone) {
 // with its value as a plain constant.
 TEST(Equivalence, PerModelArgumentBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("gain", "adam",
-                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
-                        kGain,
+                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3}, kGain,
                         {"", {}, {0.25, 0.5, 1.0, 2.0, 0.25, 0.5, 1.0, 2.0}});
 }
 
@@ -347,10 +367,9 @@ TEST(Equivalence, PerModelArgumentBatchOfEightEqualsEachModelAlone) {
 // batch draws what it draws alone (the case torch.vmap's batching of
 // ModelBatch fails). Each model has its own hidden-layer rate.
 TEST(Equivalence, DropoutBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("dropout", "adam",
-                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
-                        kDropout,
-                        {"", {}, {0.1, 0.2, 0.3, 0.5, 0.1, 0.2, 0.3, 0.5}});
+  checkBatchEqualsAlone(
+      "dropout", "adam", {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
+      kDropout, {"", {}, {0.1, 0.2, 0.3, 0.5, 0.1, 0.2, 0.3, 0.5}});
 }
 
 // Convolution and pooling batch along the model dimension (one GEMM over
@@ -378,17 +397,16 @@ TEST(Equivalence, EmbeddingBatchOfEightEqualsEachModelAlone) {
 // Each model clips its own gradient's global norm at its own bound; the
 // bounds straddle the gradient norms, so some models clip and some do not.
 TEST(Equivalence, PerModelGradientClippingBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("clip", "sgd",
-                        {0.05, 0.05, 0.05, 0.05, 0.2, 0.2, 0.2, 0.2}, kTanhRelu,
-                        {"", {}, {}, {0.05, 0.2, 1.0, 100.0, 0.05, 0.2, 1.0, 100.0}});
+  checkBatchEqualsAlone(
+      "clip", "sgd", {0.05, 0.05, 0.05, 0.05, 0.2, 0.2, 0.2, 0.2}, kTanhRelu,
+      {"", {}, {}, {0.05, 0.2, 1.0, 100.0, 0.05, 0.2, 1.0, 100.0}});
 }
 
 // Each model's learning rate follows a cosine schedule with its own warmup.
 TEST(Equivalence, PerModelScheduleBatchOfEightEqualsEachModelAlone) {
-  checkBatchEqualsAlone("schedule", "adam",
-                        {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
-                        kTanhRelu,
-                        {"", {}, {}, {}, {0, 10, 30, 60, 0, 10, 30, 60}});
+  checkBatchEqualsAlone(
+      "schedule", "adam", {1e-3, 1e-3, 1e-3, 1e-3, 3e-3, 3e-3, 3e-3, 3e-3},
+      kTanhRelu, {"", {}, {}, {}, {0, 10, 30, 60, 0, 10, 30, 60}});
 }
 
 // Each model holds out its own fold: model m alone with fold[m] trains on

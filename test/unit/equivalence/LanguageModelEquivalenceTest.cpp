@@ -40,7 +40,6 @@ TrainOptions quiet(const std::string &path) {
 
 constexpr int64_t kSteps = 30;
 
-
 /// A causal transformer layer predicting the next token at every position.
 const char *kTransformer =
     "  h      = embed(x, dim(x), 8) + positional(x, 64, 8)\n"
@@ -48,7 +47,8 @@ const char *kTransformer =
     "  logits = linear(a + linear(relu(linear(a, 16)), 8), dim(y))\n";
 
 /// A GRU language model.
-const char *kGru = "  logits = linear(gru(embed(x, dim(x), 8), x, 12), dim(y))\n";
+const char *kGru =
+    "  logits = linear(gru(embed(x, dim(x), 8), x, 12), dim(y))\n";
 
 std::string spec(const std::vector<double> &lrs,
                  const std::vector<double> &seeds, const char *network,
@@ -59,16 +59,22 @@ std::string spec(const std::vector<double> &lrs,
         "model lm {\n"
         "  input  x: tokens[259]\n"
         "  target y: tokens[259]\n"
-     << network <<
-        "  loss   = cross_entropy(logits, y)\n"
+     << network
+     << "  loss   = cross_entropy(logits, y)\n"
         "  metric acc = accuracy(logits, y)\n"
         "}\n"
         "sweep {\n"
-        "  models = " << lrs.size() << "\n"
-        "  seed   = " << listOf(seeds) << "\n"
-        "  optim  = adam(lr = " << listOf(lrs) << ")\n"
-        "  data   = fortunes(batching = " << batching
-     << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
+        "  models = "
+     << lrs.size()
+     << "\n"
+        "  seed   = "
+     << listOf(seeds)
+     << "\n"
+        "  optim  = adam(lr = "
+     << listOf(lrs)
+     << ")\n"
+        "  data   = fortunes(batching = "
+     << batching << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
      << extraSweep << "}\n";
   return os.str();
 }
@@ -135,9 +141,8 @@ TEST(LanguageModelEquivalence, TestLossIsTheMeanOverEveryRealTargetToken) {
   Splits data;
   std::vector<double> lrs{1e-2, 3e-2}, seeds{1, 2};
   std::string path = compileSpec("lm_eval", spec(lrs, seeds, kTransformer));
-  std::string paddedPath =
-      compileSpec("lm_eval_padded", spec(lrs, seeds, kTransformer,
-                                         "fixed_shape"));
+  std::string paddedPath = compileSpec(
+      "lm_eval_padded", spec(lrs, seeds, kTransformer, "fixed_shape"));
   Artifact artifact = Artifact::load(path);
   Artifact paddedArtifact = Artifact::load(paddedPath);
   Trainer trainer(artifact, data.train, data.test, quiet(path));

@@ -39,7 +39,6 @@ TrainOptions quiet(const std::string &path) {
 
 constexpr int64_t kSteps = 40;
 
-
 /// A bag-of-tokens classifier with a hidden layer.
 const char *kBag = "  h      = tanh(embed(x, dim(x), 12))\n"
                    "  logits = linear(relu(linear(masked_mean(h, x), 16)), "
@@ -71,15 +70,22 @@ std::string spec(const std::vector<double> &lrs,
         "model bag {\n"
         "  input  x: tokens[259]\n"
         "  target y: class[5]\n"
-     << network <<
-        "  loss   = cross_entropy(logits, y)\n"
+     << network
+     << "  loss   = cross_entropy(logits, y)\n"
         "  metric acc = accuracy(logits, y)\n"
         "}\n"
         "sweep {\n"
-        "  models = " << lrs.size() << "\n"
-        "  seed   = " << listOf(seeds) << "\n"
-        "  optim  = adam(lr = " << listOf(lrs) << ")\n"
-        "  data   = fortunes(batching = " << batching
+        "  models = "
+     << lrs.size()
+     << "\n"
+        "  seed   = "
+     << listOf(seeds)
+     << "\n"
+        "  optim  = adam(lr = "
+     << listOf(lrs)
+     << ")\n"
+        "  data   = fortunes(batching = "
+     << batching
      << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
         "}\n";
   return os.str();
@@ -164,8 +170,7 @@ TEST(SequenceEquivalence, FixedShapeEvaluationGivesTheDynamicMeans) {
 
 TEST(SequenceEquivalence, ResumedRunEndsWhereAnUninterruptedOneEnds) {
   Splits data;
-  std::string path =
-      compileSpec("seq_resume", spec({1e-2, 2e-2}, {3, 5}));
+  std::string path = compileSpec("seq_resume", spec({1e-2, 2e-2}, {3, 5}));
   Artifact artifact = Artifact::load(path);
   Trainer straight(artifact, data.train, data.test, quiet(path));
   straight.runSteps(kSteps);

@@ -8,8 +8,8 @@
 // batched x parameter, parameter x parameter, each transpose), add, sub,
 // mul, div, neg, relu, tanh, sigmoid, silu, gelu, exp, log, softplus,
 // reshape, transpose, broadcast, reduce_sum, reduce_max, logsumexp, count
-// (a mean), embedding, cross_entropy (with label smoothing), dropout (through the
-// train step's loss, at the masks of its step) and the compositions the
+// (a mean), embedding, cross_entropy (with label smoothing), dropout (through
+// the train step's loss, at the masks of its step) and the compositions the
 // language builds from them (softmax, log_softmax, mse, bce_with_logits,
 // nll over one_hot targets).
 //
@@ -84,8 +84,7 @@ std::string spec(const std::string &params, const std::string &body) {
 template <typename T> class CompiledModel {
 public:
   explicit CompiledModel(const std::string &path)
-      : artifact(Artifact::load(path)),
-        p(artifact.manifest().paramCount),
+      : artifact(Artifact::load(path)), p(artifact.manifest().paramCount),
         q(artifact.manifest().bufferCount),
         features(artifact.manifest().features), x(kBatch * features),
         y(kBatch) {
@@ -179,14 +178,15 @@ private:
   Artifact artifact;
   Workspace workspace;
   int64_t p;
-  int64_t q; // the buffers' elements
+  int64_t q;        // the buffers' elements
   int64_t features; // the input's per-sample size (kFeatures, or an image's)
   std::vector<T> x;
   std::vector<int32_t> y;
 };
 
 /// ||a - b|| / ||b||.
-double relativeError(const std::vector<double> &a, const std::vector<double> &b) {
+double relativeError(const std::vector<double> &a,
+                     const std::vector<double> &b) {
   double num = 0, den = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     num += (a[i] - b[i]) * (a[i] - b[i]);
@@ -240,99 +240,99 @@ void checkGradients(const std::string &name, const std::string &source,
 }
 
 TEST(GradientCheck, MatmulAddReshapeCrossEntropy) {
-  checkGradients(
-      "matmul_add", spec("  param w: f32[6, 4] = zeros\n"
-                         "  param b: f32[4] = zeros\n",
-                         "  logits = x @ w + b\n"));
+  checkGradients("matmul_add", spec("  param w: f32[6, 4] = zeros\n"
+                                    "  param b: f32[4] = zeros\n",
+                                    "  logits = x @ w + b\n"));
 }
 
 // Dropout: the train step's loss at fixed masks (seed, site, step 1) is a
 // smooth function of the parameters; two sites, so two different masks.
 TEST(GradientCheck, Dropout) {
-  checkGradients(
-      "dropout", spec("  param w1: f32[6, 8] = zeros\n"
+  checkGradients("dropout",
+                 spec("  param w1: f32[6, 8] = zeros\n"
                       "  param w2: f32[8, 4] = zeros\n",
                       "  logits = dropout(tanh(dropout(x, 0.3) @ w1), 0.5)"
                       " @ w2\n"),
-      /*lossFromTrainStep=*/true);
+                 /*lossFromTrainStep=*/true);
 }
 
 // conv2d: padding, stride 2 (rows that no window reads), dilation and two
 // groups, each through both adjoints (input and filter).
 TEST(GradientCheck, Conv2dPaddingAndStride) {
-  checkGradients(
-      "conv_stride", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
-                               "  param w: f32[27, 4] = zeros\n",
-                               "  c = conv2d(x, k, stride = 2, padding = 1)\n"
-                               "  logits = flatten(tanh(c)) @ w\n"));
+  checkGradients("conv_stride",
+                 imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                           "  param w: f32[27, 4] = zeros\n",
+                           "  c = conv2d(x, k, stride = 2, padding = 1)\n"
+                           "  logits = flatten(tanh(c)) @ w\n"));
 }
 
 TEST(GradientCheck, Conv2dDilationAndGroups) {
-  checkGradients(
-      "conv_groups", imageSpec("  param k1: f32[4, 2, 2, 2] = zeros\n"
-                               "  param k2: f32[4, 2, 3, 3] = zeros\n"
-                               "  param w: f32[16, 4] = zeros\n",
-                               "  c1 = conv2d(x, k1, dilation = 2)\n"
-                               "  c2 = conv2d(tanh(c1), k2, groups = 2)\n"
-                               "  logits = flatten(c2) @ w\n"));
+  checkGradients("conv_groups",
+                 imageSpec("  param k1: f32[4, 2, 2, 2] = zeros\n"
+                           "  param k2: f32[4, 2, 3, 3] = zeros\n"
+                           "  param w: f32[16, 4] = zeros\n",
+                           "  c1 = conv2d(x, k1, dilation = 2)\n"
+                           "  c2 = conv2d(tanh(c1), k2, groups = 2)\n"
+                           "  logits = flatten(c2) @ w\n"));
 }
 
 // The input's adjoint as a transposed pass (more input than output
 // channels: it moves fewer column entries than col2im), with dilation and
 // padding, and with a stride (zeros between the gradient's rows).
 TEST(GradientCheck, Conv2dInputAdjointAsTransposedPass) {
-  checkGradients(
-      "conv_transposed", imageSpec("  param k1: f32[8, 2, 3, 3] = zeros\n"
-                                   "  param k2: f32[2, 8, 3, 3] = zeros\n"
-                                   "  param k3: f32[1, 8, 3, 3] = zeros\n"
-                                   "  param w: f32[32, 4] = zeros\n"
-                                   "  param v: f32[9, 4] = zeros\n",
-                                   "  c1 = tanh(conv2d(x, k1, padding = 1))\n"
-                                   "  c2 = conv2d(c1, k2, padding = 1, dilation = 2)\n"
-                                   "  c3 = conv2d(c1, k3, stride = 2, padding = 1)\n"
-                                   "  logits = flatten(c2) @ w + flatten(c3) @ v\n"));
+  checkGradients("conv_transposed",
+                 imageSpec("  param k1: f32[8, 2, 3, 3] = zeros\n"
+                           "  param k2: f32[2, 8, 3, 3] = zeros\n"
+                           "  param k3: f32[1, 8, 3, 3] = zeros\n"
+                           "  param w: f32[32, 4] = zeros\n"
+                           "  param v: f32[9, 4] = zeros\n",
+                           "  c1 = tanh(conv2d(x, k1, padding = 1))\n"
+                           "  c2 = conv2d(c1, k2, padding = 1, dilation = 2)\n"
+                           "  c3 = conv2d(c1, k3, stride = 2, padding = 1)\n"
+                           "  logits = flatten(c2) @ w + flatten(c3) @ v\n"));
 }
 
 // Pooling: max (overlapping windows with padding: kernel 3, stride 2) and
 // average (with padding, which counts in the divisor).
 TEST(GradientCheck, MaxPool2d) {
-  checkGradients(
-      "max_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
-                            "  param w: f32[27, 4] = zeros\n",
-                            "  c = conv2d(x, k, padding = 1)\n"
-                            "  p = max_pool2d(c, 3, stride = 2, padding = 1)\n"
-                            "  logits = flatten(p) @ w\n"));
+  checkGradients("max_pool",
+                 imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                           "  param w: f32[27, 4] = zeros\n",
+                           "  c = conv2d(x, k, padding = 1)\n"
+                           "  p = max_pool2d(c, 3, stride = 2, padding = 1)\n"
+                           "  logits = flatten(p) @ w\n"));
 }
 
 // Windows that do not overlap: kernel 2 stride 2 (with a row that no
 // window reads) and kernel 2 stride 3.
 TEST(GradientCheck, NonOverlappingPooling) {
-  checkGradients(
-      "disjoint_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
-                                 "  param w: f32[12, 4] = zeros\n"
-                                 "  param v: f32[12, 4] = zeros\n",
-                                 "  c = tanh(conv2d(x, k, padding = 1))\n"
-                                 "  m = max_pool2d(c, 2, stride = 3)\n"
-                                 "  a = avg_pool2d(conv2d(x, k), 2)\n"
-                                 "  logits = flatten(m) @ w + flatten(a) @ v\n"));
+  checkGradients("disjoint_pool",
+                 imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                           "  param w: f32[12, 4] = zeros\n"
+                           "  param v: f32[12, 4] = zeros\n",
+                           "  c = tanh(conv2d(x, k, padding = 1))\n"
+                           "  m = max_pool2d(c, 2, stride = 3)\n"
+                           "  a = avg_pool2d(conv2d(x, k), 2)\n"
+                           "  logits = flatten(m) @ w + flatten(a) @ v\n"));
 }
 
 TEST(GradientCheck, AvgPool2d) {
-  checkGradients(
-      "avg_pool", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
-                            "  param w: f32[12, 4] = zeros\n",
-                            "  c = tanh(conv2d(x, k))\n"
-                            "  p = avg_pool2d(c, 3, stride = 2, padding = 1)\n"
-                            "  logits = flatten(p) @ w\n"));
+  checkGradients("avg_pool",
+                 imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                           "  param w: f32[12, 4] = zeros\n",
+                           "  c = tanh(conv2d(x, k))\n"
+                           "  p = avg_pool2d(c, 3, stride = 2, padding = 1)\n"
+                           "  logits = flatten(p) @ w\n"));
 }
 
 // dropout2d: whole channels of an image kept or zeroed, at fixed masks.
 TEST(GradientCheck, Dropout2d) {
   checkGradients(
-      "dropout2d", imageSpec("  param k: f32[4, 2, 3, 3] = zeros\n"
-                             "  param w: f32[144, 4] = zeros\n",
-                             "  c = dropout2d(tanh(conv2d(x, k, padding = 1)), 0.5)\n"
-                             "  logits = flatten(c) @ w\n"),
+      "dropout2d",
+      imageSpec("  param k: f32[4, 2, 3, 3] = zeros\n"
+                "  param w: f32[144, 4] = zeros\n",
+                "  c = dropout2d(tanh(conv2d(x, k, padding = 1)), 0.5)\n"
+                "  logits = flatten(c) @ w\n"),
       /*lossFromTrainStep=*/true);
 }
 
@@ -341,25 +341,26 @@ TEST(GradientCheck, Dropout2d) {
 // sample's loss depends on every other's. The loss is the train step's
 // (the evaluation step normalizes with the running statistics instead).
 TEST(GradientCheck, BatchNormOfFeatures) {
-  checkGradients(
-      "batch_norm1d", spec("  param w: f32[6, 4] = zeros\n"
-                           "  param v: f32[4, 4] = zeros\n"
-                           "  buffer mean: f32[4] = zeros\n"
-                           "  buffer var: f32[4] = ones\n",
-                           "  h = batch_norm(x @ w, mean, var)\n"
-                           "  logits = tanh(h) @ v\n"),
-      /*lossFromTrainStep=*/true);
+  checkGradients("batch_norm1d",
+                 spec("  param w: f32[6, 4] = zeros\n"
+                      "  param v: f32[4, 4] = zeros\n"
+                      "  buffer mean: f32[4] = zeros\n"
+                      "  buffer var: f32[4] = ones\n",
+                      "  h = batch_norm(x @ w, mean, var)\n"
+                      "  logits = tanh(h) @ v\n"),
+                 /*lossFromTrainStep=*/true);
 }
 
 TEST(GradientCheck, BatchNormOfImages) {
-  checkGradients(
-      "batch_norm2d", imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
-                                "  param w: f32[27, 4] = zeros\n"
-                                "  buffer mean: f32[3] = zeros\n"
-                                "  buffer var: f32[3] = ones\n",
-                                "  c = batch_norm(conv2d(x, k, stride = 2, padding = 1), mean, var, eps = 0.01)\n"
-                                "  logits = flatten(tanh(c)) @ w\n"),
-      /*lossFromTrainStep=*/true);
+  checkGradients("batch_norm2d",
+                 imageSpec("  param k: f32[3, 2, 3, 3] = zeros\n"
+                           "  param w: f32[27, 4] = zeros\n"
+                           "  buffer mean: f32[3] = zeros\n"
+                           "  buffer var: f32[3] = ones\n",
+                           "  c = batch_norm(conv2d(x, k, stride = 2, padding "
+                           "= 1), mean, var, eps = 0.01)\n"
+                           "  logits = flatten(tanh(c)) @ w\n"),
+                 /*lossFromTrainStep=*/true);
 }
 
 // The embedding's adjoint is a scatter-add: five samples over four classes
@@ -374,100 +375,92 @@ TEST(GradientCheck, EmbeddingOfClassIndices) {
 }
 
 TEST(GradientCheck, Sub) {
-  checkGradients(
-      "sub", spec("  param w: f32[6, 4] = zeros\n"
-                  "  param b: f32[4] = zeros\n",
-                  "  logits = x @ w - b\n"));
+  checkGradients("sub", spec("  param w: f32[6, 4] = zeros\n"
+                             "  param b: f32[4] = zeros\n",
+                             "  logits = x @ w - b\n"));
 }
 
 TEST(GradientCheck, MulBroadcastAndElementwise) {
-  checkGradients(
-      "mul", spec("  param w: f32[6, 4] = zeros\n"
-                  "  param v: f32[6, 4] = zeros\n"
-                  "  param s: f32[4] = zeros\n",
-                  "  logits = (x @ w) * (x @ v) * s\n"));
+  checkGradients("mul", spec("  param w: f32[6, 4] = zeros\n"
+                             "  param v: f32[6, 4] = zeros\n"
+                             "  param s: f32[4] = zeros\n",
+                             "  logits = (x @ w) * (x @ v) * s\n"));
 }
 
 TEST(GradientCheck, NumbersInExpressions) {
-  checkGradients(
-      "numbers", spec("  param w: f32[6, 4] = zeros\n",
+  checkGradients("numbers",
+                 spec("  param w: f32[6, 4] = zeros\n",
                       "  logits = 0.5 * (x @ w) - 2 * tanh(x @ w) + 1\n"));
 }
 
 TEST(GradientCheck, DivBroadcastAndElementwise) {
   checkGradients(
-      "div", spec("  param w: f32[6, 4] = zeros\n"
-                  "  param s: f32[4] = ones\n",
-                  "  logits = (x @ w) / (s * s + 1) + 1 / (2 + tanh(x @ w))\n"));
+      "div",
+      spec("  param w: f32[6, 4] = zeros\n"
+           "  param s: f32[4] = ones\n",
+           "  logits = (x @ w) / (s * s + 1) + 1 / (2 + tanh(x @ w))\n"));
 }
 
 TEST(GradientCheck, Neg) {
   checkGradients(
-      "neg", spec("  param w: f32[6, 4] = zeros\n",
-                  "  logits = -(x @ w)\n"));
+      "neg", spec("  param w: f32[6, 4] = zeros\n", "  logits = -(x @ w)\n"));
 }
 
 TEST(GradientCheck, Relu) {
-  checkGradients(
-      "relu", spec("  param w1: f32[6, 8] = zeros\n"
-                   "  param b1: f32[8] = zeros\n"
-                   "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = relu(x @ w1 + b1) @ w2\n"));
+  checkGradients("relu", spec("  param w1: f32[6, 8] = zeros\n"
+                              "  param b1: f32[8] = zeros\n"
+                              "  param w2: f32[8, 4] = zeros\n",
+                              "  logits = relu(x @ w1 + b1) @ w2\n"));
 }
 
 TEST(GradientCheck, Tanh) {
-  checkGradients(
-      "tanh", spec("  param w1: f32[6, 8] = zeros\n"
-                   "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = tanh(x @ w1) @ w2\n"));
+  checkGradients("tanh", spec("  param w1: f32[6, 8] = zeros\n"
+                              "  param w2: f32[8, 4] = zeros\n",
+                              "  logits = tanh(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Sigmoid) {
-  checkGradients(
-      "sigmoid", spec("  param w1: f32[6, 8] = zeros\n"
-                      "  param w2: f32[8, 4] = zeros\n",
-                      "  logits = sigmoid(x @ w1) @ w2\n"));
+  checkGradients("sigmoid", spec("  param w1: f32[6, 8] = zeros\n"
+                                 "  param w2: f32[8, 4] = zeros\n",
+                                 "  logits = sigmoid(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Silu) {
-  checkGradients(
-      "silu", spec("  param w1: f32[6, 8] = zeros\n"
-                   "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = silu(x @ w1) @ w2\n"));
+  checkGradients("silu", spec("  param w1: f32[6, 8] = zeros\n"
+                              "  param w2: f32[8, 4] = zeros\n",
+                              "  logits = silu(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, Gelu) {
-  checkGradients(
-      "gelu", spec("  param w1: f32[6, 8] = zeros\n"
-                   "  param w2: f32[8, 4] = zeros\n",
-                   "  logits = gelu(x @ w1) @ w2\n"));
+  checkGradients("gelu", spec("  param w1: f32[6, 8] = zeros\n"
+                              "  param w2: f32[8, 4] = zeros\n",
+                              "  logits = gelu(x @ w1) @ w2\n"));
 }
 
 TEST(GradientCheck, ParameterTimesParameter) {
-  checkGradients(
-      "param_matmul", spec("  param a: f32[6, 3] = zeros\n"
-                           "  param c: f32[3, 4] = zeros\n",
-                           "  logits = x @ (a @ c)\n"));
+  checkGradients("param_matmul", spec("  param a: f32[6, 3] = zeros\n"
+                                      "  param c: f32[3, 4] = zeros\n",
+                                      "  logits = x @ (a @ c)\n"));
 }
 
 TEST(GradientCheck, ReduceSumAndTransposedMatmuls) {
-  checkGradient(compileFile("reduce_transpose",
-                        std::string(MBT_TEST_INPUTS) + "/reduce_transpose.mlir"));
+  checkGradient(compileFile("reduce_transpose", std::string(MBT_TEST_INPUTS) +
+                                                    "/reduce_transpose.mlir"));
 }
 
 // Layers from functions, local and from the standard library: each call is
 // inlined with its own parameters, and the gradient of every one of them
 // (fc1.w, res.fc2.b, ...) matches finite differences.
 TEST(GradientCheck, LayersFromFunctionsAndImports) {
-  checkGradients(
-      "layers", "import \"nn\"\n"
-                "fn scaled(x, out: int, gain: float = 1.0) {\n"
-                "  param w: f32[dim(x), out] = zeros\n"
-                "  return gain * tanh(x @ w)\n"
-                "}\n" +
-                    spec("", "  fc1    = scaled(x, 5, gain = 0.5)\n"
-                             "  res    = residual(fc1, 3)\n"
-                             "  logits = mlp(res, 4, dim(y), depth = 2)\n"));
+  checkGradients("layers",
+                 "import \"nn\"\n"
+                 "fn scaled(x, out: int, gain: float = 1.0) {\n"
+                 "  param w: f32[dim(x), out] = zeros\n"
+                 "  return gain * tanh(x @ w)\n"
+                 "}\n" +
+                     spec("", "  fc1    = scaled(x, 5, gain = 0.5)\n"
+                              "  res    = residual(fc1, 3)\n"
+                              "  logits = mlp(res, 4, dim(y), depth = 2)\n"));
 }
 
 TEST(GradientCheck, ExpLogSoftplus) {
@@ -479,15 +472,15 @@ TEST(GradientCheck, ExpLogSoftplus) {
 }
 
 TEST(GradientCheck, Transpose) {
-  checkGradients(
-      "transpose", spec("  param w: f32[4, 6] = zeros\n"
-                        "  param a: f32[4, 4] = zeros\n",
-                        "  logits = (x @ transpose(w)) @ transpose(a)\n"));
+  checkGradients("transpose",
+                 spec("  param w: f32[4, 6] = zeros\n"
+                      "  param a: f32[4, 4] = zeros\n",
+                      "  logits = (x @ transpose(w)) @ transpose(a)\n"));
 }
 
 TEST(GradientCheck, SoftmaxAndLogSoftmax) {
-  checkGradients(
-      "softmax", specWithLoss("  param w: f32[6, 4] = zeros\n"
+  checkGradients("softmax",
+                 specWithLoss("  param w: f32[6, 4] = zeros\n"
                               "  param v: f32[6, 4] = zeros\n",
                               "  p = softmax(x @ w)\n"
                               "  q = log_softmax(x @ v, axis = 0)\n",
@@ -505,10 +498,9 @@ TEST(GradientCheck, SumMeanMaxOverAxes) {
 }
 
 TEST(GradientCheck, LogSumExp) {
-  checkGradients(
-      "logsumexp", specWithLoss("  param w: f32[6, 4] = zeros\n",
-                                "  z = x @ w\n",
-                                "mean(logsumexp(z)) - mean(z * one_hot(y))"));
+  checkGradients("logsumexp",
+                 specWithLoss("  param w: f32[6, 4] = zeros\n", "  z = x @ w\n",
+                              "mean(logsumexp(z)) - mean(z * one_hot(y))"));
 }
 
 TEST(GradientCheck, CrossEntropyWithLabelSmoothing) {
@@ -559,13 +551,12 @@ TEST(GradientCheck, ConcatAndSlice) {
 
 // sqrt, and the stdlib's layer_norm, rms_norm and prenorm_residual.
 TEST(GradientCheck, SqrtAndNormalizationLayers) {
-  checkGradients(
-      "norms",
-      "import \"nn\"\n" +
-          spec("  param w: f32[6, 8] = normal(0.0, 0.5)\n",
-               "  h = layer_norm(x @ w)\n"
-               "  r = prenorm_residual(rms_norm(h), 5)\n"
-               "  logits = linear(r + sqrt(h * h + 1), 4)\n"));
+  checkGradients("norms",
+                 "import \"nn\"\n" +
+                     spec("  param w: f32[6, 8] = normal(0.0, 0.5)\n",
+                          "  h = layer_norm(x @ w)\n"
+                          "  r = prenorm_residual(rms_norm(h), 5)\n"
+                          "  logits = linear(r + sqrt(h * h + 1), 4)\n"));
 }
 
 // The stdlib losses over one-hot targets: mse, bce_with_logits and nll.

@@ -83,10 +83,9 @@ const char *kGruBody =
 
 std::string compileModel(const std::string &name, bool f64,
                          const std::string &test) {
-  std::string source = name == "gru"
-                           ? languageModelSpec(kGruParams, kGruBody)
-                           : languageModelSpec(kTransformerParams,
-                                               kTransformerBody);
+  std::string source =
+      name == "gru" ? languageModelSpec(kGruParams, kGruBody)
+                    : languageModelSpec(kTransformerParams, kTransformerBody);
   if (f64)
     source = std::regex_replace(source, std::regex("f32\\["), "f64[");
   return compileSpec("lm_" + test + "_" + name + (f64 ? "_f64" : ""), source);

@@ -41,9 +41,11 @@ constexpr int64_t kClasses = 3;
 /// `logits` from x.
 std::string tokenSpec(const std::string &params, const std::string &body) {
   return "model m {\n"
-         "  input  x: tokens[" + std::to_string(kVocab) + "]\n"
-         "  target y: class[" + std::to_string(kClasses) + "]\n" +
-         params + body +
+         "  input  x: tokens[" +
+         std::to_string(kVocab) +
+         "]\n"
+         "  target y: class[" +
+         std::to_string(kClasses) + "]\n" + params + body +
          "  loss   = cross_entropy(logits, y)\n"
          "  metric acc = accuracy(logits, y)\n"
          "}\n"
@@ -99,10 +101,9 @@ const char *kGruParams = "  param table: f32[259, 4] = zeros\n"
                          "  param w_hh: f32[3, 9] = zeros\n"
                          "  param b_hh: f32[9] = zeros\n"
                          "  param w: f32[3, 3] = zeros\n";
-const char *kGruBody =
-    "  h      = tanh(embedding(x, table))\n"
-    "  s      = gru_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
-    "  logits = masked_mean(s, x) @ w\n";
+const char *kGruBody = "  h      = tanh(embedding(x, table))\n"
+                       "  s      = gru_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
+                       "  logits = masked_mean(s, x) @ w\n";
 
 // The same with an LSTM (lstm_scan: 4 gates, a cell state).
 const char *kLstmParams = "  param table: f32[259, 4] = zeros\n"
@@ -111,10 +112,9 @@ const char *kLstmParams = "  param table: f32[259, 4] = zeros\n"
                           "  param w_hh: f32[3, 12] = zeros\n"
                           "  param b_hh: f32[12] = zeros\n"
                           "  param w: f32[3, 3] = zeros\n";
-const char *kLstmBody =
-    "  h      = tanh(embedding(x, table))\n"
-    "  s      = lstm_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
-    "  logits = masked_mean(s, x) @ w\n";
+const char *kLstmBody = "  h      = tanh(embedding(x, table))\n"
+                        "  s      = lstm_scan(h @ w_ih + b_ih, w_hh, b_hh, x)\n"
+                        "  logits = masked_mean(s, x) @ w\n";
 
 /// The models of the cases, by name.
 std::string sourceOf(const std::string &name) {

@@ -51,7 +51,8 @@ std::string spec(const std::string &optim, double rate3) {
         "sweep {\n"
         "  models = 8\n"
         "  seed   = [1, 2, 3, 4, 5, 6, 7, 8]\n"
-        "  optim  = " << optim << "(lr = [0.01, 0.02, 0.05, " << rate3
+        "  optim  = "
+     << optim << "(lr = [0.01, 0.02, 0.05, " << rate3
      << ", 0.1, 0.03, 0.005, 0.2])\n"
         "  data   = fashion_mnist(batch = 32)\n"
         "  epochs = 1\n"
@@ -100,10 +101,10 @@ protected:
 DataSplits *DivergenceIsolation::data = nullptr;
 
 TEST_F(DivergenceIsolation, DivergingModelIsFrozenAndTheOthersAreUnchanged) {
-  Artifact diverging = Artifact::load(
-      compileSpec("isolation_diverging", spec("sgd", 1e30)));
-  Artifact healthy = Artifact::load(
-      compileSpec("isolation_healthy", spec("sgd", 0.05)));
+  Artifact diverging =
+      Artifact::load(compileSpec("isolation_diverging", spec("sgd", 1e30)));
+  Artifact healthy =
+      Artifact::load(compileSpec("isolation_healthy", spec("sgd", 0.05)));
 
   Trainer trainer(diverging, data->train, data->test, quiet());
   trainer.runSteps(kSteps);
@@ -157,8 +158,7 @@ TEST_F(DivergenceIsolation, OptimizerStepSkipsModelsWithNonFiniteGradients) {
       Artifact::load(compileSpec("isolation_adam", spec("adam", 1e-3)));
   ASSERT_NE(artifact.optimizerStep<float>(), nullptr);
   const Manifest &manifest = artifact.manifest();
-  int64_t m = manifest.models, p = manifest.paramCount,
-          s = manifest.numSlots(),
+  int64_t m = manifest.models, p = manifest.paramCount, s = manifest.numSlots(),
           h = static_cast<int64_t>(manifest.hyperNames.size());
   std::vector<float> params(m * p), state(s * m * p, 0.0f), grads(m * p);
   for (int64_t i = 0; i < m * p; ++i) {

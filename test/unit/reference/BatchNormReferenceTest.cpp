@@ -43,8 +43,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -69,8 +69,11 @@ constexpr double kMomentum = 0.1, kEps = 1e-5;
 std::string spec(const std::string &input, const std::string &body,
                  const std::string &type = "f32") {
   return "model bn {\n"
-         "  input  x: " + type + input + "\n"
-         "  target y: class[10]\n" + body +
+         "  input  x: " +
+         type + input +
+         "\n"
+         "  target y: class[10]\n" +
+         body +
          "  loss   = cross_entropy(logits, y)\n"
          "  metric acc = accuracy(logits, y)\n"
          "}\n"
@@ -102,7 +105,8 @@ std::string image(const std::string &activation, const std::string &pool) {
          "  buffer mean: float[4] = zeros\n"
          "  buffer var: float[4] = ones\n"
          "  c      = batch_norm(conv2d(x, k, padding = 2), mean, var)\n"
-         "  logits = flatten(" + pool + "(" + activation + "(c), 2)) @ w\n";
+         "  logits = flatten(" +
+         pool + "(" + activation + "(c), 2)) @ w\n";
 }
 const std::string kImage = image("relu", "max_pool2d");
 const std::string kSmoothImage = image("tanh", "avg_pool2d");
@@ -115,7 +119,8 @@ torch::Tensor denseForward(const Tensors &p, Tensors &b, torch::Tensor x,
                            bool training, MemberRounding &round) {
   torch::Tensor h = F::batch_norm(
       round(x.matmul(p.at("w1"))), b.at("mean"), b.at("var"),
-      F::BatchNormFuncOptions().training(training).momentum(kMomentum).eps(kEps));
+      F::BatchNormFuncOptions().training(training).momentum(kMomentum).eps(
+          kEps));
   h = round(torch::relu(round(round(h) * p.at("gamma") + p.at("beta"))));
   return round(h.matmul(p.at("w2")) + p.at("b2"));
 }
@@ -127,11 +132,11 @@ torch::Tensor imageForward(const Tensors &p, Tensors &b, torch::Tensor x,
                                     F::Conv2dFuncOptions().padding(2)));
   c = round(F::batch_norm(
       c, b.at("mean"), b.at("var"),
-      F::BatchNormFuncOptions().training(training).momentum(kMomentum).eps(kEps)));
+      F::BatchNormFuncOptions().training(training).momentum(kMomentum).eps(
+          kEps)));
   torch::Tensor pooled =
-      smooth
-          ? F::avg_pool2d(round(torch::tanh(c)), F::AvgPool2dFuncOptions(2))
-          : F::max_pool2d(torch::relu(c), F::MaxPool2dFuncOptions(2));
+      smooth ? F::avg_pool2d(round(torch::tanh(c)), F::AvgPool2dFuncOptions(2))
+             : F::max_pool2d(torch::relu(c), F::MaxPool2dFuncOptions(2));
   return round(round(pooled).reshape({x.size(0), -1}).matmul(p.at("w")));
 }
 
@@ -145,9 +150,8 @@ torch::Tensor smoothForward(const Tensors &p, Tensors &b, torch::Tensor x,
   return imageForward(p, b, x, training, round, /*smooth=*/true);
 }
 
-using Forward = std::function<torch::Tensor(const Tensors &, Tensors &,
-                                            torch::Tensor, bool,
-                                            MemberRounding &)>;
+using Forward = std::function<torch::Tensor(
+    const Tensors &, Tensors &, torch::Tensor, bool, MemberRounding &)>;
 
 /// The model in LibTorch, from mbt's initial parameters and buffers;
 /// `member` of the float32 rounding ensemble (RoundingSpread.h).
@@ -191,7 +195,8 @@ public:
     MemberRounding exact(0, 0);
     torch::Tensor logits = forward(params, buffers, x, false, exact);
     double loss = F::cross_entropy(logits, y).item<double>();
-    double acc = logits.argmax(1).eq(y).to(torch::kFloat64).mean().item<double>();
+    double acc =
+        logits.argmax(1).eq(y).to(torch::kFloat64).mean().item<double>();
     return {loss, acc};
   }
 
@@ -241,7 +246,6 @@ private:
   std::vector<torch::Tensor> leaves;
   std::unique_ptr<torch::optim::SGD> optimizer;
 };
-
 
 /// How close mbt must end to torch.
 enum class Bound {
@@ -331,9 +335,8 @@ void checkMatchesTorch(const std::string &name, const std::string &source,
     for (const auto &model : t32)
       membersVs64.push_back(
           relativeDifference(model->values(spec.name), reference));
-    double vs32 = t32.empty()
-                      ? vs64
-                      : relativeDifference(mbt, t32[0]->values(spec.name));
+    double vs32 =
+        t32.empty() ? vs64 : relativeDifference(mbt, t32[0]->values(spec.name));
     std::cout << "[ " << name << " ] " << std::setw(5) << spec.name
               << std::scientific << std::setprecision(3) << "  mbt-vs-t32 "
               << vs32 << "  mbt-vs-t64 " << vs64 << "  moved " << moved;
@@ -402,8 +405,8 @@ TEST(BatchNormWithLibTorch, ConvolutionChannelsWithinFloat32Rounding) {
 // Both models as f64 models: the semantics to float64's rounding, where
 // float32 shows them only to its own.
 TEST(BatchNormWithLibTorch, F64DenseFeaturesMatchTorchBatchNorm1d) {
-  checkMatchesTorch("bn_dense_f64", spec("[784]", kDense, "f64"),
-                    denseForward, Bound::F64);
+  checkMatchesTorch("bn_dense_f64", spec("[784]", kDense, "f64"), denseForward,
+                    Bound::F64);
 }
 
 TEST(BatchNormWithLibTorch, F64ConvolutionChannelsMatchTorchBatchNorm2d) {

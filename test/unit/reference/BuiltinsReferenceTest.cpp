@@ -1,4 +1,5 @@
-//===- BuiltinsReferenceTest.cpp - the builtins vs LibTorch, value and grad ===//
+//===- BuiltinsReferenceTest.cpp - the builtins vs LibTorch, value and grad
+//===//
 //
 // The language's builtins (exp, log, softplus, transpose, sum/mean/max over
 // everything or one axis, logsumexp, softmax, log_softmax, one_hot,
@@ -32,8 +33,8 @@
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/conv.h>
-#include <torch/nn/functional/pooling.h>
 #include <torch/nn/functional/loss.h>
+#include <torch/nn/functional/pooling.h>
 #include <torch/types.h>
 
 #include "CompileWithMbtc.h"
@@ -74,13 +75,18 @@ std::string spec(int64_t classes, int64_t batch, const std::string &body,
          "import \"metrics\"\n"
          "import \"nn\"\n"
          "model m {\n"
-         "  input  x: f32[" + dims + "]\n"
-         "  target y: class[" + std::to_string(classes) + "]\n" + body +
+         "  input  x: f32[" +
+         dims +
+         "]\n"
+         "  target y: class[" +
+         std::to_string(classes) + "]\n" + body +
          "}\n"
          "sweep {\n"
          "  models = 1\n"
          "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fashion_mnist(batch = " + std::to_string(batch) + ")\n"
+         "  data   = fashion_mnist(batch = " +
+         std::to_string(batch) +
+         ")\n"
          "}\n";
 }
 
@@ -101,7 +107,6 @@ struct Inputs {
 /// manifest names its outputs.
 using Outputs = std::vector<std::pair<std::string, torch::Tensor>>;
 using Reference = std::function<Outputs(const Inputs &)>;
-
 
 std::vector<double> toVector(const torch::Tensor &t) {
   torch::Tensor c = t.detach().to(torch::kFloat64).contiguous();
@@ -179,17 +184,17 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
   Inputs in;
   std::vector<int64_t> xShape{batch};
   xShape.insert(xShape.end(), input.begin(), input.end());
-  in.x = torch::from_blob(x.data(), xShape, torch::kFloat32)
-             .to(torch::kFloat64);
+  in.x =
+      torch::from_blob(x.data(), xShape, torch::kFloat32).to(torch::kFloat64);
   in.y = torch::from_blob(y.data(), {batch}, torch::kInt32).to(torch::kInt64);
   in.oneHot = torch::one_hot(in.y, classes).to(torch::kFloat64);
   for (const ParamSpec &param : manifest.params)
-    in.params.emplace_back(
-        param.name, torch::from_blob(params.data() + param.offset,
-                                     {param.size}, torch::kFloat32)
-                        .to(torch::kFloat64)
-                        .reshape(param.shape)
-                        .set_requires_grad(true));
+    in.params.emplace_back(param.name,
+                           torch::from_blob(params.data() + param.offset,
+                                            {param.size}, torch::kFloat32)
+                               .to(torch::kFloat64)
+                               .reshape(param.shape)
+                               .set_requires_grad(true));
   Outputs expected = reference(in);
   ASSERT_EQ(expected.size(), size_t(k));
 
@@ -216,8 +221,8 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
     const ParamSpec &param = manifest.params[t];
     std::vector<double> mbt(param.size);
     for (int64_t i = 0; i < param.size; ++i)
-      mbt[i] = double(params[param.offset + i]) -
-               double(updated[param.offset + i]);
+      mbt[i] =
+          double(params[param.offset + i]) - double(updated[param.offset + i]);
     const torch::Tensor &grad = in.params[t].second.grad();
     ASSERT_TRUE(grad.defined()) << param.name << " has no torch gradient";
     std::vector<double> want = toVector(grad);
@@ -246,17 +251,17 @@ torch::Tensor linear(const Inputs &in) {
 
 // softmax and one_hot; sum and mean over everything, the batch included.
 TEST(BuiltinsVsLibTorch, SoftmaxOneHotSumMean) {
-  checkAgainstTorch("softmax_one_hot", 4, 5,
-                    std::string(kLinear4) +
-                        "  loss = -sum(softmax(z) * one_hot(y))\n"
-                        "  metric total = sum(z)\n"
-                        "  metric avg = mean(z)\n",
-                    [](const Inputs &in) -> Outputs {
-                      torch::Tensor z = linear(in);
-                      return {{"loss", -(torch::softmax(z, -1) * in.oneHot).sum()},
-                              {"total", z.sum()},
-                              {"avg", z.mean()}};
-                    });
+  checkAgainstTorch(
+      "softmax_one_hot", 4, 5,
+      std::string(kLinear4) + "  loss = -sum(softmax(z) * one_hot(y))\n"
+                              "  metric total = sum(z)\n"
+                              "  metric avg = mean(z)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", -(torch::softmax(z, -1) * in.oneHot).sum()},
+                {"total", z.sum()},
+                {"avg", z.mean()}};
+      });
 }
 
 // embedding of the class indices (seven samples over four classes share
@@ -279,29 +284,30 @@ TEST(BuiltinsVsLibTorch, EmbeddingOfClassIndices) {
 // log_softmax through the stdlib's nll (sum over axis -1, mean), which
 // must equal F::nll_loss and the builtin cross-entropy.
 TEST(BuiltinsVsLibTorch, LogSoftmaxNll) {
-  checkAgainstTorch("log_softmax_nll", 4, 5,
-                    std::string(kLinear4) +
-                        "  loss = nll(log_softmax(z, axis = -1), y)\n"
-                        "  metric ce = cross_entropy(z, y)\n",
-                    [](const Inputs &in) -> Outputs {
-                      torch::Tensor z = linear(in);
-                      return {{"loss", F::nll_loss(torch::log_softmax(z, -1), in.y)},
-                              {"ce", F::cross_entropy(z, in.y)}};
-                    });
+  checkAgainstTorch(
+      "log_softmax_nll", 4, 5,
+      std::string(kLinear4) + "  loss = nll(log_softmax(z, axis = -1), y)\n"
+                              "  metric ce = cross_entropy(z, y)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", F::nll_loss(torch::log_softmax(z, -1), in.y)},
+                {"ce", F::cross_entropy(z, in.y)}};
+      });
 }
 
 // max over one per-sample axis and over everything (the batch included).
 TEST(BuiltinsVsLibTorch, MaxOverAxisAndAll) {
-  checkAgainstTorch("max", 4, 5,
-                    std::string(kLinear4) +
-                        "  loss = mean(max(tanh(z), axis = -1)) + 0.5 * max(z)\n"
-                        "  metric rowmax = mean(max(z, axis = 0))\n",
-                    [](const Inputs &in) -> Outputs {
-                      torch::Tensor z = linear(in);
-                      return {{"loss", torch::amax(torch::tanh(z), {-1}).mean() +
-                                           0.5 * z.max()},
-                              {"rowmax", torch::amax(z, {1}).mean()}};
-                    });
+  checkAgainstTorch(
+      "max", 4, 5,
+      std::string(kLinear4) +
+          "  loss = mean(max(tanh(z), axis = -1)) + 0.5 * max(z)\n"
+          "  metric rowmax = mean(max(z, axis = 0))\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {
+            {"loss", torch::amax(torch::tanh(z), {-1}).mean() + 0.5 * z.max()},
+            {"rowmax", torch::amax(z, {1}).mean()}};
+      });
 }
 
 TEST(BuiltinsVsLibTorch, CrossEntropyLabelSmoothing) {
@@ -323,21 +329,20 @@ TEST(BuiltinsVsLibTorch, CrossEntropyLabelSmoothing) {
 }
 
 TEST(BuiltinsVsLibTorch, LogSumExpExpLogSoftplus) {
-  checkAgainstTorch(
-      "elementwise", 4, 5,
-      std::string(kLinear4) +
-          "  loss = mean(logsumexp(z)) + mean(exp(0.1 * z)) + "
-          "mean(log(softplus(z)))\n"
-          "  metric lse0 = mean(logsumexp(z, axis = 0))\n"
-          "  metric sp = mean(softplus(20 * z))\n",
-      [](const Inputs &in) -> Outputs {
-        torch::Tensor z = linear(in);
-        return {{"loss", torch::logsumexp(z, {-1}).mean() +
-                             torch::exp(0.1 * z).mean() +
-                             torch::log(F::softplus(z)).mean()},
-                {"lse0", torch::logsumexp(z, {1}).mean()},
-                {"sp", F::softplus(20 * z).mean()}};
-      });
+  checkAgainstTorch("elementwise", 4, 5,
+                    std::string(kLinear4) +
+                        "  loss = mean(logsumexp(z)) + mean(exp(0.1 * z)) + "
+                        "mean(log(softplus(z)))\n"
+                        "  metric lse0 = mean(logsumexp(z, axis = 0))\n"
+                        "  metric sp = mean(softplus(20 * z))\n",
+                    [](const Inputs &in) -> Outputs {
+                      torch::Tensor z = linear(in);
+                      return {{"loss", torch::logsumexp(z, {-1}).mean() +
+                                           torch::exp(0.1 * z).mean() +
+                                           torch::log(F::softplus(z)).mean()},
+                              {"lse0", torch::logsumexp(z, {1}).mean()},
+                              {"sp", F::softplus(20 * z).mean()}};
+                    });
 }
 
 // transpose of a parameter, into a matmul and elementwise with another;
@@ -379,14 +384,13 @@ TEST(BuiltinsVsLibTorch, ParameterAxisReductions) {
 }
 
 TEST(BuiltinsVsLibTorch, MseOfSoftmax) {
-  checkAgainstTorch("mse", 4, 5,
-                    std::string(kLinear4) +
-                        "  loss = mse(softmax(z), one_hot(y))\n",
-                    [](const Inputs &in) -> Outputs {
-                      torch::Tensor z = linear(in);
-                      return {{"loss", F::mse_loss(torch::softmax(z, -1),
-                                                   in.oneHot)}};
-                    });
+  checkAgainstTorch(
+      "mse", 4, 5,
+      std::string(kLinear4) + "  loss = mse(softmax(z), one_hot(y))\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in);
+        return {{"loss", F::mse_loss(torch::softmax(z, -1), in.oneHot)}};
+      });
 }
 
 // bce_with_logits, also at logits large enough (x60) that exp overflows
@@ -413,20 +417,20 @@ TEST(BuiltinsVsLibTorch, BceWithLogits) {
 TEST(BuiltinsVsLibTorch, TopKAccuracy) {
   checkAgainstTorch(
       "top_k", 4, 64,
-      std::string(kLinear4) +
-          "  loss = cross_entropy(z, y)\n"
-          "  metric top1 = accuracy(z, y)\n"
-          "  metric top3 = accuracy(z, y, k = 3)\n"
-          "  metric top4 = accuracy(z, y, k = 4)\n"
-          "  metric tied1 = accuracy(0 * z, y)\n"
-          "  metric tied3 = accuracy(0 * z, y, k = 3)\n",
+      std::string(kLinear4) + "  loss = cross_entropy(z, y)\n"
+                              "  metric top1 = accuracy(z, y)\n"
+                              "  metric top3 = accuracy(z, y, k = 3)\n"
+                              "  metric top4 = accuracy(z, y, k = 4)\n"
+                              "  metric tied1 = accuracy(0 * z, y)\n"
+                              "  metric tied3 = accuracy(0 * z, y, k = 3)\n",
       [](const Inputs &in) -> Outputs {
         torch::Tensor z = linear(in).detach();
         torch::Tensor zero = torch::zeros_like(z);
         // Independently of the rank formula: top-1 is arg-max, top-4 is 1.
-        EXPECT_NEAR(topK(z, in.y, 1).item<double>(),
-                    (z.argmax(1) == in.y).to(torch::kFloat64).mean().item<double>(),
-                    1e-12);
+        EXPECT_NEAR(
+            topK(z, in.y, 1).item<double>(),
+            (z.argmax(1) == in.y).to(torch::kFloat64).mean().item<double>(),
+            1e-12);
         EXPECT_EQ(topK(z, in.y, 4).item<double>(), 1.0);
         return {{"loss", F::cross_entropy(linear(in), in.y)},
                 {"top1", topK(z, in.y, 1)},
@@ -498,14 +502,13 @@ TEST(BuiltinsVsLibTorch, Conv2dStridePaddingDilationGroups) {
       "  c2 = conv2d(c1, k2, dilation = 2, groups = 2, padding = 1)\n"
       "  loss = cross_entropy(flatten(c2) @ w, y)\n",
       [](const Inputs &in) -> Outputs {
-        auto c1 = torch::tanh(
-            F::conv2d(in.x, in["k1"],
-                      F::Conv2dFuncOptions().stride(2).padding(1)));
-        auto c2 = F::conv2d(
-            c1, in["k2"],
-            F::Conv2dFuncOptions().dilation(2).groups(2).padding(1));
-        return {{"loss", F::cross_entropy(c2.flatten(1).matmul(in["w"]),
-                                          in.y)}};
+        auto c1 = torch::tanh(F::conv2d(
+            in.x, in["k1"], F::Conv2dFuncOptions().stride(2).padding(1)));
+        auto c2 =
+            F::conv2d(c1, in["k2"],
+                      F::Conv2dFuncOptions().dilation(2).groups(2).padding(1));
+        return {
+            {"loss", F::cross_entropy(c2.flatten(1).matmul(in["w"]), in.y)}};
       },
       {2, 7, 7});
 }
@@ -572,11 +575,10 @@ TEST(BuiltinsVsLibTorch, PoolingAndConvLayer) {
       "  param v: f32[48, 4] = zeros\n"
       "  loss = cross_entropy(flatten(m) @ w + flatten(a) @ v, y)\n",
       [](const Inputs &in) -> Outputs {
-        auto c = F::conv2d(in.x, in["c.w"],
-                           F::Conv2dFuncOptions().padding(1)) +
+        auto c = F::conv2d(in.x, in["c.w"], F::Conv2dFuncOptions().padding(1)) +
                  in["c.b"].reshape({3, 1, 1});
-        auto m = F::max_pool2d(
-            c, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
+        auto m =
+            F::max_pool2d(c, F::MaxPool2dFuncOptions(3).stride(2).padding(1));
         auto a = F::avg_pool2d(torch::tanh(c),
                                F::AvgPool2dFuncOptions(2).padding(1));
         return {{"loss", F::cross_entropy(m.flatten(1).matmul(in["w"]) +

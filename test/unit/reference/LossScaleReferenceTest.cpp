@@ -83,8 +83,7 @@ struct Batch {
 /// One model trained alone with autocast(f16) and GradScaler.
 class TorchAmpRun {
 public:
-  TorchAmpRun(const std::map<std::string, std::vector<float>> &init,
-              double lr)
+  TorchAmpRun(const std::map<std::string, std::vector<float>> &init, double lr)
       : optimizer(makeParams(init), torch::optim::AdamOptions(lr)) {}
 
   /// GradScaler alone: the step, skipped on this model's own overflow.
@@ -261,8 +260,7 @@ TEST(LossScaleVsLibTorch, EachModelSkipsItsOwnOverflowsAsGradScalerAlone) {
     std::printf("model %lld (lr %g): skipped steps%s; scale %g (torch %g); "
                 "parameters %.3g from torch's\n",
                 static_cast<long long>(m), kLearningRates[m], skipped.c_str(),
-                bufferOf(m, scaleSpec.scaleBuffer), references[m].scale,
-                error);
+                bufferOf(m, scaleSpec.scaleBuffer), references[m].scale, error);
     EXPECT_EQ(bufferOf(m, scaleSpec.skippedStepsBuffer),
               static_cast<float>(references[m].skipped));
     EXPECT_EQ(bufferOf(m, scaleSpec.scaleBuffer), references[m].scale);
@@ -314,22 +312,21 @@ TEST(LossScaleVsLibTorch, AnOverflowSkipsTheStepButNotTheRunningStatistics) {
   // before GradScaler skipped optimizer.step(), batch norm's running
   // statistics take the batch's all the same.
   Artifact artifact = Artifact::load(compileSpec(
-      "f16_batch_norm",
-      "import \"nn\"\n"
-      "model m {\n"
-      "  input  x: f32[16]\n"
-      "  target y: class[4]\n"
-      "  param  w: f32[16, 4] = zeros\n"
-      "  logits = batch_norm1d(x @ w, affine = false)\n"
-      "  loss   = cross_entropy(logits, y)\n"
-      "}\n"
-      "sweep {\n"
-      "  models = 2\n"
-      "  optim  = sgd(lr = [0.1, 0.2])\n"
-      "  data   = fashion_mnist(batch = 8)\n"
-      "  precision = f16\n"
-      "  loss_scale = dynamic(init_scale = 1099511627776)\n"
-      "}\n"));
+      "f16_batch_norm", "import \"nn\"\n"
+                        "model m {\n"
+                        "  input  x: f32[16]\n"
+                        "  target y: class[4]\n"
+                        "  param  w: f32[16, 4] = zeros\n"
+                        "  logits = batch_norm1d(x @ w, affine = false)\n"
+                        "  loss   = cross_entropy(logits, y)\n"
+                        "}\n"
+                        "sweep {\n"
+                        "  models = 2\n"
+                        "  optim  = sgd(lr = [0.1, 0.2])\n"
+                        "  data   = fashion_mnist(batch = 8)\n"
+                        "  precision = f16\n"
+                        "  loss_scale = dynamic(init_scale = 1099511627776)\n"
+                        "}\n"));
   const Manifest &manifest = artifact.manifest();
   int64_t p = manifest.paramCount, q = manifest.bufferCount;
   ASSERT_EQ(p, 64);
@@ -383,17 +380,17 @@ TEST(LossScaleVsLibTorch, AnOverflowSkipsTheStepButNotTheRunningStatistics) {
     EXPECT_TRUE(std::isfinite(out[m]));
     // The running statistics: BatchNorm1d's update with the batch of the
     // f16 product.
-    torch::Tensor w = torch::from_blob(before.data() + m * p, {16, 4},
-                                       torch::kFloat);
-    torch::Tensor input = torch::from_blob(x.data(), {kBatch, kFeatures},
-                                           torch::kFloat);
+    torch::Tensor w =
+        torch::from_blob(before.data() + m * p, {16, 4}, torch::kFloat);
+    torch::Tensor input =
+        torch::from_blob(x.data(), {kBatch, kFeatures}, torch::kFloat);
     torch::Tensor h = toF16AndBack(toF16AndBack(input).matmul(toF16AndBack(w)));
-    torch::Tensor runningMean = torch::zeros({4}), runningVar = torch::ones({4});
+    torch::Tensor runningMean = torch::zeros({4}),
+                  runningVar = torch::ones({4});
     torch::batch_norm(h, {}, {}, runningMean, runningVar, /*training=*/true,
                       0.1, 1e-5, /*cudnn_enabled=*/false);
     for (int64_t c = 0; c < 4; ++c) {
-      EXPECT_NEAR(buffers[m * q + mean + c], runningMean[c].item<float>(),
-                  1e-6)
+      EXPECT_NEAR(buffers[m * q + mean + c], runningMean[c].item<float>(), 1e-6)
           << "model " << m << " feature " << c;
       EXPECT_NEAR(buffers[m * q + var + c], runningVar[c].item<float>(), 1e-5)
           << "model " << m << " feature " << c;

@@ -134,8 +134,10 @@ TEST(MixedPrecisionVsLibTorch, Bf16MlpMatchesAutocastsRounding) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 0.7f);
   std::map<std::string, std::vector<float>> named{
-      {"w1", std::vector<float>(16 * 12)}, {"b1", std::vector<float>(12)},
-      {"w2", std::vector<float>(12 * 4)}, {"b2", std::vector<float>(4)}};
+      {"w1", std::vector<float>(16 * 12)},
+      {"b1", std::vector<float>(12)},
+      {"w2", std::vector<float>(12 * 4)},
+      {"b2", std::vector<float>(4)}};
   std::vector<float> params; // in the manifest's order: w1, b1, w2, b2
   for (const char *name : {"w1", "b1", "w2", "b2"})
     for (float &v : named[name]) {
@@ -207,9 +209,7 @@ torch::Tensor torchAttentionLoss(std::map<std::string, torch::Tensor> &t,
                                  const mbt::test::TokenBatch &batch,
                                  int64_t width, bool bf16,
                                  bool insideToo = true) {
-  auto r = [&](const torch::Tensor &v) {
-    return bf16 ? roundBF16(v) : v;
-  };
+  auto r = [&](const torch::Tensor &v) { return bf16 ? roundBF16(v) : v; };
   auto product = [&](const torch::Tensor &a, const torch::Tensor &b) {
     return r(r(a).matmul(r(b)));
   };
@@ -233,18 +233,19 @@ torch::Tensor torchAttentionLoss(std::map<std::string, torch::Tensor> &t,
   scores = scores.masked_fill(allowed.logical_not(),
                               -std::numeric_limits<float>::infinity());
   // A padded query still sees its row's real keys before it: no NaN rows.
-  torch::Tensor a =
-      inner(torch::softmax(scores, -1), v).transpose(1, 2).reshape({b, width, 4});
+  torch::Tensor a = inner(torch::softmax(scores, -1), v)
+                        .transpose(1, 2)
+                        .reshape({b, width, 4});
   torch::Tensor real = (x != 0).to(torch::kFloat).unsqueeze(-1);
   torch::Tensor pooled = ((h + a) * real).sum(1) / real.sum(1);
   return torch::nn::functional::cross_entropy(product(pooled, t["w"]), y);
 }
 
 TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
-  mbt::test::TokenModel<float> bf16(compileSpec("bf16_attention",
-                                                attentionSpec(true)));
-  mbt::test::TokenModel<float> f32(compileSpec("bf16_attention_f32",
-                                               attentionSpec(false)));
+  mbt::test::TokenModel<float> bf16(
+      compileSpec("bf16_attention", attentionSpec(true)));
+  mbt::test::TokenModel<float> f32(
+      compileSpec("bf16_attention_f32", attentionSpec(false)));
   f32.params = bf16.params;
   mbt::test::TokenBatch batch = mbt::test::randomBatch(6, 31, 12, 3);
   int64_t width = batch.longest() + 2;
@@ -275,8 +276,8 @@ TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
   EXPECT_GT(f32Error, 100 * error);
   // Rounding the projections alone is not it: attention's own products
   // are rounded too.
-  double outsideOnly = relativeDifference(bf16.gradient(batch, width),
-                                          reference(true, false));
+  double outsideOnly =
+      relativeDifference(bf16.gradient(batch, width), reference(true, false));
   std::printf("against rounding outside attention only: %.3g\n", outsideOnly);
   EXPECT_GT(outsideOnly, 10 * error);
   EXPECT_LT(relativeDifference(f32.gradient(batch, width), reference(false)),
@@ -297,28 +298,29 @@ class ArtifactRounding {
 public:
   explicit ArtifactRounding(const std::string &precision)
       : artifact(Artifact::load(compileSpec(
-            precision + "_rounding",
-            "model m {\n"
-            "  input  x: f32[1]\n"
-            "  target y: class[1]\n"
-            "  param  w: f32[1, 1] = ones\n"
-            "  p      = x @ w\n"
-            "  loss   = cross_entropy(p, y)\n"
-            "  metric rounded = mean(p)\n"
-            "}\n"
-            "sweep {\n"
-            "  models = 1\n"
-            "  optim  = sgd(lr = 0.0)\n"
-            "  data   = fashion_mnist(batch = 1)\n"
-            "  precision = " + precision + "\n"
-            "}\n"))),
+            precision + "_rounding", "model m {\n"
+                                     "  input  x: f32[1]\n"
+                                     "  target y: class[1]\n"
+                                     "  param  w: f32[1, 1] = ones\n"
+                                     "  p      = x @ w\n"
+                                     "  loss   = cross_entropy(p, y)\n"
+                                     "  metric rounded = mean(p)\n"
+                                     "}\n"
+                                     "sweep {\n"
+                                     "  models = 1\n"
+                                     "  optim  = sgd(lr = 0.0)\n"
+                                     "  data   = fashion_mnist(batch = 1)\n"
+                                     "  precision = " +
+                                         precision +
+                                         "\n"
+                                         "}\n"))),
         buffers(std::max<int64_t>(1, artifact.manifest().bufferCount)) {}
 
   float operator()(float value) {
     std::vector<float> x{value};
     auto pm = makeDenseMemRef<float, 2>(params.data(), {1, 1});
-    auto bm = makeDenseMemRef<float, 2>(
-        buffers.data(), {1, artifact.manifest().bufferCount});
+    auto bm = makeDenseMemRef<float, 2>(buffers.data(),
+                                        {1, artifact.manifest().bufferCount});
     auto xm = makeDenseMemRef<float, 3>(x.data(), {1, 1, 1});
     auto ym = makeDenseMemRef<int32_t, 2>(y.data(), {1, 1});
     auto om = makeDenseMemRef<float, 2>(out.data(), {1, 2});
@@ -379,24 +381,35 @@ TEST(MixedPrecisionVsLibTorch, RoundingToF16IsC10sValueByValue) {
   ArtifactRounding rounded("f16");
   float inf = std::numeric_limits<float>::infinity();
   std::vector<float> values{
-      1.0f, fromBits(0x3F801000), // 1 + 2^-11: a tie, kept even (down)
-      fromBits(0x3F803000),       // a tie rounded up to even
-      fromBits(0x3F801001),       // just above a tie: up
-      fromBits(0x3F800FFF),       // just below: down
-      fromBits(0x3FFFF000),       // carries into the exponent: 2
-      65504.0f,                   // the largest f16
-      65519.99f,                  // below the tie with infinity: 65504
-      65520.0f,                   // the tie: infinity (65504 is odd)
-      -65520.0f, 1e6f, 3e38f,     // beyond: infinity
-      0x1p-14f,                   // the smallest normal
-      0x1p-14f - 0x1p-26f,        // just below it: rounds up to it
-      0x1p-24f,                   // the smallest subnormal
-      0x1p-25f,                   // half of it: a tie, to 0 (even)
-      0x1.8p-24f,                 // 1.5 quanta: a tie, up to 2 (even)
-      0x1.4p-23f,                 // 2.5 quanta: a tie, down to 2 (even)
-      0x1.000002p-25f,            // just above half a quantum: up
-      -0x1.8p-24f, 3e-6f, -7.7e-7f, 1e-9f, 1e-30f,
-      fromBits(0x00000001), -3.14159265f, 0.0f, inf, -inf};
+      1.0f,
+      fromBits(0x3F801000), // 1 + 2^-11: a tie, kept even (down)
+      fromBits(0x3F803000), // a tie rounded up to even
+      fromBits(0x3F801001), // just above a tie: up
+      fromBits(0x3F800FFF), // just below: down
+      fromBits(0x3FFFF000), // carries into the exponent: 2
+      65504.0f,             // the largest f16
+      65519.99f,            // below the tie with infinity: 65504
+      65520.0f,             // the tie: infinity (65504 is odd)
+      -65520.0f,
+      1e6f,
+      3e38f,               // beyond: infinity
+      0x1p-14f,            // the smallest normal
+      0x1p-14f - 0x1p-26f, // just below it: rounds up to it
+      0x1p-24f,            // the smallest subnormal
+      0x1p-25f,            // half of it: a tie, to 0 (even)
+      0x1.8p-24f,          // 1.5 quanta: a tie, up to 2 (even)
+      0x1.4p-23f,          // 2.5 quanta: a tie, down to 2 (even)
+      0x1.000002p-25f,     // just above half a quantum: up
+      -0x1.8p-24f,
+      3e-6f,
+      -7.7e-7f,
+      1e-9f,
+      1e-30f,
+      fromBits(0x00000001),
+      -3.14159265f,
+      0.0f,
+      inf,
+      -inf};
   // And a spread of values across f16's range and beyond it.
   std::mt19937 rng(3);
   std::uniform_int_distribution<uint32_t> mantissa(0, (1u << 23) - 1);

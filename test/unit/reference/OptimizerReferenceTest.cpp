@@ -67,7 +67,9 @@ constexpr int64_t kSteps = 200;
 std::string spec(const std::string &optim, const std::string &extra,
                  const std::string &type = "f32") {
   return "model mlp {\n"
-         "  input  x: " + type + "[784]\n"
+         "  input  x: " +
+         type +
+         "[784]\n"
          "  target y: class[10]\n"
          "  param  w1: float[784, 32] = kaiming_uniform\n"
          "  param  b1: float[32] = uniform(-0.1, 0.1)\n"
@@ -164,13 +166,13 @@ struct ReferenceModel {
                  int member = 0)
       : dtype(dtype), member(member) {
     for (const ParamSpec &param : manifest.params)
-      params.push_back(torch::from_blob(const_cast<double *>(row.data()) +
-                                            param.offset,
-                                        {param.size}, torch::kFloat64)
-                           .to(dtype)
-                           .reshape(param.shape)
-                           .clone()
-                           .set_requires_grad(true));
+      params.push_back(
+          torch::from_blob(const_cast<double *>(row.data()) + param.offset,
+                           {param.size}, torch::kFloat64)
+              .to(dtype)
+              .reshape(param.shape)
+              .clone()
+              .set_requires_grad(true));
     Hyper hyper = [&manifest, model](const std::string &name) {
       for (size_t i = 0; i < manifest.hyperNames.size(); ++i)
         if (manifest.hyperNames[i] == name)
@@ -246,25 +248,24 @@ void checkModel(const Manifest &manifest, const std::vector<double> &row,
   std::vector<double> membersVs64(members.size(), 0.0);
   for (size_t k = 0; k < manifest.params.size(); ++k) {
     const ParamSpec &param = manifest.params[k];
-    torch::Tensor mine = torch::from_blob(
-        const_cast<double *>(row.data()) + param.offset, {param.size},
-        torch::kFloat64);
-    torch::Tensor start = torch::from_blob(
-        const_cast<double *>(initial.data()) + param.offset, {param.size},
-        torch::kFloat64);
+    torch::Tensor mine =
+        torch::from_blob(const_cast<double *>(row.data()) + param.offset,
+                         {param.size}, torch::kFloat64);
+    torch::Tensor start =
+        torch::from_blob(const_cast<double *>(initial.data()) + param.offset,
+                         {param.size}, torch::kFloat64);
     const torch::Tensor &t64 = ref64.params[k];
     mbt64 = std::max(mbt64, relativeDifference(mine, t64));
     if (!members.empty())
       mbt32 = std::max(mbt32, relativeDifference(mine, members[0]->params[k]));
     for (size_t j = 0; j < members.size(); ++j)
-      membersVs64[j] = std::max(
-          membersVs64[j], relativeDifference(members[j]->params[k], t64));
+      membersVs64[j] = std::max(membersVs64[j],
+                                relativeDifference(members[j]->params[k], t64));
     moved = std::max(moved, relativeDifference(mine, start));
   }
   double t32t64 = membersVs64.empty() ? 0 : membersVs64[0];
-  std::cout << std::scientific << std::setprecision(2) << "  model " << m
-            << " " << mbt32 << " / " << t32t64 << " / " << mbt64
-            << std::defaultfloat;
+  std::cout << std::scientific << std::setprecision(2) << "  model " << m << " "
+            << mbt32 << " / " << t32t64 << " / " << mbt64 << std::defaultfloat;
   if (!final)
     return;
   EXPECT_GT(moved, 1e-3) << "model " << m << " did not train";
@@ -283,8 +284,7 @@ void checkModel(const Manifest &manifest, const std::vector<double> &row,
   // rounds either way, and end 1e-3 to 1e-2 from float64.
   EXPECT_LE(mbt64, bound) << "model " << m;
   std::cout << std::scientific << std::setprecision(2)
-            << " (float32-limited: bound " << bound << ")"
-            << std::defaultfloat;
+            << " (float32-limited: bound " << bound << ")" << std::defaultfloat;
 }
 
 /// Trains the sweep `optim` (four models, different hyperparameters) and
@@ -362,29 +362,29 @@ void checkSweeps(const std::string &name, const std::string &optim,
 
 TEST(OptimizersMatchTorch, SgdMomentumDampeningWeightDecay) {
   checkSweeps("ref_sgd",
-             "sgd(lr = [0.03, 0.02, 0.1, 0.03], momentum = [0.9, 0.5, 0.0, "
-             "0.8], dampening = [0.0, 0.1, 0.0, 0.5], weight_decay = [0.0, "
-             "1e-3, 1e-2, 1e-4])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::SGD>(
-                   std::move(p), torch::optim::SGDOptions(h("lr"))
-                                     .momentum(h("momentum"))
-                                     .dampening(h("dampening"))
-                                     .weight_decay(h("weight_decay")));
-             });
+              "sgd(lr = [0.03, 0.02, 0.1, 0.03], momentum = [0.9, 0.5, 0.0, "
+              "0.8], dampening = [0.0, 0.1, 0.0, 0.5], weight_decay = [0.0, "
+              "1e-3, 1e-2, 1e-4])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::SGD>(
+                    std::move(p), torch::optim::SGDOptions(h("lr"))
+                                      .momentum(h("momentum"))
+                                      .dampening(h("dampening"))
+                                      .weight_decay(h("weight_decay")));
+              });
 }
 
 TEST(OptimizersMatchTorch, SgdNesterov) {
   checkSweeps("ref_nesterov",
-             "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, 0.7, "
-             "0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], nesterov = true)",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::SGD>(
-                   std::move(p), torch::optim::SGDOptions(h("lr"))
-                                     .momentum(h("momentum"))
-                                     .weight_decay(h("weight_decay"))
-                                     .nesterov(true));
-             });
+              "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, 0.7, "
+              "0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], nesterov = true)",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::SGD>(
+                    std::move(p), torch::optim::SGDOptions(h("lr"))
+                                      .momentum(h("momentum"))
+                                      .weight_decay(h("weight_decay"))
+                                      .nesterov(true));
+              });
 }
 
 torch::optim::AdamOptions adamOptions(const Hyper &h, bool amsgrad) {
@@ -397,38 +397,38 @@ torch::optim::AdamOptions adamOptions(const Hyper &h, bool amsgrad) {
 
 TEST(OptimizersMatchTorch, Adam) {
   checkSweeps("ref_adam",
-             "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta1 = [0.9, 0.8, 0.95, "
-             "0.85], beta2 = [0.999, 0.99, 0.995, 0.98], eps = [1e-8, 1e-6, "
-             "1e-7, 1e-8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::Adam>(std::move(p),
-                                                     adamOptions(h, false));
-             });
+              "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta1 = [0.9, 0.8, 0.95, "
+              "0.85], beta2 = [0.999, 0.99, 0.995, 0.98], eps = [1e-8, 1e-6, "
+              "1e-7, 1e-8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::Adam>(std::move(p),
+                                                      adamOptions(h, false));
+              });
 }
 
 TEST(OptimizersMatchTorch, AdamAmsgrad) {
   checkSweeps("ref_amsgrad",
-             "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta2 = [0.999, 0.99, "
-             "0.995, 0.98], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], amsgrad "
-             "= true)",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::Adam>(std::move(p),
-                                                     adamOptions(h, true));
-             });
+              "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], beta2 = [0.999, 0.99, "
+              "0.995, 0.98], weight_decay = [0.0, 1e-3, 1e-2, 1e-4], amsgrad "
+              "= true)",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::Adam>(std::move(p),
+                                                      adamOptions(h, true));
+              });
 }
 
 TEST(OptimizersMatchTorch, AdamW) {
   checkSweeps("ref_adamw",
-             "adamw(lr = [1e-3, 3e-4, 5e-4, 2e-4], beta1 = [0.9, 0.8, 0.95, "
-             "0.85], eps = [1e-8, 1e-7, 1e-6, 1e-6], weight_decay = [0.01, "
-             "0.1, 0.0, 0.05])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::AdamW>(
-                   std::move(p), torch::optim::AdamWOptions(h("lr"))
-                                     .betas({h("beta1"), h("beta2")})
-                                     .eps(h("eps"))
-                                     .weight_decay(h("weight_decay")));
-             });
+              "adamw(lr = [1e-3, 3e-4, 5e-4, 2e-4], beta1 = [0.9, 0.8, 0.95, "
+              "0.85], eps = [1e-8, 1e-7, 1e-6, 1e-6], weight_decay = [0.01, "
+              "0.1, 0.0, 0.05])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::AdamW>(
+                    std::move(p), torch::optim::AdamWOptions(h("lr"))
+                                      .betas({h("beta1"), h("beta2")})
+                                      .eps(h("eps"))
+                                      .weight_decay(h("weight_decay")));
+              });
 }
 
 torch::optim::RMSpropOptions rmspropOptions(const Hyper &h, bool centered) {
@@ -442,68 +442,68 @@ torch::optim::RMSpropOptions rmspropOptions(const Hyper &h, bool centered) {
 
 TEST(OptimizersMatchTorch, RMSprop) {
   checkSweeps("ref_rmsprop",
-             "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
-             "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-8], momentum = [0.0, "
-             "0.9, 0.5, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::RMSprop>(
-                   std::move(p), rmspropOptions(h, false));
-             });
+              "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
+              "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-8], momentum = [0.0, "
+              "0.9, 0.5, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::RMSprop>(
+                    std::move(p), rmspropOptions(h, false));
+              });
 }
 
 TEST(OptimizersMatchTorch, RMSpropCentered) {
   checkSweeps("ref_rmsprop_centered",
-             "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
-             "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-6], momentum = [0.0, "
-             "0.9, 0.5, 0.0], centered = true)",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::RMSprop>(
-                   std::move(p), rmspropOptions(h, true));
-             });
+              "rmsprop(lr = [1e-3, 1e-4, 5e-4, 5e-4], alpha = [0.99, 0.9, "
+              "0.95, 0.8], eps = [1e-6, 1e-5, 1e-5, 1e-6], momentum = [0.0, "
+              "0.9, 0.5, 0.0], centered = true)",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::RMSprop>(
+                    std::move(p), rmspropOptions(h, true));
+              });
 }
 
 TEST(OptimizersMatchTorch, Adagrad) {
   checkSweeps("ref_adagrad",
-             "adagrad(lr = [0.01, 0.03, 0.005, 0.02], lr_decay = [0.0, 1e-3, "
-             "1e-2, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4], "
-             "initial_accumulator_value = [0.0, 0.1, 0.0, 0.5], eps = "
-             "[1e-10, 1e-8, 1e-10, 1e-6])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::Adagrad>(
-                   std::move(p),
-                   torch::optim::AdagradOptions(h("lr"))
-                       .lr_decay(h("lr_decay"))
-                       .weight_decay(h("weight_decay"))
-                       .initial_accumulator_value(
-                           h("initial_accumulator_value"))
-                       .eps(h("eps")));
-             });
+              "adagrad(lr = [0.01, 0.03, 0.005, 0.02], lr_decay = [0.0, 1e-3, "
+              "1e-2, 0.0], weight_decay = [0.0, 1e-3, 0.0, 1e-4], "
+              "initial_accumulator_value = [0.0, 0.1, 0.0, 0.5], eps = "
+              "[1e-10, 1e-8, 1e-10, 1e-6])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return torchOptim<torch::optim::Adagrad>(
+                    std::move(p), torch::optim::AdagradOptions(h("lr"))
+                                      .lr_decay(h("lr_decay"))
+                                      .weight_decay(h("weight_decay"))
+                                      .initial_accumulator_value(
+                                          h("initial_accumulator_value"))
+                                      .eps(h("eps")));
+              });
 }
 
 TEST(OptimizersMatchTorch, Lion) {
   checkSweeps("ref_lion",
-             "lion(lr = [1e-4, 3e-5, 2e-4, 5e-5], beta1 = [0.9, 0.8, 0.95, "
-             "0.9], beta2 = [0.99, 0.98, 0.999, 0.95], weight_decay = [0.0, "
-             "0.1, 1.0, 0.01])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return std::make_unique<LionReference>(std::move(p), h);
-             });
+              "lion(lr = [1e-4, 3e-5, 2e-4, 5e-5], beta1 = [0.9, 0.8, 0.95, "
+              "0.9], beta2 = [0.99, 0.98, 0.999, 0.95], weight_decay = [0.0, "
+              "0.1, 1.0, 0.01])",
+              [](std::vector<torch::Tensor> p, const Hyper &h) {
+                return std::make_unique<LionReference>(std::move(p), h);
+              });
 }
 
 // Schedules and clipping whose parameters differ per model, on top of
 // optimizers whose hyperparameters do: each model's lr follows its own
 // schedule and its gradient is clipped to its own bound.
 TEST(OptimizersMatchTorch, AdamWithPerModelCosineAndClipping) {
-  checkSweeps("ref_adam_cosine",
-             "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], weight_decay = [0.0, 1e-3, "
-             "1e-2, 1e-4])",
-             [](std::vector<torch::Tensor> p, const Hyper &h) {
-               return torchOptim<torch::optim::Adam>(std::move(p),
-                                                     adamOptions(h, false));
-             },
-             "  schedule = cosine(total = [200, 150, 250, 100], warmup = [0, "
-             "20, 50, 10], min_factor = [0.0, 0.1, 0.0, 0.2])\n"
-             "  clip = [1.0, 0.5, 2.0, 0.25]\n");
+  checkSweeps(
+      "ref_adam_cosine",
+      "adam(lr = [1e-3, 3e-4, 2e-3, 5e-4], weight_decay = [0.0, 1e-3, "
+      "1e-2, 1e-4])",
+      [](std::vector<torch::Tensor> p, const Hyper &h) {
+        return torchOptim<torch::optim::Adam>(std::move(p),
+                                              adamOptions(h, false));
+      },
+      "  schedule = cosine(total = [200, 150, 250, 100], warmup = [0, "
+      "20, 50, 10], min_factor = [0.0, 0.1, 0.0, 0.2])\n"
+      "  clip = [1.0, 0.5, 2.0, 0.25]\n");
 }
 
 TEST(OptimizersMatchTorch, SgdWithPerModelSchedules) {
@@ -514,18 +514,19 @@ TEST(OptimizersMatchTorch, SgdWithPerModelSchedules) {
         "end_factor = [0.0, 0.1, 0.0, 0.2])",
         "one_cycle(total = [200, 220, 250, 300], pct_start = [0.3, 0.2, 0.4, "
         "0.25])"}) {
-    std::string name = std::string("ref_sgd_") +
-                       std::string(schedule).substr(0, 4);
-    checkSweeps(name,
-               "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, "
-               "0.0, 0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
-               [](std::vector<torch::Tensor> p, const Hyper &h) {
-                 return torchOptim<torch::optim::SGD>(
-                     std::move(p), torch::optim::SGDOptions(h("lr"))
-                                       .momentum(h("momentum"))
-                                       .weight_decay(h("weight_decay")));
-               },
-               std::string("  schedule = ") + schedule + "\n");
+    std::string name =
+        std::string("ref_sgd_") + std::string(schedule).substr(0, 4);
+    checkSweeps(
+        name,
+        "sgd(lr = [0.03, 0.02, 0.05, 0.03], momentum = [0.9, 0.5, "
+        "0.0, 0.8], weight_decay = [0.0, 1e-3, 1e-2, 1e-4])",
+        [](std::vector<torch::Tensor> p, const Hyper &h) {
+          return torchOptim<torch::optim::SGD>(
+              std::move(p), torch::optim::SGDOptions(h("lr"))
+                                .momentum(h("momentum"))
+                                .weight_decay(h("weight_decay")));
+        },
+        std::string("  schedule = ") + schedule + "\n");
   }
 }
 

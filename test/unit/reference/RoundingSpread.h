@@ -22,9 +22,9 @@
 // 2^-23: the size of the differences between two float32 implementations
 // of one step, mbt's glibc tanh and exp against torch's Sleef ones, FMA
 // contraction or not). The mathematics is the same. The root mean square
-// of the members' distances from float64 estimates the scale sigma of float32's distance under this
-// machine's kernels, and mbt, one more float32 run of the same
-// mathematics, must end within kSpreadFactor * sigma of float64.
+// of the members' distances from float64 estimates the scale sigma of float32's
+// distance under this machine's kernels, and mbt, one more float32 run of the
+// same mathematics, must end within kSpreadFactor * sigma of float64.
 //
 // Why 4: take the pessimistic model in which each run's end distance is
 // |N(0, sigma^2)|, a projection on one direction (a distance over many
@@ -136,8 +136,8 @@ inline torch::Tensor jitter(const torch::Tensor &t, int member, int64_t step,
     double u = 2.0 * mbt::uniformFloat(bits) - 1.0;
     factors[e] = static_cast<float>(1.0 + u * 0x1p-23);
   }
-  return t * torch::from_blob(factors.data(), t.sizes(), torch::kFloat32)
-                 .clone();
+  return t *
+         torch::from_blob(factors.data(), t.sizes(), torch::kFloat32).clone();
 }
 
 /// The intermediate values of one member's step, rounded by jitter at sites

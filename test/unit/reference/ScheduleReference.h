@@ -1,4 +1,5 @@
-//===- ScheduleReference.h - learning-rate schedules, written out -*- C++ -*-===//
+//===- ScheduleReference.h - learning-rate schedules, written out -*- C++
+//-*-===//
 //
 // The factor each schedule of docs/language.md gives the learning rate,
 // written from PyTorch's and transformers' definitions independently of the
@@ -50,9 +51,8 @@ inline double scheduleFactor(const std::string &name,
     for (int phase = 0; phase < 2; ++phase) {
       if (s <= ends[phase] || phase == 1) {
         double pct = (s - start) / (ends[phase] - start);
-        return targets[phase] +
-               (starts[phase] - targets[phase]) / 2.0 *
-                   (std::cos(pi * pct) + 1.0);
+        return targets[phase] + (starts[phase] - targets[phase]) / 2.0 *
+                                    (std::cos(pi * pct) + 1.0);
       }
       start = ends[phase];
     }
@@ -60,7 +60,6 @@ inline double scheduleFactor(const std::string &name,
   ADD_FAILURE() << "no reference for schedule " << name;
   return 1.0;
 }
-
 
 } // namespace mbt::test
 

@@ -57,7 +57,8 @@ std::string spec(bool causal) {
              "  param wv: f64[4, 4] = zeros\n"
              "  param wo: f64[4, 4] = zeros\n"
              "  param w: f64[4, 3] = zeros\n"
-             "  h      = tanh(embedding(x, table) + position_embedding(x, pos))\n"
+             "  h      = tanh(embedding(x, table) + position_embedding(x, "
+             "pos))\n"
              "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2, "
              "causal = ") +
          (causal ? "true" : "false") +
@@ -95,9 +96,12 @@ const char *kGruSpec =
 /// kGruSpec with an LSTM: 4 gates.
 std::string lstmSpec() {
   std::string spec = kGruSpec;
-  for (auto [from, to] : {std::pair<std::string, std::string>{"[4, 9]", "[4, 12]"},
-                          {"[9]", "[12]"}, {"[9]", "[12]"}, {"[3, 9]", "[3, 12]"},
-                          {"gru_scan", "lstm_scan"}}) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"[4, 9]", "[4, 12]"},
+        {"[9]", "[12]"},
+        {"[9]", "[12]"},
+        {"[3, 9]", "[3, 12]"},
+        {"gru_scan", "lstm_scan"}}) {
     size_t at = spec.find(from);
     spec.replace(at, from.size(), to);
   }
@@ -168,11 +172,12 @@ torch::Tensor torchLoss(const std::map<std::string, torch::Tensor> &named,
   auto opts = torch::TensorOptions().dtype(torch::kInt32);
   torch::Tensor x =
       torch::from_blob(block.data(), {b, width}, opts).clone().to(torch::kLong);
-  torch::Tensor y = torch::from_blob(const_cast<int32_t *>(batch.labels.data()),
-                                     {b}, opts)
-                        .clone()
-                        .to(torch::kLong);
-  torch::Tensor positions = torch::arange(width).unsqueeze(0).expand({b, width});
+  torch::Tensor y =
+      torch::from_blob(const_cast<int32_t *>(batch.labels.data()), {b}, opts)
+          .clone()
+          .to(torch::kLong);
+  torch::Tensor positions =
+      torch::arange(width).unsqueeze(0).expand({b, width});
   torch::Tensor h = torch::tanh(torch::embedding(named.at("table"), x) +
                                 torch::embedding(named.at("pos"), positions));
   int64_t d = h.size(2), dh = d / kHeads;
@@ -200,9 +205,9 @@ torch::Tensor torchLoss(const std::map<std::string, torch::Tensor> &named,
 /// same model in LibTorch) on a random batch padded by 3 tokens.
 void checkAgainstTorch(
     const std::string &name, const std::string &source,
-    const std::function<torch::Tensor(
-        const std::map<std::string, torch::Tensor> &, const TokenBatch &,
-        int64_t)> &reference,
+    const std::function<
+        torch::Tensor(const std::map<std::string, torch::Tensor> &,
+                      const TokenBatch &, int64_t)> &reference,
     const TokenBatch &batch = mbt::test::randomBatch(6, 21, 12, 3)) {
   TokenModel<double> model(compileSpec(name, source));
   int64_t width = model.longest(batch) + 3; // some padding on every row
@@ -239,19 +244,19 @@ void checkAgainstTorch(
 }
 
 TEST(SequenceVsLibTorch, AttentionWithPaddingMask) {
-  checkAgainstTorch("ref_attention", spec(false),
-                    [](const auto &named, const TokenBatch &batch,
-                       int64_t width) {
-                      return torchLoss(named, batch, width, false);
-                    });
+  checkAgainstTorch(
+      "ref_attention", spec(false),
+      [](const auto &named, const TokenBatch &batch, int64_t width) {
+        return torchLoss(named, batch, width, false);
+      });
 }
 
 TEST(SequenceVsLibTorch, CausalAttentionWithPaddingMask) {
-  checkAgainstTorch("ref_causal_attention", spec(true),
-                    [](const auto &named, const TokenBatch &batch,
-                       int64_t width) {
-                      return torchLoss(named, batch, width, true);
-                    });
+  checkAgainstTorch(
+      "ref_causal_attention", spec(true),
+      [](const auto &named, const TokenBatch &batch, int64_t width) {
+        return torchLoss(named, batch, width, true);
+      });
 }
 
 TEST(SequenceVsLibTorch, LstmMatchesLstmCellOverEachSamplesRealTokens) {
@@ -329,8 +334,9 @@ TEST(SequenceVsLibTorch, CausalLanguageModelMatchesCrossEntropyIgnoringPad) {
         int64_t b = x.size(0);
         torch::Tensor positions =
             torch::arange(width).unsqueeze(0).expand({b, width});
-        torch::Tensor h = torch::tanh(torch::embedding(named.at("table"), x) +
-                                      torch::embedding(named.at("pos"), positions));
+        torch::Tensor h =
+            torch::tanh(torch::embedding(named.at("table"), x) +
+                        torch::embedding(named.at("pos"), positions));
         auto heads = [&](torch::Tensor t) {
           return t.view({b, width, kHeads, 2}).transpose(1, 2);
         };

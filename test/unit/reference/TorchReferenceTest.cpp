@@ -52,9 +52,9 @@
 // (every step with MBT_REFERENCE_VERBOSE=1 in the environment).
 //
 //===----------------------------------------------------------------------===//
+#include "mbt/common/Philox.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/FashionMnist.h"
-#include "mbt/common/Philox.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/Trainer.h"
 
@@ -129,7 +129,6 @@ std::string spec(const std::string &logits, const std::string &optim,
   return os.str();
 }
 
-
 /// The manifest's value of hyperparameter `name` for model 0.
 double hyper(const Manifest &manifest, const std::string &name) {
   for (size_t i = 0; i < manifest.hyperNames.size(); ++i)
@@ -152,8 +151,8 @@ public:
   TorchReference(const Manifest &manifest, const std::vector<double> &row,
                  bool reluHead, torch::Dtype dtype, double dropout = 0.0,
                  int member = 0)
-      : manifest(manifest), reluHead(reluHead), dtype(dtype),
-        dropout(dropout), member(member) {
+      : manifest(manifest), reluHead(reluHead), dtype(dtype), dropout(dropout),
+        member(member) {
     for (const ParamSpec &param : manifest.params) {
       auto values =
           torch::from_blob(const_cast<double *>(row.data()) + param.offset,
@@ -231,8 +230,10 @@ public:
         round(torch::tanh(round(x.matmul(param("w1")) + param("b1"))));
     if (dropout > 0) {
       // The mask's rows follow the samples, whatever order they come in.
-      torch::Tensor mask = dropoutMask(h.size(0), h.size(1)).index_select(
-          0, torch::tensor(rows, torch::TensorOptions(torch::kInt64)));
+      torch::Tensor mask =
+          dropoutMask(h.size(0), h.size(1))
+              .index_select(
+                  0, torch::tensor(rows, torch::TensorOptions(torch::kInt64)));
       h = h * mask.to(dtype);
     }
     torch::Tensor z = h.matmul(param("w2"));
@@ -245,8 +246,8 @@ public:
     // below (written from PyTorch's and transformers' definitions).
     if (!manifest.scheduleName.empty())
       for (auto &group : optimizer->param_groups())
-        group.options().set_lr(baseLr *
-                               mbt::test::scheduleFactor(manifest.scheduleName,
+        group.options().set_lr(
+            baseLr * mbt::test::scheduleFactor(manifest.scheduleName,
                                                manifest.scheduleValues[0],
                                                stepsTaken));
     if (!manifest.clipNorm.empty()) {
@@ -299,7 +300,6 @@ private:
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
 
-
 /// Parameter `k` of a params row, as doubles.
 std::vector<double> slice(const Manifest &manifest,
                           const std::vector<double> &row, size_t k) {
@@ -330,9 +330,9 @@ struct Result {
   std::vector<double> mbtVsTorch64;     // float32 rounding in mbt
   /// Per parameter, each float32 member's distance from float64.
   std::vector<std::vector<double>> membersVsTorch64;
-  std::vector<double> moved;            // final vs initial (not vacuous)
-  double worstLossDiff = 0;             // max over steps |loss_mbt - loss_t32|
-  int clippedSteps = 0;                 // steps torch float32 clipped
+  std::vector<double> moved; // final vs initial (not vacuous)
+  double worstLossDiff = 0;  // max over steps |loss_mbt - loss_t32|
+  int clippedSteps = 0;      // steps torch float32 clipped
 };
 
 /// Trains the case in mbt and, from the same initial parameters on the same
@@ -443,14 +443,13 @@ void checkMatchesTorch(const std::string &name, const std::string &logits,
                        const std::string &optim, bool reluHead,
                        const std::string &extraSweep = "",
                        int64_t steps = kSteps, double dropout = 0.0) {
-  Result r = trainBoth({name, logits, optim, reluHead, extraSweep, steps,
-                        dropout});
+  Result r =
+      trainBoth({name, logits, optim, reluHead, extraSweep, steps, dropout});
   ASSERT_EQ(r.mbtVsTorch32.size(), size_t(4));
   // With clipping on, it acted on most steps: the case tests it.
   if (extraSweep.find("clip") != std::string::npos) {
     EXPECT_GT(r.clippedSteps, steps / 2);
-    std::cout << "[ " << name << " ] steps clipped: " << r.clippedSteps
-              << "\n";
+    std::cout << "[ " << name << " ] steps clipped: " << r.clippedSteps << "\n";
   }
   for (size_t k = 0; k < r.names.size(); ++k) {
     EXPECT_LE(r.mbtVsTorch32[k], 1e-5) << r.names[k];
@@ -518,23 +517,20 @@ TEST(EquivalenceWithLibTorch, AdamWithDropoutMatchesTorchGivenTheSameMasks) {
 TEST(EquivalenceWithLibTorch, SgdWithGradientClippingMatchesTorch) {
   checkMatchesTorch("sgd_clip", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  clip   = 0.25\n",
-                    kLongSteps);
+                    "  clip   = 0.25\n", kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWithGradientClippingMatchesTorch) {
   checkMatchesTorch("adam_clip", "h @ w2 + b2", "adam(lr = [0.001])", false,
-                    "  clip   = 0.1\n",
-                    kLongSteps);
+                    "  clip   = 0.1\n", kLongSteps);
 }
 
 // Learning-rate schedules (issue 4): the lr each gives, set on the torch
 // optimizer before each step.
 TEST(EquivalenceWithLibTorch, SgdWithStepScheduleMatchesTorch) {
-  checkMatchesTorch("sgd_step", "relu(h @ w2) + b2",
-                    "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  schedule = step(step_size = 30, gamma = 0.5)\n",
-                    kLongSteps);
+  checkMatchesTorch(
+      "sgd_step", "relu(h @ w2) + b2", "sgd(lr = [0.05], momentum = 0.9)", true,
+      "  schedule = step(step_size = 30, gamma = 0.5)\n", kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, SgdWithCosineWarmupMatchesTorch) {
@@ -554,14 +550,12 @@ TEST(EquivalenceWithLibTorch, AdamWithLinearWarmupMatchesTorch) {
 TEST(EquivalenceWithLibTorch, SgdWithExponentialScheduleMatchesTorch) {
   checkMatchesTorch("sgd_exp", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9)", true,
-                    "  schedule = exponential(gamma = 0.98)\n",
-                    kLongSteps);
+                    "  schedule = exponential(gamma = 0.98)\n", kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWithOneCycleMatchesTorch) {
   checkMatchesTorch("adam_one_cycle", "h @ w2 + b2", "adam(lr = [0.003])",
-                    false, "  schedule = one_cycle(total = 200)\n",
-                    kLongSteps);
+                    false, "  schedule = one_cycle(total = 200)\n", kLongSteps);
 }
 
 // Weight decay on the weights only: no_decay puts the biases in a param
@@ -569,15 +563,13 @@ TEST(EquivalenceWithLibTorch, AdamWithOneCycleMatchesTorch) {
 TEST(EquivalenceWithLibTorch, SgdWeightDecayExcludingBiasesMatchesTorch) {
   checkMatchesTorch("sgd_no_decay", "relu(h @ w2) + b2",
                     "sgd(lr = [0.05], momentum = 0.9, weight_decay = 0.05)",
-                    true, "  no_decay = [\"b?\"]\n",
-                    kLongSteps);
+                    true, "  no_decay = [\"b?\"]\n", kLongSteps);
 }
 
 TEST(EquivalenceWithLibTorch, AdamWeightDecayExcludingBiasesMatchesTorch) {
   checkMatchesTorch("adam_no_decay", "h @ w2 + b2",
                     "adam(lr = [0.001], weight_decay = 0.1)", false,
-                    "  no_decay = \"b*\"\n",
-                    kLongSteps);
+                    "  no_decay = \"b*\"\n", kLongSteps);
 }
 
 // The other two pairings, where float32 rounding alone exceeds 1e-5.

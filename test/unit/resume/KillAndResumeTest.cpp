@@ -114,9 +114,8 @@ void killOnceItPasses(const std::vector<std::string> &args,
   while (checkpointStep(dir) < step) {
     pid_t ended = waitpid(pid, &status, WNOHANG);
     child.reaped = ended == pid;
-    ASSERT_EQ(ended, 0) << "the run ended before step " << step
-                        << " (status " << status
-                        << "): the kill came too late";
+    ASSERT_EQ(ended, 0) << "the run ended before step " << step << " (status "
+                        << status << "): the kill came too late";
     ASSERT_LT(std::chrono::steady_clock::now(), deadline)
         << "no checkpoint of step " << step << " in 8 minutes";
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -139,15 +138,16 @@ TEST(KillAndResume, ResumedRunEndsWithTheUninterruptedRunsResults) {
   std::string artifact = mbt::test::compileSpec("kill_resume", kSpec);
   std::string base = mbt::test::testFileStem("kill_resume");
   std::string whole = base + ".whole", killed = base + ".killed";
-  ASSERT_EQ(std::system(("rm -rf '" + whole + "' '" + killed + "'").c_str()), 0);
+  ASSERT_EQ(std::system(("rm -rf '" + whole + "' '" + killed + "'").c_str()),
+            0);
 
-  ASSERT_EQ(runToEnd({artifact, "--out", whole, "--quiet",
-                      "--checkpoint-every", "100"}),
+  ASSERT_EQ(runToEnd({artifact, "--out", whole, "--quiet", "--checkpoint-every",
+                      "100"}),
             0);
   EXPECT_EQ(checkpointStep(whole), 2 * kStepsPerEpoch);
 
-  std::vector<std::string> start{artifact, "--out", killed, "--quiet",
-                                 "--checkpoint-every", "100"};
+  std::vector<std::string> start{
+      artifact, "--out", killed, "--quiet", "--checkpoint-every", "100"};
   std::vector<std::string> resume = start;
   resume.push_back("--resume");
   // Killed in the first epoch, then in the second after a resume.

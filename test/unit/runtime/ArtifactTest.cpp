@@ -75,9 +75,10 @@ TEST(ArtifactTest, MissingSymbolIsNamed) {
 
 TEST(ArtifactTest, MissingWorkspaceFunctionIsNamed) {
   std::string path = fakeArtifactPath("fake_no_workspace");
-  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
-              AllOf(HasSubstr(path), HasSubstr("not an mbt artifact"),
-                    HasSubstr("'_mlir_ciface_mbt_train_step_workspace_bytes'")));
+  EXPECT_THAT(
+      errorOf([&] { Artifact::load(path); }),
+      AllOf(HasSubstr(path), HasSubstr("not an mbt artifact"),
+            HasSubstr("'_mlir_ciface_mbt_train_step_workspace_bytes'")));
 }
 
 TEST(ArtifactTest, UnknownAbiVersionIsRefused) {

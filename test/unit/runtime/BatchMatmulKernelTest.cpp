@@ -117,7 +117,8 @@ TEST_P(TransposeTest, ColumnSlicesOfParamsBufferMatchNaiveLoop) {
 TEST_P(TransposeTest, F64OperandsMatchNaiveLoopToDoublePrecision) {
   auto [ta, tb] = GetParam();
   const int64_t batch = 3, m = 5, n = 7, k = 11;
-  std::vector<float> af = filled(batch * m * k, 1), bf = filled(batch * k * n, 2);
+  std::vector<float> af = filled(batch * m * k, 1),
+                     bf = filled(batch * k * n, 2);
   // Values that need all of a double's bits: f32 reaches 1e-7, not 1e-13.
   std::vector<double> a(af.size()), b(bf.size()), c(batch * m * n, 99.0);
   for (size_t i = 0; i < a.size(); ++i)
@@ -168,7 +169,8 @@ TEST(BatchMatmulKernelTest, ThreadedBatchAgreesBitwiseWithEachModelAlone) {
   const int64_t batch = 5, m = 37, n = 19, k = 71;
   for (int transposed = 0; transposed < 4; ++transposed) {
     bool ta = transposed & 1, tb = transposed & 2;
-    std::vector<float> a = filled(batch * m * k, 21), b = filled(batch * k * n, 22);
+    std::vector<float> a = filled(batch * m * k, 21),
+                       b = filled(batch * k * n, 22);
     std::vector<float> all = filled(batch * m * n, 23), start = all;
     auto ra = ta ? makeDenseMemRef<float, 3>(a.data(), {batch, k, m})
                  : makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
@@ -272,13 +274,15 @@ namespace {
 
 TEST(BatchMatmulKernelTest, AccumulateAddsTheProductToC) {
   const int64_t batch = 2, m = 5, n = 7, k = 9;
-  std::vector<float> a = filled(batch * m * k, 11), b = filled(batch * k * n, 12);
+  std::vector<float> a = filled(batch * m * k, 11),
+                     b = filled(batch * k * n, 12);
   std::vector<float> c = filled(batch * m * n, 13), before = c;
   auto ra = makeDenseMemRef<float, 3>(a.data(), {batch, m, k});
   auto rb = makeDenseMemRef<float, 3>(b.data(), {batch, k, n});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {batch, m, n});
   _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, 0, 0, 1);
-  std::vector<double> expected = reference(ra, rb, false, false, batch, m, n, k);
+  std::vector<double> expected =
+      reference(ra, rb, false, false, batch, m, n, k);
   for (size_t i = 0; i < expected.size(); ++i)
     expected[i] += before[i];
   expectMatches(rc, expected, batch, m, n);

@@ -19,10 +19,10 @@ TEST(ByteTokenizer, EveryByteRoundTrips) {
 }
 
 TEST(ByteTokenizer, Utf8IsOneTokenPerByte) {
-  std::vector<int32_t> tokens = encodeBytes("h\xc3\xa9");  // "hé"
-  EXPECT_EQ(tokens, (std::vector<int32_t>{kFirstByteToken + 'h',
-                                          kFirstByteToken + 0xc3,
-                                          kFirstByteToken + 0xa9}));
+  std::vector<int32_t> tokens = encodeBytes("h\xc3\xa9"); // "hé"
+  EXPECT_EQ(tokens,
+            (std::vector<int32_t>{kFirstByteToken + 'h', kFirstByteToken + 0xc3,
+                                  kFirstByteToken + 0xa9}));
 }
 
 TEST(ByteTokenizer, ReservedTokensDecodeToNothing) {

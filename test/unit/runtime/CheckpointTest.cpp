@@ -20,7 +20,6 @@
 
 #include <limits>
 
-
 using namespace mbt::runtime;
 using namespace mbt::test;
 using ::testing::HasSubstr;
@@ -87,9 +86,10 @@ TEST(CheckpointTest, RoundTripsEveryField) {
 
 TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
   std::string bytes = serializeCheckpoint(sample());
-  EXPECT_THAT(errorOf([] { parseCheckpoint("hello", "run/checkpoint.mbtrun"); }),
-              HasSubstr("checkpoint 'run/checkpoint.mbtrun': not an mbt run "
-                        "checkpoint (bad magic)"));
+  EXPECT_THAT(
+      errorOf([] { parseCheckpoint("hello", "run/checkpoint.mbtrun"); }),
+      HasSubstr("checkpoint 'run/checkpoint.mbtrun': not an mbt run "
+                "checkpoint (bad magic)"));
   // Truncated anywhere: the checksum no longer matches.
   for (size_t cut : {size_t(20), bytes.size() / 2, bytes.size() - 1})
     EXPECT_THAT(errorOf([&] { parseCheckpoint(bytes.substr(0, cut), "c"); }),
@@ -105,8 +105,9 @@ TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
   other[8] = 9;
   EXPECT_THAT(errorOf([&] { parseCheckpoint(other, "c"); }),
               HasSubstr("version 9, this runtime reads 4"));
-  EXPECT_THAT(errorOf([] { readCheckpoint("/nonexistent/checkpoint.mbtrun"); }),
-              HasSubstr("cannot read checkpoint '/nonexistent/checkpoint.mbtrun'"));
+  EXPECT_THAT(
+      errorOf([] { readCheckpoint("/nonexistent/checkpoint.mbtrun"); }),
+      HasSubstr("cannot read checkpoint '/nonexistent/checkpoint.mbtrun'"));
 }
 
 class TrainerCheckpointTest : public ::testing::Test {

@@ -35,9 +35,9 @@ TEST(DataRoutingTest, SharedRoutingGivesEveryModelEverySampleInOrder) {
 
 TEST(DataRoutingTest, KFoldHoldsOutOneFoldAndTrainsOnTheRest) {
   const int64_t n = 103, k = 5; // 3 samples past the last fold always train
-  DataRouting routing(
-      manifestWith(DataSpec::Routing::KFold, {0, 0, 0, 0, 0}, k, {0, 1, 2, 3, 4}),
-      n);
+  DataRouting routing(manifestWith(DataSpec::Routing::KFold, {0, 0, 0, 0, 0}, k,
+                                   {0, 1, 2, 3, 4}),
+                      n);
   ASSERT_TRUE(routing.hasValidation());
   EXPECT_EQ(routing.validationSize(), n / k);
   EXPECT_EQ(routing.trainSize(), n - n / k);
@@ -107,7 +107,8 @@ TEST(DataRoutingTest, ValidationSplitIsCarvedOutOfTheTrainingData) {
   EXPECT_EQ(routing.trainSize(), 180);
   std::set<int64_t> held, trained;
   for (int64_t pos = 0; pos < 20; ++pos) {
-    EXPECT_EQ(routing.validationSample(0, pos), routing.validationSample(1, pos));
+    EXPECT_EQ(routing.validationSample(0, pos),
+              routing.validationSample(1, pos));
     held.insert(routing.validationSample(0, pos));
   }
   for (int64_t pos = 0; pos < 180; ++pos) {
@@ -119,7 +120,8 @@ TEST(DataRoutingTest, ValidationSplitIsCarvedOutOfTheTrainingData) {
   EXPECT_EQ(held.size(), 20u);
   EXPECT_EQ(trained.size(), 180u);
   for (int64_t s : held)
-    EXPECT_EQ(trained.count(s), 0u) << "sample " << s << " both held and trained";
+    EXPECT_EQ(trained.count(s), 0u)
+        << "sample " << s << " both held and trained";
   // Not simply the first or last samples.
   EXPECT_NE(*held.rbegin() - *held.begin(), 19);
   // The same split for the same seed, another for another seed.
@@ -131,7 +133,8 @@ TEST(DataRoutingTest, ValidationSplitIsCarvedOutOfTheTrainingData) {
   DataRouting moved(other, n);
   bool differs = false;
   for (int64_t pos = 0; pos < 20; ++pos)
-    differs |= moved.validationSample(0, pos) != routing.validationSample(0, pos);
+    differs |=
+        moved.validationSample(0, pos) != routing.validationSample(0, pos);
   EXPECT_TRUE(differs);
 
   Manifest boot = manifestWith(DataSpec::Routing::Bootstrap, {1, 2});

@@ -100,8 +100,9 @@ std::string buildManifest() {
     seeds += (seeds.empty() ? "" : ", ") + std::to_string(kSeeds[i]);
   }
   char text[2048];
-  std::snprintf(text, sizeof(text),
-                R"({"abi_version": %lld, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
+  std::snprintf(
+      text, sizeof(text),
+      R"({"abi_version": %lld, "dtype": "f32", "device": ")" FAKE_DEVICE R"(",
   "model": "softmax", "models": %d,
   "params": [
     {"name": "w", "shape": [%lld, %lld], "offset": 0, "size": %lld,
@@ -114,13 +115,13 @@ std::string buildManifest() {
   "optimizer": {"rule": "sgd", "slots": ["momentum"], "hyper": ["lr", "momentum"]},
   "hyper_values": [%s], "seeds": [%s],
   "outputs": ["loss", "acc"],
-  "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)"
-                FAKE_VALIDATION R"(},
+  "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)" FAKE_VALIDATION
+      R"(},
   "epochs": 3})",
-                (long long)mbt::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C, (long long)(F * C),
-                (long long)C, (long long)(F * C), (long long)C, (long long)P,
-                (long long)F, (long long)F, (long long)C, hyper.c_str(),
-                seeds.c_str(), FAKE_BATCH);
+      (long long)mbt::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C,
+      (long long)(F * C), (long long)C, (long long)(F * C), (long long)C,
+      (long long)P, (long long)F, (long long)F, (long long)C, hyper.c_str(),
+      seeds.c_str(), FAKE_BATCH);
   return text;
 }
 
@@ -190,10 +191,10 @@ const char *mbt_manifest(void) {
   return manifest.c_str();
 }
 
-void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *,
-                                 MemRef3F *state, MemRef2D *hyper,
-                                 MemRef1D *step, MemRef3F *x, MemRef2I *y,
-                                 MemRef2F *out, WorkspaceRef *workspace) {
+void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
+                                 MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
+                                 MemRef2I *y, MemRef2F *out,
+                                 WorkspaceRef *workspace) {
   int64_t m = x->sizes[0], b = x->sizes[1];
   lastStep = static_cast<float>(step->aligned[step->offset]);
   lastBatch = b;
@@ -203,7 +204,8 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *,
   }
   std::vector<float> dlogits = forward(params, x);
   lossAndMetrics(dlogits, y, out);
-  float *grad = reinterpret_cast<float *>(workspace->aligned + workspace->offset);
+  float *grad =
+      reinterpret_cast<float *>(workspace->aligned + workspace->offset);
   std::fill(grad, grad + m * P, 0.0f);
   MemRef3F dw = {grad, grad, 0, {m, F, C}, {P, C, 1}};
   MemRef3F dl = dense3(dlogits.data(), m, b, C);

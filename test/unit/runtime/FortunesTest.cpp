@@ -18,8 +18,8 @@ using ::testing::HasSubstr;
 TEST(Fortunes, TextsEndAtLinesHoldingOnlyAPercentSign) {
   std::vector<std::string> texts =
       splitFortunes("first\nline two\n%\n100% sure\n%\n%\n  \n%\nlast");
-  EXPECT_EQ(texts, (std::vector<std::string>{"first\nline two\n",
-                                             "100% sure\n", "last"}));
+  EXPECT_EQ(texts, (std::vector<std::string>{"first\nline two\n", "100% sure\n",
+                                             "last"}));
 }
 
 TEST(Fortunes, EveryTenthTextOfACategoryIsATestSample) {
@@ -39,10 +39,8 @@ TEST(Fortunes, EveryTenthTextOfACategoryIsATestSample) {
             (std::vector<std::string>{"alpha", "zeta"}));
   EXPECT_EQ(splits.train.count(), 3 + 23);
   ASSERT_EQ(splits.test.count(), 2); // z9 and z19
-  EXPECT_EQ(decodeBytes(splits.test.sample(0), splits.test.length(0)),
-            "z9\n");
-  EXPECT_EQ(decodeBytes(splits.test.sample(1), splits.test.length(1)),
-            "z19\n");
+  EXPECT_EQ(decodeBytes(splits.test.sample(0), splits.test.length(0)), "z9\n");
+  EXPECT_EQ(decodeBytes(splits.test.sample(1), splits.test.length(1)), "z19\n");
   EXPECT_EQ(splits.test.labels, (std::vector<int32_t>{1, 1}));
   EXPECT_EQ(splits.train.labels.front(), 0);
   EXPECT_EQ(splits.train.vocabSize, kByteVocabSize);

@@ -111,15 +111,14 @@ TEST_P(GemmPlanTest, ColumnMajorCallComputesTheRowMajorProduct) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EveryLayout, GemmPlanTest,
-    ::testing::Values(Case{false, false, false, false},
-                      Case{true, false, false, false},
-                      Case{false, true, false, false},
-                      Case{true, true, false, false},
-                      Case{false, false, true, false},
-                      Case{false, false, false, true},
-                      Case{true, false, true, true}));
+INSTANTIATE_TEST_SUITE_P(EveryLayout, GemmPlanTest,
+                         ::testing::Values(Case{false, false, false, false},
+                                           Case{true, false, false, false},
+                                           Case{false, true, false, false},
+                                           Case{true, true, false, false},
+                                           Case{false, false, true, false},
+                                           Case{false, false, false, true},
+                                           Case{true, false, true, true}));
 
 TEST(GemmPlanErrors, DisagreeingShapesAndStridedColumnsAreRefused) {
   std::mt19937 rng(1);

@@ -102,11 +102,13 @@ TEST(IdxReaderTest, ImplausibleHeaderIsRejectedWithoutAllocating) {
 // under the fuzzer's 2 GiB limit).
 TEST(IdxReaderTest, HeaderClaimingMoreThanTheFileIsTruncated) {
   TempDir dir;
-  writePlain(dir.file("claims"), idxBytes(kIdxLabelsMagic, {0xffffffff}, {1, 2, 3}));
-  EXPECT_THAT(errorOf([&] { readIdxFile(dir.file("claims"), kIdxLabelsMagic); }),
-              AllOf(HasSubstr(dir.file("claims")), HasSubstr("truncated"),
-                    HasSubstr("expected 4294967295 bytes of idx data at byte offset 8"),
-                    HasSubstr("ended at byte offset 11")));
+  writePlain(dir.file("claims"),
+             idxBytes(kIdxLabelsMagic, {0xffffffff}, {1, 2, 3}));
+  EXPECT_THAT(
+      errorOf([&] { readIdxFile(dir.file("claims"), kIdxLabelsMagic); }),
+      AllOf(HasSubstr(dir.file("claims")), HasSubstr("truncated"),
+            HasSubstr("expected 4294967295 bytes of idx data at byte offset 8"),
+            HasSubstr("ended at byte offset 11")));
 }
 
 TEST(IdxReaderTest, ClassificationPairScalesPixelsAndKeepsLabels) {

@@ -76,8 +76,8 @@ TEST(JsonlSequences, UnlabelledDataHasNoLabels) {
 
 TEST(JsonlSequences, MaxLengthCutsLongSamples) {
   TempDir dir;
-  std::string path = writeFile(dir, "data.jsonl",
-                               "{\"text\": \"abcdefgh\"}\n{\"text\": \"ab\"}\n");
+  std::string path = writeFile(
+      dir, "data.jsonl", "{\"text\": \"abcdefgh\"}\n{\"text\": \"ab\"}\n");
   SequenceLoadOptions options;
   options.maxLength = 4;
   SequenceDataset data = loadJsonlSequences(path, options);

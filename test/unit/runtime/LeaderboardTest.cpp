@@ -111,8 +111,7 @@ TEST(LeaderboardTest, TableIsAlignedAndFlagsDivergence) {
 // A hyperparameter that is the same for every model is listed once under
 // the table; the learning rate and those that differ are columns.
 TEST(LeaderboardTest, ConstantHyperparametersGoUnderTheTable) {
-  Leaderboard b =
-      board({"loss"}, {row(0, 0.5, 0.8), row(1, 0.4, 0.9)});
+  Leaderboard b = board({"loss"}, {row(0, 0.5, 0.8), row(1, 0.4, 0.9)});
   b.hyperNames = {"lr", "momentum", "beta", "dampening"};
   b.rows[0].hyper = {0.1, 0.9, 0.5, 0.0};
   b.rows[1].hyper = {0.1, 0.9, 0.7, 0.0};
@@ -171,8 +170,7 @@ TEST(LeaderboardTest, DivergedModelShowsItsStep) {
 // Under a loss scale (precision f16) the table counts each model's skipped
 // steps and the JSON adds them and the final scale; without one, neither.
 TEST(LeaderboardTest, LossScaledModelsShowTheirSkippedSteps) {
-  Leaderboard b =
-      board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, 0.6, 0.7)});
+  Leaderboard b = board({"loss", "acc"}, {row(0, 0.5, 0.8), row(1, 0.6, 0.7)});
   EXPECT_THAT(formatLeaderboard(b), ::testing::Not(HasSubstr("skipped")));
   EXPECT_THAT(leaderboardToJson(b), ::testing::Not(HasSubstr("loss_scale")));
   b.rows[0].lossScale = 16384.0;

@@ -1,7 +1,7 @@
 //===- LengthBatchingTest.cpp - Steps of variable-length samples ----------===//
 
-#include "mbt/runtime/Error.h"
 #include "mbt/runtime/LengthBatching.h"
+#include "mbt/runtime/Error.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -56,10 +56,9 @@ void expectEpochCovered(const std::vector<LengthGroup> &steps,
     EXPECT_EQ(seen[i], 1) << "sample " << i;
 }
 
-const BatchingStrategy kAll[] = {BatchingStrategy::Fixed,
-                                 BatchingStrategy::FixedShape,
-                                 BatchingStrategy::GroupByLength,
-                                 BatchingStrategy::Dynamic};
+const BatchingStrategy kAll[] = {
+    BatchingStrategy::Fixed, BatchingStrategy::FixedShape,
+    BatchingStrategy::GroupByLength, BatchingStrategy::Dynamic};
 } // namespace
 
 TEST(LengthBatching, EveryStrategyCoversTheEpochWithinTheBudget) {
@@ -164,10 +163,10 @@ TEST(LengthBatching, DynamicHoldsTheUnfilledShortStepForTheNextWindow) {
 TEST(LengthBatching, DynamicPaddingIsUnderFivePercentOnTheOdbMix) {
   // At a window of 1024 (the default; docs/benchmarks.md has the sweep).
   std::vector<int64_t> lengths = odbMix(20000, 3);
-  BatchingStats fixed = summarizeSteps(
-      planEpoch(lengths, options(BatchingStrategy::Fixed), 0));
-  BatchingStats dynamic = summarizeSteps(
-      planEpoch(lengths, options(BatchingStrategy::Dynamic), 0));
+  BatchingStats fixed =
+      summarizeSteps(planEpoch(lengths, options(BatchingStrategy::Fixed), 0));
+  BatchingStats dynamic =
+      summarizeSteps(planEpoch(lengths, options(BatchingStrategy::Dynamic), 0));
   EXPECT_LT(dynamic.paddingRatio(), 0.05);
   EXPECT_GT(fixed.paddingRatio(), 0.30);
   EXPECT_LT(dynamic.steps, fixed.steps / 5);

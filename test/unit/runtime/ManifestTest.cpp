@@ -120,9 +120,9 @@ TEST(ManifestTest, RejectsNonObjectTopLevel) {
 
 TEST(ManifestTest, NamesEachMissingTopLevelField) {
   for (const char *field :
-       {"abi_version", "dtype", "model", "models", "params", "param_count", "input",
-        "target", "optimizer", "hyper_values", "seeds", "outputs", "data",
-        "epochs"}) {
+       {"abi_version", "dtype", "model", "models", "params", "param_count",
+        "input", "target", "optimizer", "hyper_values", "seeds", "outputs",
+        "data", "epochs"}) {
     json m = goodManifest();
     m.erase(field);
     EXPECT_THAT(errorFor(m), AllOf(HasSubstr("model.so"),
@@ -167,15 +167,17 @@ TEST(ManifestTest, ReadsDeviceDefaultingToCpu) {
   m["device"] = "cuda";
   EXPECT_EQ(parseManifest(m.dump(), "model.so").device, Manifest::Device::CUDA);
   m["device"] = "tpu";
-  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("field 'device'"),
-                                 HasSubstr("\"cpu\" or \"cuda\", got \"tpu\"")));
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("field 'device'"),
+                    HasSubstr("\"cpu\" or \"cuda\", got \"tpu\"")));
 }
 
 TEST(ManifestTest, RejectsUnknownDtype) {
   json m = goodManifest();
   m["dtype"] = "bf16";
-  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("field 'dtype'"),
-                                 HasSubstr("\"f32\" or \"f64\", got \"bf16\"")));
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("field 'dtype'"),
+                    HasSubstr("\"f32\" or \"f64\", got \"bf16\"")));
 }
 
 TEST(ManifestTest, RejectsNonContiguousOffsets) {
@@ -226,8 +228,7 @@ TEST(ManifestTest, ParsesOptionalModelArguments) {
   m["model_args"] = json::parse(
       R"({"names": ["gain", "hidden"], "values": [[0.5, 64], [2.0, 64]]})");
   Manifest parsed = parseManifest(m.dump(), "model.so");
-  EXPECT_EQ(parsed.modelArgNames,
-            (std::vector<std::string>{"gain", "hidden"}));
+  EXPECT_EQ(parsed.modelArgNames, (std::vector<std::string>{"gain", "hidden"}));
   ASSERT_EQ(parsed.modelArgValues.size(), 2u);
   EXPECT_EQ(parsed.modelArgValues[1], (std::vector<double>{2.0, 64}));
 }
@@ -346,7 +347,8 @@ TEST(ManifestTest, RejectsKaimingOnAScalar) {
 TEST(ManifestTest, RejectsDuplicateParamNames) {
   json m = goodManifest();
   m["params"][1]["name"] = "w1";
-  EXPECT_THAT(errorFor(m), HasSubstr("duplicate parameter or buffer name 'w1'"));
+  EXPECT_THAT(errorFor(m),
+              HasSubstr("duplicate parameter or buffer name 'w1'"));
 }
 
 TEST(ManifestTest, RejectsFeaturesThatDisagreeWithInputShape) {
@@ -416,7 +418,8 @@ TEST(ManifestTest, ParsesAugmentationOfImagesOnly) {
   EXPECT_EQ(parsed.data.crop, 4);
   EXPECT_TRUE(parsed.data.flip);
   m["data"]["flip"] = 1;
-  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.flip': must be true or false"));
+  EXPECT_THAT(errorFor(m),
+              HasSubstr("field 'data.flip': must be true or false"));
   m["data"]["flip"] = false;
   m["data"]["crop"] = -1;
   EXPECT_THAT(errorFor(m), HasSubstr("data.crop"));
@@ -429,8 +432,9 @@ TEST(ManifestTest, ParsesAugmentationOfImagesOnly) {
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";
-  EXPECT_THAT(errorFor(m),
-              HasSubstr("must be shared, kfold or bootstrap, got 'stratified'"));
+  EXPECT_THAT(
+      errorFor(m),
+      HasSubstr("must be shared, kfold or bootstrap, got 'stratified'"));
 }
 
 } // namespace
@@ -495,8 +499,8 @@ TEST(ManifestTest, ParsesNextTokenTargets) {
   // Next tokens are the input's: the same vocabulary, token ids in.
   m["target"]["kind"] = "next_tokens";
   m["target"]["classes"] = 10;
-  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("target.kind"),
-                                 HasSubstr("vocabulary (10)")));
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("target.kind"), HasSubstr("vocabulary (10)")));
   json features = goodManifest();
   features["target"]["kind"] = "next_tokens";
   EXPECT_THAT(errorFor(features), HasSubstr("needs an input of token ids"));

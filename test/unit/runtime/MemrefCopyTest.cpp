@@ -32,7 +32,7 @@ TEST(MemrefCopyTest, CopiesAStridedColumnBlockIntoADenseBuffer) {
 }
 
 TEST(MemrefCopyTest, CopiesATransposedViewElementByElement) {
-  std::vector<float> a{0, 1, 2, 3, 4, 5}, b(6, -1.0f); // a is 2x3
+  std::vector<float> a{0, 1, 2, 3, 4, 5}, b(6, -1.0f);         // a is 2x3
   MemRef<float, 2> src{a.data(), a.data(), 0, {3, 2}, {1, 3}}; // a^T
   MemRef<float, 2> dst{b.data(), b.data(), 0, {3, 2}, {2, 1}};
   Unranked s{2, &src}, d{2, &dst};

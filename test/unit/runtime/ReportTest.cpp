@@ -13,8 +13,10 @@ using ::testing::Not;
 namespace {
 
 const char *kLog =
-    "{\"epoch\":1,\"step\":5,\"model\":0,\"split\":\"train\",\"loss\":2.0,\"acc\":0.3}\n"
-    "{\"epoch\":1,\"step\":5,\"model\":1,\"split\":\"train\",\"loss\":null,\"acc\":0.1}\n"
+    "{\"epoch\":1,\"step\":5,\"model\":0,\"split\":\"train\",\"loss\":2.0,"
+    "\"acc\":0.3}\n"
+    "{\"epoch\":1,\"step\":5,\"model\":1,\"split\":\"train\",\"loss\":null,"
+    "\"acc\":0.1}\n"
     "not json at all\n"
     "{\"junk\": 1}\n"
     "{\"epoch\":1,\"step\":10,\"model\":0,\"split\":\"test\",\"loss\":1.5,"
@@ -47,8 +49,8 @@ TEST(ReportTest, RendersAChartPerOutputAndTheLeaderboard) {
   diverged.diverged = true;
   diverged.divergedStep = 3;
   board.rows = {best, diverged};
-  std::string html = renderReport("run <a&b>", {"loss", "acc"},
-                                  parseMetricsLog(kLog), board);
+  std::string html =
+      renderReport("run <a&b>", {"loss", "acc"}, parseMetricsLog(kLog), board);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
   EXPECT_THAT(html, HasSubstr("<title>run &lt;a&amp;b&gt;</title>"));
   EXPECT_THAT(html, Not(HasSubstr("<a&b>")));

@@ -99,9 +99,9 @@ TEST(SamplerTest, PlannedStepsKeepTheirSamplesAndWidths) {
 }
 
 TEST(SamplerTest, RejectsPlannedStepsThatDoNotCoverTheOrder) {
-  EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 2}), RuntimeError);    // short
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 2}), RuntimeError);       // short
   EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 2, 2, 3}), RuntimeError); // empty
-  EXPECT_THROW(EpochBatches({1, 2, 3}, {1, 3}), RuntimeError);    // offset
+  EXPECT_THROW(EpochBatches({1, 2, 3}, {1, 3}), RuntimeError);       // offset
   EXPECT_THROW(EpochBatches({1, 2, 3}, {0, 3}, {4, 5}), RuntimeError);
 }
 

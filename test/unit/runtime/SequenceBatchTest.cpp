@@ -1,9 +1,9 @@
 //===- SequenceBatchTest.cpp - Gathering a step into a padded block -------===//
 
+#include "mbt/runtime/SequenceBatch.h"
 #include "mbt/runtime/ByteTokenizer.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/LengthBatching.h"
-#include "mbt/runtime/SequenceBatch.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,8 @@ SequenceDataset threeTexts() {
   SequenceDataset data;
   data.name = "three";
   data.vocabSize = kByteVocabSize;
-  for (auto [text, label] : {std::pair<std::string, int32_t>{"abc", 2},
-                             {"hello", 0},
-                             {"z", 1}}) {
+  for (auto [text, label] :
+       {std::pair<std::string, int32_t>{"abc", 2}, {"hello", 0}, {"z", 1}}) {
     std::vector<int32_t> tokens = encodeBytes(text);
     data.append(tokens.data(), static_cast<int64_t>(tokens.size()), label);
   }

@@ -121,8 +121,9 @@ TEST(SequenceBinaryFile, CorruptFieldsAreErrors) {
   int32_t token = 50; // first token outside the vocabulary of 50
   std::memcpy(&bytes[64], &token, 4);
   overwrite(path, bytes);
-  EXPECT_THAT(errorOf(path),
-              HasSubstr("token 50 is outside the vocabulary [0, 50) (byte 64)"));
+  EXPECT_THAT(
+      errorOf(path),
+      HasSubstr("token 50 is outside the vocabulary [0, 50) (byte 64)"));
 
   bytes = good;
   int32_t label = -1;

@@ -6,9 +6,9 @@
 // step's padded length.
 //
 //===----------------------------------------------------------------------===//
+#include "mbt/runtime/StepPlan.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
-#include "mbt/runtime/StepPlan.h"
 
 #include "TestUtil.h"
 
@@ -80,13 +80,13 @@ TEST(StepPlanTest, PlanMustTakeEverySampleOnceWithinItsPadding) {
               }),
               HasSubstr("takes sample 0 more than once"));
   EXPECT_THAT(errorOf([&] {
-                checkStepPlan({step({2}, 6), step({0, 1}, 4)}, lengths,
-                              "data");
+                checkStepPlan({step({2}, 6), step({0, 1}, 4)}, lengths, "data");
               }),
               HasSubstr("pads to 6 tokens, but its sample 2 has 7"));
-  EXPECT_THAT(
-      errorOf([&] { checkStepPlan({step({2}, 7), step({0}, 4)}, lengths, "data"); }),
-      HasSubstr("leaves out sample 1 of 'data'"));
+  EXPECT_THAT(errorOf([&] {
+                checkStepPlan({step({2}, 7), step({0}, 4)}, lengths, "data");
+              }),
+              HasSubstr("leaves out sample 1 of 'data'"));
 }
 
 } // namespace

@@ -20,12 +20,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
-#include <memory>
-#include <list>
 #include <cstring>
 #include <fstream>
+#include <list>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 using namespace mbt::runtime;
 using namespace mbt::test;
@@ -145,8 +145,8 @@ TEST_F(TrainerTest, DeviceArtifactTrainsExactlyLikeTheHostOne) {
            std::memcmp(a.data(), b.data(), sizeof(double) * a.size()) == 0;
   };
   for (int64_t model = 0; model < 4; ++model)
-    EXPECT_TRUE(same(deviceTrainer.modelParams(model),
-                     hostTrainer.modelParams(model)))
+    EXPECT_TRUE(
+        same(deviceTrainer.modelParams(model), hostTrainer.modelParams(model)))
         << "model " << model;
   auto deviceOut = deviceTrainer.lastTrainOutputs(),
        hostOut = hostTrainer.lastTrainOutputs();
@@ -327,7 +327,7 @@ TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
   Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
   TrainOptions options = silent(out);
   options.epochs = 2;
-  options.logEvery = 3; // steps 3 and 6 of each 7-step epoch
+  options.logEvery = 3;  // steps 3 and 6 of each 7-step epoch
   options.evalEvery = 4; // steps 4, 8, 12 (none falls on an epoch end)
   Trainer trainer(artifact, train, test, options);
   trainer.run();
@@ -340,18 +340,18 @@ TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
       seen.push_back({j["step"].get<int64_t>(), j["split"].get<std::string>()});
   }
   std::vector<std::pair<int64_t, std::string>> expected = {
-      {3, "train"}, {4, "test"},  {6, "train"}, {7, "train"}, {7, "test"},
-      {8, "test"},  {10, "train"}, {12, "test"}, {13, "train"}, {14, "train"},
-      {14, "test"}};
+      {3, "train"},  {4, "test"},   {6, "train"},  {7, "train"},
+      {7, "test"},   {8, "test"},   {10, "train"}, {12, "test"},
+      {13, "train"}, {14, "train"}, {14, "test"}};
   EXPECT_EQ(seen, expected);
   std::string report = readWholeFile(out + "/report.html");
   EXPECT_THAT(report, HasSubstr("<h2>loss</h2>"));
   EXPECT_THAT(report, HasSubstr("<h2>acc</h2>"));
   EXPECT_THAT(report, HasSubstr("<title>model 3 test</title>"));
   for (int model = 0; model < 4; ++model)
-    EXPECT_FALSE(readWholeFile(out + "/models/model-" + std::to_string(model) +
-                               ".pt")
-                     .empty());
+    EXPECT_FALSE(
+        readWholeFile(out + "/models/model-" + std::to_string(model) + ".pt")
+            .empty());
 }
 
 // The leaderboard is live: an --eval-every evaluation republishes
@@ -409,10 +409,12 @@ TEST_F(TrainerTest, SuccessiveHalvingStopsTheWorseHalfAndFreezesIt) {
   EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 5), 1);
   EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 10), 1);
   EXPECT_EQ(std::count(stopped.begin(), stopped.end(), 0), 2);
-  EXPECT_THAT(notes.str(), HasSubstr("stopped at step 5 (successive halving: "
-                                     "in the worse half of 3 on validation acc)"));
-  EXPECT_THAT(notes.str(), HasSubstr("stopped at step 10 (successive halving: "
-                                     "in the worse half of 2 on validation acc)"));
+  EXPECT_THAT(notes.str(),
+              HasSubstr("stopped at step 5 (successive halving: "
+                        "in the worse half of 3 on validation acc)"));
+  EXPECT_THAT(notes.str(),
+              HasSubstr("stopped at step 10 (successive halving: "
+                        "in the worse half of 2 on validation acc)"));
   for (int64_t model = 0; model < 4; ++model) {
     if (!stopped[model])
       continue;
@@ -423,10 +425,11 @@ TEST_F(TrainerTest, SuccessiveHalvingStopsTheWorseHalfAndFreezesIt) {
   }
   bool reported = false;
   for (const ModelResult &row : board.rows)
-    reported |= row.stoppedStep == 10 && row.stopReason.find("halving") !=
-                                             std::string::npos;
+    reported |= row.stoppedStep == 10 &&
+                row.stopReason.find("halving") != std::string::npos;
   EXPECT_TRUE(reported);
-  EXPECT_THAT(formatLeaderboard(board), HasSubstr("stopped at step 5 (halving)"));
+  EXPECT_THAT(formatLeaderboard(board),
+              HasSubstr("stopped at step 5 (halving)"));
 }
 
 // Early stopping with a patience of 1 evaluation: every step evaluates the

@@ -27,9 +27,9 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Workspace.h"
 
+#include <ATen/Parallel.h>
 #include <torch/optim/adam.h>
 #include <torch/types.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>
@@ -123,7 +123,8 @@ int main(int argc, char **argv) try {
                        "with this mbtc");
   if (man.optimizerRule != "adam")
     throw RuntimeError("the bench compares with torch::optim::Adam, but the "
-                       "artifact's optimizer is '" + man.optimizerRule + "'");
+                       "artifact's optimizer is '" +
+                       man.optimizerRule + "'");
   int64_t M = man.models, P = man.paramCount;
   int64_t S = static_cast<int64_t>(man.slots.size());
   int64_t H = static_cast<int64_t>(man.hyperNames.size());
@@ -180,11 +181,10 @@ int main(int argc, char **argv) try {
   // LibTorch: one Adam per model, as a loop over models writes it.
   auto adamFor = [&](int64_t m, std::vector<torch::Tensor> tensors) {
     return std::make_unique<torch::optim::Adam>(
-        std::move(tensors),
-        torch::optim::AdamOptions(hyper(m, "lr"))
-            .betas({hyper(m, "beta1"), hyper(m, "beta2")})
-            .eps(hyper(m, "eps"))
-            .weight_decay(hyper(m, "weight_decay")));
+        std::move(tensors), torch::optim::AdamOptions(hyper(m, "lr"))
+                                .betas({hyper(m, "beta1"), hyper(m, "beta2")})
+                                .eps(hyper(m, "eps"))
+                                .weight_decay(hyper(m, "weight_decay")));
   };
   auto torchRun = [&](bool perParameter, std::vector<torch::Tensor> &all) {
     std::vector<std::unique_ptr<torch::optim::Adam>> optimizers;
@@ -248,8 +248,8 @@ int main(int argc, char **argv) try {
   std::printf("mbt vs per-parameter loop after the last repeat: max "
               "relative difference %.2e\n",
               relative);
-  std::printf("%-44s %12s %10s %12s\n", "optimizer step", "ms/step",
-              "vs mbt", "GB/s moved");
+  std::printf("%-44s %12s %10s %12s\n", "optimizer step", "ms/step", "vs mbt",
+              "GB/s moved");
   auto row = [&](const char *name, double seconds) {
     std::printf("%-44s %12.3f %9.2fx %12.2f\n", name, seconds * 1e3,
                 seconds / mbtSeconds, bytes / seconds / 1e9);
@@ -260,8 +260,7 @@ int main(int argc, char **argv) try {
   std::printf("(GB/s: the bytes a single pass must move, params + grads + "
               "state read, params + state written)\n");
   if (!(relative <= 1e-5)) {
-    std::fprintf(stderr, "error: mbt and LibTorch disagree (%.2e)\n",
-                 relative);
+    std::fprintf(stderr, "error: mbt and LibTorch disagree (%.2e)\n", relative);
     return 1;
   }
   return 0;

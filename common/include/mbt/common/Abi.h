@@ -95,8 +95,7 @@ constexpr const char *kAbiVersionSymbol = "mbt_abi_version";
 constexpr const char *kManifestSymbol = "mbt_manifest";
 constexpr const char *kTrainStepSymbol = "_mlir_ciface_mbt_train_step";
 constexpr const char *kEvalStepSymbol = "_mlir_ciface_mbt_eval_step";
-constexpr const char *kOptimizerStepSymbol =
-    "_mlir_ciface_mbt_optimizer_step";
+constexpr const char *kOptimizerStepSymbol = "_mlir_ciface_mbt_optimizer_step";
 constexpr const char *kTrainStepWorkspaceSymbol =
     "_mlir_ciface_mbt_train_step_workspace_bytes";
 constexpr const char *kEvalStepWorkspaceSymbol =
@@ -129,8 +128,8 @@ template <typename T, typename X = T, int YRank = 2>
 using TrainStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
                                MemRef<T, 3> *state, MemRef2D *hyper,
                                MemRef1D *step, MemRef<X, 3> *x,
-                               MemRef<int32_t, YRank> *y,
-                               MemRef<T, 2> *out, WorkspaceRef *workspace);
+                               MemRef<int32_t, YRank> *y, MemRef<T, 2> *out,
+                               WorkspaceRef *workspace);
 /// Forward pass and metrics of every model: params [M,P], buffers [M,Q]
 /// (read), x [M,B,F] or [M,B,T], y [M,B] or [M,B,T], out [M,K] (written),
 /// workspace.
@@ -152,9 +151,8 @@ using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
 template <typename T, typename X = T, int YRank = 2>
 using TrainStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                            MemRef<T, 2> *buffers,
-                                           MemRef<T, 3> *state,
-                                           MemRef2D *hyper, MemRef1D *step,
-                                           MemRef<X, 3> *x,
+                                           MemRef<T, 3> *state, MemRef2D *hyper,
+                                           MemRef1D *step, MemRef<X, 3> *x,
                                            MemRef<int32_t, YRank> *y,
                                            MemRef<T, 2> *out);
 template <typename T, typename X = T, int YRank = 2>
@@ -166,8 +164,7 @@ using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
 template <typename T>
 using OptimizerStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                                MemRef<T, 3> *state,
-                                               MemRef2D *hyper,
-                                               MemRef1D *step,
+                                               MemRef2D *hyper, MemRef1D *step,
                                                MemRef<T, 2> *grads);
 /// The imported kernel: c[i] = op(a[i]) * op(b[i]) (+ c[i] if accumulate)
 /// for every batch index.

@@ -70,14 +70,16 @@ public:
     checkDType(dtypeOf<T>(), "mbt_train_step_workspace_bytes");
     checkInput<X>("mbt_train_step");
     checkTargetRank(YRank, "mbt_train_step");
-    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X, YRank>>(trainWorkspaceFn);
+    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X, YRank>>(
+        trainWorkspaceFn);
   }
   template <typename T = float, typename X = T, int YRank = 2>
   EvalStepWorkspaceFnOf<T, X, YRank> evalStepWorkspace() const {
     checkDType(dtypeOf<T>(), "mbt_eval_step_workspace_bytes");
     checkInput<X>("mbt_eval_step");
     checkTargetRank(YRank, "mbt_eval_step");
-    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X, YRank>>(evalWorkspaceFn);
+    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X, YRank>>(
+        evalWorkspaceFn);
   }
   template <typename T = float>
   OptimizerStepWorkspaceFnOf<T> optimizerStepWorkspace() const {

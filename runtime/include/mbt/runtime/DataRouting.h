@@ -28,8 +28,8 @@ namespace mbt {
 namespace runtime {
 
 /// Domain words (Philox counter word 3) of the routing's random streams.
-constexpr uint32_t kFoldDomain = 0x464F4C44;      // "FOLD"
-constexpr uint32_t kBootstrapDomain = 0x424F4F54; // "BOOT"
+constexpr uint32_t kFoldDomain = 0x464F4C44;       // "FOLD"
+constexpr uint32_t kBootstrapDomain = 0x424F4F54;  // "BOOT"
 constexpr uint32_t kValidationDomain = 0x56414C44; // "VALD"
 
 class DataRouting {

@@ -35,8 +35,7 @@ struct SequenceSplits {
 /// are skipped), classes numbered in sorted name order. Texts longer than
 /// maxLength bytes (if > 0) are cut. A missing directory is a RuntimeError
 /// with an install hint.
-SequenceSplits loadFortunes(const std::string &dir = "",
-                            int64_t maxLength = 0);
+SequenceSplits loadFortunes(const std::string &dir = "", int64_t maxLength = 0);
 
 /// The texts of one fortune file's contents, in order (exposed for tests).
 /// The splits of the sequence data set a manifest names ("fortunes",

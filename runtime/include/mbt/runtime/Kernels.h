@@ -22,22 +22,19 @@
 
 extern "C" {
 /// c[i] = op(a[i]) * op(b[i]) (+ c[i] when `accumulate` is 1) for every
-/// batch index i; op transposes the last two dims when its flag is 1. Each batch index is one
-/// sgemm call with the same shapes whatever the batch count, so model i's
-/// product is bitwise independent of how many models share the call.
+/// batch index i; op transposes the last two dims when its flag is 1. Each
+/// batch index is one sgemm call with the same shapes whatever the batch count,
+/// so model i's product is bitwise independent of how many models share the
+/// call.
 __attribute__((visibility("default"))) void
-_mlir_ciface_mbt_rt_batch_matmul_f32(mbt::MemRef3F *a,
-                                     mbt::MemRef3F *b,
-                                     mbt::MemRef3F *c,
-                                     int64_t transposeA, int64_t transposeB,
-                                     int64_t accumulate);
+_mlir_ciface_mbt_rt_batch_matmul_f32(mbt::MemRef3F *a, mbt::MemRef3F *b,
+                                     mbt::MemRef3F *c, int64_t transposeA,
+                                     int64_t transposeB, int64_t accumulate);
 /// The same for an f64 model, on dgemm.
 __attribute__((visibility("default"))) void
-_mlir_ciface_mbt_rt_batch_matmul_f64(mbt::MemRef3D *a,
-                                     mbt::MemRef3D *b,
-                                     mbt::MemRef3D *c,
-                                     int64_t transposeA, int64_t transposeB,
-                                     int64_t accumulate);
+_mlir_ciface_mbt_rt_batch_matmul_f64(mbt::MemRef3D *a, mbt::MemRef3D *b,
+                                     mbt::MemRef3D *c, int64_t transposeA,
+                                     int64_t transposeB, int64_t accumulate);
 }
 
 namespace mbt {

@@ -23,11 +23,11 @@ namespace runtime {
 struct ModelResult {
   int64_t model = 0; // index in the batch
   uint64_t seed = 0;
-  std::vector<double> hyper; // one per hyperparameter name
-  std::vector<double> train; // last epoch's running means, one per output
-  std::vector<double> test;  // test-split means, one per output
+  std::vector<double> hyper;      // one per hyperparameter name
+  std::vector<double> train;      // last epoch's running means, one per output
+  std::vector<double> test;       // test-split means, one per output
   std::vector<double> validation; // k-fold: held-out fold means, or empty
-  bool diverged = false;     // loss went NaN/inf at some point
+  bool diverged = false;          // loss went NaN/inf at some point
   /// The train step whose loss or gradients were not finite (the model is
   /// frozen at its parameters of the step before); 0 when none or unknown.
   int64_t divergedStep = 0;
@@ -39,7 +39,7 @@ struct ModelResult {
   /// the steps it skipped because its scaled gradients overflowed.
   std::optional<double> lossScale;
   int64_t skippedSteps = 0;
-  int64_t rank = 0;          // 1-based, set by rankModels
+  int64_t rank = 0; // 1-based, set by rankModels
 };
 
 struct Leaderboard {

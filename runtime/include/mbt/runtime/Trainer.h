@@ -17,8 +17,8 @@
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/DataRouting.h"
-#include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Dataset.h"
+#include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/LengthBatching.h"
@@ -36,7 +36,6 @@
 
 namespace mbt {
 namespace runtime {
-
 
 class Trainer {
 public:
@@ -173,8 +172,8 @@ private:
   /// fixed order), and the evaluation on such a plan.
   std::unique_ptr<EpochBatches>
   planEvaluation(const SequenceDataset &data) const;
-  std::vector<std::vector<double>>
-  evaluatePlanned(const SequenceDataset &data, const EpochBatches &plan);
+  std::vector<std::vector<double>> evaluatePlanned(const SequenceDataset &data,
+                                                   const EpochBatches &plan);
   /// Whether the target is the input's next tokens (a language model).
   bool nextTokens() const;
   /// The length of the row of x each sample gives: its length, one less
@@ -218,8 +217,8 @@ private:
   /// Copies, for every model, the samples `sampleOf(model, positions[j])`
   /// of `data` into its x, y slice (routed data: each model its own).
   template <typename SampleOf>
-  void loadRoutedBatch(const Dataset &data, const int64_t *positions,
-                       int64_t b, SampleOf sampleOf);
+  void loadRoutedBatch(const Dataset &data, const int64_t *positions, int64_t b,
+                       SampleOf sampleOf);
   void trainOnLoadedBatch(int64_t b);
   /// The descriptor of x for a loaded batch of `b` samples: dense, or with
   /// stride 0 along the model dimension when every model shares the batch.
@@ -271,10 +270,10 @@ private:
   void checkKernels(const char *stepName);
   /// Running means of the current epoch: [M][K].
   std::vector<std::vector<double>> runningMeans() const;
-  Leaderboard
-  buildLeaderboard(const std::vector<std::vector<double>> &trainMeans,
-                   const std::vector<std::vector<double>> &testMeans,
-                   const std::vector<std::vector<double>> &validationMeans) const;
+  Leaderboard buildLeaderboard(
+      const std::vector<std::vector<double>> &trainMeans,
+      const std::vector<std::vector<double>> &testMeans,
+      const std::vector<std::vector<double>> &validationMeans) const;
 
   const Artifact &artifact;
   const Manifest &manifest;
@@ -312,9 +311,8 @@ private:
   /// A CUDA artifact's device copies (null pointers for a CPU artifact).
   struct DevicePointers {
     void *params = nullptr, *buffers = nullptr, *state = nullptr,
-         *hyper = nullptr,
-         *step = nullptr, *x = nullptr, *y = nullptr, *out = nullptr,
-         *workspace = nullptr;
+         *hyper = nullptr, *step = nullptr, *x = nullptr, *y = nullptr,
+         *out = nullptr, *workspace = nullptr;
     int64_t workspaceBytes = 0;
   };
   std::unique_ptr<DeviceMemory> device;

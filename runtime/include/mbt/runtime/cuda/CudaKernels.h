@@ -34,36 +34,20 @@ MBT_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
 MBT_EXPORT CUstream mgpuStreamCreate();
 MBT_EXPORT void mgpuStreamDestroy(CUstream stream);
 MBT_EXPORT void mgpuStreamSynchronize(CUstream stream);
-MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32(mbt::MemRef3F *a,
-                                          mbt::MemRef3F *b,
-                                          mbt::MemRef3F *c,
-                                          int64_t transposeA,
-                                          int64_t transposeB,
-                                          int64_t accumulate);
+MBT_EXPORT void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32(
+    mbt::MemRef3F *a, mbt::MemRef3F *b, mbt::MemRef3F *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate);
 /// The f32 product of operands that hold bf16 (f16) values only
 /// (mbt-autocast's), on the tensor cores: the same exact products.
-MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(mbt::MemRef3F *a,
-                                               mbt::MemRef3F *b,
-                                               mbt::MemRef3F *c,
-                                               int64_t transposeA,
-                                               int64_t transposeB,
-                                               int64_t accumulate);
-MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(mbt::MemRef3F *a,
-                                              mbt::MemRef3F *b,
-                                              mbt::MemRef3F *c,
-                                              int64_t transposeA,
-                                              int64_t transposeB,
-                                              int64_t accumulate);
-MBT_EXPORT void
-_mlir_ciface_mbt_rt_cuda_batch_matmul_f64(mbt::MemRef3D *a,
-                                          mbt::MemRef3D *b,
-                                          mbt::MemRef3D *c,
-                                          int64_t transposeA,
-                                          int64_t transposeB,
-                                          int64_t accumulate);
+MBT_EXPORT void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32_bf16(
+    mbt::MemRef3F *a, mbt::MemRef3F *b, mbt::MemRef3F *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate);
+MBT_EXPORT void _mlir_ciface_mbt_rt_cuda_batch_matmul_f32_f16(
+    mbt::MemRef3F *a, mbt::MemRef3F *b, mbt::MemRef3F *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate);
+MBT_EXPORT void _mlir_ciface_mbt_rt_cuda_batch_matmul_f64(
+    mbt::MemRef3D *a, mbt::MemRef3D *b, mbt::MemRef3D *c, int64_t transposeA,
+    int64_t transposeB, int64_t accumulate);
 #undef MBT_EXPORT
 }
 

@@ -150,8 +150,8 @@ Value emitByteSize(OpBuilder &b, Location loc, const ByteSize &size,
 }
 
 /// Emits the offset of every slot and, last, the total size.
-SmallVector<Value> emitLayout(OpBuilder &b, Location loc,
-                              ArrayRef<Slot> slots, ValueRange args) {
+SmallVector<Value> emitLayout(OpBuilder &b, Location loc, ArrayRef<Slot> slots,
+                              ValueRange args) {
   std::map<ArgDim, Value> dims;
   Value padding = b.create<arith::ConstantIndexOp>(loc, kSlotAlignment - 1);
   Value mask = b.create<arith::ConstantIndexOp>(loc, -kSlotAlignment);
@@ -232,24 +232,23 @@ struct PlanWorkspacePass
     Block *sizeBody = sizeFunc.addEntryBlock();
     b.setInsertionPointToStart(sizeBody);
     Value total = emitLayout(b, loc, slots, sizeBody->getArguments()).back();
-    b.create<func::ReturnOp>(
-        loc, ValueRange{b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                                     total)});
+    b.create<func::ReturnOp>(loc, ValueRange{b.create<arith::IndexCastOp>(
+                                      loc, b.getI64Type(), total)});
 
     // The workspace argument, and every planned allocation a view of it.
     auto workspaceType =
         MemRefType::get({ShapedType::kDynamic}, b.getIntegerType(8));
-    func.insertArgument(func.getNumArguments(), workspaceType,
-                        DictionaryAttr(), loc);
+    func.insertArgument(func.getNumArguments(), workspaceType, DictionaryAttr(),
+                        loc);
     Value workspace = func.getArguments().back();
     b.setInsertionPointToStart(&entry);
-    SmallVector<Value> offsets = emitLayout(
-        b, loc, slots, func.getArguments().drop_back());
+    SmallVector<Value> offsets =
+        emitLayout(b, loc, slots, func.getArguments().drop_back());
     for (PlannedAlloc &p : planned) {
       b.setInsertionPoint(p.alloc);
-      auto view = b.create<memref::ViewOp>(
-          p.alloc.getLoc(), p.alloc.getType(), workspace, offsets[p.slot],
-          p.alloc.getDynamicSizes());
+      auto view = b.create<memref::ViewOp>(p.alloc.getLoc(), p.alloc.getType(),
+                                           workspace, offsets[p.slot],
+                                           p.alloc.getDynamicSizes());
       p.alloc.replaceAllUsesWith(view.getResult());
       p.alloc.erase();
     }

@@ -76,7 +76,8 @@ int64_t estimatedIterations(Operation *op) {
 
 /// Replaces `op` (no reductions) by scf.for loops over its dimensions,
 /// the first `keepParallel` of them (0 or 1) staying an scf.parallel.
-void toLoops(scf::ParallelOp op, unsigned keepParallel, RewriterBase &rewriter) {
+void toLoops(scf::ParallelOp op, unsigned keepParallel,
+             RewriterBase &rewriter) {
   Location loc = op.getLoc();
   SmallVector<Value> lbs(op.getLowerBound()), ubs(op.getUpperBound()),
       steps(op.getStep());
@@ -92,26 +93,26 @@ void toLoops(scf::ParallelOp op, unsigned keepParallel, RewriterBase &rewriter) 
     rewriter.create<scf::ParallelOp>(
         loc, ValueRange{lbs[0]}, ValueRange{ubs[0]}, ValueRange{steps[0]},
         [&](OpBuilder &b, Location l, ValueRange outer) {
-          scf::buildLoopNest(
-              b, l, ArrayRef(lbs).drop_front(), ArrayRef(ubs).drop_front(),
-              ArrayRef(steps).drop_front(),
-              [&](OpBuilder &nb, Location, ValueRange rest) {
-                SmallVector<Value> ivs{outer[0]};
-                llvm::append_range(ivs, rest);
-                cloneBody(nb, ivs);
-              });
+          scf::buildLoopNest(b, l, ArrayRef(lbs).drop_front(),
+                             ArrayRef(ubs).drop_front(),
+                             ArrayRef(steps).drop_front(),
+                             [&](OpBuilder &nb, Location, ValueRange rest) {
+                               SmallVector<Value> ivs{outer[0]};
+                               llvm::append_range(ivs, rest);
+                               cloneBody(nb, ivs);
+                             });
         });
   } else {
-    scf::buildLoopNest(rewriter, loc, lbs, ubs, steps,
-                       [&](OpBuilder &b, Location, ValueRange ivs) {
-                         cloneBody(b, ivs);
-                       });
+    scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps,
+        [&](OpBuilder &b, Location, ValueRange ivs) { cloneBody(b, ivs); });
   }
   rewriter.eraseOp(op);
 }
 
 struct OuterParallelLoopsPass
-    : public mlir::mbt::impl::MBTOuterParallelLoopsBase<OuterParallelLoopsPass> {
+    : public mlir::mbt::impl::MBTOuterParallelLoopsBase<
+          OuterParallelLoopsPass> {
   using MBTOuterParallelLoopsBase::MBTOuterParallelLoopsBase;
 
   void runOnOperation() override {

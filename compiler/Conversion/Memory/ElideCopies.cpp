@@ -45,8 +45,8 @@ struct Region {
 /// Whether `op` is a view: it accesses no memory, and its result's
 /// elements are elements of its first operand.
 bool isView(Operation *op) {
-  return isa<memref::SubViewOp, memref::ExpandShapeOp,
-             memref::CollapseShapeOp, memref::CastOp>(op);
+  return isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::CastOp>(op);
 }
 
 /// Whether `subview` selects a static, unit-stride, rank-preserving box.
@@ -113,8 +113,7 @@ bool touchesDestination(Operation *op, const Region &dst) {
   if (isView(op) || isa<memref::AllocOp>(op))
     return false;
   for (Value operand : op->getOperands()) {
-    if (!isa<BaseMemRefType>(operand.getType()) ||
-        rootOf(operand) != dst.root)
+    if (!isa<BaseMemRefType>(operand.getType()) || rootOf(operand) != dst.root)
       continue;
     std::optional<Region> region = regionOf(operand);
     if (!region || overlap(*region, dst))
@@ -153,9 +152,9 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
     root = subview.getSource();
   }
   Operation *rootDef = root.getDefiningOp();
-  if (rootDef && (!isa<memref::AllocOp>(rootDef) ||
-                  rootDef->getBlock() != copy->getBlock() ||
-                  rootDef->getNumOperands()))
+  if (rootDef &&
+      (!isa<memref::AllocOp>(rootDef) ||
+       rootDef->getBlock() != copy->getBlock() || rootDef->getNumOperands()))
     return failure();
   std::optional<Region> dst = regionOf(copy.getTarget());
   if (!dst || root == allocated)
@@ -189,9 +188,8 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
   // touch the destination: its writes would now meet the allocation's.
   bool touched = false;
   for (Operation *op = alloc->getNextNode(); op != copy; op = op->getNextNode())
-    op->walk([&](Operation *inner) {
-      touched |= touchesDestination(inner, *dst);
-    });
+    op->walk(
+        [&](Operation *inner) { touched |= touchesDestination(inner, *dst); });
   if (touched)
     return failure();
 

@@ -1,0 +1,41 @@
+//===- PopulatePatterns.h - the pattern groups of MBTToLinalg ---*- C++ -*-===//
+//
+// One group of conversion patterns per file, as in torch-mlir's
+// TorchToLinalg; MBTToLinalg.cpp adds them all
+// (populateMBTToLinalgConversionPatterns).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MBT_COMPILER_CONVERSION_MBTTOLINALG_POPULATEPATTERNS_H
+#define MBT_COMPILER_CONVERSION_MBTTOLINALG_POPULATEPATTERNS_H
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::mbt {
+
+void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateMatmulPatterns(RewritePatternSet &patterns);
+void populateReductionPatterns(RewritePatternSet &patterns);
+void populateLossPatterns(RewritePatternSet &patterns);
+void populateSlicePatterns(RewritePatternSet &patterns);
+void populateClipPatterns(RewritePatternSet &patterns);
+void populateGuardStepPatterns(RewritePatternSet &patterns);
+void populatePrecisionPatterns(RewritePatternSet &patterns);
+void populateDropoutPatterns(RewritePatternSet &patterns);
+void populateConvPatterns(RewritePatternSet &patterns);
+void populatePoolPatterns(RewritePatternSet &patterns);
+void populateNormPatterns(RewritePatternSet &patterns);
+void populateEmbeddingPatterns(RewritePatternSet &patterns);
+void populateMaskedMeanPatterns(RewritePatternSet &patterns);
+void populateRowsPatterns(RewritePatternSet &patterns);
+void populateAttentionPatterns(RewritePatternSet &patterns);
+void populateGruPatterns(RewritePatternSet &patterns);
+void populateLstmPatterns(RewritePatternSet &patterns);
+void populateSchedulePatterns(RewritePatternSet &patterns);
+/// `scalarsPerElement`: the update's per-model scalars are computed by each
+/// element of its one loop nest instead of a prologue over the models.
+void populateOptimizerPatterns(RewritePatternSet &patterns,
+                               bool scalarsPerElement);
+
+} // namespace mlir::mbt
+
+#endif // MBT_COMPILER_CONVERSION_MBTTOLINALG_POPULATEPATTERNS_H

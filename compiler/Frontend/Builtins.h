@@ -1,0 +1,17 @@
+//===- Builtins.h - the builtin functions of model expressions --*- C++ -*-===//
+#ifndef MBT_COMPILER_FRONTEND_BUILTINS_H
+#define MBT_COMPILER_FRONTEND_BUILTINS_H
+
+namespace mbt {
+
+/// A builtin function of model expressions (Builtins.def). Sema records
+/// it on each call it checks; MLIRGen dispatches on it.
+enum class BuiltinID {
+  None, ///< a call of a function of the spec, or not checked yet
+#define BUILTIN(ID, ...) ID,
+#include "compiler/Frontend/Builtins.def"
+};
+
+} // namespace mbt
+
+#endif // MBT_COMPILER_FRONTEND_BUILTINS_H

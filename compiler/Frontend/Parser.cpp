@@ -252,6 +252,24 @@ bool Parser::parseSweepSetting(SweepSettingAST &setting) {
 // Helpers
 //===----------------------------------------------------------------------===//
 
+bool Parser::parseCommaSeparatedUntil(Token close, llvm::StringRef what,
+                                      llvm::function_ref<bool()> parseElement) {
+  std::string separator =
+      ("',' or '" + llvm::Twine(close == tok_rparen ? ')' : ']') + "' in " +
+       what)
+          .str();
+  while (lexer.getCurToken() != close) {
+    if (!parseElement())
+      return false;
+    if (lexer.getCurToken() == close)
+      break;
+    if (!expect(tok_comma, separator))
+      return false;
+  }
+  lexer.consume(close);
+  return true;
+}
+
 bool Parser::expect(Token tok, llvm::StringRef what) {
   if (lexer.getCurToken() == tok) {
     lexer.consume(tok);

@@ -15,6 +15,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <memory>
 
 namespace mbt {
@@ -74,6 +76,11 @@ private:
 
   /// Parses the end of a statement: a newline, or nothing before a '}'.
   bool parseStatementEnd();
+  /// Parses `element { ',' element } [','] close` (possibly empty) after
+  /// its opening token, as MLIR's parseCommaSeparatedList: `what` names
+  /// the list in "expected ',' or ')' in `what`". False after an error.
+  bool parseCommaSeparatedUntil(Token close, llvm::StringRef what,
+                                llvm::function_ref<bool()> parseElement);
   /// Consumes `tok` or reports "expected `what`" and returns false.
   bool expect(Token tok, llvm::StringRef what);
   /// Consumes an identifier into `name`/`loc` or reports and returns false.

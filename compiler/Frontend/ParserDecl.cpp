@@ -104,7 +104,7 @@ std::unique_ptr<OptimizerAST> Parser::parseOptimizer() {
 ///   (`x`: a tensor; `n: int`, `p: float`, `b: bool`: constants)
 bool Parser::parseArgDecls(std::vector<ArgDeclAST> &args) {
   lexer.consume(tok_lparen);
-  while (lexer.getCurToken() != tok_rparen) {
+  return parseCommaSeparatedUntil(tok_rparen, "the argument list", [&] {
     ArgDeclAST arg;
     if (!expectIdentifier("an argument name", arg.name, arg.loc))
       return false;
@@ -121,13 +121,8 @@ bool Parser::parseArgDecls(std::vector<ArgDeclAST> &args) {
         return false;
     }
     args.push_back(std::move(arg));
-    if (lexer.getCurToken() == tok_rparen)
-      break;
-    if (!expect(tok_comma, "',' or ')' in the argument list"))
-      return false;
-  }
-  lexer.consume(tok_rparen);
-  return true;
+    return true;
+  });
 }
 
 /// block ::= '{' { NEWLINE } { stmt stmtEnd } '}'

@@ -234,17 +234,15 @@ std::unique_ptr<ExprAST> Parser::parseListExpr() {
   Location loc = lexer.getLastLocation();
   lexer.consume(tok_lbracket);
   ExprASTList elements;
-  while (lexer.getCurToken() != tok_rbracket) {
+  bool ok = parseCommaSeparatedUntil(tok_rbracket, "the list", [&] {
     auto element = parseExpression();
     if (!element)
-      return nullptr;
+      return false;
     elements.push_back(std::move(element));
-    if (lexer.getCurToken() == tok_rbracket)
-      break;
-    if (!expect(tok_comma, "',' or ']' in the list"))
-      return nullptr;
-  }
-  lexer.consume(tok_rbracket);
+    return true;
+  });
+  if (!ok)
+    return nullptr;
   return std::make_unique<ListExprAST>(std::move(loc), std::move(elements));
 }
 
@@ -265,7 +263,7 @@ std::unique_ptr<ExprAST> Parser::parseIdentifierExpr(std::string name,
 bool Parser::parseCallArgs(std::vector<ArgumentAST> &args) {
   lexer.consume(tok_lparen);
   bool sawKeyword = false;
-  while (lexer.getCurToken() != tok_rparen) {
+  return parseCommaSeparatedUntil(tok_rparen, "the argument list", [&] {
     ArgumentAST arg;
     Location argLoc = lexer.getLastLocation();
     if (lexer.getCurToken() == tok_identifier) {
@@ -299,11 +297,6 @@ bool Parser::parseCallArgs(std::vector<ArgumentAST> &args) {
     }
     sawKeyword |= !arg.name.empty();
     args.push_back(std::move(arg));
-    if (lexer.getCurToken() == tok_rparen)
-      break;
-    if (!expect(tok_comma, "',' or ')' in the argument list"))
-      return false;
-  }
-  lexer.consume(tok_rparen);
-  return true;
+    return true;
+  });
 }

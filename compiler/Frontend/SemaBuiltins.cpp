@@ -366,13 +366,10 @@ ValueType BodyChecker::checkDropout(CallExprAST &call,
         << "got " << describeShape(x);
     return ValueType();
   }
-  for (double value : knownOptionValues(call, "rate"))
-    if (!(value >= 0.0 && value < 1.0)) {
-      error(call.loc()) << "rate of '" << call.getCallee()
-                        << "' must be at least 0 and below 1, got "
-                        << ConstScalar::real(value).str();
-      return ValueType();
-    }
+  if (!checkOptionValues(
+          call, "rate", [](double v) { return v >= 0.0 && v < 1.0; },
+          "at least 0 and below 1"))
+    return ValueType();
   return x;
 }
 
@@ -429,18 +426,12 @@ ValueType BodyChecker::checkBatchNorm(CallExprAST &call,
       return ValueType();
     }
   }
-  for (double eps : knownOptionValues(call, "eps"))
-    if (!(eps > 0.0)) {
-      error(call.loc()) << "eps of 'batch_norm' must be positive, got "
-                        << ConstScalar::real(eps).str();
-      return ValueType();
-    }
-  for (double momentum : knownOptionValues(call, "momentum"))
-    if (!(momentum >= 0.0 && momentum <= 1.0)) {
-      error(call.loc()) << "momentum of 'batch_norm' must be in [0, 1], got "
-                        << ConstScalar::real(momentum).str();
-      return ValueType();
-    }
+  if (!checkOptionValues(
+          call, "eps", [](double v) { return v > 0.0; }, "positive") ||
+      !checkOptionValues(
+          call, "momentum", [](double v) { return v >= 0.0 && v <= 1.0; },
+          "in [0, 1]"))
+    return ValueType();
   return x;
 }
 
@@ -506,6 +497,20 @@ ValueType BodyChecker::checkPool2d(CallExprAST &call,
   result.shape[x.shape.size() - 2] = (*plane)[0];
   result.shape[x.shape.size() - 1] = (*plane)[1];
   return result;
+}
+
+bool BodyChecker::checkOptionValues(const CallExprAST &call,
+                                    llvm::StringRef option,
+                                    llvm::function_ref<bool(double)> inRange,
+                                    llvm::StringRef requirement) {
+  for (double value : knownOptionValues(call, option))
+    if (!inRange(value)) {
+      error(call.loc()) << option << " of '" << call.getCallee() << "' must be "
+                        << requirement << ", got "
+                        << ConstScalar::real(value).str();
+      return false;
+    }
+  return true;
 }
 
 std::vector<double>
@@ -604,13 +609,10 @@ ValueType BodyChecker::checkClassification(CallExprAST &call,
     return call.builtinOptions.find(key)->second;
   };
   if (call.builtin == BuiltinID::CrossEntropy) {
-    for (double value : knownOptionValues(call, "label_smoothing"))
-      if (!(value >= 0.0 && value <= 1.0)) {
-        error(call.loc()) << "label_smoothing of 'cross_entropy' must be "
-                          << "between 0 and 1, got "
-                          << ConstScalar::real(value).str();
-        return ValueType();
-      }
+    if (!checkOptionValues(
+            call, "label_smoothing",
+            [](double v) { return v >= 0.0 && v <= 1.0; }, "between 0 and 1"))
+      return ValueType();
   } else {
     int64_t k = option("k").intValue;
     if (k < 1 || k > classes) {

@@ -11,10 +11,6 @@
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mbt;
-using llvm::dyn_cast;
-using mlir::failure;
-using mlir::LogicalResult;
-using mlir::success;
 
 namespace {
 /// The token ids the runtime's byte tokenizer produces.
@@ -35,10 +31,10 @@ const std::pair<llvm::StringRef, mlir::mbt::Batching> kStrategies[] = {
 /// The input declaration of an expanded body (in the branches taken).
 const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
   for (const auto &stmt : body) {
-    if (const auto *decl = dyn_cast<DataDeclAST>(stmt.get()))
+    if (const auto *decl = llvm::dyn_cast<DataDeclAST>(stmt.get()))
       if (decl->isInput())
         return decl;
-    if (const auto *branch = dyn_cast<IfStmtAST>(stmt.get()))
+    if (const auto *branch = llvm::dyn_cast<IfStmtAST>(stmt.get()))
       if (const DataDeclAST *decl = findInput(branch->getTaken()))
         return decl;
   }
@@ -50,19 +46,19 @@ bool mbt::isSequenceDataSet(mlir::mbt::DataSet data) {
   return data == mlir::mbt::DataSet::fortunes;
 }
 
-LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
-                                     const CallExprAST *call,
-                                     ConstEvaluator &eval,
-                                     SweepConfig &config) {
+mlir::LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
+                                           const CallExprAST *call,
+                                           ConstEvaluator &eval,
+                                           SweepConfig &config) {
   config.batching = mlir::mbt::Batching::dynamic;
   config.batchSize = 0; // fixed steps: the budget over the longest sample
   if (!call)
-    return success();
+    return mlir::success();
   auto args = bindArguments(
       ctx, *call, kSequenceDataArgs,
       ("data set '" + stringifyDataSet(config.data) + "'").str(), "argument");
   if (failed(args))
-    return failure();
+    return mlir::failure();
   bool ok = true;
   // A positive integer argument, at most `max`.
   auto positive = [&](const ExprAST *expr, llvm::StringRef what, int64_t max,
@@ -95,9 +91,9 @@ LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
   }
   if (const ExprAST *batching = (*args)[2]) {
     llvm::StringRef name;
-    if (const auto *var = dyn_cast<VariableExprAST>(batching))
+    if (const auto *var = llvm::dyn_cast<VariableExprAST>(batching))
       name = var->getName();
-    else if (const auto *text = dyn_cast<StringExprAST>(batching))
+    else if (const auto *text = llvm::dyn_cast<StringExprAST>(batching))
       name = text->getValue();
     const auto *strategy = llvm::find_if(
         kStrategies, [&](const auto &s) { return s.first == name; });
@@ -122,14 +118,14 @@ LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
   return mlir::success(ok);
 }
 
-LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
-                                      const SweepConfig &config,
-                                      const ModelAST &model) {
+mlir::LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
+                                            const SweepConfig &config,
+                                            const ModelAST &model) {
   if (!model.instance)
-    return success();
+    return mlir::success();
   const DataDeclAST *input = findInput(model.instance->body);
   if (!input)
-    return success(); // reported by the model's check
+    return mlir::success(); // reported by the model's check
   const TypeAST &type = input->getType();
   bool tokens = type.elementType == "tokens";
   Location at = config.dataLoc.file ? config.dataLoc : config.modelLoc;
@@ -141,7 +137,7 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
                 << "as 'input " << input->getName() << ": tokens["
                 << kByteVocabSize << "]'";
     attachNote(diag, ctx, input->loc(), "the input is declared here");
-    return failure();
+    return mlir::failure();
   }
   if (!isSequenceDataSet(config.data) && tokens) {
     auto diag = emitError(ctx, at)
@@ -150,7 +146,7 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
                 << "' of model '" << model.getName()
                 << "' takes token ids; use a text data set such as fortunes";
     attachNote(diag, ctx, input->loc(), "the input is declared here");
-    return failure();
+    return mlir::failure();
   }
   if (tokens && !type.dims.empty() && type.dims.front() < kByteVocabSize) {
     auto diag = emitError(ctx, input->getType().loc)
@@ -160,7 +156,7 @@ LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
                 << "' uses the byte tokenizer's " << kByteVocabSize
                 << " (0 pad, 1 begin, 2 end, 3 + byte)";
     attachNote(diag, ctx, at, "the data set is chosen here");
-    return failure();
+    return mlir::failure();
   }
-  return success();
+  return mlir::success();
 }

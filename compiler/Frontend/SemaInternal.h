@@ -236,6 +236,11 @@ private:
   /// per-model argument's values, or none for another scalar tensor.
   std::vector<double> knownOptionValues(const CallExprAST &call,
                                         llvm::StringRef option) const;
+  /// Whether every known value of the float option `option` is `inRange`;
+  /// reports "OPTION of 'CALLEE' must be `requirement`, got VALUE" if not.
+  bool checkOptionValues(const CallExprAST &call, llvm::StringRef option,
+                         llvm::function_ref<bool(double)> inRange,
+                         llvm::StringRef requirement);
   bool evaluateShape(CallExprAST &call, const ExprAST &expr);
   /// Resolves the call's `axis` option against `x` (negative counts from
   /// the end) and stores it back normalized; false after an error.

@@ -92,9 +92,9 @@ Leaderboard Trainer::buildLeaderboard(
     // empty test split gives NaN for everyone and says nothing).
     row.diverged =
         diverged(model) || (testCount() > 0 && !std::isfinite(row.test[0]));
-    row.divergedStep = divergedAt[model];
-    row.stoppedStep = stoppedAt[model];
-    row.stopReason = stopReason[model];
+    row.divergedStep = status.divergedSteps()[model];
+    row.stoppedStep = status.stoppedSteps()[model];
+    row.stopReason = status.stopReasons()[model];
     if (const auto &scale = manifest.lossScale) {
       auto buffer = [&](int64_t k) {
         return buffersBuf.get(model * manifest.bufferCount +
@@ -110,8 +110,62 @@ Leaderboard Trainer::buildLeaderboard(
   return board;
 }
 
+/// What the parts of run() share.
+struct Trainer::RunContext {
+  int64_t epochs;
+  /// Curve points every this many steps (0: epoch ends only).
+  int64_t logEvery;
+  MetricsLog &metrics;
+  ProgressMeter &progress;
+};
+
 Leaderboard Trainer::run() {
   int64_t epochs = options.epochs >= 0 ? options.epochs : manifest.epochs;
+  if ((options.earlyStopPatience > 0 || options.halveEvery > 0) &&
+      !routing.hasValidation())
+    throw RuntimeError("early stopping and successive halving rank the "
+                       "models on a validation split: give the data one "
+                       "(fashion_mnist(validation = 0.1), or folds)");
+  MetricsLog metrics = startRun();
+  bool tty = options.progressTty >= 0
+                 ? options.progressTty != 0
+                 : options.progress == &std::cerr && stderrIsTty();
+  ProgressMeter progress(options.progress, tty, options.quiet);
+  // For the curve's spacing: the first epoch's steps.
+  int64_t logEvery = options.logEvery >= 0
+                         ? options.logEvery
+                         : std::max<int64_t>(1, (stepsPerEpoch() + 19) / 20);
+  RunContext run{epochs, logEvery, metrics, progress};
+
+  // A resumed run goes on inside the epoch it stopped in; one stopped
+  // after its last epoch only reports.
+  int64_t firstEpoch = completedEpochs() + 1;
+  int64_t firstStep = atEpochBoundary() ? 1 : batchIndex + 1;
+  EpochMeans means;
+  means.train.assign(
+      m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
+  if (firstEpoch > 1 && firstStep == 1)
+    means.train = runningMeans();
+  for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
+    trainEpoch(run, epoch, epoch == firstEpoch ? firstStep : 1);
+    means = finishEpoch(run, epoch);
+  }
+  if (means.test.empty()) { // no epoch trained here: still report the models
+    means.test = evaluateTest();
+    means.validation = evaluateValidation();
+  }
+
+  Leaderboard board =
+      buildLeaderboard(means.train, means.test, means.validation);
+  publish(metrics.path(), board);
+  if (options.report)
+    *options.report << (options.reportJson ? leaderboardToJson(board)
+                                           : formatLeaderboard(board))
+                    << std::flush;
+  return board;
+}
+
+MetricsLog Trainer::startRun() {
   if (!options.outDir.empty())
     createDirectories(options.outDir);
   MetricsLog metrics(options.outDir);
@@ -128,185 +182,128 @@ Leaderboard Trainer::run() {
                          "runSteps() left the data order mid-epoch");
     metrics.reset();
   }
+  return metrics;
+}
 
-  bool tty = options.progressTty >= 0
-                 ? options.progressTty != 0
-                 : options.progress == &std::cerr && stderrIsTty();
-  ProgressMeter progress(options.progress, tty, options.quiet);
-  // For the curve's spacing: the first epoch's steps.
-  int64_t typicalSteps = stepsPerEpoch();
-  std::vector<std::vector<double>> trainMeans(
-      m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
-  std::vector<std::vector<double>> testMeans, validationMeans;
-  if ((options.earlyStopPatience > 0 || options.halveEvery > 0) &&
-      !routing.hasValidation())
-    throw RuntimeError("early stopping and successive halving rank the "
-                       "models on a validation split: give the data one "
-                       "(fashion_mnist(validation = 0.1), or folds)");
-  // A resumed run goes on inside the epoch it stopped in; one stopped
-  // after its last epoch only reports.
-  int64_t firstEpoch = completedEpochs() + 1;
-  int64_t firstStep = atEpochBoundary() ? 1 : batchIndex + 1;
-  int64_t logEvery = options.logEvery >= 0
-                         ? options.logEvery
-                         : std::max<int64_t>(1, (typicalSteps + 19) / 20);
-  if (firstEpoch > 1 && firstStep == 1)
-    trainMeans = runningMeans();
-  // Successive halving stops models at every multiple of its period.
-  auto halvingDue = [&] {
-    return options.halveEvery > 0 && stepCount % options.halveEvery == 0;
-  };
+bool Trainer::halvingDue() const {
+  return options.halveEvery > 0 && stepCount % options.halveEvery == 0;
+}
 
-  for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
-    progress.beginEpoch();
-    auto start = std::chrono::steady_clock::now();
-    // This epoch's steps (a sequence data set's plan changes a little
-    // from epoch to epoch).
-    startEpochIfDue();
-    int64_t stepsPerEpoch = epochBatches->numBatches();
-    int64_t samplesBefore = totalSamples;
-    for (int64_t step = epoch == firstEpoch ? firstStep : 1;
-         step <= stepsPerEpoch; ++step) {
-      trainNextBatch();
-      for (int64_t model : newlyDiverged)
-        progress.note("mbt: warning: model " + std::to_string(model) +
-                      " diverged at step " + std::to_string(stepCount) +
-                      " (its loss or gradients are not finite); it is frozen "
-                      "at its parameters of the step before, and the other "
-                      "models go on");
-      bool halveNow = halvingDue();
-      if (step < stepsPerEpoch) {
-        // Within the epoch: curve points, evaluations, checkpoints.
-        std::string lines;
-        if (logEvery > 0 && step % logEvery == 0)
-          lines += metricsLines(epoch, "train", runningMeans());
-        bool evalNow =
-            options.evalEvery > 0 && stepCount % options.evalEvery == 0;
-        std::vector<std::vector<double>> tested, held;
-        if (evalNow) {
-          tested = evaluateTest();
-          lines += metricsLines(epoch, "test", tested);
-        }
-        if (evalNow || halveNow) {
-          held = evaluateValidation();
-          if (!held.empty()) {
-            lines += metricsLines(epoch, "validation", held);
-            applyStopping(held, halveNow, progress);
-          }
-        }
-        if (!lines.empty())
-          metrics.append(lines);
-        // A live leaderboard: each evaluation republishes it.
-        if (evalNow)
-          publish(metrics.path(),
-                  buildLeaderboard(runningMeans(), tested, held));
-        if (options.checkpointEvery > 0 &&
-            stepCount % options.checkpointEvery == 0)
-          writeCheckpoint(metrics.path());
-      }
-      double seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - start)
-                           .count();
-      double best = std::numeric_limits<double>::quiet_NaN();
-      for (int64_t model = 0; model < m; ++model) {
-        double loss = runningSums[model * k] / runningWeight;
-        if (!diverged(model) && std::isfinite(loss) &&
-            (std::isnan(best) || loss < best))
-          best = loss;
-      }
-      ProgressSample sample;
-      sample.epoch = epoch;
-      sample.epochs = epochs;
-      sample.step = step;
-      sample.stepsInEpoch = stepsPerEpoch;
-      sample.bestLoss = best;
-      sample.samplesPerSecond =
-          seconds > 0
-              ? static_cast<double>(totalSamples - samplesBefore) / seconds
-              : 0.0;
-      sample.models = m;
-      progress.update(sample, step == stepsPerEpoch);
-    }
-    trainMeans = runningMeans();
-    testMeans = evaluateTest();
-    validationMeans = evaluateValidation();
-    if (!validationMeans.empty())
-      applyStopping(validationMeans, halvingDue(), progress);
-    std::string lines;
-    for (int64_t model = 0; model < m; ++model) {
-      lines += formatMetricsLine(epoch, stepCount, model, "train",
-                                 manifest.outputs, trainMeans[model]);
-      lines += formatMetricsLine(epoch, stepCount, model, "test",
-                                 manifest.outputs, testMeans[model]);
-      if (!validationMeans.empty())
-        lines += formatMetricsLine(epoch, stepCount, model, "validation",
-                                   manifest.outputs, validationMeans[model]);
-    }
-    metrics.append(lines);
-    writeStateDicts();
-    publish(metrics.path(),
-            buildLeaderboard(trainMeans, testMeans, validationMeans));
-    // After the epoch's metrics: a run killed from here on resumes after
-    // this epoch without logging it twice.
-    writeCheckpoint(metrics.path());
+void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
+                         int64_t firstStep) {
+  run.progress.beginEpoch();
+  auto start = std::chrono::steady_clock::now();
+  // This epoch's steps (a sequence data set's plan changes a little
+  // from epoch to epoch).
+  startEpochIfDue();
+  int64_t steps = epochBatches->numBatches();
+  int64_t samplesBefore = totalSamples;
+  for (int64_t step = firstStep; step <= steps; ++step) {
+    trainNextBatch();
+    for (int64_t model : newlyDiverged)
+      run.progress.note("mbt: warning: model " + std::to_string(model) +
+                        " diverged at step " + std::to_string(stepCount) +
+                        " (its loss or gradients are not finite); it is "
+                        "frozen at its parameters of the step before, and "
+                        "the other models go on");
+    if (step < steps)
+      afterStepWithinEpoch(run, epoch, step);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    ProgressSample sample;
+    sample.epoch = epoch;
+    sample.epochs = run.epochs;
+    sample.step = step;
+    sample.stepsInEpoch = steps;
+    sample.bestLoss = bestRunningLoss();
+    sample.samplesPerSecond =
+        seconds > 0
+            ? static_cast<double>(totalSamples - samplesBefore) / seconds
+            : 0.0;
+    sample.models = m;
+    run.progress.update(sample, step == steps);
   }
-  if (testMeans.empty()) { // no epoch trained here: still report the models
-    testMeans = evaluateTest();
-    validationMeans = evaluateValidation();
-  }
+}
 
-  Leaderboard board = buildLeaderboard(trainMeans, testMeans, validationMeans);
-  publish(metrics.path(), board);
-  if (options.report)
-    *options.report << (options.reportJson ? leaderboardToJson(board)
-                                           : formatLeaderboard(board))
-                    << std::flush;
-  return board;
+/// Within the epoch: curve points, evaluations, stopping, checkpoints.
+void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
+                                   int64_t step) {
+  bool halveNow = halvingDue();
+  std::string lines;
+  if (run.logEvery > 0 && step % run.logEvery == 0)
+    lines += metricsLines(epoch, "train", runningMeans());
+  bool evalNow = options.evalEvery > 0 && stepCount % options.evalEvery == 0;
+  std::vector<std::vector<double>> tested, held;
+  if (evalNow) {
+    tested = evaluateTest();
+    lines += metricsLines(epoch, "test", tested);
+  }
+  if (evalNow || halveNow) {
+    held = evaluateValidation();
+    if (!held.empty()) {
+      lines += metricsLines(epoch, "validation", held);
+      applyStopping(held, halveNow, run.progress);
+    }
+  }
+  if (!lines.empty())
+    run.metrics.append(lines);
+  // A live leaderboard: each evaluation republishes it.
+  if (evalNow)
+    publish(run.metrics.path(), buildLeaderboard(runningMeans(), tested, held));
+  if (options.checkpointEvery > 0 && stepCount % options.checkpointEvery == 0)
+    writeCheckpoint(run.metrics.path());
+}
+
+double Trainer::bestRunningLoss() const {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t model = 0; model < m; ++model) {
+    double loss = runningSums[model * k] / runningWeight;
+    if (!diverged(model) && std::isfinite(loss) &&
+        (std::isnan(best) || loss < best))
+      best = loss;
+  }
+  return best;
+}
+
+/// The epoch's means, stopping, metrics, state dicts, leaderboard and
+/// checkpoint.
+Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
+  EpochMeans means;
+  means.train = runningMeans();
+  means.test = evaluateTest();
+  means.validation = evaluateValidation();
+  if (!means.validation.empty())
+    applyStopping(means.validation, halvingDue(), run.progress);
+  std::string lines;
+  for (int64_t model = 0; model < m; ++model) {
+    lines += formatMetricsLine(epoch, stepCount, model, "train",
+                               manifest.outputs, means.train[model]);
+    lines += formatMetricsLine(epoch, stepCount, model, "test",
+                               manifest.outputs, means.test[model]);
+    if (!means.validation.empty())
+      lines += formatMetricsLine(epoch, stepCount, model, "validation",
+                                 manifest.outputs, means.validation[model]);
+  }
+  run.metrics.append(lines);
+  writeStateDicts();
+  publish(run.metrics.path(),
+          buildLeaderboard(means.train, means.test, means.validation));
+  // After the epoch's metrics: a run killed from here on resumes after
+  // this epoch without logging it twice.
+  writeCheckpoint(run.metrics.path());
+  return means;
 }
 
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                             bool halve, ProgressMeter &progress) {
-  auto stop = [&](int64_t model, const std::string &reason) {
-    stoppedAt[model] = stepCount;
-    stopReason[model] = reason;
-    progress.note("mbt: model " + std::to_string(model) + " stopped at step " +
-                  std::to_string(stepCount) + " (" + reason + ")");
-  };
-  if (options.earlyStopPatience > 0)
-    for (int64_t model = 0; model < m; ++model) {
-      if (!training(model))
-        continue;
-      double loss = held[model][0];
-      if (loss < bestValidationLoss[model]) {
-        bestValidationLoss[model] = loss;
-        evaluationsSinceBest[model] = 0;
-      } else if (++evaluationsSinceBest[model] >= options.earlyStopPatience) {
-        stop(model, "early stopping: no lower validation loss in " +
-                        std::to_string(options.earlyStopPatience) +
-                        " evaluations");
-      }
-    }
-  if (!halve)
-    return;
-  // The models still training, best first by the leaderboard's key on the
-  // validation split (a NaN score last); the worse half stops.
   RankKey key = chooseRankKey(manifest.outputs);
-  std::vector<int64_t> active;
-  for (int64_t model = 0; model < m; ++model)
-    if (training(model))
-      active.push_back(model);
-  auto score = [&](int64_t model) { return held[model][key.output]; };
-  std::stable_sort(active.begin(), active.end(), [&](int64_t a, int64_t b) {
-    double sa = score(a), sb = score(b);
-    if (std::isnan(sa) != std::isnan(sb))
-      return std::isnan(sb);
-    return key.descending ? sa > sb : sa < sb;
-  });
-  size_t keep = (active.size() + 1) / 2;
-  for (size_t i = keep; i < active.size(); ++i)
-    stop(active[i], "successive halving: in the worse half of " +
-                        std::to_string(active.size()) + " on validation " +
-                        manifest.outputs[key.output]);
+  for (const StoppedModel &stopped :
+       status.applyStopping(held, options.earlyStopPatience, halve, key,
+                            manifest.outputs[key.output], stepCount))
+    progress.note("mbt: model " + std::to_string(stopped.model) +
+                  " stopped at step " + std::to_string(stepCount) + " (" +
+                  stopped.reason + ")");
 }
 
 std::string

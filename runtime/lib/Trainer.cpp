@@ -126,11 +126,7 @@ void Trainer::setUp() {
   batchSamples.assign(trainSeq ? 0 : batch, 0);
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
-  divergedAt.assign(m, 0);
-  stoppedAt.assign(m, 0);
-  stopReason.assign(m, "");
-  bestValidationLoss.assign(m, std::numeric_limits<double>::infinity());
-  evaluationsSinceBest.assign(m, 0);
+  status = ModelStatus(m);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA) {
     if (trainSeq)
@@ -476,7 +472,7 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
     // A NaN loss says the model did not step: its loss or gradients were
     // not finite (or it was frozen already: diverged or stopped).
     if (stepBuf[model] != 0.0 && !std::isfinite(outBuf.get(model * k))) {
-      divergedAt[model] = stepCount;
+      status.markDiverged(model, stepCount);
       newlyDiverged.push_back(model);
     }
     for (int64_t col = 0; col < k; ++col) {

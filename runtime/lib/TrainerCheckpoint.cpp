@@ -57,11 +57,7 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.batchInEpoch = batchIndex;
   c.runningSums = runningSums;
   c.runningWeight = runningWeight;
-  c.divergedStep = divergedAt;
-  c.stoppedStep = stoppedAt;
-  c.stopReason = stopReason;
-  c.bestValidationLoss = bestValidationLoss;
-  c.evaluationsSinceBest = evaluationsSinceBest;
+  status.saveTo(c);
   c.metricsBytes = metricsBytes;
   c.params = bytesOf(paramsBuf);
   c.state = bytesOf(stateBuf);
@@ -105,11 +101,7 @@ void Trainer::restore(const RunCheckpoint &c) {
   stepCount = c.step;
   runningSums = c.runningSums;
   runningWeight = c.runningWeight;
-  divergedAt = c.divergedStep;
-  stoppedAt = c.stoppedStep;
-  stopReason = c.stopReason;
-  bestValidationLoss = c.bestValidationLoss;
-  evaluationsSinceBest = c.evaluationsSinceBest;
+  status.restoreFrom(c);
   std::memcpy(paramsBuf.raw(), c.params.data(), c.params.size());
   std::memcpy(stateBuf.raw(), c.state.data(), c.state.size());
   if (!c.buffers.empty())

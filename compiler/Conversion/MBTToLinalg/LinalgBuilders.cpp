@@ -16,6 +16,14 @@ Value mlir::mbt::buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
   return b.create<tensor::EmptyOp>(loc, type, dynamic);
 }
 
+Value mlir::mbt::buildEmptyLike(OpBuilder &b, Location loc,
+                                RankedTensorType type, Value like) {
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sources.push_back({like, d});
+  return buildEmpty(b, loc, type, sources);
+}
+
 Value mlir::mbt::buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
                              ArrayRef<std::pair<Value, int64_t>> sources,
                              Attribute value) {

@@ -14,6 +14,10 @@ namespace mlir::mbt {
 Value buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
                  ArrayRef<std::pair<Value, int64_t>> sources);
 
+/// buildEmpty whose dynamic sizes are those of `like` (of the same rank).
+Value buildEmptyLike(OpBuilder &b, Location loc, RankedTensorType type,
+                     Value like);
+
 /// buildEmpty filled with `value`.
 Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<std::pair<Value, int64_t>> sources, Attribute value);

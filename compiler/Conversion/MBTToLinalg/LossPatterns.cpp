@@ -329,6 +329,29 @@ struct CrossEntropyPattern : public OpConversionPattern<CrossEntropyOp> {
   }
 };
 
+/// The adjoint of the logits, one element per logit: a generic over the
+/// logits' shape reading the logits, the rows' max and sum of exp (`max`,
+/// `sumExp`), the labels and `extra` (through `extraMaps`); `body` gets
+/// them in that order.
+Value logitsAdjoint(
+    ClassReductions &r, RankedTensorType type, Value max, Value sumExp,
+    ValueRange extra, ArrayRef<AffineMap> extraMaps,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value init = buildEmptyLike(r.b, r.loc, type, r.logits);
+  SmallVector<Value> ins{r.logits, max, sumExp, r.labels};
+  ins.append(extra.begin(), extra.end());
+  SmallVector<AffineMap> maps{r.id(), r.dropClass(), r.dropClass(),
+                              r.dropClass()};
+  maps.append(extraMaps.begin(), extraMaps.end());
+  maps.push_back(r.id());
+  auto generic = r.b.create<linalg::GenericOp>(
+      r.loc, TypeRange{type}, ins, ValueRange{init}, maps, iterators(r.rank),
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        b.create<linalg::YieldOp>(l, ValueRange{body(b, l, a)});
+      });
+  return generic.getResult(0);
+}
+
 struct CrossEntropyGradPattern
     : public OpConversionPattern<CrossEntropyGradOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -341,26 +364,17 @@ struct CrossEntropyGradPattern
     Value sumExp = r.rowSumExp(max);
     int64_t rank = r.rank;
     Value count = dimAsFloat(rewriter, loc, op.getLogits(), rank - 2, r.elem);
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getLogits(), d});
-    Value init = buildEmpty(rewriter, loc, op.getType(), sources);
     AffineMap dropRowAndClass =
         droppingMap(rewriter.getContext(), rank, {rank - 2, rank - 1});
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{op.getType()},
-        ValueRange{op.getLogits(), max, sumExp, op.getLabels(), op.getGrad()},
-        ValueRange{init},
-        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(), r.dropClass(),
-                            dropRowAndClass, r.id()},
-        iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+    Value grad = logitsAdjoint(
+        r, op.getType(), max, sumExp, op.getGrad(), dropRowAndClass,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           // (softmax - onehot) * g / B
           Value d = r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]);
           Value scale = b.create<arith::DivFOp>(l, a[4], count);
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::MulFOp>(l, d, scale)});
+          return b.create<arith::MulFOp>(l, d, scale);
         });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(op, grad);
     return success();
   }
 };
@@ -487,35 +501,25 @@ struct TokenCrossEntropyGradPattern
   LogicalResult
   matchAndRewrite(TokenCrossEntropyGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    ClassReductions r(rewriter, loc, op.getLogits(), op.getTargets());
+    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value count = r.realTargetCount();
     int64_t rank = r.rank;
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getLogits(), d});
-    Value init = buildEmpty(rewriter, loc, op.getType(), sources);
     AffineMap perStep = droppingMap(rewriter.getContext(), rank,
                                     {rank - 3, rank - 2, rank - 1});
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{op.getType()},
-        ValueRange{op.getLogits(), max, sumExp, op.getTargets(), op.getGrad(),
-                   count},
-        ValueRange{init},
-        ArrayRef<AffineMap>{r.id(), r.dropClass(), r.dropClass(), r.dropClass(),
-                            perStep, perStep, r.id()},
-        iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
+    Value grad = logitsAdjoint(
+        r, op.getType(), max, sumExp, ValueRange{op.getGrad(), count},
+        {perStep, perStep}, [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / n at a real target, 0 at padding.
           Value scale = b.create<arith::DivFOp>(l, a[4], a[5]);
           Value d = b.create<arith::MulFOp>(
               l, r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]), scale);
           Value real = ClassReductions::isRealTarget(b, l, a[3]);
-          b.create<linalg::YieldOp>(l, ValueRange{b.create<arith::SelectOp>(
-                                           l, real, d, r.constant(b, l, 0))});
+          return b.create<arith::SelectOp>(l, real, d, r.constant(b, l, 0))
+              .getResult();
         });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(op, grad);
     return success();
   }
 };

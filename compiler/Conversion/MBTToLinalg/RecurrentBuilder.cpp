@@ -83,10 +83,7 @@ Value RecurrentBuilder::put(Value slice, Value dest, Value t) {
 }
 
 Value RecurrentBuilder::emptyPositions(RankedTensorType type) {
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sources.push_back({inputs, d});
-  return buildEmpty(b, loc, type, sources);
+  return buildEmptyLike(b, loc, type, inputs);
 }
 
 Value RecurrentBuilder::previous(Value all, Value t, Value none) {

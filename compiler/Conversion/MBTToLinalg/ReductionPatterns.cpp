@@ -90,10 +90,7 @@ static Value buildFullShapeGeneric(
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   auto type = cast<RankedTensorType>(input.getType());
   int64_t rank = type.getRank();
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t d = 0; d < rank; ++d)
-    sources.push_back({input, d});
-  Value init = buildEmpty(b, loc, type, sources);
+  Value init = buildEmptyLike(b, loc, type, input);
   SmallVector<Value> operands{input};
   llvm::append_range(operands, reduced);
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
@@ -115,10 +112,7 @@ static Value buildSameShapeGeneric(
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   auto type = cast<RankedTensorType>(operands.front().getType());
   int64_t rank = type.getRank();
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t d = 0; d < rank; ++d)
-    sources.push_back({operands.front(), d});
-  Value init = buildEmpty(b, loc, type, sources);
+  Value init = buildEmptyLike(b, loc, type, operands.front());
   SmallVector<AffineMap> maps(operands.size() + 1,
                               b.getMultiDimIdentityMap(rank));
   return b
@@ -176,16 +170,22 @@ static Value buildWideSum(OpBuilder &b, Location loc, Value input,
       .getResult(0);
 }
 
-struct ReduceSumPattern : public OpConversionPattern<ReduceSumOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// reduce_sum (an f32 sum accumulated in f64: buildWideSum) and reduce_max:
+/// one reduction over the op's axes, built by `build`.
+template <typename OpTy,
+          Value (*build)(OpBuilder &, Location, Value, ArrayRef<int64_t>)>
+struct ReductionPattern : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ReduceSumOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
-        op, buildWideSum(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
+        op, build(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
     return success();
   }
 };
+using ReduceSumPattern = ReductionPattern<ReduceSumOp, buildWideSum>;
+using ReduceMaxPattern = ReductionPattern<ReduceMaxOp, buildMax>;
 
 /// Sum over the broadcast dims, then put their unit dims back.
 struct UnbroadcastPattern : public OpConversionPattern<UnbroadcastOp> {
@@ -214,10 +214,7 @@ struct BroadcastPattern : public OpConversionPattern<BroadcastOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getLike(), d});
-    Value init = buildEmpty(rewriter, loc, type, sources);
+    Value init = buildEmptyLike(rewriter, loc, type, op.getLike());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineMap> maps{droppingMap(ctx, rank, op.getDims()),
                                 rewriter.getMultiDimIdentityMap(rank)};
@@ -227,17 +224,6 @@ struct BroadcastPattern : public OpConversionPattern<BroadcastOp> {
           b.create<linalg::YieldOp>(l, ValueRange{args[0]});
         });
     rewriter.replaceOp(op, generic.getResults());
-    return success();
-  }
-};
-
-struct ReduceMaxPattern : public OpConversionPattern<ReduceMaxOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(ReduceMaxOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildMax(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
     return success();
   }
 };

@@ -85,10 +85,7 @@ struct PositionsPattern : public OpConversionPattern<PositionsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = op.getType();
     int64_t rank = type.getRank();
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getTokens(), d});
-    Value init = buildEmpty(rewriter, op.getLoc(), type, sources);
+    Value init = buildEmptyLike(rewriter, op.getLoc(), type, op.getTokens());
     auto generic = rewriter.create<linalg::GenericOp>(
         op.getLoc(), TypeRange{type}, ValueRange{}, ValueRange{init},
         SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},

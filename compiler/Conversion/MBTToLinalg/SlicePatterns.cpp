@@ -43,10 +43,7 @@ struct ConcatPattern : public OpConversionPattern<ConcatOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getLhs(), d});
-    Value result = buildEmpty(rewriter, loc, type, sources);
+    Value result = buildEmptyLike(rewriter, loc, type, op.getLhs());
     int64_t offset = 0;
     for (Value part : {op.getLhs(), op.getRhs()}) {
       int64_t size = cast<RankedTensorType>(part.getType()).getDimSize(axis);

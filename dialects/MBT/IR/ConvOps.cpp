@@ -126,19 +126,30 @@ LogicalResult Conv2dGradFilterOp::verify() {
   return verifyConvAdjoint(*this, getInput(), getLike(), getGrad());
 }
 
+/// The pooled result type of either pooling op, or an error at `loc`.
+template <typename Adaptor>
+static FailureOr<RankedTensorType> pooledType(std::optional<Location> loc,
+                                              Adaptor adaptor, StringRef name) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  std::string error;
+  auto shape =
+      pool2dResultShape(input.getShape(), adaptor.getKernel(),
+                        adaptor.getStride(), adaptor.getPadding(), name, error);
+  if (!shape)
+    return shapeError(loc, error);
+  return withShape(input, *shape);
+}
+
 LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  std::string error;
-  auto shape = pool2dResultShape(input.getShape(), adaptor.getKernel(),
-                                 adaptor.getStride(), adaptor.getPadding(),
-                                 "max_pool2d", error);
-  if (!shape)
-    return shapeError(loc, error);
-  results.push_back(withShape(input, *shape));
-  results.push_back(RankedTensorType::get(*shape, IntegerType::get(ctx, 32)));
+  auto pooled = pooledType(loc, adaptor, "max_pool2d");
+  if (failed(pooled))
+    return failure();
+  results.push_back(*pooled);
+  results.push_back(
+      RankedTensorType::get(pooled->getShape(), IntegerType::get(ctx, 32)));
   return success();
 }
 
@@ -146,14 +157,10 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  std::string error;
-  auto shape = pool2dResultShape(input.getShape(), adaptor.getKernel(),
-                                 adaptor.getStride(), adaptor.getPadding(),
-                                 "avg_pool2d", error);
-  if (!shape)
-    return shapeError(loc, error);
-  results.push_back(withShape(input, *shape));
+  auto pooled = pooledType(loc, adaptor, "avg_pool2d");
+  if (failed(pooled))
+    return failure();
+  results.push_back(*pooled);
   return success();
 }
 

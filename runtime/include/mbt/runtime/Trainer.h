@@ -22,6 +22,8 @@
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/LengthBatching.h"
+#include "mbt/runtime/MetricsLog.h"
+#include "mbt/runtime/ModelStatus.h"
 #include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/SequenceDataset.h"
@@ -131,17 +133,23 @@ public:
   /// `out` of the last train step: [M][K] (NaN before the first step).
   std::vector<std::vector<double>> lastTrainOutputs() const;
   /// Whether model `model`'s loss or gradients were ever NaN/inf.
-  bool diverged(int64_t model) const { return divergedAt[model] != 0; }
+  bool diverged(int64_t model) const { return status.diverged(model); }
   /// Per model, the train step (1-based) whose loss or gradients were not
   /// finite, or 0. From that step on the model is frozen: the steps leave
   /// its parameters and state as they were after the step before, and the
   /// other models train on unchanged (docs/abi.md, version 6).
-  const std::vector<int64_t> &divergedSteps() const { return divergedAt; }
+  const std::vector<int64_t> &divergedSteps() const {
+    return status.divergedSteps();
+  }
   /// Per model, the step at which run()'s early stopping or successive
   /// halving stopped it, or 0. A stopped model is frozen like a diverged
   /// one; stopReasons() says which policy stopped it.
-  const std::vector<int64_t> &stoppedSteps() const { return stoppedAt; }
-  const std::vector<std::string> &stopReasons() const { return stopReason; }
+  const std::vector<int64_t> &stoppedSteps() const {
+    return status.stoppedSteps();
+  }
+  const std::vector<std::string> &stopReasons() const {
+    return status.stopReasons();
+  }
 
 private:
   /// The buffers and the initial parameters; the constructors' shared part
@@ -191,9 +199,21 @@ private:
   /// Writes every model's parameters as outDir/models/model-<i>.pt.
   void writeStateDicts() const;
   /// Whether `model` takes part in train steps (not diverged or stopped).
-  bool training(int64_t model) const {
-    return !divergedAt[model] && !stoppedAt[model];
-  }
+  bool training(int64_t model) const { return status.training(model); }
+  // The parts of run() (TrainLoop.cpp).
+  struct RunContext;
+  struct EpochMeans {
+    std::vector<std::vector<double>> train, test, validation;
+  };
+  /// Opens metrics.jsonl: resumes the checkpointed run, or starts anew.
+  MetricsLog startRun();
+  void trainEpoch(const RunContext &run, int64_t epoch, int64_t firstStep);
+  void afterStepWithinEpoch(const RunContext &run, int64_t epoch, int64_t step);
+  EpochMeans finishEpoch(const RunContext &run, int64_t epoch);
+  /// Whether successive halving stops models at this step.
+  bool halvingDue() const;
+  /// The lowest running train loss of the models that did not diverge.
+  double bestRunningLoss() const;
   /// Applies early stopping and, when `halve`, successive halving to the
   /// validation means `held` ([M][K]); reports each stopped model.
   void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
@@ -352,14 +372,8 @@ private:
   /// next-token targets (a per-token loss stays per token over the epoch).
   int64_t loadedWeight = 0;
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
-  /// Per model, the step its loss or gradients were not finite (0: never).
-  std::vector<int64_t> divergedAt;
-  /// Stopping policies: the step and reason a model was stopped, and early
-  /// stopping's best validation loss and evaluations since it.
-  std::vector<int64_t> stoppedAt;
-  std::vector<std::string> stopReason;
-  std::vector<double> bestValidationLoss;
-  std::vector<int64_t> evaluationsSinceBest;
+  /// Which models still train: divergence and the stopping policies.
+  ModelStatus status;
   /// Models that diverged in the last train step, for run() to report.
   std::vector<int64_t> newlyDiverged;
 };

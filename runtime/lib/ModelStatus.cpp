@@ -1,0 +1,86 @@
+//===- ModelStatus.cpp - Which models of a batch still train --------------===//
+
+#include "mbt/runtime/ModelStatus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace mbt {
+namespace runtime {
+
+ModelStatus::ModelStatus(int64_t models)
+    : divergedAt(models, 0), stoppedAt(models, 0), stopReason(models),
+      bestValidationLoss(models, std::numeric_limits<double>::infinity()),
+      evaluationsSinceBest(models, 0) {}
+
+void ModelStatus::stop(int64_t model, int64_t step, std::string reason,
+                       std::vector<StoppedModel> &stopped) {
+  stoppedAt[model] = step;
+  stopReason[model] = reason;
+  stopped.push_back({model, std::move(reason)});
+}
+
+std::vector<StoppedModel>
+ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
+                           int64_t patience, bool halve, const RankKey &key,
+                           const std::string &keyName, int64_t step) {
+  std::vector<StoppedModel> stopped;
+  int64_t models = static_cast<int64_t>(divergedAt.size());
+  if (patience > 0)
+    for (int64_t model = 0; model < models; ++model) {
+      if (!training(model))
+        continue;
+      double loss = held[model][0];
+      if (loss < bestValidationLoss[model]) {
+        bestValidationLoss[model] = loss;
+        evaluationsSinceBest[model] = 0;
+      } else if (++evaluationsSinceBest[model] >= patience) {
+        stop(model, step,
+             "early stopping: no lower validation loss in " +
+                 std::to_string(patience) + " evaluations",
+             stopped);
+      }
+    }
+  if (!halve)
+    return stopped;
+  // The models still training, best first by the leaderboard's key on the
+  // validation split (a NaN score last); the worse half stops.
+  std::vector<int64_t> active;
+  for (int64_t model = 0; model < models; ++model)
+    if (training(model))
+      active.push_back(model);
+  auto score = [&](int64_t model) { return held[model][key.output]; };
+  std::stable_sort(active.begin(), active.end(), [&](int64_t a, int64_t b) {
+    double sa = score(a), sb = score(b);
+    if (std::isnan(sa) != std::isnan(sb))
+      return std::isnan(sb);
+    return key.descending ? sa > sb : sa < sb;
+  });
+  size_t keep = (active.size() + 1) / 2;
+  for (size_t i = keep; i < active.size(); ++i)
+    stop(active[i], step,
+         "successive halving: in the worse half of " +
+             std::to_string(active.size()) + " on validation " + keyName,
+         stopped);
+  return stopped;
+}
+
+void ModelStatus::saveTo(RunCheckpoint &c) const {
+  c.divergedStep = divergedAt;
+  c.stoppedStep = stoppedAt;
+  c.stopReason = stopReason;
+  c.bestValidationLoss = bestValidationLoss;
+  c.evaluationsSinceBest = evaluationsSinceBest;
+}
+
+void ModelStatus::restoreFrom(const RunCheckpoint &c) {
+  divergedAt = c.divergedStep;
+  stoppedAt = c.stoppedStep;
+  stopReason = c.stopReason;
+  bestValidationLoss = c.bestValidationLoss;
+  evaluationsSinceBest = c.evaluationsSinceBest;
+}
+
+} // namespace runtime
+} // namespace mbt

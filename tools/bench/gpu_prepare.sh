@@ -11,7 +11,7 @@
 #                                               precision = P, P in {bf16,
 #                                               f16}: its GEMMs on the
 #                                               tensor cores
-#   build-gpu/deps/                             nlohmann/json and zlib
+#   build-gpu/deps/                             nlohmann/json, CLI11 and zlib
 #                                               headers for the runtime build
 #   build-gpu/data/                             Fashion-MNIST (30 MB), for
 #                                               one epoch trained by mbt-run
@@ -28,27 +28,14 @@ while [ $# -gt 0 ]; do
     *) echo "gpu_prepare.sh: error: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
+# shellcheck source=tools/bench/mlp_spec.sh
+source "$here/tools/bench/mlp_spec.sh"
 out="$here/build-gpu"
 rm -rf "$out/artifacts" "$out/deps" "$out/data"
 mkdir -p "$out/artifacts" "$out/deps"
 for n in 1 64 1024; do
-  cat > "$out/artifacts/mlp-s-$n.mbt" <<SPEC
-model mlp {
-  input  x: f32[784]
-  target y: class[10]
-  param  w0: f32[784, 128] = kaiming_uniform
-  param  b0: f32[128] = zeros
-  param  w1: f32[128, 10] = kaiming_uniform
-  param  b1: f32[10] = zeros
-  logits = relu(x @ w0 + b0) @ w1 + b1
-  loss   = cross_entropy(logits, y)
-}
-sweep {
-  models = $n
-  optim  = adam(lr = logspace(1e-4, 1e-2, models))
-  data   = fashion_mnist(batch = 128)
-}
-SPEC
+  mlp_spec 784,128,10 "$n" "adam(lr = logspace(1e-4, 1e-2, models))" \
+    "fashion_mnist(batch = 128)" > "$out/artifacts/mlp-s-$n.mbt"
   # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
   [ "$n" = 1 ] || "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
   "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
@@ -65,6 +52,6 @@ done
 data="${MBT_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 mkdir -p "$out/data"
 cp "$data"/*-idx?-ubyte* "$out/data/"
-cp -r /usr/include/nlohmann "$out/deps/"
+cp -r /usr/include/nlohmann /usr/include/CLI "$out/deps/"
 cp /usr/include/zlib.h /usr/include/zconf.h "$out/deps/"
 du -sh "$out"

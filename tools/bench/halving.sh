@@ -11,25 +11,10 @@ bin="${MBT_BUILD_DIR:-$here/build}/bin"  # MBT_BUILD_DIR: another build tree
 runs=${1:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat > "$work/sweep.mbt" <<'SPEC'
-model mlp {
-  input  x: f32[784]
-  target y: class[10]
-  param  w1: f32[784, 256] = kaiming_uniform
-  param  b1: f32[256] = zeros
-  param  w2: f32[256, 10] = kaiming_uniform
-  param  b2: f32[10] = zeros
-  logits = relu(x @ w1 + b1) @ w2 + b2
-  loss   = cross_entropy(logits, y)
-  metric acc = accuracy(logits, y)
-}
-sweep {
-  models = 16
-  optim  = sgd(lr = logspace(1e-4, 1e-1, models))
-  data   = fashion_mnist(batch = 128, validation = 0.1)
-  epochs = 1
-}
-SPEC
+# shellcheck source=tools/bench/mlp_spec.sh
+source "$here/tools/bench/mlp_spec.sh"
+mlp_spec --metric 784,256,10 16 "sgd(lr = logspace(1e-4, 1e-1, models))" \
+  "fashion_mnist(batch = 128, validation = 0.1)" "epochs = 1" > "$work/sweep.mbt"
 "$bin/mbtc" "$work/sweep.mbt" -o "$work/sweep.so"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 farm-bench -n "$runs" --warmup 0 --timeout 1200 \

@@ -50,33 +50,8 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 gemm=$("$venv/bin/python3" "$here/tools/bench/peers.py" --layers 1,1 --models 1 --batch 1 --steps 0 --threads "$threads" --peers "" --gemm 2>/dev/null | awk '/^GEMM/ {print $3}')
 echo "float32 GEMM rate (torch.mm 2048^3, $threads threads): $gemm GFLOP/s"
 
-# spec WIDTHS MODELS BATCH: a ReLU MLP sweep with Adam, lr logspace.
-spec() {
-  local widths="$1" models="$2" batch="$3"
-  IFS=, read -r -a w <<< "$widths"
-  {
-    echo "model mlp {"
-    echo "  input  x: f32[${w[0]}]"
-    echo "  target y: class[${w[-1]}]"
-    local h="x" n=$(( ${#w[@]} - 1 ))
-    for ((i = 0; i < n; i++)); do
-      echo "  param  w$i: f32[${w[i]}, ${w[i+1]}] = kaiming_uniform"
-      echo "  param  b$i: f32[${w[i+1]}] = zeros"
-      if (( i + 1 < n )); then
-        echo "  h$i = relu($h @ w$i + b$i)"; h="h$i"
-      else
-        echo "  logits = $h @ w$i + b$i"
-      fi
-    done
-    echo "  loss   = cross_entropy(logits, y)"
-    echo "}"
-    echo "sweep {"
-    echo "  models = $models"
-    echo "  optim  = adam(lr = logspace(1e-4, 1e-1, models))"
-    echo "  data   = fashion_mnist(batch = $batch)"
-    echo "}"
-  }
-}
+# shellcheck source=tools/bench/mlp_spec.sh
+source "$here/tools/bench/mlp_spec.sh"
 
 # Training FLOPs per sample per model: forward 2*sum(w_i w_i+1), backward
 # the weight gradients (as much again) and the input gradients of every
@@ -106,7 +81,8 @@ mbt_rate() {
 
 run() {
   local name="$1" widths="$2" batch="$3" models="$4"
-  spec "$widths" "$models" "$batch" > "$work/$name-$models.mbt"
+  mlp_spec "$widths" "$models" "adam(lr = logspace(1e-4, 1e-1, models))" \
+    "fashion_mnist(batch = $batch)" > "$work/$name-$models.mbt"
   local start end
   start=$(date +%s%N)
   "$bin/mbtc" "$work/$name-$models.mbt" -o "$work/$name-$models.so"

@@ -83,11 +83,9 @@ struct EmbeddingGradPattern : public OpConversionPattern<EmbeddingGradOp> {
     int64_t leading = type.getRank() - 2;
     Value indices = op.getIndices(), grad = op.getGrad();
     int64_t positions = cast<RankedTensorType>(indices.getType()).getRank();
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      sources.push_back({op.getLike(), d});
-    Value table = buildFilled(rewriter, loc, type, sources,
-                              rewriter.getFloatAttr(type.getElementType(), 0));
+    Value table =
+        buildFilledLike(rewriter, loc, type, op.getLike(),
+                        rewriter.getFloatAttr(type.getElementType(), 0));
     Value rows = rewriter.create<tensor::DimOp>(loc, table, leading);
     Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
     Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);

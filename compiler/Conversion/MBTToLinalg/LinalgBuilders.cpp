@@ -32,6 +32,14 @@ Value mlir::mbt::buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
   return b.create<linalg::FillOp>(loc, fill, empty).getResult(0);
 }
 
+Value mlir::mbt::buildFilledLike(OpBuilder &b, Location loc,
+                                 RankedTensorType type, Value like,
+                                 Attribute value) {
+  Value empty = buildEmptyLike(b, loc, type, like);
+  Value fill = b.create<arith::ConstantOp>(loc, cast<TypedAttr>(value));
+  return b.create<linalg::FillOp>(loc, fill, empty).getResult(0);
+}
+
 SmallVector<std::pair<Value, int64_t>>
 mlir::mbt::sizeSources(RankedTensorType type, ValueRange candidates) {
   SmallVector<std::pair<Value, int64_t>> sources;

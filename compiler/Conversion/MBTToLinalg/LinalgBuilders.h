@@ -18,6 +18,10 @@ Value buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
 Value buildEmptyLike(OpBuilder &b, Location loc, RankedTensorType type,
                      Value like);
 
+/// buildEmptyLike filled with `value`.
+Value buildFilledLike(OpBuilder &b, Location loc, RankedTensorType type,
+                      Value like, Attribute value);
+
 /// buildEmpty filled with `value`.
 Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
                   ArrayRef<std::pair<Value, int64_t>> sources, Attribute value);

@@ -39,10 +39,7 @@ Value RecurrentBuilder::zeros(RankedTensorType type,
 
 Value RecurrentBuilder::zerosLike(Value like) {
   auto type = cast<RankedTensorType>(like.getType());
-  SmallVector<std::pair<Value, int64_t>> sources;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sources.push_back({like, d});
-  return zeros(type, sources);
+  return buildFilledLike(b, loc, type, like, b.getFloatAttr(element, 0.0));
 }
 
 void RecurrentBuilder::sliceAt(Value v, Value t,

@@ -83,12 +83,9 @@ struct SliceGradPattern : public OpConversionPattern<SliceGradOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
-    SmallVector<std::pair<Value, int64_t>> sources;
-    for (int64_t d = 0; d < rank; ++d)
-      sources.push_back({op.getLike(), d});
     Value zeros =
-        buildFilled(rewriter, loc, type, sources,
-                    rewriter.getFloatAttr(type.getElementType(), 0.0));
+        buildFilledLike(rewriter, loc, type, op.getLike(),
+                        rewriter.getFloatAttr(type.getElementType(), 0.0));
     int64_t size = op.getGrad().getType().getDimSize(axis);
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
         op, op.getGrad(), zeros, offsetsAt(rewriter, rank, axis, op.getStart()),

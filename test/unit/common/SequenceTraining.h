@@ -37,6 +37,28 @@ inline std::string listOf(const std::vector<double> &values) {
   return os.str();
 }
 
+/// A token model `name` over byte tokens (with `target` its target type)
+/// whose body is `network`, trained by cross-entropy as a sweep of one
+/// model per learning rate in `lrs` (Adam, seeds `seeds`) on fortunes,
+/// batched by `batching`; `extraSweep` adds settings.
+inline std::string
+tokenModelSpec(const std::string &name, const std::string &target,
+               const std::string &network, const std::vector<double> &lrs,
+               const std::vector<double> &seeds, const std::string &batching,
+               const std::string &extraSweep = "") {
+  std::ostringstream os;
+  os << "import \"nn\"\nmodel " << name << " {\n  input  x: tokens[259]\n"
+     << "  target y: " << target << "\n"
+     << network << "  loss   = cross_entropy(logits, y)\n"
+     << "  metric acc = accuracy(logits, y)\n}\n"
+     << "sweep {\n  models = " << lrs.size() << "\n  seed   = " << listOf(seeds)
+     << "\n  optim  = adam(lr = " << listOf(lrs) << ")\n"
+     << "  data   = fortunes(batching = " << batching
+     << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
+     << extraSweep << "}\n";
+  return os.str();
+}
+
 /// Options of a quiet run whose results go next to the artifact.
 inline runtime::TrainOptions quietOptions(const std::string &artifactPath) {
   runtime::TrainOptions options;

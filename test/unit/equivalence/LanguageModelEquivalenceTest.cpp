@@ -54,29 +54,8 @@ std::string spec(const std::vector<double> &lrs,
                  const std::vector<double> &seeds, const char *network,
                  const std::string &batching = "dynamic",
                  const std::string &extraSweep = "") {
-  std::ostringstream os;
-  os << "import \"nn\"\n"
-        "model lm {\n"
-        "  input  x: tokens[259]\n"
-        "  target y: tokens[259]\n"
-     << network
-     << "  loss   = cross_entropy(logits, y)\n"
-        "  metric acc = accuracy(logits, y)\n"
-        "}\n"
-        "sweep {\n"
-        "  models = "
-     << lrs.size()
-     << "\n"
-        "  seed   = "
-     << listOf(seeds)
-     << "\n"
-        "  optim  = adam(lr = "
-     << listOf(lrs)
-     << ")\n"
-        "  data   = fortunes(batching = "
-     << batching << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
-     << extraSweep << "}\n";
-  return os.str();
+  return mbt::test::tokenModelSpec("lm", "tokens[259]", network, lrs, seeds,
+                                   batching, extraSweep);
 }
 
 /// `count` texts of 0 to 50 bytes, each counting up from a random byte

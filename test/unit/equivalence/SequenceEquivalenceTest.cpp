@@ -65,30 +65,8 @@ std::string spec(const std::vector<double> &lrs,
                  const std::vector<double> &seeds,
                  const std::string &batching = "dynamic",
                  const char *network = kBag) {
-  std::ostringstream os;
-  os << "import \"nn\"\n"
-        "model bag {\n"
-        "  input  x: tokens[259]\n"
-        "  target y: class[5]\n"
-     << network
-     << "  loss   = cross_entropy(logits, y)\n"
-        "  metric acc = accuracy(logits, y)\n"
-        "}\n"
-        "sweep {\n"
-        "  models = "
-     << lrs.size()
-     << "\n"
-        "  seed   = "
-     << listOf(seeds)
-     << "\n"
-        "  optim  = adam(lr = "
-     << listOf(lrs)
-     << ")\n"
-        "  data   = fortunes(batching = "
-     << batching
-     << ", token_budget = 512, window = 64, shuffle_seed = 9)\n"
-        "}\n";
-  return os.str();
+  return mbt::test::tokenModelSpec("bag", "class[5]", network, lrs, seeds,
+                                   batching);
 }
 
 /// `count` sequences of 1 to 60 byte tokens whose label depends on which

@@ -45,17 +45,13 @@ public:
   /// the rank of y: 2 for class indices, 3 for next tokens.
   template <typename T = float, typename X = T, int YRank = 2>
   TrainStepFnOf<T, X, YRank> trainStep() const {
-    checkDType(dtypeOf<T>(), "mbt_train_step");
-    checkInput<X>("mbt_train_step");
-    checkTargetRank(YRank, "mbt_train_step");
-    return reinterpret_cast<TrainStepFnOf<T, X, YRank>>(trainFn);
+    return stepEntry<TrainStepFnOf<T, X, YRank>, T, X, YRank>(
+        trainFn, "mbt_train_step", "mbt_train_step");
   }
   template <typename T = float, typename X = T, int YRank = 2>
   EvalStepFnOf<T, X, YRank> evalStep() const {
-    checkDType(dtypeOf<T>(), "mbt_eval_step");
-    checkInput<X>("mbt_eval_step");
-    checkTargetRank(YRank, "mbt_eval_step");
-    return reinterpret_cast<EvalStepFnOf<T, X, YRank>>(evalFn);
+    return stepEntry<EvalStepFnOf<T, X, YRank>, T, X, YRank>(
+        evalFn, "mbt_eval_step", "mbt_eval_step");
   }
   /// The optimizer step alone (docs/abi.md); null for an artifact built
   /// before mbtc exported it.
@@ -67,19 +63,13 @@ public:
   /// workspace"); the optimizer step's is null when that step is.
   template <typename T = float, typename X = T, int YRank = 2>
   TrainStepWorkspaceFnOf<T, X, YRank> trainStepWorkspace() const {
-    checkDType(dtypeOf<T>(), "mbt_train_step_workspace_bytes");
-    checkInput<X>("mbt_train_step");
-    checkTargetRank(YRank, "mbt_train_step");
-    return reinterpret_cast<TrainStepWorkspaceFnOf<T, X, YRank>>(
-        trainWorkspaceFn);
+    return stepEntry<TrainStepWorkspaceFnOf<T, X, YRank>, T, X, YRank>(
+        trainWorkspaceFn, "mbt_train_step_workspace_bytes", "mbt_train_step");
   }
   template <typename T = float, typename X = T, int YRank = 2>
   EvalStepWorkspaceFnOf<T, X, YRank> evalStepWorkspace() const {
-    checkDType(dtypeOf<T>(), "mbt_eval_step_workspace_bytes");
-    checkInput<X>("mbt_eval_step");
-    checkTargetRank(YRank, "mbt_eval_step");
-    return reinterpret_cast<EvalStepWorkspaceFnOf<T, X, YRank>>(
-        evalWorkspaceFn);
+    return stepEntry<EvalStepWorkspaceFnOf<T, X, YRank>, T, X, YRank>(
+        evalWorkspaceFn, "mbt_eval_step_workspace_bytes", "mbt_eval_step");
   }
   template <typename T = float>
   OptimizerStepWorkspaceFnOf<T> optimizerStepWorkspace() const {
@@ -90,6 +80,16 @@ public:
 
 private:
   Artifact() = default;
+  /// `fn` as the entry point `Fn` of a step on buffers of T, x of X and y
+  /// of rank YRank; throws unless they fit the artifact. `entry` names
+  /// the symbol in the dtype's message, `step` the step in the others.
+  template <typename Fn, typename T, typename X, int YRank>
+  Fn stepEntry(void *fn, const char *entry, const char *step) const {
+    checkDType(dtypeOf<T>(), entry);
+    checkInput<X>(step);
+    checkTargetRank(YRank, step);
+    return reinterpret_cast<Fn>(fn);
+  }
   void close();
   void checkDType(DType requested, const char *entry) const;
   /// Throws unless X fits the input: int32_t for token ids, else T.

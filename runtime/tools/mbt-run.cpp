@@ -37,6 +37,12 @@ const CLI::Validator kCount(
     },
     "");
 
+/// An option that takes a count N into `field`.
+void addCount(CLI::App &app, const std::string &name, int64_t &field,
+              const std::string &help) {
+  app.add_option(name, field, help)->check(kCount)->type_name("N");
+}
+
 /// Declares mbt-run's options on `app`, each writing its field of
 /// `request`.
 void addOptions(CLI::App &app, RunRequest &request) {
@@ -47,9 +53,7 @@ void addOptions(CLI::App &app, RunRequest &request) {
   app.add_option("--out", train.outDir,
                  "Results directory (default: DIR_OF_ARTIFACT/results)")
       ->type_name("DIR");
-  app.add_option("--epochs", train.epochs, "Override the manifest's epochs")
-      ->check(kCount)
-      ->type_name("N");
+  addCount(app, "--epochs", train.epochs, "Override the manifest's epochs");
   app.add_option("--data-dir", request.dataDir,
                  "Data directory (default: $MBT_DATA_DIR or "
                  "/usr/share/datasets/fashion-mnist)")
@@ -57,38 +61,26 @@ void addOptions(CLI::App &app, RunRequest &request) {
   app.add_flag("--quiet", train.quiet, "No progress line");
   app.add_flag("--json", train.reportJson,
                "Print the leaderboard as JSON (no progress, no table)");
-  app.add_option("--bench-steps", request.benchSteps,
-                 "Time N training steps (after 5 warm-up steps), print the "
-                 "throughput, write nothing")
-      ->check(kCount)
-      ->type_name("N");
-  app.add_option("--checkpoint-every", train.checkpointEvery,
-                 "Also write DIR/checkpoint.mbtrun every N steps (always at "
-                 "the end of each epoch)")
-      ->check(kCount)
-      ->type_name("N");
+  addCount(app, "--bench-steps", request.benchSteps,
+           "Time N training steps (after 5 warm-up steps), print the "
+           "throughput, write nothing");
+  addCount(app, "--checkpoint-every", train.checkpointEvery,
+           "Also write DIR/checkpoint.mbtrun every N steps (always at "
+           "the end of each epoch)");
   app.add_flag("--resume", train.resume,
                "Continue the run whose checkpoint is in DIR");
-  app.add_option("--log-every", train.logEvery,
-                 "Log each model's running train means every N steps "
-                 "(default: ~20 times an epoch; 0: epoch ends only)")
-      ->check(kCount)
-      ->type_name("N");
-  app.add_option("--eval-every", train.evalEvery,
-                 "Also evaluate the test split every N steps (default: "
-                 "epoch ends only)")
-      ->check(kCount)
-      ->type_name("N");
-  app.add_option("--early-stop", train.earlyStopPatience,
-                 "Stop a model whose validation loss has not improved in N "
-                 "evaluations")
-      ->check(kCount)
-      ->type_name("N");
-  app.add_option("--halve-every", train.halveEvery,
-                 "Every N steps, stop the worse half of the models still "
-                 "training (by validation)")
-      ->check(kCount)
-      ->type_name("N");
+  addCount(app, "--log-every", train.logEvery,
+           "Log each model's running train means every N steps "
+           "(default: ~20 times an epoch; 0: epoch ends only)");
+  addCount(app, "--eval-every", train.evalEvery,
+           "Also evaluate the test split every N steps (default: "
+           "epoch ends only)");
+  addCount(app, "--early-stop", train.earlyStopPatience,
+           "Stop a model whose validation loss has not improved in N "
+           "evaluations");
+  addCount(app, "--halve-every", train.halveEvery,
+           "Every N steps, stop the worse half of the models still "
+           "training (by validation)");
   app.add_option("--steps", request.stepsFile,
                  "Token sequences: train every epoch on this plan of steps "
                  "(JSONL, as mbt-data batch --steps-out writes) instead of "

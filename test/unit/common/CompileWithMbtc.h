@@ -102,6 +102,15 @@ inline std::string compileSpec(const std::string &name,
   return compileFile(name, path);
 }
 
+/// The sweep of the gradient and reference tests: one model, plain SGD with
+/// a learning rate of 1 (a step moves it by its gradient), on `data`;
+/// `settings` adds lines.
+inline std::string oneModelSgdSweep(const std::string &data,
+                                    const std::string &settings = "") {
+  return "sweep {\n  models = 1\n  optim  = sgd(lr = 1.0)\n  data   = " + data +
+         "\n" + settings + "}\n";
+}
+
 } // namespace mbt::test
 
 #endif

@@ -57,12 +57,8 @@ std::string specWithLoss(const std::string &params, const std::string &body,
          "  target y: class[4]\n" +
          params + body + "  loss   = " + loss +
          "\n"
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fashion_mnist(batch = 5)\n"
-         "}\n";
+         "}\n" +
+         mbt::test::oneModelSgdSweep("fashion_mnist(batch = 5)");
 }
 
 /// A one-model spec over an image x: f32[2, 6, 6] (channels first), the
@@ -527,12 +523,8 @@ TEST(GradientCheck, MatrixInputFlattenReshape) {
       "  g      = reshape(flatten(x) * flatten(reshape(u, [2, -1])), [3, 2])\n"
       "  logits = flatten(x) @ w + cols @ v + mean(g, axis = -1) @ v\n"
       "  loss   = cross_entropy(logits, y)\n"
-      "}\n"
-      "sweep {\n"
-      "  models = 1\n"
-      "  optim  = sgd(lr = 1.0)\n"
-      "  data   = fashion_mnist(batch = 5)\n"
-      "}\n");
+      "}\n" +
+          mbt::test::oneModelSgdSweep("fashion_mnist(batch = 5)"));
 }
 
 // concat of batched values and of parameters, slices with negative bounds

@@ -44,12 +44,8 @@ std::string languageModelSpec(const std::string &params,
          params + body +
          "  loss   = cross_entropy(logits, y)\n"
          "  metric acc = accuracy(logits, y)\n"
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fortunes\n"
-         "}\n";
+         "}\n" +
+         mbt::test::oneModelSgdSweep("fortunes");
 }
 
 // Token and position embeddings, causal two-head attention over

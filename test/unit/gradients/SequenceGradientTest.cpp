@@ -48,12 +48,8 @@ std::string tokenSpec(const std::string &params, const std::string &body) {
          std::to_string(kClasses) + "]\n" + params + body +
          "  loss   = cross_entropy(logits, y)\n"
          "  metric acc = accuracy(logits, y)\n"
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fortunes\n"
-         "}\n";
+         "}\n" +
+         mbt::test::oneModelSgdSweep("fortunes");
 }
 
 // Embedding rows through a nonlinearity, pooled over the real tokens, then

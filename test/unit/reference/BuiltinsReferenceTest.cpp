@@ -79,15 +79,9 @@ std::string spec(int64_t classes, int64_t batch, const std::string &body,
          dims +
          "]\n"
          "  target y: class[" +
-         std::to_string(classes) + "]\n" + body +
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fashion_mnist(batch = " +
-         std::to_string(batch) +
-         ")\n"
-         "}\n";
+         std::to_string(classes) + "]\n" + body + "}\n" +
+         mbt::test::oneModelSgdSweep(
+             "fashion_mnist(batch = " + std::to_string(batch) + ")");
 }
 
 /// The batch and parameters in torch (float64), for a case's reference.

@@ -43,11 +43,8 @@ constexpr int64_t kBatch = 8, kFeatures = 16, kClasses = 4;
 
 std::string spec(bool bf16) {
   return mbt::test::mlpModel() +
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fashion_mnist(batch = 8)\n" +
-         (bf16 ? "  precision = bf16\n" : "") + "}\n";
+         mbt::test::oneModelSgdSweep("fashion_mnist(batch = 8)",
+                                     bf16 ? "  precision = bf16\n" : "");
 }
 
 /// The loss and gradient (one SGD step at lr 1) of a one-model artifact.
@@ -194,12 +191,9 @@ std::string attentionSpec(bool bf16) {
              "causal = true)\n"
              "  logits = masked_mean(h + a, x) @ w\n"
              "  loss   = cross_entropy(logits, y)\n"
-             "}\n"
-             "sweep {\n"
-             "  models = 1\n"
-             "  optim  = sgd(lr = 1.0)\n"
-             "  data   = fortunes\n") +
-         (bf16 ? "  precision = bf16\n" : "") + "}\n";
+             "}\n") +
+         mbt::test::oneModelSgdSweep("fortunes",
+                                     bf16 ? "  precision = bf16\n" : "");
 }
 
 /// The attention classifier in LibTorch, f32, every product's operands

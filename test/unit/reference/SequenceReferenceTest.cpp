@@ -65,15 +65,11 @@ std::string spec(bool causal) {
          ") @ wo\n"
          "  logits = masked_mean(h + a, x) @ w\n"
          "  loss   = cross_entropy(logits, y)\n"
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fortunes\n"
-         "}\n";
+         "}\n" +
+         mbt::test::oneModelSgdSweep("fortunes");
 }
 
-const char *kGruSpec =
+const std::string kGruSpec =
     "model m {\n"
     "  input  x: tokens[259]\n"
     "  target y: class[3]\n"
@@ -86,12 +82,8 @@ const char *kGruSpec =
     "  s      = gru_scan(embedding(x, table) @ w_ih + b_ih, w_hh, b_hh, x)\n"
     "  logits = masked_mean(s, x) @ w\n"
     "  loss   = cross_entropy(logits, y)\n"
-    "}\n"
-    "sweep {\n"
-    "  models = 1\n"
-    "  optim  = sgd(lr = 1.0)\n"
-    "  data   = fortunes\n"
-    "}\n";
+    "}\n" +
+    mbt::test::oneModelSgdSweep("fortunes");
 
 /// kGruSpec with an LSTM: 4 gates.
 std::string lstmSpec() {
@@ -282,12 +274,8 @@ std::string languageModelSpec(const std::string &params,
          "  target y: tokens[259]\n" +
          params + body +
          "  loss   = cross_entropy(logits, y)\n"
-         "}\n"
-         "sweep {\n"
-         "  models = 1\n"
-         "  optim  = sgd(lr = 1.0)\n"
-         "  data   = fortunes\n"
-         "}\n";
+         "}\n" +
+         mbt::test::oneModelSgdSweep("fortunes");
 }
 
 /// 6 framed samples [begin, 0 to 9 bytes, end].

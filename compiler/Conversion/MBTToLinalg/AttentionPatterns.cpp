@@ -304,11 +304,12 @@ struct AttentionPattern : public OpConversionPattern<AttentionOp> {
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
+    AttentionBuilder a(rewriter, op.getLoc(), adaptor.getQuery(), op.getHeads(),
                        op.getCausal(), op.getFormat());
-    Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
-          vh = a.splitHeads(op.getValue());
-    Value p = a.weights(qh, kh, op.getTokens());
+    Value qh = a.splitHeads(adaptor.getQuery()),
+          kh = a.splitHeads(adaptor.getKey()),
+          vh = a.splitHeads(adaptor.getValue());
+    Value p = a.weights(qh, kh, adaptor.getTokens());
     rewriter.replaceOp(op, a.mergeHeads(a.apply(p, vh, /*transposed=*/false)));
     return success();
   }
@@ -319,11 +320,13 @@ struct AttentionGradPattern : public OpConversionPattern<AttentionGradOp> {
   LogicalResult
   matchAndRewrite(AttentionGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AttentionBuilder a(rewriter, op.getLoc(), op.getQuery(), op.getHeads(),
+    AttentionBuilder a(rewriter, op.getLoc(), adaptor.getQuery(), op.getHeads(),
                        op.getCausal(), op.getFormat());
-    Value qh = a.splitHeads(op.getQuery()), kh = a.splitHeads(op.getKey()),
-          vh = a.splitHeads(op.getValue()), gh = a.splitHeads(op.getGrad());
-    Value p = a.weights(qh, kh, op.getTokens());
+    Value qh = a.splitHeads(adaptor.getQuery()),
+          kh = a.splitHeads(adaptor.getKey()),
+          vh = a.splitHeads(adaptor.getValue()),
+          gh = a.splitHeads(adaptor.getGrad());
+    Value p = a.weights(qh, kh, adaptor.getTokens());
     // dvalue[j] = sum_i p[i, j] grad[i]; dp[i, j] = grad[i] . value[j].
     Value dValue = a.apply(p, gh, /*transposed=*/true);
     Value dp = a.contract(gh, vh);

@@ -23,7 +23,7 @@ struct ClipGradNormPattern : public OpConversionPattern<ClipGradNormOp> {
   matchAndRewrite(ClipGradNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value grads = op.getGrads();
+    Value grads = adaptor.getGrads();
     auto type = op.getType();
     int64_t models = type.getDimSize(0);
     MLIRContext *ctx = rewriter.getContext();

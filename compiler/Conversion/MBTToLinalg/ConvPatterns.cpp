@@ -287,8 +287,8 @@ struct Conv2dPattern : public OpConversionPattern<Conv2dOp> {
   matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = withModelDim(rewriter, loc, op.getInput(), 5);
-    Value w = withModelDim(rewriter, loc, op.getFilter(), 5);
+    Value x = withModelDim(rewriter, loc, adaptor.getInput(), 5);
+    Value w = withModelDim(rewriter, loc, adaptor.getFilter(), 5);
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
                               cast<RankedTensorType>(w.getType()));
     Value out = convolve(rewriter, loc, paddedInput(rewriter, loc, x, g),
@@ -306,9 +306,9 @@ struct Conv2dGradFilterPattern
   matchAndRewrite(Conv2dGradFilterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = withModelDim(rewriter, loc, op.getInput(), 5);
-    Value dy = withModelDim(rewriter, loc, op.getGrad(), 5);
-    Value w = withModelDim(rewriter, loc, op.getLike(), 5);
+    Value x = withModelDim(rewriter, loc, adaptor.getInput(), 5);
+    Value dy = withModelDim(rewriter, loc, adaptor.getGrad(), 5);
+    Value w = withModelDim(rewriter, loc, adaptor.getLike(), 5);
     auto wType = cast<RankedTensorType>(w.getType());
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()), wType);
     Type element = wType.getElementType();
@@ -414,9 +414,9 @@ struct Conv2dGradInputPattern : public OpConversionPattern<Conv2dGradInputOp> {
   matchAndRewrite(Conv2dGradInputOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value dy = withModelDim(rewriter, loc, op.getGrad(), 5);
-    Value w = withModelDim(rewriter, loc, op.getFilter(), 5);
-    Value x = withModelDim(rewriter, loc, op.getLike(), 5);
+    Value dy = withModelDim(rewriter, loc, adaptor.getGrad(), 5);
+    Value w = withModelDim(rewriter, loc, adaptor.getFilter(), 5);
+    Value x = withModelDim(rewriter, loc, adaptor.getLike(), 5);
     auto g = ConvGeometry::of(op, cast<RankedTensorType>(x.getType()),
                               cast<RankedTensorType>(w.getType()));
     // Both ways move their columns through memory twice (written, then read

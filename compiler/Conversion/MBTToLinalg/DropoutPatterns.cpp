@@ -62,7 +62,7 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
   matchAndRewrite(DropoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.isTraining()) {
-      rewriter.replaceOp(op, op.getInput());
+      rewriter.replaceOp(op, adaptor.getInput());
       return success();
     }
     Location loc = op.getLoc();
@@ -78,11 +78,11 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
     // element index.
     SmallVector<Value> sizes(rank);
     for (int64_t d = prefix + 1; d < drawn; ++d)
-      sizes[d] =
-          type.isDynamicDim(d)
-              ? Value(rewriter.create<tensor::DimOp>(loc, op.getInput(), d))
-              : Value(rewriter.create<arith::ConstantIndexOp>(
-                    loc, type.getDimSize(d)));
+      sizes[d] = type.isDynamicDim(d)
+                     ? Value(rewriter.create<tensor::DimOp>(
+                           loc, adaptor.getInput(), d))
+                     : Value(rewriter.create<arith::ConstantIndexOp>(
+                           loc, type.getDimSize(d)));
 
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
     SmallVector<int64_t> perModelDims;
@@ -92,12 +92,13 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
     SmallVector<AffineMap> maps{identity, perModel, perModel, perModel,
                                 identity};
     Value init = buildEmpty(rewriter, loc, type,
-                            sizeSources(type, ValueRange{op.getInput()}));
+                            sizeSources(type, ValueRange{adaptor.getInput()}));
     Type element = type.getElementType();
     uint32_t site = static_cast<uint32_t>(op.getSite());
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type},
-        ValueRange{op.getInput(), op.getRate(), op.getSeed(), op.getStep()},
+        ValueRange{adaptor.getInput(), adaptor.getRate(), adaptor.getKey()[0],
+                   adaptor.getKey()[1]},
         ValueRange{init}, maps, iterators(rank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], rate = args[1], seed = args[2], step = args[3];

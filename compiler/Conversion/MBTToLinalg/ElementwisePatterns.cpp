@@ -227,14 +227,15 @@ struct TransposePattern : public OpConversionPattern<TransposeOp> {
       inverse[p] = static_cast<unsigned>(i);
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t p : perm)
-      sources.push_back({op.getInput(), p});
+      sources.push_back({adaptor.getInput(), p});
     Value init = buildEmpty(rewriter, loc, type, sources);
     SmallVector<AffineMap> maps{
         AffineMap::getPermutationMap(inverse, rewriter.getContext()),
         rewriter.getMultiDimIdentityMap(type.getRank())};
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init}, maps,
-        iterators(type.getRank()), [](OpBuilder &b, Location l, ValueRange a) {
+        loc, TypeRange{type}, ValueRange{adaptor.getInput()}, ValueRange{init},
+        maps, iterators(type.getRank()),
+        [](OpBuilder &b, Location l, ValueRange a) {
           b.create<linalg::YieldOp>(l, ValueRange{a[0]});
         });
     rewriter.replaceOp(op, generic.getResults());
@@ -248,7 +249,7 @@ struct ConstantPattern : public OpConversionPattern<ConstantOp> {
   matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, cast<TypedAttr>(op.getValue()));
+        op, cast<TypedAttr>(adaptor.getValue()));
     return success();
   }
 };
@@ -313,13 +314,13 @@ struct ReshapePattern : public OpConversionPattern<ReshapeOp> {
     bool dynamic = !in.hasStaticShape() || !out.hasStaticShape();
     if (dynamic && nonUnitDims(in.getShape()) != nonUnitDims(out.getShape())) {
       rewriter.replaceOp(
-          op, regroupStaticSuffix(rewriter, loc, op.getInput(), out));
+          op, regroupStaticSuffix(rewriter, loc, adaptor.getInput(), out));
       return success();
     }
     if (dynamic) {
       auto core = RankedTensorType::get(nonUnitDims(in.getShape()),
                                         in.getElementType());
-      Value v = op.getInput();
+      Value v = adaptor.getInput();
       if (core != in)
         v = rewriter.create<tensor::CollapseShapeOp>(
             loc, core, v, unitDimGroups(in, unitDims(in)));
@@ -335,7 +336,7 @@ struct ReshapePattern : public OpConversionPattern<ReshapeOp> {
     };
     auto flatType =
         RankedTensorType::get({in.getNumElements()}, in.getElementType());
-    Value flat = op.getInput();
+    Value flat = adaptor.getInput();
     if (in.getRank() != 1)
       flat = rewriter.create<tensor::CollapseShapeOp>(
           loc, flatType, flat,

@@ -43,7 +43,7 @@ struct EmbeddingPattern : public OpConversionPattern<EmbeddingOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t rank = type.getRank(), leading = op.getNumLeadingDims();
-    Value table = op.getTable(), indices = op.getIndices();
+    Value table = adaptor.getTable(), indices = adaptor.getIndices();
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d + 1 < rank; ++d)
       sources.push_back({indices, d});
@@ -81,10 +81,10 @@ struct EmbeddingGradPattern : public OpConversionPattern<EmbeddingGradOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t leading = type.getRank() - 2;
-    Value indices = op.getIndices(), grad = op.getGrad();
+    Value indices = adaptor.getIndices(), grad = adaptor.getGrad();
     int64_t positions = cast<RankedTensorType>(indices.getType()).getRank();
     Value table =
-        buildFilledLike(rewriter, loc, type, op.getLike(),
+        buildFilledLike(rewriter, loc, type, adaptor.getLike(),
                         rewriter.getFloatAttr(type.getElementType(), 0));
     Value rows = rewriter.create<tensor::DimOp>(loc, table, leading);
     Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);

@@ -51,7 +51,8 @@ struct GruPattern : public OpConversionPattern<GruOp> {
   matchAndRewrite(GruOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 3);
+    RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
+                       3);
     Value states = g.emptyPositions(cast<RankedTensorType>(op.getType()));
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     Value h0 = g.zeros(rowType, g.rowsSources());
@@ -60,16 +61,18 @@ struct GruPattern : public OpConversionPattern<GruOp> {
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           Value h = carried[0];
-          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
-          Value gh =
-              g.matmul(h, op.getWeight(), g.zeros(gateType, g.rowsSources()),
-                       /*transposeWeight=*/false);
+          Value gx = g.at(adaptor.getInputs(), t),
+                tokens = g.at(adaptor.getTokens(), t);
+          Value gh = g.matmul(h, adaptor.getWeight(),
+                              g.zeros(gateType, g.rowsSources()),
+                              /*transposeWeight=*/false);
           // The new state overwrites h (the generic's output): each element
           // reads only its own old value, and the loop's state is updated
           // in place (bufferization needs the yielded state to be h's).
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.token(), g.row()});
-          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          SmallVector<Value> operands =
+              g.gateOperands(gx, gh, adaptor.getBias());
           operands.push_back(tokens);
           Value next =
               rewriter
@@ -104,7 +107,8 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
   matchAndRewrite(GruGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 3);
+    RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
+                       3);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
     auto weightType = cast<RankedTensorType>(op.getWeight().getType());
@@ -112,11 +116,11 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
     SmallVector<std::pair<Value, int64_t>> inputsSources, weightSources,
         biasSources;
     for (int64_t d = 0; d < inputsType.getRank(); ++d)
-      inputsSources.push_back({op.getInputs(), d});
+      inputsSources.push_back({adaptor.getInputs(), d});
     for (int64_t d = 0; d < weightType.getRank(); ++d)
-      weightSources.push_back({op.getWeight(), d});
+      weightSources.push_back({adaptor.getWeight(), d});
     for (int64_t d = 0; d < biasType.getRank(); ++d)
-      biasSources.push_back({op.getBias(), d});
+      biasSources.push_back({adaptor.getBias(), d});
     Value dInputs = buildEmpty(rewriter, loc, inputsType, inputsSources);
     Value dWeight = g.zeros(weightType, weightSources);
     Value dBias = g.zeros(biasType, biasSources);
@@ -127,10 +131,11 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           // h_{t-1}, 0 before the first position.
-          Value hPrevious = g.previous(op.getStates(), t, noState);
-          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
-          Value dState = g.at(op.getGrad(), t);
-          Value gh = g.matmul(hPrevious, op.getWeight(),
+          Value hPrevious = g.previous(adaptor.getStates(), t, noState);
+          Value gx = g.at(adaptor.getInputs(), t),
+                tokens = g.at(adaptor.getTokens(), t);
+          Value dState = g.at(adaptor.getGrad(), t);
+          Value gh = g.matmul(hPrevious, adaptor.getWeight(),
                               g.zeros(gateType, g.rowsSources()),
                               /*transposeWeight=*/false);
           // The gates' adjoints: dr, dz, dn (before their nonlinearities),
@@ -145,7 +150,8 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           for (int i = 0; i < 4; ++i)
             inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
           inits.push_back(carried[0]);
-          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          SmallVector<Value> operands =
+              g.gateOperands(gx, gh, adaptor.getBias());
           operands.append({hPrevious, tokens, dState});
           auto adjoints = rewriter.create<linalg::GenericOp>(
               l, types, operands, inits, maps, iterators(g.p + 2),
@@ -186,8 +192,8 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           Value dgx = g.concat({drPre, dzPre, dnPre});
           Value dgh = g.concat({drPre, dzPre, dghN});
           // h_{t-1}'s adjoint: the z path plus dgh W_hh^T.
-          Value dPrevious =
-              g.matmul(dgh, op.getWeight(), dDirect, /*transposeWeight=*/true);
+          Value dPrevious = g.matmul(dgh, adaptor.getWeight(), dDirect,
+                                     /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dgh, carried[2]);
           Value dB = g.biasGradient(dgh, carried[3]);
           return {dPrevious, g.put(dgx, carried[1], t), dW, dB};

@@ -45,8 +45,8 @@ struct GuardStepPattern : public OpConversionPattern<GuardStepOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    Value grads = op.getGrads();
-    Value step = op.getStep();
+    Value grads = adaptor.getGrads();
+    Value step = adaptor.getStep();
     auto stepType = cast<RankedTensorType>(op.getResult().getType());
     IntegerType flagType = rewriter.getI32Type();
     auto flagsType = RankedTensorType::get(stepType.getShape(), flagType);

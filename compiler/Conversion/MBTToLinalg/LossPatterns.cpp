@@ -319,7 +319,8 @@ struct CrossEntropyPattern : public OpConversionPattern<CrossEntropyOp> {
   LogicalResult
   matchAndRewrite(CrossEntropyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
+    ClassReductions r(rewriter, op.getLoc(), adaptor.getLogits(),
+                      adaptor.getLabels());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value picked = r.rowPicked();
@@ -359,15 +360,16 @@ struct CrossEntropyGradPattern
   matchAndRewrite(CrossEntropyGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ClassReductions r(rewriter, loc, op.getLogits(), op.getLabels());
+    ClassReductions r(rewriter, loc, adaptor.getLogits(), adaptor.getLabels());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     int64_t rank = r.rank;
-    Value count = dimAsFloat(rewriter, loc, op.getLogits(), rank - 2, r.elem);
+    Value count =
+        dimAsFloat(rewriter, loc, adaptor.getLogits(), rank - 2, r.elem);
     AffineMap dropRowAndClass =
         droppingMap(rewriter.getContext(), rank, {rank - 2, rank - 1});
     Value grad = logitsAdjoint(
-        r, op.getType(), max, sumExp, op.getGrad(), dropRowAndClass,
+        r, op.getType(), max, sumExp, adaptor.getGrad(), dropRowAndClass,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           // (softmax - onehot) * g / B
           Value d = r.softmaxMinusOneHot(b, l, a[0], a[1], a[2], a[3]);
@@ -427,13 +429,14 @@ struct AccuracyPattern : public OpConversionPattern<AccuracyOp> {
   LogicalResult
   matchAndRewrite(AccuracyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getLabels());
+    ClassReductions r(rewriter, op.getLoc(), adaptor.getLogits(),
+                      adaptor.getLabels());
     if (op.getTopK() > 1) {
       rewriter.replaceOp(op, topKAccuracy(r, op.getTopK()));
       return success();
     }
     Value argmax = r.rowArgMax();
-    Value acc = r.batchMean(ValueRange{argmax, op.getLabels()},
+    Value acc = r.batchMean(ValueRange{argmax, adaptor.getLabels()},
                             [&](OpBuilder &b, Location l, ValueRange a) {
                               return r.equalAsOne(b, l, a[0], a[1]);
                             });
@@ -453,14 +456,14 @@ struct OneHotPattern : public OpConversionPattern<OneHotOp> {
     int64_t rank = type.getRank();
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d + 1 < rank; ++d)
-      sources.push_back({op.getLabels(), d});
+      sources.push_back({adaptor.getLabels(), d});
     sources.push_back({Value(), 0}); // the class dim is static
     Value init = buildEmpty(rewriter, loc, type, sources);
     SmallVector<AffineMap> maps{
         droppingMap(rewriter.getContext(), rank, {rank - 1}),
         rewriter.getMultiDimIdentityMap(rank)};
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{op.getLabels()}, ValueRange{init},
+        loc, TypeRange{type}, ValueRange{adaptor.getLabels()}, ValueRange{init},
         maps, iterators(rank), [&](OpBuilder &b, Location l, ValueRange a) {
           Value c = b.create<arith::IndexCastOp>(
               l, b.getI32Type(), b.create<linalg::IndexOp>(l, rank - 1));
@@ -485,7 +488,8 @@ struct TokenCrossEntropyPattern
   LogicalResult
   matchAndRewrite(TokenCrossEntropyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
+    ClassReductions r(rewriter, op.getLoc(), adaptor.getLogits(),
+                      adaptor.getTargets());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value picked = r.rowPicked();
@@ -501,7 +505,8 @@ struct TokenCrossEntropyGradPattern
   LogicalResult
   matchAndRewrite(TokenCrossEntropyGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
+    ClassReductions r(rewriter, op.getLoc(), adaptor.getLogits(),
+                      adaptor.getTargets());
     Value max = r.rowMax();
     Value sumExp = r.rowSumExp(max);
     Value count = r.realTargetCount();
@@ -509,7 +514,7 @@ struct TokenCrossEntropyGradPattern
     AffineMap perStep = droppingMap(rewriter.getContext(), rank,
                                     {rank - 3, rank - 2, rank - 1});
     Value grad = logitsAdjoint(
-        r, op.getType(), max, sumExp, ValueRange{op.getGrad(), count},
+        r, op.getType(), max, sumExp, ValueRange{adaptor.getGrad(), count},
         {perStep, perStep}, [&](OpBuilder &b, Location l, ValueRange a) {
           // (softmax - onehot) * g / n at a real target, 0 at padding.
           Value scale = b.create<arith::DivFOp>(l, a[4], a[5]);
@@ -529,9 +534,10 @@ struct TokenAccuracyPattern : public OpConversionPattern<TokenAccuracyOp> {
   LogicalResult
   matchAndRewrite(TokenAccuracyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ClassReductions r(rewriter, op.getLoc(), op.getLogits(), op.getTargets());
+    ClassReductions r(rewriter, op.getLoc(), adaptor.getLogits(),
+                      adaptor.getTargets());
     Value argmax = r.rowArgMax();
-    Value acc = r.tokenMean(ValueRange{argmax, op.getTargets()},
+    Value acc = r.tokenMean(ValueRange{argmax, adaptor.getTargets()},
                             [&](OpBuilder &b, Location l, ValueRange a) {
                               return r.equalAsOne(b, l, a[0], a[1]);
                             });

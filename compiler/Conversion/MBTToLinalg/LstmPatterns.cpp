@@ -45,7 +45,8 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
   matchAndRewrite(LstmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
+    RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
+                       4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
     Value states = g.emptyPositions(statesType);
     Value cells = g.emptyPositions(statesType);
@@ -56,14 +57,16 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
         ValueRange{h0, c0, states, cells}, /*backward=*/false,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
-          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
-          Value gh = g.matmul(carried[0], op.getWeight(),
+          Value gx = g.at(adaptor.getInputs(), t),
+                tokens = g.at(adaptor.getTokens(), t);
+          Value gh = g.matmul(carried[0], adaptor.getWeight(),
                               g.zeros(gateType, g.rowsSources()),
                               /*transposeWeight=*/false);
           // h and c are updated in place (the generic's outputs).
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.token(), g.row(), g.row()});
-          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          SmallVector<Value> operands =
+              g.gateOperands(gx, gh, adaptor.getBias());
           operands.push_back(tokens);
           auto step = rewriter.create<linalg::GenericOp>(
               l, TypeRange{rowType, rowType}, operands,
@@ -96,15 +99,16 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
   matchAndRewrite(LstmGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RecurrentBuilder g(rewriter, loc, op.getInputs(), op.getWeight(), 4);
+    RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
+                       4);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
     auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
     SmallVector<std::pair<Value, int64_t>> inputsSources;
     for (int64_t d = 0; d < inputsType.getRank(); ++d)
-      inputsSources.push_back({op.getInputs(), d});
+      inputsSources.push_back({adaptor.getInputs(), d});
     Value dInputs = buildEmpty(rewriter, loc, inputsType, inputsSources);
-    Value dWeight = g.zerosLike(op.getWeight());
-    Value dBias = g.zerosLike(op.getBias());
+    Value dWeight = g.zerosLike(adaptor.getWeight());
+    Value dBias = g.zerosLike(adaptor.getBias());
     Value dh = g.zeros(rowType, g.rowsSources());
     Value dc = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
@@ -113,12 +117,13 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           // h_{t-1} and c_{t-1}, 0 before the first position.
-          Value hPrevious = g.previous(op.getStates(), t, noState);
-          Value cPrevious = g.previous(op.getCells(), t, noState);
-          Value cell = g.at(op.getCells(), t);
-          Value gx = g.at(op.getInputs(), t), tokens = g.at(op.getTokens(), t);
-          Value dState = g.at(op.getGrad(), t);
-          Value gh = g.matmul(hPrevious, op.getWeight(),
+          Value hPrevious = g.previous(adaptor.getStates(), t, noState);
+          Value cPrevious = g.previous(adaptor.getCells(), t, noState);
+          Value cell = g.at(adaptor.getCells(), t);
+          Value gx = g.at(adaptor.getInputs(), t),
+                tokens = g.at(adaptor.getTokens(), t);
+          Value dState = g.at(adaptor.getGrad(), t);
+          Value gh = g.matmul(hPrevious, adaptor.getWeight(),
                               g.zeros(gateType, g.rowsSources()),
                               /*transposeWeight=*/false);
           // The gates' adjoints (before their nonlinearities), then h's
@@ -127,7 +132,8 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.row(), g.row(), g.token(), g.row()});
           maps.append(6, g.row());
-          SmallVector<Value> operands = g.gateOperands(gx, gh, op.getBias());
+          SmallVector<Value> operands =
+              g.gateOperands(gx, gh, adaptor.getBias());
           operands.append({cPrevious, cell, tokens, dState});
           SmallVector<Value> inits;
           for (int k = 0; k < 4; ++k)
@@ -178,7 +184,7 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
               g.concat({adjoints.getResult(0), adjoints.getResult(1),
                         adjoints.getResult(2), adjoints.getResult(3)});
           Value dhPrevious =
-              g.matmul(dGates, op.getWeight(), adjoints.getResult(4),
+              g.matmul(dGates, adaptor.getWeight(), adjoints.getResult(4),
                        /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dGates, carried[3]);
           Value dB = g.biasGradient(dGates, carried[4]);

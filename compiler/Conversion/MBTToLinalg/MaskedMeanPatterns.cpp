@@ -72,7 +72,7 @@ struct MaskedMeanPattern : public OpConversionPattern<MaskedMeanOp> {
   matchAndRewrite(MaskedMeanOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value values = op.getValues(), tokens = op.getTokens();
+    Value values = adaptor.getValues(), tokens = adaptor.getTokens();
     auto type = cast<RankedTensorType>(op.getType());
     auto element = cast<FloatType>(type.getElementType());
     int64_t rank = cast<RankedTensorType>(values.getType()).getRank();
@@ -128,7 +128,8 @@ struct MaskedMeanGradPattern : public OpConversionPattern<MaskedMeanGradOp> {
   matchAndRewrite(MaskedMeanGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value tokens = op.getTokens(), grad = op.getGrad(), like = op.getLike();
+    Value tokens = adaptor.getTokens(), grad = adaptor.getGrad(),
+          like = adaptor.getLike();
     auto type = cast<RankedTensorType>(op.getType());
     auto element = cast<FloatType>(type.getElementType());
     int64_t rank = type.getRank(), t = rank - 2, d = rank - 1;

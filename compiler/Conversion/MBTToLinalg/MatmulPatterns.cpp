@@ -26,7 +26,7 @@ struct MatmulPattern : public OpConversionPattern<MatmulOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
-    Value lhs = op.getLhs(), rhs = op.getRhs();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();
 
     // Dynamic sizes: batch dims from lhs, rows from lhs, columns from rhs.

@@ -30,11 +30,12 @@ struct BatchNormPattern : public OpConversionPattern<BatchNormOp> {
     AffineMap perChannel =
         droppingMap(rewriter.getContext(), rank, op.getReducedAxes());
     Value init = buildEmpty(rewriter, loc, type,
-                            sizeSources(type, ValueRange{op.getInput()}));
+                            sizeSources(type, ValueRange{adaptor.getInput()}));
     double epsilon = op.getEpsilon().convertToDouble();
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{type},
-        ValueRange{op.getInput(), op.getMean(), op.getVariance()},
+        ValueRange{adaptor.getInput(), adaptor.getMean(),
+                   adaptor.getVariance()},
         ValueRange{init},
         SmallVector<AffineMap>{identity, perChannel, perChannel, identity},
         iterators(rank), [&](OpBuilder &b, Location l, ValueRange args) {

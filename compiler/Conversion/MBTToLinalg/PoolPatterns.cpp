@@ -80,7 +80,7 @@ struct MaxPool2dPattern : public OpConversionPattern<MaxPool2dOp> {
   matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     auto xType = cast<RankedTensorType>(x.getType());
     auto type = cast<RankedTensorType>(op.getResult().getType());
     auto indexType = cast<RankedTensorType>(op.getIndices().getType());
@@ -198,10 +198,10 @@ struct MaxPool2dGradPattern : public OpConversionPattern<MaxPool2dGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto g =
         PoolGeometry::of(op, op.getLike().getType(), op.getGrad().getType());
-    Value grad = op.getGrad(), indices = op.getIndices();
+    Value grad = adaptor.getGrad(), indices = adaptor.getIndices();
     Type element = op.getType().getElementType();
     Value dx = buildPoolAdjoint(
-        rewriter, op.getLoc(), op.getLike(), g,
+        rewriter, op.getLoc(), adaptor.getLike(), g,
         [&](OpBuilder &b, Location l, ArrayRef<Value> window, Value flat) {
           // The window's gradient, where this element was its maximum.
           Value where = b.create<tensor::ExtractOp>(l, indices, window);
@@ -225,7 +225,7 @@ struct AvgPool2dPattern : public OpConversionPattern<AvgPool2dOp> {
   matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     auto type = op.getType();
     auto g = PoolGeometry::of(op, cast<RankedTensorType>(x.getType()), type);
     int64_t rank = type.getRank();
@@ -258,10 +258,10 @@ struct AvgPool2dGradPattern : public OpConversionPattern<AvgPool2dGradOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto g =
         PoolGeometry::of(op, op.getLike().getType(), op.getGrad().getType());
-    Value grad = op.getGrad();
+    Value grad = adaptor.getGrad();
     Type element = op.getType().getElementType();
     Value dx = buildPoolAdjoint(
-        rewriter, op.getLoc(), op.getLike(), g,
+        rewriter, op.getLoc(), adaptor.getLike(), g,
         [&](OpBuilder &b, Location l, ArrayRef<Value> window, Value) {
           Value v = b.create<tensor::ExtractOp>(l, grad, window);
           return b

@@ -97,8 +97,8 @@ struct RoundToPattern : public OpConversionPattern<RoundToOp> {
   LogicalResult
   matchAndRewrite(RoundToOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildRoundTo(rewriter, op.getLoc(), op.getInput(), op.getFormat()));
+    rewriter.replaceOp(op, buildRoundTo(rewriter, op.getLoc(),
+                                        adaptor.getInput(), op.getFormat()));
     return success();
   }
 };
@@ -109,7 +109,7 @@ struct UnscaleGradsPattern : public OpConversionPattern<UnscaleGradsOp> {
   matchAndRewrite(UnscaleGradsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value scale = op.getScale();
+    Value scale = adaptor.getScale();
     auto scaleType = cast<RankedTensorType>(scale.getType());
     Type element = scaleType.getElementType();
     AffineMap id1 = rewriter.getMultiDimIdentityMap(1);
@@ -132,7 +132,7 @@ struct UnscaleGradsPattern : public OpConversionPattern<UnscaleGradsOp> {
                   b.create<linalg::YieldOp>(l, ValueRange{r});
                 })
             .getResult(0);
-    Value grads = op.getGrads();
+    Value grads = adaptor.getGrads();
     auto type = cast<RankedTensorType>(grads.getType());
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
     AffineMap row = droppingMap(rewriter.getContext(), 2, {1});
@@ -156,7 +156,7 @@ struct UpdateLossScalePattern : public OpConversionPattern<UpdateLossScaleOp> {
     Location loc = op.getLoc();
     auto stateType = cast<RankedTensorType>(op.getScale().getType());
     auto stepType = cast<RankedTensorType>(op.getStep().getType());
-    Value step = op.getStep();
+    Value step = adaptor.getStep();
     SmallVector<Value> inits;
     for (RankedTensorType type : {stateType, stateType, stateType, stepType})
       inits.push_back(buildEmpty(rewriter, loc, type, {{step, 0}}));
@@ -165,8 +165,9 @@ struct UpdateLossScalePattern : public OpConversionPattern<UpdateLossScaleOp> {
     double interval = static_cast<double>(op.getGrowthInterval());
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{stateType, stateType, stateType, stepType},
-        ValueRange{step, op.getStepped(), op.getReportedLoss(), op.getScale(),
-                   op.getGoodSteps(), op.getSkippedSteps()},
+        ValueRange{step, adaptor.getStepped(), adaptor.getReportedLoss(),
+                   adaptor.getScale(), op.getGoodSteps(),
+                   adaptor.getSkippedSteps()},
         inits, SmallVector<AffineMap>(10, rewriter.getMultiDimIdentityMap(1)),
         iterators(1), [&](OpBuilder &b, Location l, ValueRange a) {
           Value stepValue = a[0], stepped = a[1], loss = a[2], scale = a[3],

@@ -180,7 +180,7 @@ struct ReductionPattern : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
-        op, build(rewriter, op.getLoc(), op.getInput(), op.getAxes()));
+        op, build(rewriter, op.getLoc(), adaptor.getInput(), op.getAxes()));
     return success();
   }
 };
@@ -199,7 +199,7 @@ struct UnbroadcastPattern : public OpConversionPattern<UnbroadcastOp> {
     for (int64_t d = 0; d < in.getRank(); ++d)
       if (out.getDimSize(d) == 1 && in.getDimSize(d) != 1)
         axes.push_back(d);
-    Value sum = buildSum(rewriter, op.getLoc(), op.getInput(), axes);
+    Value sum = buildSum(rewriter, op.getLoc(), adaptor.getInput(), axes);
     rewriter.replaceOp(op,
                        expandUnitDims(rewriter, op.getLoc(), sum, out, axes));
     return success();
@@ -214,13 +214,13 @@ struct BroadcastPattern : public OpConversionPattern<BroadcastOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
-    Value init = buildEmptyLike(rewriter, loc, type, op.getLike());
+    Value init = buildEmptyLike(rewriter, loc, type, adaptor.getLike());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineMap> maps{droppingMap(ctx, rank, op.getDims()),
                                 rewriter.getMultiDimIdentityMap(rank)};
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init}, maps,
-        iterators(rank), [](OpBuilder &b, Location l, ValueRange args) {
+        loc, TypeRange{type}, ValueRange{adaptor.getInput()}, ValueRange{init},
+        maps, iterators(rank), [](OpBuilder &b, Location l, ValueRange args) {
           b.create<linalg::YieldOp>(l, ValueRange{args[0]});
         });
     rewriter.replaceOp(op, generic.getResults());
@@ -235,7 +235,7 @@ struct ReduceMaxGradPattern : public OpConversionPattern<ReduceMaxGradOp> {
   matchAndRewrite(ReduceMaxGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getInput(), max = op.getMax();
+    Value x = adaptor.getInput(), max = op.getMax();
     ArrayRef<int64_t> axes = op.getAxes();
     auto isMax = [](OpBuilder &b, Location l, Value v, Value m) {
       return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, m)
@@ -252,7 +252,7 @@ struct ReduceMaxGradPattern : public OpConversionPattern<ReduceMaxGradOp> {
           return b.create<arith::AddFOp>(l, acc, one).getResult();
         });
     Value result = buildFullShapeGeneric(
-        rewriter, loc, x, ValueRange{max, op.getGrad(), ties}, axes,
+        rewriter, loc, x, ValueRange{max, adaptor.getGrad(), ties}, axes,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value share = b.create<arith::DivFOp>(l, a[2], a[3]);
           return b
@@ -273,7 +273,7 @@ struct LogSumExpPattern : public OpConversionPattern<LogSumExpOp> {
   matchAndRewrite(LogSumExpOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     ArrayRef<int64_t> axes = op.getAxes();
     Value max = buildMax(rewriter, loc, x, axes);
     Value shift = buildSameShapeGeneric(
@@ -316,7 +316,7 @@ struct CountPattern : public OpConversionPattern<CountOp> {
   matchAndRewrite(CountOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     Value count = rewriter.create<arith::ConstantIndexOp>(loc, 1);
     for (int64_t axis : op.getAxes())
       count = rewriter.create<arith::MulIOp>(

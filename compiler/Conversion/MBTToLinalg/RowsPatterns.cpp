@@ -34,7 +34,7 @@ struct MergeRowsPattern : public OpConversionPattern<MergeRowsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     int64_t rank = op.getInput().getType().getRank();
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, op.getType(), op.getInput(), rowGroups(rank));
+        op, op.getType(), adaptor.getInput(), rowGroups(rank));
     return success();
   }
 };
@@ -51,7 +51,7 @@ struct SplitRowsPattern : public OpConversionPattern<SplitRowsOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
-    Value input = op.getInput(), like = op.getLike();
+    Value input = adaptor.getInput(), like = adaptor.getLike();
     SmallVector<std::pair<Value, int64_t>> sources;
     for (int64_t d = 0; d + 1 < rank; ++d)
       sources.push_back({like, d});
@@ -85,7 +85,8 @@ struct PositionsPattern : public OpConversionPattern<PositionsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = op.getType();
     int64_t rank = type.getRank();
-    Value init = buildEmptyLike(rewriter, op.getLoc(), type, op.getTokens());
+    Value init =
+        buildEmptyLike(rewriter, op.getLoc(), type, adaptor.getTokens());
     auto generic = rewriter.create<linalg::GenericOp>(
         op.getLoc(), TypeRange{type}, ValueRange{}, ValueRange{init},
         SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},

@@ -112,10 +112,10 @@ struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
     auto factorType = RankedTensorType::get({models}, rewriter.getF64Type());
 
     // factor[m] from step[m] and params[m, 0..k).
-    SmallVector<Value> inputs{op.getStep()};
+    SmallVector<Value> inputs{adaptor.getStep()};
     SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(1)};
     for (int64_t j = 0; j < k; ++j) {
-      inputs.push_back(op.getParams());
+      inputs.push_back(adaptor.getParams());
       maps.push_back(AffineMap::get(
           1, 0, {getAffineDimExpr(0, ctx), getAffineConstantExpr(j, ctx)},
           ctx));
@@ -147,7 +147,7 @@ struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
         op, rewriter
                 .create<linalg::GenericOp>(
                     loc, TypeRange{hyperType},
-                    ValueRange{op.getHyper(), factor}, ValueRange{out},
+                    ValueRange{adaptor.getHyper(), factor}, ValueRange{out},
                     ArrayRef<AffineMap>{id2, droppingMap(ctx, 2, {1}), id2},
                     iterators(2),
                     [&](OpBuilder &b, Location l, ValueRange a) {

@@ -43,9 +43,9 @@ struct ConcatPattern : public OpConversionPattern<ConcatOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
-    Value result = buildEmptyLike(rewriter, loc, type, op.getLhs());
+    Value result = buildEmptyLike(rewriter, loc, type, adaptor.getLhs());
     int64_t offset = 0;
-    for (Value part : {op.getLhs(), op.getRhs()}) {
+    for (Value part : {adaptor.getLhs(), adaptor.getRhs()}) {
       int64_t size = cast<RankedTensorType>(part.getType()).getDimSize(axis);
       result = rewriter.create<tensor::InsertSliceOp>(
           loc, part, result, offsetsAt(rewriter, rank, axis, offset),
@@ -66,9 +66,9 @@ struct SlicePattern : public OpConversionPattern<SliceOp> {
     Location loc = op.getLoc();
     int64_t rank = op.getType().getRank(), axis = op.getAxis();
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        op, op.getType(), op.getInput(),
+        op, op.getType(), adaptor.getInput(),
         offsetsAt(rewriter, rank, axis, op.getStart()),
-        sizesWith(rewriter, loc, op.getInput(), axis,
+        sizesWith(rewriter, loc, adaptor.getInput(), axis,
                   op.getEnd() - op.getStart()),
         unitStrides(rewriter, rank));
     return success();
@@ -84,12 +84,13 @@ struct SliceGradPattern : public OpConversionPattern<SliceGradOp> {
     auto type = op.getType();
     int64_t rank = type.getRank(), axis = op.getAxis();
     Value zeros =
-        buildFilledLike(rewriter, loc, type, op.getLike(),
+        buildFilledLike(rewriter, loc, type, adaptor.getLike(),
                         rewriter.getFloatAttr(type.getElementType(), 0.0));
     int64_t size = op.getGrad().getType().getDimSize(axis);
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, op.getGrad(), zeros, offsetsAt(rewriter, rank, axis, op.getStart()),
-        sizesWith(rewriter, loc, op.getGrad(), axis, size),
+        op, adaptor.getGrad(), zeros,
+        offsetsAt(rewriter, rank, axis, op.getStart()),
+        sizesWith(rewriter, loc, adaptor.getGrad(), axis, size),
         unitStrides(rewriter, rank));
     return success();
   }

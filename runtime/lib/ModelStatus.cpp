@@ -21,10 +21,9 @@ void ModelStatus::stop(int64_t model, int64_t step, std::string reason,
   stopped.push_back({model, std::move(reason)});
 }
 
-std::vector<StoppedModel>
-ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
-                           int64_t patience, bool halve, const RankKey &key,
-                           const std::string &keyName, int64_t step) {
+std::vector<StoppedModel> ModelStatus::applyStopping(
+    const std::vector<std::vector<double>> &held, int64_t patience, bool halve,
+    const std::vector<std::string> &outputs, int64_t step) {
   std::vector<StoppedModel> stopped;
   int64_t models = static_cast<int64_t>(divergedAt.size());
   if (patience > 0)
@@ -46,6 +45,7 @@ ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
     return stopped;
   // The models still training, best first by the leaderboard's key on the
   // validation split (a NaN score last); the worse half stops.
+  RankKey key = chooseRankKey(outputs);
   std::vector<int64_t> active;
   for (int64_t model = 0; model < models; ++model)
     if (training(model))
@@ -61,7 +61,8 @@ ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
   for (size_t i = keep; i < active.size(); ++i)
     stop(active[i], step,
          "successive halving: in the worse half of " +
-             std::to_string(active.size()) + " on validation " + keyName,
+             std::to_string(active.size()) + " on validation " +
+             outputs[key.output],
          stopped);
   return stopped;
 }

@@ -297,10 +297,8 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
 
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                             bool halve, ProgressMeter &progress) {
-  RankKey key = chooseRankKey(manifest.outputs);
-  for (const StoppedModel &stopped :
-       status.applyStopping(held, options.earlyStopPatience, halve, key,
-                            manifest.outputs[key.output], stepCount))
+  for (const StoppedModel &stopped : status.applyStopping(
+           held, options.earlyStopPatience, halve, manifest.outputs, stepCount))
     progress.note("mbt: model " + std::to_string(stopped.model) +
                   " stopped at step " + std::to_string(stepCount) + " (" +
                   stopped.reason + ")");

@@ -255,9 +255,9 @@ void ASTDumper::dump(const ExprAST &expr) {
   llvm::TypeSwitch<const ExprAST *>(&expr)
       .Case([&](const NumberExprAST *number) {
         os << "Number "
-           << formatNumber(number->isInteger()
-                               ? ConstNumber::integer(number->getIntValue())
-                               : ConstNumber::real(number->getValue()));
+           << (number->isInteger() ? ConstScalar::integer(number->getIntValue())
+                                   : ConstScalar::real(number->getValue()))
+                  .str();
       })
       .Case([&](const VariableExprAST *var) {
         os << "Var '" << var->getName() << "'";
@@ -309,9 +309,9 @@ void ASTDumper::dump(const ExprAST &expr) {
 void ASTDumper::printExpr(const ExprAST &expr) {
   llvm::TypeSwitch<const ExprAST *>(&expr)
       .Case([&](const NumberExprAST *number) {
-        os << formatNumber(number->isInteger()
-                               ? ConstNumber::integer(number->getIntValue())
-                               : ConstNumber::real(number->getValue()));
+        os << (number->isInteger() ? ConstScalar::integer(number->getIntValue())
+                                   : ConstScalar::real(number->getValue()))
+                  .str();
       })
       .Case([&](const VariableExprAST *var) { os << var->getName(); })
       .Case([&](const UnaryExprAST *unary) {

@@ -88,7 +88,7 @@ mlir::mbt::OptimizerOp OptimizerGen::gen(mlir::OpBuilder &builder) {
   for (const auto &[name, value] : config.optimizerFlags)
     flags[name] = value;
   std::vector<const StmtAST *> statements =
-      takenOptimizerStatements(optimizer, flags);
+      takenOptimizerStatements(*builder.getContext(), optimizer, flags);
   llvm::SmallVector<llvm::StringRef> slots;
   for (const StmtAST *stmt : statements)
     if (llvm::isa<StateDeclAST>(stmt))

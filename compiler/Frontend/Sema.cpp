@@ -180,8 +180,8 @@ void BodyChecker::checkBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
   }
 }
 
-ScalarEval BodyChecker::scalarEval() {
-  return ScalarEval(ctx, [this](llvm::StringRef name) -> const ValueType * {
+BodyConstants BodyChecker::constants() {
+  return BodyConstants(ctx, [this](llvm::StringRef name) -> const ValueType * {
     auto it = scope.find(name);
     return it == scope.end() ? nullptr : &it->second.type;
   });
@@ -189,7 +189,7 @@ ScalarEval BodyChecker::scalarEval() {
 
 /// if COND { ... } else { ... }: only the branch COND chooses is checked.
 void BodyChecker::checkIf(IfStmtAST &ifStmt) {
-  auto condition = scalarEval().evaluateAs(
+  auto condition = constants().evaluateAs(
       *ifStmt.getCondition(), ConstScalar::Bool, "the condition of an 'if'");
   if (failed(condition)) {
     ok = false;
@@ -209,8 +209,8 @@ void BodyChecker::checkIf(IfStmtAST &ifStmt) {
 /// assert COND, "message": the message is the error when COND is false.
 void BodyChecker::checkAssert(const AssertStmtAST &assert) {
   auto condition =
-      scalarEval().evaluateAs(*assert.getCondition(), ConstScalar::Bool,
-                              "the condition of an 'assert'");
+      constants().evaluateAs(*assert.getCondition(), ConstScalar::Bool,
+                             "the condition of an 'assert'");
   if (failed(condition))
     ok = false;
   else if (!condition->boolValue)
@@ -234,7 +234,7 @@ bool BodyChecker::resolveDims(TypeAST &type) {
     // '/' is true division, so a size computed as a ratio (channels per
     // group, `dim(x, 0) / groups`) is a float: a whole one is a size.
     mlir::FailureOr<ConstScalar> dim =
-        scalarEval().evaluate(*dimExpr, "a dimension size");
+        constants().evaluateScalar(*dimExpr, "a dimension size");
     if (succeeded(dim) && dim->kind == ConstScalar::Float) {
       double v = dim->floatValue;
       if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
@@ -246,8 +246,8 @@ bool BodyChecker::resolveDims(TypeAST &type) {
         continue;
       }
     } else if (succeeded(dim) && dim->kind == ConstScalar::Bool)
-      dim = scalarEval().evaluateAs(*dimExpr, ConstScalar::Int,
-                                    "a dimension size"); // reports it
+      dim = constants().evaluateAs(*dimExpr, ConstScalar::Int,
+                                   "a dimension size"); // reports it
     if (failed(dim)) {
       dimsOk = ok = false;
       continue;

@@ -20,7 +20,7 @@
 
 namespace mbt {
 
-class ConstEvaluator;
+class SweepEvaluator;
 
 /// Checks `module`, annotating it in place (expression types, parameter
 /// initializers, the sweep's SweepConfig). Fails if any error was reported.
@@ -58,7 +58,7 @@ mlir::FailureOr<ModelExpansion> expandModel(mlir::MLIRContext &ctx,
 mlir::LogicalResult evaluateModelArgs(mlir::MLIRContext &ctx,
                                       const ModelAST &model,
                                       const CallExprAST &call,
-                                      ConstEvaluator &eval,
+                                      SweepEvaluator &eval,
                                       std::vector<ModelArgValue> &args);
 
 /// Checks the settings of `sweep` against the spec's models and optimizers

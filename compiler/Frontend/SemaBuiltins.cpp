@@ -256,9 +256,9 @@ std::optional<bool> BodyChecker::bindBuiltinOption(CallExprAST &call,
     return true;
   }
   std::string what = ("option '" + option.name + "' of '" + name + "'").str();
-  auto value = scalarEval().evaluateAs(*expr, option.kind, what);
+  auto value = constants().evaluateAs(*expr, option.kind, what);
   if (mlir::failed(value)) {
-    ok = false; // ScalarEval reported it; the spec fails to check.
+    ok = false; // the evaluator reported it; the spec fails to check.
     return false;
   }
   call.builtinOptions[option.name] = *value;
@@ -635,10 +635,10 @@ bool BodyChecker::evaluateShape(CallExprAST &call, const ExprAST &expr) {
   call.builtinShape.clear();
   bool ok = true;
   for (const auto &element : list->getElements()) {
-    auto size = scalarEval().evaluateAs(*element, ConstScalar::Int,
-                                        "a size of 'reshape'");
+    auto size = constants().evaluateAs(*element, ConstScalar::Int,
+                                       "a size of 'reshape'");
     if (mlir::failed(size)) {
-      ok = this->ok = false; // reported by ScalarEval
+      ok = this->ok = false; // reported by the evaluator
       continue;
     }
     if (size->intValue < 1 && size->intValue != -1) {

@@ -149,9 +149,9 @@ ValueType BodyChecker::checkFunctionCall(CallExprAST &call,
       continue;
     }
     std::string what = "argument '" + decl.name + "' of '" + name.str() + "'";
-    auto value = scalarEval().evaluateAs(*expr, scalarKind(decl.kind), what);
+    auto value = constants().evaluateAs(*expr, scalarKind(decl.kind), what);
     if (failed(value)) {
-      argsOk = ok = false; // reported by ScalarEval
+      argsOk = ok = false; // reported by the evaluator
       continue;
     }
     bindings[decl.name] = *value;
@@ -193,7 +193,7 @@ ValueType BodyChecker::checkFunctionCall(CallExprAST &call,
 mlir::LogicalResult mbt::evaluateModelArgs(mlir::MLIRContext &ctx,
                                            const ModelAST &model,
                                            const CallExprAST &call,
-                                           ConstEvaluator &eval,
+                                           SweepEvaluator &eval,
                                            std::vector<ModelArgValue> &args) {
   std::vector<llvm::StringRef> names;
   for (const ArgDeclAST &arg : model.getArgs())
@@ -207,46 +207,45 @@ mlir::LogicalResult mbt::evaluateModelArgs(mlir::MLIRContext &ctx,
     if (!expr)
       continue;
     ModelArgValue arg{name.str(), expr->loc(), {}};
-    // The sweep's evaluator knows numbers only.
-    const auto *var = llvm::dyn_cast<VariableExprAST>(expr);
-    if (var && (var->getName() == "true" || var->getName() == "false")) {
-      arg.value = ConstScalar::boolean(var->getName() == "true");
-    } else {
-      std::string what =
-          ("argument '" + name + "' of model '" + model.getName() + "'").str();
-      auto value = eval.evaluate(*expr);
-      if (failed(value)) {
+    std::string what =
+        ("argument '" + name + "' of model '" + model.getName() + "'").str();
+    auto value = eval.evaluate(*expr);
+    if (failed(value)) {
+      ok = false;
+      continue;
+    }
+    const std::vector<ConstScalar> &elements = value->elements;
+    if (value->isList) {
+      // One value per model (a list or a grid axis).
+      std::optional<int64_t> models = eval.modelCount();
+      if (!models) {
+        ok = false; // the model count has been reported
+        continue;
+      }
+      if (static_cast<int64_t>(elements.size()) != *models) {
+        emitError(ctx, expr->loc()) << what << " has " << elements.size()
+                                    << " values for " << *models << " models";
         ok = false;
         continue;
       }
-      auto scalar = [](const ConstNumber &n) {
-        return n.isInteger ? ConstScalar::integer(n.intValue)
-                           : ConstScalar::real(n.value);
-      };
-      const std::vector<ConstNumber> &elements = value->elements;
-      if (value->isList) {
-        // One value per model (a list or a grid axis).
-        std::optional<int64_t> models = eval.modelCount();
-        if (!models) {
-          ok = false; // the model count has been reported
-          continue;
-        }
-        if (static_cast<int64_t>(elements.size()) != *models) {
-          emitError(ctx, expr->loc()) << what << " has " << elements.size()
-                                      << " values for " << *models << " models";
-          ok = false;
-          continue;
-        }
-        bool same = llvm::all_of(elements, [&](const ConstNumber &n) {
-          return n.value == elements.front().value &&
-                 n.isInteger == elements.front().isInteger;
-        });
-        if (!same)
-          for (const ConstNumber &n : elements)
-            arg.perModel.push_back(scalar(n));
+      const ConstScalar &first = elements.front();
+      bool same = llvm::all_of(elements, [&](const ConstScalar &v) {
+        return v.kind == first.kind && v.intValue == first.intValue &&
+               v.floatValue == first.floatValue &&
+               v.boolValue == first.boolValue;
+      });
+      if (!same &&
+          !llvm::all_of(elements, std::mem_fn(&ConstScalar::isNumber))) {
+        emitError(ctx, expr->loc())
+            << what << " differs between the models, which only a number "
+            << "can (a bool chooses the model's code)";
+        ok = false;
+        continue;
       }
-      arg.value = scalar(elements.front());
+      if (!same)
+        arg.perModel = elements;
     }
+    arg.value = elements.front();
     args.push_back(std::move(arg));
   }
   return mlir::success(ok);

@@ -48,7 +48,7 @@ bool mbt::isSequenceDataSet(mlir::mbt::DataSet data) {
 
 mlir::LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
                                            const CallExprAST *call,
-                                           ConstEvaluator &eval,
+                                           SweepEvaluator &eval,
                                            SweepConfig &config) {
   config.batching = mlir::mbt::Batching::dynamic;
   config.batchSize = 0; // fixed steps: the budget over the longest sample

@@ -24,7 +24,7 @@ bool isSequenceDataSet(mlir::mbt::DataSet data);
 /// window and max_length. Reports every error.
 mlir::LogicalResult checkSequenceData(mlir::MLIRContext &ctx,
                                       const CallExprAST *call,
-                                      ConstEvaluator &eval,
+                                      SweepEvaluator &eval,
                                       SweepConfig &config);
 
 /// Checks that the data set of `config` fits the input of the expanded

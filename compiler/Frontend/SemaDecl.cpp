@@ -171,7 +171,7 @@ bool DeclChecker::checkArgs(std::vector<ArgDeclAST> &args,
                             llvm::StringRef owner, bool isModel) {
   bool argsOk = true;
   llvm::StringMap<Location> seen;
-  ScalarEval eval(ctx, [](llvm::StringRef) -> const ValueType * {
+  BodyConstants eval(ctx, [](llvm::StringRef) -> const ValueType * {
     return nullptr; // a default refers to nothing
   });
   for (ArgDeclAST &arg : args) {
@@ -199,7 +199,7 @@ bool DeclChecker::checkArgs(std::vector<ArgDeclAST> &args,
     std::string what = ("the default of argument '" + arg.name + "'");
     if (arg.defaultValue) {
       auto value = kind ? eval.evaluateAs(*arg.defaultValue, *kind, what)
-                        : eval.evaluate(*arg.defaultValue, what);
+                        : eval.evaluateScalar(*arg.defaultValue, what);
       if (failed(value)) {
         ok = argsOk = false;
         continue;

@@ -58,7 +58,7 @@ std::optional<ResolvedInit> mbt::resolveInitializer(mlir::MLIRContext &ctx,
       return std::nullopt;
     bound = *args;
   }
-  ConstEvaluator eval(ctx, std::nullopt);
+  SweepEvaluator eval(ctx, std::nullopt);
   bool argsOk = true;
   for (auto [param, arg] : llvm::zip(params, bound)) {
     if (!arg) {
@@ -73,7 +73,7 @@ std::optional<ResolvedInit> mbt::resolveInitializer(mlir::MLIRContext &ctx,
       argsOk = false;
       continue;
     }
-    spec.args.push_back(value->value);
+    spec.args.push_back(value->floatValue);
   }
   if (!argsOk)
     return std::nullopt;

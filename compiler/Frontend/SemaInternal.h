@@ -3,7 +3,7 @@
 // Sema expands models and function calls into BodyInstances and checks them
 // with a BodyChecker, one per instance: Sema.cpp checks statements and
 // tensor expressions, SemaCall.cpp the calls of functions (argument binding,
-// expansion, the "in call to" notes), ScalarEval.cpp constant expressions,
+// expansion, the "in call to" notes), BodyConstants.cpp constant expressions,
 // SemaDecl.cpp the declarations before any expansion (arguments, names,
 // recursion) and the order of the whole check.
 //
@@ -12,6 +12,7 @@
 #define MBT_COMPILER_FRONTEND_SEMAINTERNAL_H
 
 #include "compiler/Frontend/AST.h"
+#include "compiler/Frontend/ConstEval.h"
 #include "compiler/Frontend/Diagnostics.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -48,44 +49,26 @@ std::string unknownFunctionMessage(llvm::StringRef name, const ModuleAST &spec);
 /// The function of `spec` named `name`, or null.
 const FunctionAST *lookupFunction(const ModuleAST &spec, llvm::StringRef name);
 
-/// Evaluates constant expressions inside models and functions: numbers,
-/// `true`/`false`, unary `-` and `not`, `+ - *`, comparisons, `and`/`or`,
-/// and `dim(t)`/`dim(t, axis)` (a per-sample size of a tensor in scope).
-class ScalarEval {
+/// Evaluates the constant expressions inside models and functions, whose
+/// names are the tensors in scope, which are never
+/// constants, and `dim(t)`/`dim(t, axis)`, a per-sample size of one of
+/// them. Lists are not values here.
+class BodyConstants final : public ConstEvaluator {
 public:
   /// The type of a name in scope, or null.
   using Lookup = std::function<const ValueType *(llvm::StringRef)>;
 
-  ScalarEval(mlir::MLIRContext &ctx, Lookup lookup)
-      : ctx(ctx), lookup(std::move(lookup)) {}
-
-  /// Evaluates `expr`; `what` names it in diagnostics ("a dimension size",
-  /// "argument 'out' of 'linear'").
-  mlir::FailureOr<ConstScalar> evaluate(const ExprAST &expr,
-                                        llvm::StringRef what);
-  /// Evaluates `expr` as a value of `kind` (an int is also a float).
-  mlir::FailureOr<ConstScalar>
-  evaluateAs(const ExprAST &expr, ConstScalar::Kind kind, llvm::StringRef what);
+  BodyConstants(mlir::MLIRContext &ctx, Lookup lookupType)
+      : ConstEvaluator(ctx), lookupType(std::move(lookupType)) {}
 
 private:
-  mlir::FailureOr<ConstScalar> eval(const ExprAST &expr);
-  mlir::FailureOr<ConstScalar> evalVariable(const VariableExprAST &var);
-  mlir::FailureOr<ConstScalar> evalUnary(const UnaryExprAST &unary);
-  mlir::FailureOr<ConstScalar> evalBinary(const BinaryExprAST &binary);
-  mlir::FailureOr<ConstScalar> evalDim(const CallExprAST &call);
+  mlir::FailureOr<ConstValue> lookup(const VariableExprAST &var) override;
+  mlir::FailureOr<ConstValue> call(const CallExprAST &call) override;
+  bool allowsLists() const override { return false; }
+  mlir::FailureOr<ConstScalar> evaluateDim(const CallExprAST &call);
 
-  mlir::MLIRContext &ctx;
-  Lookup lookup;
-  std::string what;
+  Lookup lookupType;
 };
-
-/// Converts `value` to an argument of `kind`, or reports at `loc` that
-/// `what` must be of that kind.
-mlir::FailureOr<ConstScalar> convertScalar(mlir::MLIRContext &ctx,
-                                           const ConstScalar &value,
-                                           ConstScalar::Kind kind,
-                                           const Location &loc,
-                                           llvm::StringRef what);
 
 /// What the checks of one model expansion share: the parameters found so
 /// far and the budget that bounds the expansion.
@@ -183,7 +166,7 @@ private:
   bool checkFloatType(const TypeAST &type, const std::string &what,
                       bool allowGeneric);
   void declare(llvm::StringRef name, const Location &loc, ValueType type);
-  ScalarEval scalarEval();
+  BodyConstants constants();
 
   ValueType checkExpr(ExprAST &expr);
   ValueType checkVariable(const VariableExprAST &var);

@@ -36,112 +36,69 @@ bool isLiteralName(llvm::StringRef name) {
   return name == "true" || name == "false";
 }
 
-/// `l OP r` for the operators of `evaluate`.
-std::optional<double> applyBinary(char op, double l, double r) {
-  switch (op) {
-  case '+':
-    return l + r;
-  case '-':
-    return l - r;
-  case '*':
-    return l * r;
-  case '/':
-    return l / r;
-  case BinaryOp::Lt:
-    return l < r;
-  case BinaryOp::Gt:
-    return l > r;
-  case BinaryOp::Le:
-    return l <= r;
-  case BinaryOp::Ge:
-    return l >= r;
-  case BinaryOp::Eq:
-    return l == r;
-  case BinaryOp::Ne:
-    return l != r;
-  case BinaryOp::And:
-    return (l != 0 && r != 0) ? 1.0 : 0.0;
-  case BinaryOp::Or:
-    return (l != 0 || r != 0) ? 1.0 : 0.0;
-  default:
-    return std::nullopt;
-  }
+/// Whether `expr` is made of numbers, names and operators only (no calls,
+/// lists, strings or '@'): what an optimizer's `if` and assert conditions
+/// may use, since they are decided before the optimizer runs.
+bool isOperatorExpression(const ExprAST &expr) {
+  if (isa<NumberExprAST, VariableExprAST>(expr))
+    return true;
+  if (const auto *unary = dyn_cast<UnaryExprAST>(&expr))
+    return isOperatorExpression(*unary->getOperand());
+  if (const auto *binary = dyn_cast<BinaryExprAST>(&expr))
+    return binary->getOp() != '@' && isOperatorExpression(*binary->getLHS()) &&
+           isOperatorExpression(*binary->getRHS());
+  return false;
 }
 
-/// Evaluates a condition or number made of numbers, `true`/`false`, names,
-/// `- not + - * /`, comparisons and `and`/`or` (conditions are 1 or 0) for
-/// every model at once: `column(name)` gives a name's value per model (one
-/// value: the same for all), or std::nullopt for a name it does not know.
-/// The result has one value per model, or one for all; std::nullopt if the
-/// expression uses anything else. Columns, because the sweep checks asserts
-/// for up to a million models.
-template <typename Column>
-std::optional<std::vector<double>> evaluateColumns(const ExprAST &expr,
-                                                   const Column &column) {
-  using Values = std::vector<double>;
-  if (const auto *number = dyn_cast<NumberExprAST>(&expr))
-    return Values{number->getValue()};
-  if (const auto *var = dyn_cast<VariableExprAST>(&expr)) {
-    if (isLiteralName(var->getName()))
-      return Values{var->getName() == "true" ? 1.0 : 0.0};
-    return column(var->getName());
+/// Evaluates an optimizer's conditions, whose names are its flags and, in
+/// the asserts a sweep checks, its hyperparameters, each a column of one value
+/// per model (so that a million models cost one evaluation). Names it does not
+/// hold count as false, like absent flags.
+class OptimizerConditions final : public ConstEvaluator {
+public:
+  OptimizerConditions(mlir::MLIRContext &ctx,
+                      const llvm::StringMap<bool> &flags)
+      : ConstEvaluator(ctx) {
+    for (const auto &flag : flags)
+      names[flag.getKey()] =
+          ConstValue::scalar(ConstScalar::boolean(flag.getValue()));
   }
-  if (const auto *unary = dyn_cast<UnaryExprAST>(&expr)) {
-    std::optional<Values> v = evaluateColumns(*unary->getOperand(), column);
-    if (v)
-      for (double &x : *v)
-        x = unary->getOp() == '-' ? -x : (x == 0 ? 1.0 : 0.0);
-    return v;
-  }
-  if (const auto *binary = dyn_cast<BinaryExprAST>(&expr)) {
-    std::optional<Values> l = evaluateColumns(*binary->getLHS(), column);
-    std::optional<Values> r = evaluateColumns(*binary->getRHS(), column);
-    if (!l || !r)
-      return std::nullopt;
-    if (l->empty() || r->empty()) // a sweep without models
-      return Values{};
-    size_t n = std::max(l->size(), r->size());
-    Values result(n);
-    for (size_t i = 0; i < n; ++i) {
-      std::optional<double> v =
-          applyBinary(binary->getOp(), (*l)[l->size() == 1 ? 0 : i],
-                      (*r)[r->size() == 1 ? 0 : i]);
-      if (!v)
-        return std::nullopt;
-      result[i] = *v;
-    }
-    return result;
-  }
-  return std::nullopt;
-}
 
-/// The value of `expr` (see evaluateColumns) when every name has one value:
-/// `lookup(name)` gives it, or std::nullopt.
-template <typename Lookup>
-std::optional<double> evaluate(const ExprAST &expr, const Lookup &lookup) {
-  auto values = evaluateColumns(
-      expr, [&](llvm::StringRef name) -> std::optional<std::vector<double>> {
-        if (std::optional<double> value = lookup(name))
-          return std::vector<double>{*value};
-        return std::nullopt;
-      });
-  if (!values || values->size() != 1)
-    return std::nullopt;
-  return values->front();
-}
+  /// Binds a hyperparameter to its values, one per model.
+  void defineColumn(llvm::StringRef name, llvm::ArrayRef<double> values) {
+    std::vector<ConstScalar> column;
+    column.reserve(values.size());
+    for (double value : values)
+      column.push_back(ConstScalar::real(value));
+    names[name] = ConstValue::list(std::move(column));
+  }
 
-/// Whether `ifStmt` takes its `then` branch with the flag values `flags`
-/// (absent names count as false); std::nullopt if the condition is not
-/// made of flags and numbers.
-std::optional<bool> takesThen(const IfStmtAST &ifStmt,
-                              const llvm::StringMap<bool> &flags) {
-  std::optional<double> value =
-      evaluate(*ifStmt.getCondition(), [&](llvm::StringRef name) {
-        return std::optional<double>(flags.lookup(name) ? 1.0 : 0.0);
-      });
-  if (!value)
-    return std::nullopt;
-  return *value != 0;
+private:
+  mlir::FailureOr<ConstValue> lookup(const VariableExprAST &var) override {
+    auto it = names.find(var.getName());
+    if (it == names.end())
+      return ConstValue::scalar(ConstScalar::boolean(false));
+    return it->second;
+  }
+  mlir::FailureOr<ConstValue> call(const CallExprAST &call) override {
+    // isOperatorExpression keeps calls out of the conditions evaluated.
+    emitError(ctx, call.loc()) << subject() << " cannot call a function";
+    return mlir::failure();
+  }
+
+  llvm::StringMap<ConstValue> names;
+};
+
+/// Whether `ifStmt`, whose condition is an operator expression, takes its
+/// `then` branch with the flag values `flags`.
+mlir::FailureOr<bool> takesThen(mlir::MLIRContext &ctx, const IfStmtAST &ifStmt,
+                                const llvm::StringMap<bool> &flags) {
+  OptimizerConditions constants(ctx, flags);
+  auto condition = constants.evaluateAs(
+      *ifStmt.getCondition(), ConstScalar::Bool, "the condition of an 'if'");
+  if (mlir::failed(condition))
+    return mlir::failure();
+  return condition->boolValue;
 }
 
 /// The first name in `expr` for which `pred` holds, or null.
@@ -199,6 +156,8 @@ private:
   /// The state slots, in order, with whether each has been assigned.
   llvm::SmallVector<std::pair<const StmtAST *, bool>> slots;
   bool paramAssigned = false;
+  /// An `if` whose condition is wrong, so that neither branch is checked.
+  bool skippedBranch = false;
   bool ok = true;
 };
 
@@ -211,6 +170,9 @@ bool BodyChecker::check() {
   names["grad"] = {true, true, false};
   names["step"] = {true, false, false};
   checkStatements(optimizer.getBody());
+  // Assignments may hide in a branch no condition chose.
+  if (skippedBranch)
+    return ok;
   if (!paramAssigned)
     error(optimizer.nameLoc())
         << "optimizer '" << optimizer.getName()
@@ -250,13 +212,20 @@ void BodyChecker::checkStatements(
             << notFlag->getName()
             << "' is not a flag (where(cond, a, b) chooses per model or "
                "per element)";
+        skippedBranch = true;
         continue;
       }
-      std::optional<bool> then = takesThen(*ifStmt, flags);
-      if (!then) {
+      if (!isOperatorExpression(*ifStmt->getCondition())) {
         error(ifStmt->getCondition()->loc())
             << "an optimizer's 'if' condition may only use flags, numbers, "
                "comparisons, 'and', 'or' and 'not'";
+        skippedBranch = true;
+        continue;
+      }
+      mlir::FailureOr<bool> then = takesThen(ctx, *ifStmt, flags);
+      if (mlir::failed(then)) {
+        ok = false;
+        skippedBranch = true;
         continue;
       }
       checkStatements(*then ? ifStmt->getThen() : ifStmt->getElse());
@@ -272,9 +241,7 @@ void BodyChecker::checkStatements(
         error(notArg->loc()) << "an optimizer's assert may only use its "
                                 "arguments and numbers, not '"
                              << notArg->getName() << "'";
-      else if (!evaluate(*assert->getCondition(), [](llvm::StringRef) {
-                 return std::optional<double>(0.0);
-               }))
+      else if (!isOperatorExpression(*assert->getCondition()))
         error(assert->getCondition()->loc())
             << "an optimizer's assert condition may only use arguments, "
                "numbers, + - * /, comparisons, 'and', 'or' and 'not'";
@@ -426,7 +393,8 @@ OptType BodyChecker::checkCall(const CallExprAST &call) {
 //===----------------------------------------------------------------------===//
 
 std::vector<const StmtAST *>
-mbt::takenOptimizerStatements(const OptimizerAST &optimizer,
+mbt::takenOptimizerStatements(mlir::MLIRContext &ctx,
+                              const OptimizerAST &optimizer,
                               const llvm::StringMap<bool> &flags) {
   std::vector<const StmtAST *> taken;
   std::function<void(llvm::ArrayRef<std::unique_ptr<StmtAST>>)> walk =
@@ -437,8 +405,10 @@ mbt::takenOptimizerStatements(const OptimizerAST &optimizer,
             taken.push_back(stmt.get());
             continue;
           }
-          std::optional<bool> then = takesThen(*ifStmt, flags);
-          walk(then && *then ? ifStmt->getThen() : ifStmt->getElse());
+          // Checked with these flags: the condition evaluates.
+          mlir::FailureOr<bool> then = takesThen(ctx, *ifStmt, flags);
+          walk(succeeded(then) && *then ? ifStmt->getThen()
+                                        : ifStmt->getElse());
         }
       };
   walk(optimizer.getBody());
@@ -485,16 +455,16 @@ static bool checkOptimizerArgs(mlir::MLIRContext &ctx,
         ok = false;
         continue;
       }
-      std::optional<double> value = evaluate(
-          *def, [](llvm::StringRef) { return std::optional<double>(); });
-      if (!value) {
-        emitError(ctx, def->loc())
-            << "the default of '" << arg.name << "' must be a number";
+      // A default refers to no name: the evaluator outside a sweep.
+      SweepEvaluator constants(ctx, std::nullopt);
+      auto value = constants.evaluateAs(
+          *def, isBool ? ConstScalar::Bool : ConstScalar::Float,
+          "the default of '" + arg.name + "'");
+      if (mlir::failed(value)) {
         ok = false;
         continue;
       }
-      arg.defaultScalar = isBool ? ConstScalar::boolean(*value != 0)
-                                 : ConstScalar::real(*value);
+      arg.defaultScalar = *value;
     }
     arg.kind = isBool ? ArgDeclAST::Bool : ArgDeclAST::Float;
   }
@@ -541,7 +511,7 @@ bool mbt::checkOptimizers(mlir::MLIRContext &ctx, ModuleAST &module) {
 
 bool mbt::bindOptimizer(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
                         const CallExprAST *call, const Location &useLoc,
-                        ConstEvaluator &eval, SweepConfig &config) {
+                        SweepEvaluator &eval, SweepConfig &config) {
   std::vector<llvm::StringRef> argNames;
   for (const ArgDeclAST &arg : optimizer.getArgs())
     argNames.push_back(arg.name);
@@ -609,30 +579,34 @@ bool mbt::bindOptimizer(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
     return false;
   }
   // Every assert on the way, for every model.
-  for (const StmtAST *stmt : takenOptimizerStatements(optimizer, flags)) {
+  for (const StmtAST *stmt : takenOptimizerStatements(ctx, optimizer, flags)) {
     const auto *assert = dyn_cast<AssertStmtAST>(stmt);
     if (!assert)
       continue;
     // The condition over the columns of all the models at once.
-    std::optional<std::vector<double>> holds = evaluateColumns(
-        *assert->getCondition(),
-        [&](llvm::StringRef n) -> std::optional<std::vector<double>> {
-          auto it = values.find(n);
-          if (it != values.end())
-            return it->second;
-          return std::vector<double>{flags.lookup(n) ? 1.0 : 0.0};
-        });
-    if (!holds || holds->empty())
-      continue; // not a condition Sema accepts (reported there), or no models
+    OptimizerConditions constants(ctx, flags);
+    for (const auto &column : values)
+      constants.defineColumn(column.getKey(), column.getValue());
+    const ExprAST &condition = *assert->getCondition();
+    std::string what = "the condition of an 'assert'";
+    auto holds = constants.evaluate(condition, what);
+    if (mlir::failed(holds) ||
+        (!holds->elements.empty() &&
+         mlir::failed(convertScalar(ctx, holds->elements.front(),
+                                    ConstScalar::Bool, condition.loc(),
+                                    what)))) {
+      ok = false;
+      continue;
+    }
     for (int64_t m = 0; m < config.models; ++m) {
-      if ((*holds)[holds->size() == 1 ? 0 : m] != 0)
+      if (holds->elements[holds->isList ? m : 0].boolValue)
         continue;
       // Name the values the condition reads; report at the first of them
       // that the sweep gives.
       std::string shown;
       const Location *at = nullptr;
       llvm::StringSet<> listed;
-      findName(*assert->getCondition(), [&](const VariableExprAST &v) {
+      findName(condition, [&](const VariableExprAST &v) {
         auto it = values.find(v.getName());
         if (it != values.end() && listed.insert(v.getName()).second)
           shown += (shown.empty() ? "" : ", ") + v.getName().str() + " = " +

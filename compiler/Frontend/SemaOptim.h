@@ -24,7 +24,7 @@
 
 namespace mbt {
 
-class ConstEvaluator;
+class SweepEvaluator;
 
 /// A function of optimizer expressions: `sqrt(v)`, `where(c, a, b)`, ...
 struct OptimizerBuiltin {
@@ -42,7 +42,7 @@ inline bool isOptimizerFlag(const ArgDeclAST &arg) {
 /// The statements of `optimizer` that run with the flag values `flags`
 /// (every flag of the optimizer): `if` replaced by the branch it takes.
 std::vector<const StmtAST *>
-takenOptimizerStatements(const OptimizerAST &optimizer,
+takenOptimizerStatements(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
                          const llvm::StringMap<bool> &flags);
 
 /// Checks every optimizer of `module`: unique names, arguments with
@@ -57,7 +57,7 @@ bool checkOptimizers(mlir::MLIRContext &ctx, ModuleAST &module);
 /// value. Reports what is wrong.
 bool bindOptimizer(mlir::MLIRContext &ctx, const OptimizerAST &optimizer,
                    const CallExprAST *call, const Location &useLoc,
-                   ConstEvaluator &eval, SweepConfig &config);
+                   SweepEvaluator &eval, SweepConfig &config);
 
 } // namespace mbt
 

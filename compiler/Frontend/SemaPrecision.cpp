@@ -19,7 +19,7 @@ namespace {
 
 /// `loss_scale = dynamic(...)` into `settings`; false after an error.
 bool checkLossScale(mlir::MLIRContext &ctx, const ExprAST &value,
-                    ConstEvaluator &eval,
+                    SweepEvaluator &eval,
                     mlir::mbt::LossScaleSettings &settings) {
   const auto *call = dyn_cast<CallExprAST>(&value);
   const auto *bare = dyn_cast<VariableExprAST>(&value);
@@ -47,7 +47,7 @@ bool checkLossScale(mlir::MLIRContext &ctx, const ExprAST &value,
     auto number = eval.evaluateNumber(*(*args)[k], params[k]);
     if (failed(number))
       return false;
-    *reals[k] = number->value;
+    *reals[k] = number->floatValue;
   }
   if (const ExprAST *interval = (*args)[3]) {
     auto count = eval.evaluateInteger(*interval, params[3]);
@@ -67,7 +67,7 @@ bool checkLossScale(mlir::MLIRContext &ctx, const ExprAST &value,
 
 bool mbt::checkPrecisionSettings(mlir::MLIRContext &ctx,
                                  const ExprAST *precision,
-                                 const ExprAST *lossScale, ConstEvaluator &eval,
+                                 const ExprAST *lossScale, SweepEvaluator &eval,
                                  SweepConfig &config) {
   if (precision) {
     const auto *var = dyn_cast<VariableExprAST>(precision);

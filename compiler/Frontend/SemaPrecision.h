@@ -12,7 +12,7 @@ namespace mbt {
 /// (absent), and fills `config.precision`, `config.precisionLoc` and
 /// `config.lossScale`. Reports what is wrong; returns whether all is well.
 bool checkPrecisionSettings(mlir::MLIRContext &ctx, const ExprAST *precision,
-                            const ExprAST *lossScale, ConstEvaluator &eval,
+                            const ExprAST *lossScale, SweepEvaluator &eval,
                             SweepConfig &config);
 
 } // namespace mbt

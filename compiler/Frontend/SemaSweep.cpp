@@ -55,16 +55,16 @@ private:
   void collectSettings();
   void checkGrid();
   void checkModels();
-  void checkModel(ConstEvaluator &eval);
-  void checkSeeds(ConstEvaluator &eval);
-  void checkOptimizer(ConstEvaluator &eval);
-  void checkData(ConstEvaluator &eval);
-  void checkFolds(ConstEvaluator &eval);
-  void checkEpochs(ConstEvaluator &eval);
-  void checkClip(ConstEvaluator &eval);
-  void checkSchedule(ConstEvaluator &eval);
+  void checkModel(SweepEvaluator &eval);
+  void checkSeeds(SweepEvaluator &eval);
+  void checkOptimizer(SweepEvaluator &eval);
+  void checkData(SweepEvaluator &eval);
+  void checkFolds(SweepEvaluator &eval);
+  void checkEpochs(SweepEvaluator &eval);
+  void checkClip(SweepEvaluator &eval);
+  void checkSchedule(SweepEvaluator &eval);
   void checkNoDecay();
-  void checkPrecision(ConstEvaluator &eval);
+  void checkPrecision(SweepEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
   const ExprAST *lookup(llvm::StringRef key) const {
@@ -97,11 +97,11 @@ LogicalResult SweepChecker::check() {
   collectSettings();
   checkGrid();
   checkModels();
-  ConstEvaluator eval(ctx, numModels, /*modelsBroken=*/!numModels);
+  SweepEvaluator eval(ctx, numModels, /*modelsBroken=*/!numModels);
   for (auto &[name, values] : gridAxes)
     eval.define(name, values);
   if (const ExprAST *seed = lookup("draw_seed")) {
-    ConstEvaluator plain(ctx, std::nullopt);
+    SweepEvaluator plain(ctx, std::nullopt);
     auto value = plain.evaluateInteger(*seed, "draw_seed");
     if (failed(value))
       ok = false;
@@ -174,8 +174,8 @@ void SweepChecker::checkGrid() {
     error(call->loc()) << "grid needs at least one axis";
     return;
   }
-  ConstEvaluator eval(ctx, std::nullopt);
-  std::vector<std::pair<std::string, std::vector<ConstNumber>>> axes;
+  SweepEvaluator eval(ctx, std::nullopt);
+  std::vector<std::pair<std::string, std::vector<ConstScalar>>> axes;
   llvm::StringMap<const ArgumentAST *> seen;
   int64_t points = 1;
   bool axesOk = true;
@@ -249,7 +249,7 @@ void SweepChecker::checkModels() {
                             "models to train)";
     return;
   }
-  ConstEvaluator eval(ctx, std::nullopt);
+  SweepEvaluator eval(ctx, std::nullopt);
   auto n = eval.evaluateInteger(*value, "models");
   if (failed(n)) {
     ok = false;
@@ -274,7 +274,7 @@ void SweepChecker::checkModels() {
 /// model = NAME or NAME(args); optional when the spec defines exactly one
 /// model. The arguments go to SweepConfig::modelArgs, with which Sema
 /// expands the model.
-void SweepChecker::checkModel(ConstEvaluator &eval) {
+void SweepChecker::checkModel(SweepEvaluator &eval) {
   std::vector<llvm::StringRef> names;
   for (const auto &model : models)
     names.push_back(model->getName());
@@ -315,7 +315,7 @@ void SweepChecker::checkModel(ConstEvaluator &eval) {
 }
 
 /// seed = LIST of `models` non-negative integers; default 0, 1, ..., N-1.
-void SweepChecker::checkSeeds(ConstEvaluator &eval) {
+void SweepChecker::checkSeeds(SweepEvaluator &eval) {
   const ExprAST *value = lookup("seed");
   if (!value) {
     for (int64_t i = 0; i < config.models; ++i)
@@ -332,10 +332,10 @@ void SweepChecker::checkSeeds(ConstEvaluator &eval) {
                            "such as range(models)";
     return;
   }
-  for (const ConstNumber &seed : seeds->elements) {
-    if (!seed.isInteger || seed.intValue < 0) {
+  for (const ConstScalar &seed : seeds->elements) {
+    if (seed.kind != ConstScalar::Int || seed.intValue < 0) {
       error(value->loc()) << "seeds must be non-negative integers, got "
-                          << formatNumber(seed);
+                          << seed.str();
       return;
     }
     config.seeds.push_back(seed.intValue);
@@ -358,7 +358,7 @@ static std::optional<llvm::StringRef> calleeName(const ExprAST *value) {
 /// optim = NAME | NAME(args): an optimizer of the spec (stdlib/optim.mbt's
 /// are always there); each hyperparameter a number or one per model, each
 /// flag true or false; absent ones take their defaults.
-void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
+void SweepChecker::checkOptimizer(SweepEvaluator &eval) {
   const ExprAST *value = lookup("optim");
   if (!value) {
     error(sweep.loc()) << "sweep has no 'optim' setting (for example "
@@ -391,7 +391,7 @@ void SweepChecker::checkOptimizer(ConstEvaluator &eval) {
 
 /// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S, ...)
 /// | fortunes(batching = dynamic, token_budget = N, ...) (SemaData.cpp)
-void SweepChecker::checkData(ConstEvaluator &eval) {
+void SweepChecker::checkData(SweepEvaluator &eval) {
   const ExprAST *value = lookup("data");
   if (!value)
     return; // fashion_mnist with the default batch and shuffle seed
@@ -469,12 +469,12 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
       error(validation->loc())
           << "k-fold routing validates each model on its held-out fold; "
              "give either folds or validation";
-    else if (!(v->value > 0 && v->value < 1))
+    else if (!(v->floatValue > 0 && v->floatValue < 1))
       error(validation->loc())
           << "validation must be a fraction between 0 and 1 (exclusive), got "
-          << formatNumber(*v);
+          << v->str();
     else
-      config.validation = v->value;
+      config.validation = v->floatValue;
   }
   if (const ExprAST *crop = (*args)[5]) {
     auto n = eval.evaluateInteger(*crop, "crop");
@@ -507,7 +507,7 @@ void SweepChecker::checkData(ConstEvaluator &eval) {
 
 /// fold = LIST: the fold each model holds out under k-fold routing;
 /// default model m holds out fold m mod folds.
-void SweepChecker::checkFolds(ConstEvaluator &eval) {
+void SweepChecker::checkFolds(SweepEvaluator &eval) {
   const ExprAST *value = lookup("fold");
   if (config.routing != mlir::mbt::Routing::kfold) {
     if (value)
@@ -536,7 +536,7 @@ void SweepChecker::checkFolds(ConstEvaluator &eval) {
 }
 
 /// epochs = INT (at least 1); default 1.
-void SweepChecker::checkEpochs(ConstEvaluator &eval) {
+void SweepChecker::checkEpochs(SweepEvaluator &eval) {
   const ExprAST *value = lookup("epochs");
   if (!value)
     return;
@@ -552,7 +552,7 @@ void SweepChecker::checkEpochs(ConstEvaluator &eval) {
 /// clip = MAX_NORM: each model's gradient is scaled so its global norm
 /// (over all its parameters) is at most MAX_NORM, a positive number or one
 /// per model; default no clipping.
-void SweepChecker::checkClip(ConstEvaluator &eval) {
+void SweepChecker::checkClip(SweepEvaluator &eval) {
   const ExprAST *value = lookup("clip");
   if (!value)
     return;
@@ -572,7 +572,7 @@ void SweepChecker::checkClip(ConstEvaluator &eval) {
 
 /// schedule = RULE(args): a learning-rate schedule of ScheduleRules.h,
 /// each parameter a number or one per model; default none (constant).
-void SweepChecker::checkSchedule(ConstEvaluator &eval) {
+void SweepChecker::checkSchedule(SweepEvaluator &eval) {
   const ExprAST *value = lookup("schedule");
   if (!value)
     return;
@@ -675,7 +675,7 @@ void SweepChecker::checkSchedule(ConstEvaluator &eval) {
 /// glob pattern (`*` any text, `?` one character, `[...]` a set) get no
 /// weight decay. Sema checks each against the model's parameters.
 /// precision and loss_scale (SemaPrecision.cpp).
-void SweepChecker::checkPrecision(ConstEvaluator &eval) {
+void SweepChecker::checkPrecision(SweepEvaluator &eval) {
   if (!checkPrecisionSettings(ctx, lookup("precision"), lookup("loss_scale"),
                               eval, config))
     ok = false;

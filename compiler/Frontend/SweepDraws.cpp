@@ -31,7 +31,7 @@ static double uniform53(const mbt::PhiloxCounter &block) {
   return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
 }
 
-FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
+FailureOr<ConstValue> SweepEvaluator::evaluateDraw(const CallExprAST &call) {
   llvm::StringRef callee = call.getCallee();
   if (!models) {
     if (!modelsBroken)
@@ -57,7 +57,7 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
       return failure();
     }
 
-  std::vector<ConstNumber> options;
+  std::vector<ConstScalar> options;
   double low = 0, high = 0;
   if (isChoice) {
     auto list = evaluate(*(*args)[0]);
@@ -73,20 +73,20 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
     auto hi = evaluateNumber(*(*args)[1], "high");
     if (failed(lo) || failed(hi))
       return failure();
-    low = lo->value;
-    high = hi->value;
+    low = lo->floatValue;
+    high = hi->floatValue;
     if (!(low < high)) {
-      emitError(ctx, call.loc())
-          << "'" << callee << "' needs low < high, got " << formatNumber(*lo)
-          << " and " << formatNumber(*hi);
+      emitError(ctx, call.loc()) << "'" << callee << "' needs low < high, got "
+                                 << lo->str() << " and " << hi->str();
       return failure();
     }
     if (callee == "loguniform" && !(low > 0)) {
       emitError(ctx, call.loc())
-          << "'loguniform' needs low > 0, got " << formatNumber(*lo);
+          << "'loguniform' needs low > 0, got " << lo->str();
       return failure();
     }
-    if (callee == "randint" && (!lo->isInteger || !hi->isInteger)) {
+    if (callee == "randint" &&
+        (lo->kind != ConstScalar::Int || hi->kind != ConstScalar::Int)) {
       emitError(ctx, call.loc()) << "'randint' needs integer bounds";
       return failure();
     }
@@ -105,16 +105,16 @@ FailureOr<ConstValue> ConstEvaluator::evaluateDraw(const CallExprAST &call) {
       result.elements.push_back(options[index]);
     } else if (callee == "randint") {
       double span = high - low;
-      result.elements.push_back(ConstNumber::integer(
+      result.elements.push_back(ConstScalar::integer(
           static_cast<int64_t>(low) +
           std::min(static_cast<int64_t>(span) - 1,
                    static_cast<int64_t>(std::floor(u * span)))));
     } else if (callee == "loguniform") {
       double v = std::exp(std::log(low) + (std::log(high) - std::log(low)) * u);
       result.elements.push_back(
-          ConstNumber::real(std::min(v, std::nextafter(high, low))));
+          ConstScalar::real(std::min(v, std::nextafter(high, low))));
     } else {
-      result.elements.push_back(ConstNumber::real(low + (high - low) * u));
+      result.elements.push_back(ConstScalar::real(low + (high - low) * u));
     }
   }
   return result;

@@ -54,6 +54,9 @@ def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
            "Whose kernel to call: cpu (mbt_rt_batch_matmul_*, over host "
            "buffers) or cuda (mbt_rt_cuda_batch_matmul_*, over device "
            "buffers)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report each matmul's call as a remark: the kernel, the "
+           "transposes and whether the output's zero fill is dropped">,
   ];
   let summary = "Call the runtime's BLAS kernel for batched matmuls on memrefs";
   let description = [{
@@ -138,6 +141,10 @@ def MBTPlanWorkspace : Pass<"mbt-plan-workspace", "::mlir::ModuleOp"> {
   let options = [
     Option<"plan", "plan", "bool", /*default=*/"true",
            "Make allocations views of the workspace">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Report each function's plan as a remark: the temporaries "
+           "planned, the slots they share and the allocations left to "
+           "malloc">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

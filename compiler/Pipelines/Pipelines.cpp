@@ -92,14 +92,15 @@ static void addBufferizationPasses(OpPassManager &pm,
         /*vectors=*/opts.vectorMatmulVectors,
         /*kBlock=*/opts.vectorMatmulKBlock}));
   if (opts.useBlas)
-    pm.addPass(
-        createMBTLinalgToBlas(MBTLinalgToBlasOptions{/*device=*/opts.target}));
+    pm.addPass(createMBTLinalgToBlas(MBTLinalgToBlasOptions{
+        /*device=*/opts.target, /*remarks=*/opts.remarks}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTElideCopies());
   // Before deallocation: planned temporaries live in the caller's
   // workspace, so no step mallocs them (PlanWorkspace.cpp).
   pm.addPass(createMBTPlanWorkspace(
-      MBTPlanWorkspaceOptions{/*plan=*/opts.planWorkspace}));
+      MBTPlanWorkspaceOptions{/*plan=*/opts.planWorkspace,
+                              /*remarks=*/opts.remarks}));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createBufferizationToMemRefPass());

@@ -77,6 +77,11 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Place the steps' temporaries in the caller's workspace "
                      "(otherwise: malloc them; the workspace is 0 bytes)"),
       llvm::cl::init(true)};
+  Option<bool> remarks{
+      *this, "remarks",
+      llvm::cl::desc("Report the lowering's decisions as remarks: each "
+                     "matmul's BLAS call and each step's workspace plan"),
+      llvm::cl::init(false)};
 };
 
 /// mbt -> grad: mixed precision (mbt-autocast), then the train step's

@@ -1,5 +1,6 @@
 // RUN: mbt-opt --mbt-linalg-to-blas --canonicalize -split-input-file -allow-unregistered-dialect %s | FileCheck %s
 // RUN: mbt-opt --mbt-linalg-to-blas="device=cuda" -split-input-file -allow-unregistered-dialect %s | FileCheck %s --check-prefix=CUDA
+// RUN: mbt-opt --mbt-linalg-to-blas=remarks=true -split-input-file -allow-unregistered-dialect %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: not mbt-opt --mbt-linalg-to-blas="device=tpu" -allow-unregistered-dialect %s 2>&1 | FileCheck %s --check-prefix=BAD
 
 // For the CUDA target the same calls go to the CUDA runtime's kernel, over
@@ -8,6 +9,13 @@
 // CUDA:         call @mbt_rt_cuda_batch_matmul_f32(
 // CUDA-NOT:     call @mbt_rt_batch_matmul_f32(
 // BAD: error: mbt-linalg-to-blas: device must be cpu or cuda, got 'tpu'
+
+// With remarks, each call's kernel and form are reported.
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, overwrites C (its zero fill is dropped)
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, overwrites C (its zero fill is dropped)
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, A transposed, accumulates into C
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f64, B transposed, accumulates into C
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, accumulates into C
 
 // A zero fill of the output just before the matmul is dropped: the kernel
 // overwrites the output (accumulate = 0).

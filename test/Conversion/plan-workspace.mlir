@@ -1,4 +1,11 @@
 // RUN: mbt-opt --mbt-plan-workspace --canonicalize -split-input-file -allow-unregistered-dialect %s | FileCheck %s
+// RUN: mbt-opt --mbt-plan-workspace=remarks=true -split-input-file -allow-unregistered-dialect %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// With remarks, each function's plan is reported.
+// REMARK: remark: workspace of 'slots': 4 temporaries in 3 slots, 0 left to malloc
+// REMARK: remark: workspace of 'live_through_view': 2 temporaries in 2 slots, 0 left to malloc
+// REMARK: remark: workspace of 'batch_sized': 1 temporary in 1 slot, 0 left to malloc
+// REMARK: remark: workspace of 'unplanned': 0 temporaries in 0 slots, 4 left to malloc
 
 // Every allocation becomes a view of the new last argument. Buffers of the
 // same byte size share a slot once the earlier one is dead (%a's last use

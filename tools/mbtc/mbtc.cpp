@@ -119,6 +119,11 @@ static cl::opt<bool> planWorkspace(
     cl::desc("Keep the steps' temporaries in one buffer the runtime allocates "
              "once (default on; off: the steps malloc them, for comparison)"),
     cl::init(true), cl::Hidden, cl::cat(category));
+static cl::opt<bool> remarks(
+    "remarks",
+    cl::desc("Report the lowering's decisions as remarks: each matmul's BLAS "
+             "call and each step's workspace plan"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check expected-* diagnostics written in the input"),
@@ -212,6 +217,7 @@ static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
   codegen.useBlas = useBlas.getValue();
   codegen.parallel = parallelLoops.getValue();
   codegen.planWorkspace = planWorkspace.getValue();
+  codegen.remarks = remarks.getValue();
   codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
   codegen.vectorMatmulRows = vectorMatmulRows.getValue();
   codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();

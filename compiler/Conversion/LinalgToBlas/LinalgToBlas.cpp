@@ -102,10 +102,24 @@ struct LinalgToBlasPass
           rewriter.create<arith::ConstantIntOp>(loc, kind.transposeB, 64));
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !zeroing, 64));
       rewriter.create<func::CallOp>(loc, kernel, args);
+      if (remarks)
+        reportCall(op, kernel, kind, zeroing);
       if (zeroing)
         rewriter.eraseOp(zeroing);
       rewriter.eraseOp(op);
     }
+  }
+
+  /// The decision for `op`, as a remark the user asks for with `remarks`.
+  static void reportCall(linalg::LinalgOp op, func::FuncOp kernel,
+                         BatchMatmulKind kind, Operation *zeroing) {
+    auto remark = op.emitRemark() << "batched matmul: " << kernel.getName();
+    if (kind.transposeA)
+      remark << ", A transposed";
+    if (kind.transposeB)
+      remark << ", B transposed";
+    remark << (zeroing ? ", overwrites C (its zero fill is dropped)"
+                       : ", accumulates into C");
   }
 };
 } // namespace

@@ -181,6 +181,19 @@ struct PlanWorkspacePass
       planFunction(func);
   }
 
+  /// The plan of `func`, as a remark the user asks for with `remarks`:
+  /// what shares the workspace and what still mallocs (before planning,
+  /// every allocation of the function does).
+  static void reportPlan(func::FuncOp func, size_t planned, size_t slots) {
+    size_t allocations = 0;
+    func.walk([&](memref::AllocOp) { ++allocations; });
+    func.emitRemark() << "workspace of '" << func.getName() << "': " << planned
+                      << (planned == 1 ? " temporary" : " temporaries")
+                      << " in " << slots
+                      << (slots == 1 ? " slot, " : " slots, ")
+                      << allocations - planned << " left to malloc";
+  }
+
   static std::string sizeFunctionName(func::FuncOp func) {
     return (func.getName() + kSizeFunctionSuffix).str();
   }
@@ -220,6 +233,9 @@ struct PlanWorkspacePass
       slots[slot].busyUntil = *last;
       planned.push_back({alloc, slot});
     }
+
+    if (remarks)
+      reportPlan(func, planned.size(), slots.size());
 
     // The size function: the entry point's arguments in, bytes out.
     Location loc = func.getLoc();

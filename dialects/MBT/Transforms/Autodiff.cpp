@@ -201,6 +201,162 @@ static LogicalResult trainBatchNorms(Block &block, size_t firstBuffer,
   return success();
 }
 
+namespace {
+/// Where each group of @train_step's arguments starts: parameters,
+/// buffers, state slots (slot-major), the hyperparameters, the step, the
+/// data; and which of the model's arguments each group takes.
+struct TrainStepLayout {
+  SmallVector<unsigned> paramArgs, bufferArgs, dataArgs;
+  size_t numSlots = 0;
+
+  size_t numParams() const { return paramArgs.size(); }
+  size_t numBuffers() const { return bufferArgs.size(); }
+  size_t slotIndex(size_t slot, size_t param) const {
+    return numParams() + numBuffers() + numParams() * slot + param;
+  }
+  size_t hyperIndex() const { return slotIndex(numSlots, 0); }
+  size_t stepIndex() const { return hyperIndex() + 1; }
+  size_t dataIndex(size_t k) const { return hyperIndex() + 2 + k; }
+};
+} // namespace
+
+/// Splits the model's arguments into parameters, buffers and data.
+static TrainStepLayout layoutTrainStep(func::FuncOp model, OptimizerOp rule) {
+  TrainStepLayout layout;
+  layout.numSlots = rule.getNumSlots();
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    (model.getArgAttr(i, MBTDialect::ParamAttrHelper::getNameStr())
+         ? layout.paramArgs
+     : model.getArgAttr(i, MBTDialect::BufferAttrHelper::getNameStr())
+         ? layout.bufferArgs
+         : layout.dataArgs)
+        .push_back(i);
+  return layout;
+}
+
+/// An empty @train_step after `model`: its arguments (with their roles as
+/// attributes) are `layout`'s, its results the updated parameters, state
+/// and buffers followed by the model's results.
+static func::FuncOp createTrainStep(OpBuilder &builder, func::FuncOp model,
+                                    OptimizerOp rule,
+                                    const TrainStepLayout &layout) {
+  FunctionType modelType = model.getFunctionType();
+  auto scalar = RankedTensorType::get({}, builder.getF64Type());
+  auto hyperType = RankedTensorType::get(
+      {static_cast<int64_t>(rule.getNumHyper())}, builder.getF64Type());
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto named = [&](StringRef key, StringRef value) {
+    return builder.getDictionaryAttr(
+        builder.getNamedAttr(key, builder.getStringAttr(value)));
+  };
+  for (unsigned i :
+       llvm::concat<const unsigned>(layout.paramArgs, layout.bufferArgs)) {
+    argTypes.push_back(modelType.getInput(i));
+    argAttrs.push_back(model.getArgAttrDict(i));
+  }
+  for (Attribute slotAttr : rule.getSlots())
+    for (unsigned i : layout.paramArgs) {
+      StringRef slot = cast<StringAttr>(slotAttr).getValue();
+      argTypes.push_back(modelType.getInput(i));
+      auto name = model.getArgAttrOfType<StringAttr>(
+          i, MBTDialect::ParamAttrHelper::getNameStr());
+      argAttrs.push_back(named(MBTDialect::StateAttrHelper::getNameStr(),
+                               (name.getValue() + "." + slot).str()));
+    }
+  argTypes.push_back(hyperType);
+  argAttrs.push_back(
+      named(MBTDialect::HyperAttrHelper::getNameStr(), rule.getSymName()));
+  argTypes.push_back(scalar);
+  argAttrs.push_back(named(MBTDialect::StepAttrHelper::getNameStr(), "step"));
+  for (unsigned i : layout.dataArgs) {
+    argTypes.push_back(modelType.getInput(i));
+    argAttrs.push_back(model.getArgAttrDict(i));
+  }
+
+  SmallVector<Type> resultTypes;
+  for (unsigned i : layout.paramArgs)
+    resultTypes.push_back(modelType.getInput(i));
+  for (size_t s = 0; s < layout.numSlots; ++s)
+    for (unsigned i : layout.paramArgs)
+      resultTypes.push_back(modelType.getInput(i));
+  for (unsigned i : layout.bufferArgs)
+    resultTypes.push_back(modelType.getInput(i));
+  llvm::append_range(resultTypes, modelType.getResults());
+
+  builder.setInsertionPointAfter(model);
+  auto step = builder.create<func::FuncOp>(
+      model.getLoc(), "train_step",
+      builder.getFunctionType(argTypes, resultTypes));
+  step.setAllArgAttrs(argAttrs);
+  if (auto outputs =
+          model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
+    step->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);
+  return step;
+}
+
+/// Copies the model's body (the forward pass) into `entry`, the entry
+/// block of its train step.
+static void cloneForward(func::FuncOp model, Block *entry,
+                         const TrainStepLayout &layout, OpBuilder &builder) {
+  IRMapping mapping;
+  for (auto [k, i] : llvm::enumerate(layout.paramArgs))
+    mapping.map(model.getArgument(i), entry->getArgument(k));
+  for (auto [k, i] : llvm::enumerate(layout.bufferArgs))
+    mapping.map(model.getArgument(i),
+                entry->getArgument(layout.numParams() + k));
+  for (auto [k, i] : llvm::enumerate(layout.dataArgs))
+    mapping.map(model.getArgument(i), entry->getArgument(layout.dataIndex(k)));
+  builder.setInsertionPointToEnd(entry);
+  for (Operation &op : model.getBody().front())
+    builder.clone(op, mapping);
+}
+
+/// The loss scale among the model's buffers, if it has one.
+static Value lossScaleOf(func::FuncOp model, Block *entry,
+                         const TrainStepLayout &layout) {
+  for (auto [k, i] : llvm::enumerate(layout.bufferArgs))
+    if (auto role = model.getArgAttrOfType<StringAttr>(
+            i, MBTDialect::LossScaleAttrHelper::getNameStr());
+        role && role.getValue() == "scale")
+      return entry->getArgument(layout.numParams() + k);
+  return {};
+}
+
+/// One mbt.update per parameter, before `ret`: the updated parameters,
+/// then the updated state (slot-major).
+static SmallVector<Value> buildUpdates(Block *entry, func::ReturnOp ret,
+                                       OptimizerOp rule,
+                                       const TrainStepLayout &layout,
+                                       AdjointMap &adjoints,
+                                       OpBuilder &builder) {
+  builder.setInsertionPoint(ret);
+  size_t numParams = layout.numParams();
+  Value hyper = entry->getArgument(layout.hyperIndex());
+  Value step = entry->getArgument(layout.stepIndex());
+  SmallVector<Value> newParams, newState(numParams * layout.numSlots);
+  for (size_t k = 0; k < numParams; ++k) {
+    Value param = entry->getArgument(k);
+    Value grad = adjoints.lookup(param);
+    auto type = cast<RankedTensorType>(param.getType());
+    if (!grad) // the loss does not depend on it: its gradient is zero
+      grad = builder.create<ConstantOp>(
+          param.getLoc(), type,
+          DenseElementsAttr::get(
+              type, builder.getFloatAttr(type.getElementType(), 0.0)));
+    SmallVector<Value> slots;
+    for (size_t s = 0; s < layout.numSlots; ++s)
+      slots.push_back(entry->getArgument(layout.slotIndex(s, k)));
+    auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(),
+                                           param, grad, slots, hyper, step);
+    newParams.push_back(update.getNewParam());
+    for (size_t s = 0; s < layout.numSlots; ++s)
+      newState[s * numParams + k] = update.getNewState()[s];
+  }
+  llvm::append_range(newParams, newState);
+  return newParams;
+}
+
 void AutodiffPass::runOnOperation() {
   ModuleOp module = getOperation();
   SweepOp sweep = getSweep(module);
@@ -214,140 +370,35 @@ void AutodiffPass::runOnOperation() {
     module.emitError("module already has a @train_step");
     return signalPassFailure();
   }
-  FunctionType modelType = model.getFunctionType();
-  if (modelType.getNumResults() < 1) {
+  if (model.getFunctionType().getNumResults() < 1) {
     model.emitError("model function must return the loss first");
     return signalPassFailure();
   }
 
-  // Split the model's arguments into parameters, buffers and data.
-  SmallVector<unsigned> paramArgs, bufferArgs, dataArgs;
-  for (unsigned i = 0; i < model.getNumArguments(); ++i)
-    (model.getArgAttr(i, MBTDialect::ParamAttrHelper::getNameStr()) ? paramArgs
-     : model.getArgAttr(i, MBTDialect::BufferAttrHelper::getNameStr())
-         ? bufferArgs
-         : dataArgs)
-        .push_back(i);
-
-  MLIRContext *ctx = module.getContext();
-  OpBuilder builder(ctx);
-  auto scalar = RankedTensorType::get({}, builder.getF64Type());
-  auto hyperType = RankedTensorType::get(
-      {static_cast<int64_t>(rule.getNumHyper())}, builder.getF64Type());
-
-  // Signature: params, buffers, state slots (slot-major), hyper, step, data.
-  SmallVector<Type> argTypes;
-  SmallVector<DictionaryAttr> argAttrs;
-  auto named = [&](StringRef key, StringRef value) {
-    return builder.getDictionaryAttr(
-        builder.getNamedAttr(key, builder.getStringAttr(value)));
-  };
-  for (unsigned i : llvm::concat<unsigned>(paramArgs, bufferArgs)) {
-    argTypes.push_back(modelType.getInput(i));
-    argAttrs.push_back(model.getArgAttrDict(i));
-  }
-  for (Attribute slotAttr : rule.getSlots())
-    for (unsigned i : paramArgs) {
-      StringRef slot = cast<StringAttr>(slotAttr).getValue();
-      argTypes.push_back(modelType.getInput(i));
-      auto name = model.getArgAttrOfType<StringAttr>(
-          i, MBTDialect::ParamAttrHelper::getNameStr());
-      argAttrs.push_back(named(MBTDialect::StateAttrHelper::getNameStr(),
-                               (name.getValue() + "." + slot).str()));
-    }
-  argTypes.push_back(hyperType);
-  argAttrs.push_back(
-      named(MBTDialect::HyperAttrHelper::getNameStr(), rule.getSymName()));
-  argTypes.push_back(scalar);
-  argAttrs.push_back(named(MBTDialect::StepAttrHelper::getNameStr(), "step"));
-  for (unsigned i : dataArgs) {
-    argTypes.push_back(modelType.getInput(i));
-    argAttrs.push_back(model.getArgAttrDict(i));
-  }
-
-  SmallVector<Type> resultTypes;
-  for (unsigned i : paramArgs)
-    resultTypes.push_back(modelType.getInput(i));
-  for (size_t s = 0; s < rule.getNumSlots(); ++s)
-    for (unsigned i : paramArgs)
-      resultTypes.push_back(modelType.getInput(i));
-  for (unsigned i : bufferArgs)
-    resultTypes.push_back(modelType.getInput(i));
-  llvm::append_range(resultTypes, modelType.getResults());
-
-  builder.setInsertionPointAfter(model);
-  auto step = builder.create<func::FuncOp>(
-      model.getLoc(), "train_step",
-      builder.getFunctionType(argTypes, resultTypes));
-  step.setAllArgAttrs(argAttrs);
-  if (auto outputs =
-          model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
-    step->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);
+  TrainStepLayout layout = layoutTrainStep(model, rule);
+  OpBuilder builder(module.getContext());
+  func::FuncOp step = createTrainStep(builder, model, rule, layout);
   Block *entry = step.addEntryBlock();
-
-  // Copy the forward pass.
-  IRMapping mapping;
-  size_t numParams = paramArgs.size();
-  size_t numBuffers = bufferArgs.size();
-  size_t numSlots = rule.getNumSlots();
-  for (auto [k, i] : llvm::enumerate(paramArgs))
-    mapping.map(model.getArgument(i), entry->getArgument(k));
-  for (auto [k, i] : llvm::enumerate(bufferArgs))
-    mapping.map(model.getArgument(i), entry->getArgument(numParams + k));
-  // Where the slots, the hyperparameters, the step and the data start.
-  size_t slotBase = numParams + numBuffers;
-  size_t hyperIndex = slotBase + numParams * numSlots;
-  size_t dataBase = hyperIndex + 2;
-  for (auto [k, i] : llvm::enumerate(dataArgs))
-    mapping.map(model.getArgument(i), entry->getArgument(dataBase + k));
-  builder.setInsertionPointToEnd(entry);
-  for (Operation &op : model.getBody().front())
-    builder.clone(op, mapping);
+  cloneForward(model, entry, layout, builder);
   auto ret = cast<func::ReturnOp>(entry->getTerminator());
-  Value stepArg = entry->getArgument(hyperIndex + 1);
-  keyDropouts(*entry, sweep, stepArg, builder);
+  keyDropouts(*entry, sweep, entry->getArgument(layout.stepIndex()), builder);
   SmallVector<Value> newBuffers(
-      entry->getArguments().slice(numParams, numBuffers));
-  if (failed(trainBatchNorms(*entry, numParams, newBuffers, builder)))
+      entry->getArguments().slice(layout.numParams(), layout.numBuffers()));
+  if (failed(trainBatchNorms(*entry, layout.numParams(), newBuffers, builder)))
     return signalPassFailure();
 
   // Reverse sweep, then one update per parameter.
-  Value lossScale;
-  for (auto [k, i] : llvm::enumerate(bufferArgs))
-    if (auto role = model.getArgAttrOfType<StringAttr>(
-            i, MBTDialect::LossScaleAttrHelper::getNameStr());
-        role && role.getValue() == "scale")
-      lossScale = entry->getArgument(numParams + k);
   AdjointMap adjoints(builder);
-  if (failed(buildReverseSweep(*entry, ret.getOperand(0), lossScale,
-                               entry->getArguments().take_front(numParams),
-                               builder, adjoints)))
+  if (failed(buildReverseSweep(
+          *entry, ret.getOperand(0), lossScaleOf(model, entry, layout),
+          entry->getArguments().take_front(layout.numParams()), builder,
+          adjoints)))
     return signalPassFailure();
-  builder.setInsertionPoint(ret);
-  Value hyper = entry->getArgument(hyperIndex);
-  SmallVector<Value> newParams, newState(numParams * numSlots);
-  for (size_t k = 0; k < numParams; ++k) {
-    Value param = entry->getArgument(k);
-    Value grad = adjoints.lookup(param);
-    auto type = cast<RankedTensorType>(param.getType());
-    if (!grad) // the loss does not depend on it: its gradient is zero
-      grad = builder.create<ConstantOp>(
-          param.getLoc(), type,
-          DenseElementsAttr::get(
-              type, builder.getFloatAttr(type.getElementType(), 0.0)));
-    SmallVector<Value> slots;
-    for (size_t s = 0; s < numSlots; ++s)
-      slots.push_back(entry->getArgument(slotBase + numParams * s + k));
-    auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(),
-                                           param, grad, slots, hyper, stepArg);
-    newParams.push_back(update.getNewParam());
-    for (size_t s = 0; s < numSlots; ++s)
-      newState[s * numParams + k] = update.getNewState()[s];
-  }
-  SmallVector<Value> results(newParams);
-  llvm::append_range(results, newState);
+  SmallVector<Value> results =
+      buildUpdates(entry, ret, rule, layout, adjoints, builder);
   llvm::append_range(results, newBuffers);
   llvm::append_range(results, ret.getOperands());
+  builder.setInsertionPoint(ret);
   builder.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
 }

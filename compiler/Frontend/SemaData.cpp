@@ -42,10 +42,6 @@ const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
 }
 } // namespace
 
-bool mbt::isSequenceDataSet(mlir::mbt::DataSet data) {
-  return data == mlir::mbt::DataSet::fortunes;
-}
-
 mlir::LogicalResult mbt::checkSequenceData(mlir::MLIRContext &ctx,
                                            const CallExprAST *call,
                                            SweepEvaluator &eval,
@@ -129,7 +125,7 @@ mlir::LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
   const TypeAST &type = input->getType();
   bool tokens = type.elementType == "tokens";
   Location at = config.dataLoc.file ? config.dataLoc : config.modelLoc;
-  if (isSequenceDataSet(config.data) && !tokens) {
+  if (mlir::mbt::isSequenceDataSet(config.data) && !tokens) {
     auto diag = emitError(ctx, at)
                 << "data set '" << stringifyDataSet(config.data)
                 << "' holds text: model '" << model.getName()
@@ -139,7 +135,7 @@ mlir::LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
     attachNote(diag, ctx, input->loc(), "the input is declared here");
     return mlir::failure();
   }
-  if (!isSequenceDataSet(config.data) && tokens) {
+  if (!mlir::mbt::isSequenceDataSet(config.data) && tokens) {
     auto diag = emitError(ctx, at)
                 << "data set '" << stringifyDataSet(config.data)
                 << "' holds images, but input '" << input->getName()

@@ -15,9 +15,6 @@
 
 namespace mbt {
 
-/// Whether `data` is a data set of token sequences.
-bool isSequenceDataSet(mlir::mbt::DataSet data);
-
 /// Checks the arguments of `data = NAME(...)` for a sequence data set
 /// (`call` is null for a bare name) into `config`: batch, shuffle_seed,
 /// batching (dynamic, fixed, group_by_length, fixed_shape), token_budget,

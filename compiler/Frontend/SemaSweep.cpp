@@ -414,7 +414,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
   }
   config.data = *data;
   config.dataLoc = value->loc();
-  if (isSequenceDataSet(*data)) {
+  if (mlir::mbt::isSequenceDataSet(*data)) {
     ok &= succeeded(checkSequenceData(ctx, call, eval, config));
     return;
   }

@@ -18,4 +18,12 @@
 
 #include "dialects/MBT/IR/MBTEnums.h.inc"
 
+namespace mlir::mbt {
+/// Whether `data` is a data set of token sequences (batched by a batching
+/// strategy) rather than of fixed-size samples.
+inline bool isSequenceDataSet(DataSet data) {
+  return data == DataSet::fortunes;
+}
+} // namespace mlir::mbt
+
 #endif

@@ -276,7 +276,7 @@ LogicalResult SweepOp::verify() {
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
-  bool sequences = getData() == DataSet::fortunes;
+  bool sequences = isSequenceDataSet(getData());
   if (sequences != getBatching().has_value())
     return emitOpError(sequences ? "needs" : "must not have")
            << " a batching strategy for data set "

@@ -1,7 +1,7 @@
 //===- TrainLoop.cpp - Epochs, progress, metrics and leaderboard ----------===//
 //
-// Trainer::run(): the user-facing job on top of the step machinery in
-// Trainer.cpp. A diverged model (a NaN/inf loss or gradient) is frozen by
+// Trainer::run(): the user-facing job on top of the steps (Trainer.cpp,
+// StepRunner.cpp). A diverged model (a NaN/inf loss or gradient) is frozen by
 // the train step itself (docs/abi.md, version 6), reported here with its
 // step as it happens, and ranked last; the others keep training untouched
 // because every model owns its own rows of every buffer.
@@ -69,9 +69,6 @@ Leaderboard Trainer::buildLeaderboard(
   };
   if (nextTokens())
     board.outputs.push_back("perplexity");
-  // The loss scale's state is in the buffers, which may be on the GPU.
-  if (manifest.lossScale)
-    syncFromDevice();
   for (int64_t model = 0; model < m; ++model) {
     ModelResult row;
     row.model = model;
@@ -96,9 +93,11 @@ Leaderboard Trainer::buildLeaderboard(
     row.stoppedStep = status.stoppedSteps()[model];
     row.stopReason = status.stopReasons()[model];
     if (const auto &scale = manifest.lossScale) {
+      // The loss scale's state is in the buffers, which may be on the GPU.
+      const FloatBuffer &buffers = steps->buffers();
       auto buffer = [&](int64_t k) {
-        return buffersBuf.get(model * manifest.bufferCount +
-                              manifest.buffers[k].offset);
+        return buffers.get(model * manifest.bufferCount +
+                           manifest.buffers[k].offset);
       };
       row.lossScale = buffer(scale->scaleBuffer);
       row.skippedSteps =

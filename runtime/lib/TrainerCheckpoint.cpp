@@ -17,8 +17,6 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
-
 namespace mbt {
 namespace runtime {
 
@@ -44,7 +42,6 @@ int64_t Trainer::completedEpochs() const {
 }
 
 RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
-  syncFromDevice();
   RunCheckpoint c;
   c.manifestDigest = manifestDigest(artifact.manifestJson());
   c.models = m;
@@ -59,10 +56,10 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.runningWeight = runningWeight;
   status.saveTo(c);
   c.metricsBytes = metricsBytes;
-  c.params = bytesOf(paramsBuf);
-  c.state = bytesOf(stateBuf);
+  c.params = bytesOf(steps->params());
+  c.state = bytesOf(steps->state());
   c.bufferCount = q;
-  c.buffers = bytesOf(buffersBuf);
+  c.buffers = bytesOf(steps->buffers());
   return c;
 }
 
@@ -79,11 +76,11 @@ void Trainer::restore(const RunCheckpoint &c) {
       c.elementBytes != (dtype() == DType::F64 ? 8 : 4))
     mismatch("its buffer sizes differ");
   if (static_cast<int64_t>(c.params.size()) !=
-          static_cast<int64_t>(paramsBuf.bytes()) ||
+          static_cast<int64_t>(steps->paramBytes()) ||
       static_cast<int64_t>(c.state.size()) !=
-          static_cast<int64_t>(stateBuf.bytes()) ||
+          static_cast<int64_t>(steps->stateBytes()) ||
       static_cast<int64_t>(c.buffers.size()) !=
-          static_cast<int64_t>(buffersBuf.bytes()))
+          static_cast<int64_t>(steps->bufferBytes()))
     mismatch("its parameter, state or buffer bytes differ in size");
   // The cursor must lie inside the data order.
   if (c.epochsStarted > 0) {
@@ -102,16 +99,7 @@ void Trainer::restore(const RunCheckpoint &c) {
   runningSums = c.runningSums;
   runningWeight = c.runningWeight;
   status.restoreFrom(c);
-  std::memcpy(paramsBuf.raw(), c.params.data(), c.params.size());
-  std::memcpy(stateBuf.raw(), c.state.data(), c.state.size());
-  if (!c.buffers.empty())
-    std::memcpy(buffersBuf.raw(), c.buffers.data(), c.buffers.size());
-  if (device) {
-    device->upload(onDevice.params, paramsBuf.raw(), paramsBuf.bytes());
-    device->upload(onDevice.state, stateBuf.raw(), stateBuf.bytes());
-    device->upload(onDevice.buffers, buffersBuf.raw(), buffersBuf.bytes());
-  }
-  hostStale = false;
+  steps->setState(c.params, c.state, c.buffers);
 }
 
 void Trainer::writeCheckpoint(const std::string &metricsPath) const {
@@ -122,10 +110,11 @@ void Trainer::writeCheckpoint(const std::string &metricsPath) const {
 }
 
 std::string Trainer::modelStateDict(int64_t model) const {
-  syncFromDevice();
+  const FloatBuffer &params = steps->params();
+  const FloatBuffer &buffers = steps->buffers();
   const auto *row =
-      static_cast<const uint8_t *>(const_cast<FloatBuffer &>(paramsBuf).raw()) +
-      paramsBuf.bytes() / m * model;
+      static_cast<const uint8_t *>(const_cast<FloatBuffer &>(params).raw()) +
+      params.bytes() / m * model;
   size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
   std::vector<NamedTensor> tensors;
   for (const ParamSpec &param : manifest.params)
@@ -134,9 +123,9 @@ std::string Trainer::modelStateDict(int64_t model) const {
   // The buffers too, as PyTorch's state_dict() holds a BatchNorm's running
   // statistics beside its weights; not a loss scale's, which is the
   // GradScaler's state, not the module's (the checkpoint keeps it).
-  const auto *bufferRow = static_cast<const uint8_t *>(
-                              const_cast<FloatBuffer &>(buffersBuf).raw()) +
-                          buffersBuf.bytes() / m * model;
+  const auto *bufferRow =
+      static_cast<const uint8_t *>(const_cast<FloatBuffer &>(buffers).raw()) +
+      buffers.bytes() / m * model;
   for (size_t k = 0; k < manifest.buffers.size(); ++k) {
     if (manifest.lossScale &&
         manifest.lossScale->holds(static_cast<int64_t>(k)))

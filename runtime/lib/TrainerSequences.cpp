@@ -177,13 +177,9 @@ void Trainer::loadTokenBatch(const SequenceDataset &data,
   int64_t shift = nextTokens() ? 1 : 0;
   for (int64_t j = 0; j < b; ++j)
     width = std::max(width, data.length(indices[j]) - shift);
-  if (b * width > tokenBuf.size())
-    tokenBuf = AlignedBuffer<int32_t>(b * width, "x");
+  int32_t *x = steps->tokenBlock(b, width);
   int64_t yPerModel = nextTokens() ? b * width : b;
-  if (m * yPerModel > yBuf.size())
-    yBuf = AlignedBuffer<int32_t>(m * yPerModel, "y");
-  int32_t *x = tokenBuf.data();
-  int32_t *y0 = yBuf.data();
+  int32_t *y0 = steps->labels(yPerModel);
   loadedWeight = nextTokens() ? 0 : b;
   for (int64_t j = 0; j < b; ++j) {
     const int32_t *sample = data.sample(indices[j]);
@@ -201,14 +197,7 @@ void Trainer::loadTokenBatch(const SequenceDataset &data,
   for (int64_t model = 1; model < m; ++model)
     std::memcpy(y0 + model * yPerModel, y0,
                 sizeof(int32_t) * static_cast<size_t>(yPerModel));
-  xWidth = width;
-  xShared = true;
-}
-
-MemRef<int32_t, 3> Trainer::tokenDescriptor(int32_t *base, int64_t b) {
-  auto x = makeDenseMemRef<int32_t, 3>(base, {m, b, xWidth});
-  x.strides[0] = 0; // one block, read by every model
-  return x;
+  steps->setXShared(true);
 }
 
 std::vector<std::vector<double>>

@@ -1,25 +1,21 @@
 //===- Trainer.h - Train and evaluate a model batch -------------*- C++ -*-===//
 //
-// Owns every buffer of docs/abi.md and drives an Artifact's train and eval
-// steps over a Dataset. All models see the same batches (shared data order
-// from Sampler.h). run() is the full job (epochs, evaluation, metrics.jsonl,
-// leaderboard); runSteps() trains an exact number of steps with no I/O, for
-// equivalence tests that compare parameters. A --target=cuda artifact's
-// buffers are mirrored on the GPU (DeviceMemory.h): each step uploads the
-// batch and downloads the outputs; parameters come back when read.
+// Drives an Artifact's train and eval steps (StepRunner.h, which owns the
+// buffers of docs/abi.md and their device copies) over a Dataset. All
+// models see the same batches (shared data order from Sampler.h). run() is
+// the full job (epochs, evaluation, metrics.jsonl, leaderboard); runSteps()
+// trains an exact number of steps with no I/O, for equivalence tests that
+// compare parameters.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MBT_RUNTIME_TRAINER_H
 #define MBT_RUNTIME_TRAINER_H
 
-#include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/DataRouting.h"
 #include "mbt/runtime/Dataset.h"
-#include "mbt/runtime/DeviceMemory.h"
-#include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/MetricsLog.h"
@@ -27,13 +23,13 @@
 #include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/SequenceDataset.h"
+#include "mbt/runtime/StepRunner.h"
 #include "mbt/runtime/TrainOptions.h"
-#include "mbt/runtime/Workspace.h"
 
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace mbt {
@@ -101,28 +97,22 @@ public:
   /// Whether x holds token ids (the sequence path).
   bool takesTokens() const { return trainSeq != nullptr; }
   /// The model's float type (the artifact's dtype).
-  DType dtype() const { return paramsBuf.dtype(); }
+  DType dtype() const { return steps->dtype(); }
   /// params [M, P] and optimizer state [S, M, P], row-major, as T (float
   /// for an f32 artifact, double for f64; RuntimeError otherwise).
   template <typename T = float> const T *params() const {
-    syncFromDevice();
-    return paramsBuf.as<T>();
+    return steps->params().as<T>();
   }
-  template <typename T = float> T *params() {
-    syncFromDevice();
-    return paramsBuf.as<T>();
-  }
+  template <typename T = float> T *params() { return steps->params().as<T>(); }
   template <typename T = float> const T *state() const {
-    syncFromDevice();
-    return stateBuf.as<T>();
+    return steps->state().as<T>();
   }
   /// buffers [M, Q] (running statistics), row-major, as T.
   template <typename T = float> const T *buffers() const {
-    syncFromDevice();
-    return buffersBuf.as<T>();
+    return steps->buffers().as<T>();
   }
   /// Where the steps run: "cpu", or the GPU's name.
-  std::string deviceName() const;
+  std::string deviceName() const { return steps->deviceName(); }
   /// Copy of model `model`'s params row (exact for either dtype).
   std::vector<double> modelParams(int64_t model) const;
   /// Copy of model `model`'s buffers row.
@@ -152,8 +142,8 @@ public:
   }
 
 private:
-  /// The buffers and the initial parameters; the constructors' shared part
-  /// (after the data are checked).
+  /// The steps' buffers and the running state; the constructors' shared
+  /// part (after the data are checked).
   void setUp();
   /// The steps of epoch `epoch`: batches of a permutation, or for token
   /// sequences the manifest's length batching.
@@ -239,55 +229,14 @@ private:
   template <typename SampleOf>
   void loadRoutedBatch(const Dataset &data, const int64_t *positions, int64_t b,
                        SampleOf sampleOf);
+  /// Runs one train step on the loaded batch of `b` samples (each model's
+  /// step number, or 0 if it is frozen) and records its outputs.
   void trainOnLoadedBatch(int64_t b);
-  /// The descriptor of x for a loaded batch of `b` samples: dense, or with
-  /// stride 0 along the model dimension when every model shares the batch.
-  template <typename T> MemRef<T, 3> xDescriptor(T *base, int64_t b);
-  /// x of a loaded batch of token ids: [M, b, xWidth], stride 0 over M.
-  MemRef<int32_t, 3> tokenDescriptor(int32_t *base, int64_t b);
-  /// x's descriptor for element type X (T, or int32_t for token ids).
-  template <typename T, typename X> MemRef<X, 3> xFor(int64_t b);
-  /// Sizes the workspace for the train and eval steps at the largest batch.
-  template <typename T> void reserveWorkspace();
-  /// For a CUDA artifact: the device copies of every buffer (the workspace
-  /// of onDevice.workspaceBytes), and the initial upload.
-  void mirrorOnDevice();
-  /// Uploads what a step reads that changed (the batch; the step numbers
-  /// when `train`).
-  void uploadStepInputs(int64_t b, bool train);
-  /// Runs `issue` (a train step's device work) directly, or captured as a
-  /// graph and replayed (deviceGraphs): a batch shape's first step runs
-  /// directly (it loads the kernels), its second is captured, later ones
-  /// replay that graph. A failed capture turns graphs off, with a warning.
-  void runOnDevice(const std::function<void()> &issue, int64_t b);
-  /// Brings params and state back from the device, if they changed there.
-  void syncFromDevice() const;
-  /// The workspace descriptor the steps get: the host's, or the device's.
-  WorkspaceRef stepWorkspace();
-  /// The artifact's train step on the loaded batch, with buffers of T:
-  /// the device's uploads and download around issueTrainStep.
-  /// X is x's element type, YRank y's rank (3 for next tokens).
-  template <typename T, typename X, int YRank> void callTrainStep(int64_t b);
-  /// The call itself, on the buffers (the host's or the device's).
-  template <typename T, typename X, int YRank> void issueTrainStep(int64_t b);
-  /// The artifact's eval step on the loaded batch, with buffers of T.
-  template <typename T, typename X, int YRank> void callEvalStep(int64_t b);
-  /// Runs the train (eval) step with the element types of this artifact.
-  void dispatchTrainStep(int64_t b);
-  void dispatchEvalStep(int64_t b);
-  /// For token ids: grows the workspace to what this step's shape needs.
-  template <typename T, int YRank>
-  void reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b, bool train);
-  /// y's descriptor for a loaded batch of b samples: [M, b] class indices,
-  /// or [M, b, xWidth] next tokens (YRank 3).
-  template <int YRank> MemRef<int32_t, YRank> yFor(int64_t b);
   /// Per-model means of every output over the samples of `plan`, each
   /// step loaded by `load(positions, b)`: [M][K].
   std::vector<std::vector<double>>
   evaluateBatches(const EpochBatches &plan,
                   const std::function<void(const int64_t *, int64_t)> &load);
-  /// Throws if a kernel reported a malformed call during the last step.
-  void checkKernels(const char *stepName);
   /// Running means of the current epoch: [M][K].
   std::vector<std::vector<double>> runningMeans() const;
   Leaderboard buildLeaderboard(
@@ -312,43 +261,9 @@ private:
   TrainOptions options;
   /// Which training samples each model sees (shared, k-fold, bootstrap).
   DataRouting routing;
-  int64_t m, p, q, s, h, k, f, batch;
-
-  // Of the model's float type (docs/abi.md).
-  // params and state are refreshed from the device by const readers.
-  mutable FloatBuffer paramsBuf, buffersBuf, stateBuf;
-  FloatBuffer xBuf, outBuf;
-  // Per-model scalars are double, as torch::optim computes them.
-  AlignedBuffer<double> hyperBuf, stepBuf;
-  AlignedBuffer<int32_t> yBuf;
-  /// Token ids of the loaded batch, [b, xWidth] (sequences; grown as
-  /// steps need).
-  AlignedBuffer<int32_t> tokenBuf;
-  int64_t xWidth = 0;
-  /// The steps' temporaries (docs/abi.md, "The workspace"): allocated once,
-  /// for the largest batch, shared by train and eval steps.
-  Workspace workspace;
-  /// A CUDA artifact's device copies (null pointers for a CPU artifact).
-  struct DevicePointers {
-    void *params = nullptr, *buffers = nullptr, *state = nullptr,
-         *hyper = nullptr, *step = nullptr, *x = nullptr, *y = nullptr,
-         *out = nullptr, *workspace = nullptr;
-    int64_t workspaceBytes = 0;
-  };
-  std::unique_ptr<DeviceMemory> device;
-  DevicePointers onDevice;
-  /// Captured train steps by batch shape (size, x shared).
-  struct StepGraph {
-    int64_t uses = 0;
-    void *graph = nullptr;
-  };
-  std::map<std::pair<int64_t, bool>, StepGraph> trainGraphs;
-  bool useGraphs = false;
-  /// Whether params and state changed on the device since the last sync.
-  mutable bool hostStale = false;
-  /// Whether the loaded batch is one batch every model shares (x holds
-  /// model 0's slice only).
-  bool xShared = false;
+  int64_t m, p, q, s, k, f, batch;
+  /// The buffers and the artifact's steps on them (made by setUp).
+  std::optional<StepRunner> steps;
 
   // Data-order cursor: epoch (0-based) and next batch within it.
   std::unique_ptr<EpochBatches> epochBatches;
@@ -359,9 +274,7 @@ private:
   int64_t stepCount = 0;
   int64_t totalSamples = 0;
 
-  /// Per step, without allocating: which models are frozen (their
-  /// matmuls are skipped) and the samples of a shared batch.
-  std::vector<uint8_t> idleModels;
+  /// Per step, without allocating: the samples of a shared batch.
   std::vector<int64_t> batchSamples;
   /// [M*K]: each step's outputs weighted by loadedWeight, and the sum of
   /// the weights.

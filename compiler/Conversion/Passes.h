@@ -1,5 +1,4 @@
-//===- Passes.h - the conversions of mbt to linalg and LLVM ------*- C++
-//-*-===//
+//===- Passes.h - the conversions of mbt to linalg and LLVM -----*- C++ -*-===//
 #ifndef MBT_COMPILER_CONVERSION_PASSES_H
 #define MBT_COMPILER_CONVERSION_PASSES_H
 

@@ -1,5 +1,4 @@
-//===- ArtifactEmitter.h - LLVM-dialect module to shared library -*- C++
-//-*-===//
+//===- ArtifactEmitter.h - LLVM dialect to a shared library -----*- C++ -*-===//
 #ifndef MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
 #define MBT_COMPILER_DRIVER_ARTIFACTEMITTER_H
 

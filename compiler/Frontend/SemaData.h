@@ -1,5 +1,4 @@
-//===- SemaData.h - the sweep's data set against the model --------*- C++
-//-*-===//
+//===- SemaData.h - the sweep's data set against the model ------*- C++ -*-===//
 //
 // The arguments of a sequence data set (`fortunes(...)`: batching strategy,
 // token budget, window) and the check, once the swept model is expanded,

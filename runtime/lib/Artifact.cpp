@@ -15,6 +15,7 @@
 #include "mbt/runtime/Kernels.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <utility>
 
@@ -84,10 +85,10 @@ Artifact Artifact::load(const std::string &path) {
   auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);
   int64_t abi = version();
   if (abi != kAbiVersion)
-    throw RuntimeError("artifact '" + path + "' has ABI version " +
-                       std::to_string(abi) + " but this runtime supports " +
-                       std::to_string(kAbiVersion) +
-                       "; rebuild it with a matching mbtc");
+    throw RuntimeError(fmt::format("artifact '{}' has ABI version {} but this "
+                                   "runtime supports {}; rebuild it with a "
+                                   "matching mbtc",
+                                   path, abi, kAbiVersion));
   // Looked up once the version is known to be ours, so an older artifact
   // gets the version error rather than a missing-symbol one.
   artifact.trainFn = lookup<void *>(artifact.handle, path, kTrainStepSymbol);
@@ -111,28 +112,28 @@ Artifact Artifact::load(const std::string &path) {
 
 void Artifact::checkDType(DType requested, const char *entry) const {
   if (requested != parsedManifest.dtype)
-    throw RuntimeError("artifact '" + libraryPath + "' computes in " +
-                       dtypeName(parsedManifest.dtype) + ", but " + entry +
-                       " was called with " + dtypeName(requested) + " buffers");
+    throw RuntimeError(fmt::format(
+        "artifact '{}' computes in {}, but {} was called with {} buffers",
+        libraryPath, dtypeName(parsedManifest.dtype), entry,
+        dtypeName(requested)));
 }
 
 void Artifact::checkInputTokens(bool tokens, const char *entry) const {
   bool isTokens = parsedManifest.inputKind == Manifest::InputKind::Tokens;
   if (tokens != isTokens)
-    throw RuntimeError("artifact '" + libraryPath + "' takes " +
-                       (isTokens ? "token ids (int32)" : "float features") +
-                       " as x, but " + entry + " was called with " +
-                       (tokens ? "token ids" : "float features"));
+    throw RuntimeError(fmt::format(
+        "artifact '{}' takes {} as x, but {} was called with {}", libraryPath,
+        isTokens ? "token ids (int32)" : "float features", entry,
+        tokens ? "token ids" : "float features"));
 }
 
 void Artifact::checkTargetRank(int rank, const char *entry) const {
   bool next = parsedManifest.targetKind == Manifest::TargetKind::NextTokens;
   if (rank != (next ? 3 : 2))
-    throw RuntimeError(
-        "artifact '" + libraryPath + "' takes " +
-        (next ? "next tokens [M, B, T]" : "class indices [M, B]") +
-        " as y, but " + entry + " was called with a y of rank " +
-        std::to_string(rank));
+    throw RuntimeError(fmt::format(
+        "artifact '{}' takes {} as y, but {} was called with a y of rank {}",
+        libraryPath, next ? "next tokens [M, B, T]" : "class indices [M, B]",
+        entry, rank));
 }
 
 Artifact::~Artifact() { close(); }

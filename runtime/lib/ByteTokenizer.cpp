@@ -4,6 +4,8 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 namespace mbt {
 namespace runtime {
 
@@ -20,10 +22,9 @@ std::string decodeBytes(const int32_t *tokens, int64_t count) {
   for (int64_t i = 0; i < count; ++i) {
     int32_t token = tokens[i];
     if (token < 0 || token >= kByteVocabSize)
-      throw RuntimeError("token " + std::to_string(token) + " at position " +
-                         std::to_string(i) +
-                         " is not a byte token (vocabulary [0, " +
-                         std::to_string(kByteVocabSize) + "))");
+      throw RuntimeError(fmt::format(
+          "token {} at position {} is not a byte token (vocabulary [0, {}))",
+          token, i, kByteVocabSize));
     if (token >= kFirstByteToken)
       text.push_back(static_cast<char>(token - kFirstByteToken));
   }

@@ -16,6 +16,7 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -59,8 +60,8 @@ public:
   }
   const char *take(size_t n, const char *what) {
     if (n > data.size() - pos)
-      fail(std::string("truncated at byte ") + std::to_string(data.size()) +
-           " (reading " + what + " at byte " + std::to_string(pos) + ")");
+      fail(fmt::format("truncated at byte {} (reading {} at byte {})",
+                       data.size(), what, pos));
     const char *p = data.data() + pos;
     pos += n;
     return p;
@@ -76,7 +77,7 @@ public:
   int64_t count(const char *what, int64_t max) {
     int64_t v = i64(what);
     if (v < 0 || v > max)
-      fail(std::string("bad ") + what + " " + std::to_string(v));
+      fail(fmt::format("bad {} {}", what, v));
     return v;
   }
   double f64(const char *what) {
@@ -166,20 +167,20 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   r.take(sizeof(kMagic), "the magic");
   int64_t version = r.i64("the version");
   if (version != kVersion)
-    r.fail("version " + std::to_string(version) + ", this runtime reads " +
-           std::to_string(kVersion));
+    r.fail(fmt::format("version {}, this runtime reads {}", version, kVersion));
   // The checksum first: any damage below is reported as such, not as a
   // strange size.
   if (bytes.size() < r.position() + 4)
-    r.fail("truncated at byte " + std::to_string(bytes.size()));
+    r.fail(fmt::format("truncated at byte {}", bytes.size()));
   size_t body = bytes.size() - 4;
   uint32_t stored = 0;
   for (int i = 0; i < 4; ++i)
     stored |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[body + i]))
               << (8 * i);
   if (crcOf(bytes.data(), body) != stored)
-    r.fail("checksum mismatch: the file is truncated or corrupt (" +
-           std::to_string(bytes.size()) + " bytes)");
+    r.fail(fmt::format(
+        "checksum mismatch: the file is truncated or corrupt ({} bytes)",
+        bytes.size()));
 
   RunCheckpoint c;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 8;
@@ -191,7 +192,7 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.outputs = r.count("output count", 1 << 20);
   c.elementBytes = r.i64("element width");
   if (c.elementBytes != 4 && c.elementBytes != 8)
-    r.fail("bad element width " + std::to_string(c.elementBytes));
+    r.fail(fmt::format("bad element width {}", c.elementBytes));
   c.step = r.count("step", kMax);
   c.epochsStarted = r.count("epoch", kMax);
   c.batchInEpoch = r.count("batch", kMax);
@@ -199,7 +200,7 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.metricsBytes = r.count("metrics length", kMax);
   int64_t sums = product(r, c.models, c.outputs, kMax, "the running sums");
   if (sums * 8 > static_cast<int64_t>(body))
-    r.fail("truncated: " + std::to_string(sums) + " running sums do not fit");
+    r.fail(fmt::format("truncated: {} running sums do not fit", sums));
   c.runningSums.resize(sums);
   for (double &v : c.runningSums)
     v = r.f64("the running sums");
@@ -235,8 +236,8 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   const char *buffers = r.take(bufferBytes, "the buffers");
   c.buffers.assign(buffers, buffers + bufferBytes);
   if (r.position() != body)
-    r.fail(std::to_string(body - r.position()) +
-           " unexpected bytes before the checksum");
+    r.fail(fmt::format("{} unexpected bytes before the checksum",
+                       body - r.position()));
   return c;
 }
 

@@ -4,6 +4,8 @@
 #include "mbt/common/Philox.h"
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -32,11 +34,10 @@ DataRouting::DataRouting(const Manifest &manifest, int64_t n) {
       throw RuntimeError("a validation split supports at most 2^32 samples");
     int64_t held = static_cast<int64_t>(std::llround(data.validation * n));
     if (held < 1 || held >= n)
-      throw RuntimeError("a validation fraction of " +
-                         std::to_string(data.validation) + " of " +
-                         std::to_string(n) +
-                         " training samples leaves no validation or no "
-                         "training samples");
+      throw RuntimeError(
+          fmt::format("a validation fraction of {:f} of {} training samples "
+                      "leaves no validation or no training samples",
+                      data.validation, n));
     std::vector<int64_t> perm =
         permutation(n, data.shuffleSeed, kValidationDomain);
     heldOut.assign(perm.begin(), perm.begin() + held);
@@ -68,9 +69,8 @@ DataRouting::DataRouting(const Manifest &manifest, int64_t n) {
   case DataSpec::Routing::KFold: {
     int64_t k = data.folds, foldSize = n / k;
     if (foldSize < 1)
-      throw RuntimeError("k-fold routing: " + std::to_string(n) +
-                         " training samples cannot make " + std::to_string(k) +
-                         " folds");
+      throw RuntimeError(fmt::format(
+          "k-fold routing: {} training samples cannot make {} folds", n, k));
     // A Fisher-Yates permutation keyed by the shuffle seed; fold f holds
     // positions [f * foldSize, (f + 1) * foldSize). The n mod k samples
     // past the last fold always train.

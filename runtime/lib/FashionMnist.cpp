@@ -10,8 +10,10 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/IdxReader.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
-#include <sys/stat.h>
+#include <filesystem>
 
 namespace mbt {
 namespace runtime {
@@ -20,20 +22,17 @@ namespace {
 constexpr const char *kSystemDir = "/usr/share/datasets/fashion-mnist";
 constexpr int32_t kFashionMnistClasses = 10;
 
-bool exists(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0;
-}
-
 /// DIR/NAME.gz, or DIR/NAME when only the uncompressed file is there. The
 /// .gz name is returned when neither exists so the error names what Debian
 /// ships.
 std::string locate(const std::string &dir, const std::string &name) {
-  std::string gz = dir + "/" + name + ".gz";
-  std::string plain = dir + "/" + name;
-  if (!exists(gz) && exists(plain))
-    return plain;
-  return gz;
+  namespace fs = std::filesystem;
+  fs::path gz = fs::path(dir) / (name + ".gz");
+  fs::path plain = fs::path(dir) / name;
+  std::error_code error;
+  if (!fs::exists(gz, error) && fs::exists(plain, error))
+    return plain.string();
+  return gz.string();
 }
 
 /// Adds the install hint to "cannot open" errors only: other errors (bad
@@ -61,14 +60,12 @@ Dataset loadIdxClassification(const std::string &imagesPath,
   IdxArray images = readIdxFile(imagesPath, kIdxImagesMagic);
   IdxArray labels = readIdxFile(labelsPath, kIdxLabelsMagic);
   if (images.dims[1] == 0 || images.dims[2] == 0)
-    throw RuntimeError("'" + imagesPath + "' has empty images (" +
-                       std::to_string(images.dims[1]) + "x" +
-                       std::to_string(images.dims[2]) + ")");
+    throw RuntimeError(fmt::format("'{}' has empty images ({}x{})", imagesPath,
+                                   images.dims[1], images.dims[2]));
   if (images.dims[0] != labels.dims[0])
-    throw RuntimeError("'" + imagesPath + "' holds " +
-                       std::to_string(images.dims[0]) + " images but '" +
-                       labelsPath + "' holds " +
-                       std::to_string(labels.dims[0]) + " labels");
+    throw RuntimeError(
+        fmt::format("'{}' holds {} images but '{}' holds {} labels", imagesPath,
+                    images.dims[0], labelsPath, labels.dims[0]));
   Dataset data;
   data.name = name;
   data.count = images.dims[0];
@@ -77,10 +74,9 @@ Dataset loadIdxClassification(const std::string &imagesPath,
   data.y.resize(data.count);
   for (int64_t i = 0; i < data.count; ++i) {
     if (labels.data[i] >= kFashionMnistClasses)
-      throw RuntimeError("'" + labelsPath + "': label " +
-                         std::to_string(labels.data[i]) + " of sample " +
-                         std::to_string(i) + " is out of range [0, " +
-                         std::to_string(kFashionMnistClasses) + ")");
+      throw RuntimeError(
+          fmt::format("'{}': label {} of sample {} is out of range [0, {})",
+                      labelsPath, labels.data[i], i, kFashionMnistClasses));
     data.y[i] = labels.data[i];
   }
   data.x.resize(images.data.size());

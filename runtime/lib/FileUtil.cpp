@@ -4,19 +4,24 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/stat.h>
+#include <filesystem>
 #include <unistd.h>
 
 namespace mbt {
 namespace runtime {
 
+namespace fs = std::filesystem;
+
 namespace {
 [[noreturn]] void fail(const std::string &what, const std::string &path,
                        int code) {
-  throw RuntimeError(what + " '" + path + "': " + std::strerror(code));
+  throw RuntimeError(
+      fmt::format("{} '{}': {}", what, path, std::strerror(code)));
 }
 
 /// Writes all of `contents` to `fd`, retrying short writes and EINTR.
@@ -36,28 +41,33 @@ bool writeAll(int fd, const std::string &contents) {
   return true;
 }
 
+/// The directory holding `path`: "." for a bare name.
 std::string parentOf(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos)
-    return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
+  std::string parent = fs::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
 }
 } // namespace
 
 void createDirectories(const std::string &dir) {
   if (dir.empty())
     throw RuntimeError("cannot create directory: empty path");
-  struct stat info;
-  if (::stat(dir.c_str(), &info) == 0) {
-    if (!S_ISDIR(info.st_mode))
+  // One level at a time (not fs::create_directories): the error names the
+  // level that failed.
+  std::error_code error;
+  fs::file_status status = fs::status(dir, error);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status))
       fail("cannot create directory", dir, ENOTDIR);
     return;
   }
   std::string parent = parentOf(dir);
   if (parent != dir && parent != "." && parent != "/")
     createDirectories(parent);
-  if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
-    fail("cannot create directory", dir, errno);
+  // An existing directory is not an error; neither is EEXIST (a racing
+  // creator).
+  if (!fs::create_directory(dir, error) && error &&
+      error != std::errc::file_exists)
+    fail("cannot create directory", dir, error.value());
 }
 
 void writeFileAtomically(const std::string &path, const std::string &contents) {
@@ -65,21 +75,23 @@ void writeFileAtomically(const std::string &path, const std::string &contents) {
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0)
     fail("cannot write", temp, errno);
+  std::error_code ignored; // removing the temp file is best effort
   if (!writeAll(fd, contents) || ::fsync(fd) != 0) {
     int code = errno;
     ::close(fd);
-    ::unlink(temp.c_str());
+    fs::remove(temp, ignored);
     fail("cannot write", temp, code);
   }
   if (::close(fd) != 0) {
     int code = errno;
-    ::unlink(temp.c_str());
+    fs::remove(temp, ignored);
     fail("cannot write", temp, code);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    int code = errno;
-    ::unlink(temp.c_str());
-    fail("cannot rename '" + temp + "' to", path, code);
+  std::error_code error;
+  fs::rename(temp, path, error);
+  if (error) {
+    fs::remove(temp, ignored);
+    fail(fmt::format("cannot rename '{}' to", temp), path, error.value());
   }
   // Best effort: make the rename itself durable.
   int dirFd =

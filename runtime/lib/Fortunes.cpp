@@ -6,12 +6,11 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <dirent.h>
-#include <sys/stat.h>
+#include <filesystem>
 
 namespace mbt {
 namespace runtime {
@@ -22,27 +21,30 @@ constexpr const char *kSystemDir = "/usr/share/games/fortunes";
 /// The category files of `dir`, sorted: regular files (or links to them)
 /// whose names have no dot.
 std::vector<std::string> categoryNames(const std::string &dir) {
-  DIR *handle = ::opendir(dir.c_str());
-  if (!handle)
-    throw RuntimeError("cannot open the fortunes directory '" + dir +
-                       "': " + std::strerror(errno) +
-                       " (install it with 'apt-get install fortunes', or set "
-                       "MBT_FORTUNES_DIR)");
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::directory_iterator entry(dir, error);
+  if (error)
+    throw RuntimeError(fmt::format(
+        "cannot open the fortunes directory '{}': {} (install it with "
+        "'apt-get install fortunes', or set MBT_FORTUNES_DIR)",
+        dir, error.message()));
   std::vector<std::string> names;
-  while (dirent *entry = ::readdir(handle)) {
-    std::string name = entry->d_name;
+  // (increment with an error_code: a failing readdir ends the listing.)
+  for (; !error && entry != fs::directory_iterator(); entry.increment(error)) {
+    std::string name = entry->path().filename().string();
     if (name.empty() || name.find('.') != std::string::npos)
       continue;
-    struct stat info;
-    if (::stat((dir + "/" + name).c_str(), &info) == 0 && S_ISREG(info.st_mode))
+    std::error_code statError; // an entry that cannot be stat'ed is skipped
+    if (entry->is_regular_file(statError))
       names.push_back(name);
   }
-  ::closedir(handle);
   std::sort(names.begin(), names.end());
   if (names.empty())
-    throw RuntimeError("the fortunes directory '" + dir +
-                       "' holds no fortune files (install them with "
-                       "'apt-get install fortunes')");
+    throw RuntimeError(fmt::format(
+        "the fortunes directory '{}' holds no fortune files (install them "
+        "with 'apt-get install fortunes')",
+        dir));
   return names;
 }
 } // namespace
@@ -86,8 +88,8 @@ SequenceSplits loadFortunes(const std::string &dirIn, int64_t maxLength) {
   splits.test.name = "fortunes/test";
   std::vector<std::string> categories = categoryNames(dir);
   for (size_t label = 0; label < categories.size(); ++label) {
-    std::vector<std::string> texts =
-        splitFortunes(readInputFile(dir + "/" + categories[label]));
+    std::vector<std::string> texts = splitFortunes(readInputFile(
+        (std::filesystem::path(dir) / categories[label]).string()));
     for (size_t i = 0; i < texts.size(); ++i) {
       std::vector<int32_t> tokens = encodeBytes(texts[i]);
       int64_t length = static_cast<int64_t>(tokens.size());

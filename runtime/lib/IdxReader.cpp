@@ -11,6 +11,7 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -18,7 +19,6 @@
 #include <climits>
 #include <cstring>
 #include <fcntl.h>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,14 +31,7 @@ namespace {
 /// allocated (Fashion-MNIST's largest is 47 MB).
 constexpr uint64_t kMaxIdxBytes = uint64_t(1) << 32;
 
-std::string hex32(uint32_t value) {
-  std::ostringstream os;
-  os << "0x" << std::hex;
-  os.width(8);
-  os.fill('0');
-  os << value;
-  return os.str();
-}
+std::string hex32(uint32_t value) { return fmt::format("0x{:08x}", value); }
 
 /// Owns a gzFile and tracks how many uncompressed bytes were consumed.
 class GzInput {
@@ -73,9 +66,9 @@ public:
       if (got < 0) {
         int code = 0;
         const char *message = gzerror(file, &code);
-        throw RuntimeError("cannot read '" + path + "' at byte offset " +
-                           std::to_string(offset + total) + ": " +
-                           (code == Z_ERRNO ? std::strerror(errno) : message));
+        throw RuntimeError(fmt::format(
+            "cannot read '{}' at byte offset {}: {}", path, offset + total,
+            code == Z_ERRNO ? std::strerror(errno) : message));
       }
       if (got == 0)
         break;
@@ -89,10 +82,10 @@ public:
   void readExactly(void *buffer, uint64_t size, const char *what) {
     uint64_t start = offset;
     if (read(buffer, size) != size)
-      throw RuntimeError(
-          "'" + path + "' is truncated: expected " + std::to_string(size) +
-          " bytes of " + what + " at byte offset " + std::to_string(start) +
-          ", but the data ended at byte offset " + std::to_string(offset));
+      throw RuntimeError(fmt::format(
+          "'{}' is truncated: expected {} bytes of {} at byte offset {}, but "
+          "the data ended at byte offset {}",
+          path, size, what, start, offset));
   }
 
   uint64_t position() const { return offset; }
@@ -120,9 +113,9 @@ IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
   GzInput in(path);
   uint32_t magic = readBigEndian32(in, "idx magic number");
   if (magic != expectedMagic)
-    throw RuntimeError("'" + path + "' is not the expected idx file: magic " +
-                       "number is " + hex32(magic) + ", expected " +
-                       hex32(expectedMagic));
+    throw RuntimeError(fmt::format(
+        "'{}' is not the expected idx file: magic number is {}, expected {}",
+        path, hex32(magic), hex32(expectedMagic)));
   IdxArray result;
   uint32_t rank = expectedMagic & 0xff;
   uint64_t count = 1;
@@ -132,9 +125,9 @@ IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
     // count <= kMaxIdxBytes = 2^32 before this and dim < 2^32: no overflow.
     count *= dim;
     if (count > kMaxIdxBytes)
-      throw RuntimeError("'" + path + "' advertises an implausible size (" +
-                         "dims exceed " + std::to_string(kMaxIdxBytes) +
-                         " bytes)");
+      throw RuntimeError(fmt::format(
+          "'{}' advertises an implausible size (dims exceed {} bytes)", path,
+          kMaxIdxBytes));
   }
   // Grown chunk by chunk as the data arrives: a corrupt header that
   // advertises gigabytes costs only what the file really holds.
@@ -146,18 +139,18 @@ IdxArray readIdxFile(const std::string &path, uint32_t expectedMagic) {
     result.data.resize(have + want);
     uint64_t got = in.read(result.data.data() + have, want);
     if (got != want)
-      throw RuntimeError(
-          "'" + path + "' is truncated: expected " + std::to_string(count) +
-          " bytes of idx data at byte offset " + std::to_string(start) +
-          ", but the data ended at byte offset " +
-          std::to_string(in.position()));
+      throw RuntimeError(fmt::format(
+          "'{}' is truncated: expected {} bytes of idx data at byte offset "
+          "{}, but the data ended at byte offset {}",
+          path, count, start, in.position()));
   }
   unsigned char extra;
   uint64_t dataEnd = in.position();
   if (in.read(&extra, 1) != 0)
-    throw RuntimeError("'" + path + "' holds more bytes than its header " +
-                       "advertises: data should end at byte offset " +
-                       std::to_string(dataEnd));
+    throw RuntimeError(
+        fmt::format("'{}' holds more bytes than its header advertises: data "
+                    "should end at byte offset {}",
+                    path, dataEnd));
   return result;
 }
 

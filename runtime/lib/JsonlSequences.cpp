@@ -5,6 +5,7 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/SequenceFiles.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -29,8 +30,7 @@ struct PendingLabel {
 
 [[noreturn]] void failAt(const std::string &path, int64_t line, int64_t column,
                          const std::string &message) {
-  throw RuntimeError(path + ":" + std::to_string(line) + ":" +
-                     std::to_string(column) + ": " + message);
+  throw RuntimeError(fmt::format("{}:{}:{}: {}", path, line, column, message));
 }
 
 /// The tokens of one object: its "text" as bytes or its "tokens" array.
@@ -57,8 +57,8 @@ std::vector<int32_t> tokensOf(const nlohmann::json &object,
     if (!token.is_number_integer() || token.get<int64_t>() < 0 ||
         token.get<int64_t>() > std::numeric_limits<int32_t>::max())
       failAt(path, line, 1,
-             "token " + std::to_string(i) + " is " + token.dump() +
-                 ", not an integer in [0, 2^31)");
+             fmt::format("token {} is {}, not an integer in [0, 2^31)", i,
+                         token.dump()));
     tokens.push_back(static_cast<int32_t>(token.get<int64_t>()));
   }
   return tokens;
@@ -154,16 +154,15 @@ SequenceDataset loadJsonlSequences(const std::string &path,
   for (const PendingLabel &label : labels) {
     if (label.present != first.present)
       failAt(path, label.line, 1,
-             std::string(label.present ? "this sample has a \"label\" but "
-                                       : "this sample has no \"label\" but ") +
-                 "line " + std::to_string(first.line) +
-                 (first.present ? " has one" : " has none") +
-                 ": label every sample or none");
+             fmt::format("this sample has {} \"label\" but line {} has {}: "
+                         "label every sample or none",
+                         label.present ? "a" : "no", first.line,
+                         first.present ? "one" : "none"));
     if (label.isName != first.isName)
       failAt(path, label.line, 1,
-             "\"label\" mixes class names and class numbers (line " +
-                 std::to_string(first.line) + " has a " +
-                 (first.isName ? "name" : "number") + ")");
+             fmt::format("\"label\" mixes class names and class numbers (line "
+                         "{} has a {})",
+                         first.line, first.isName ? "name" : "number"));
   }
   if (!first.present)
     return dataset;
@@ -187,9 +186,9 @@ SequenceDataset loadJsonlSequences(const std::string &path,
     auto it = index.find(label.name);
     if (it == index.end())
       failAt(path, label.line, 1,
-             "unknown class name \"" + label.name +
-                 "\" (the training data names " + std::to_string(names.size()) +
-                 " classes)");
+             fmt::format("unknown class name \"{}\" (the training data names "
+                         "{} classes)",
+                         label.name, names.size()));
     dataset.labels.push_back(it->second);
   }
   dataset.labelNames = std::move(names);

@@ -19,6 +19,7 @@
 #ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -26,7 +27,6 @@
 #include <functional>
 #include <limits>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -46,7 +46,7 @@ template <typename T> struct Matrix {
 };
 
 template <typename T> Matrix<T> slice(const MemRef<T, 3> &ref, int64_t i) {
-  return {ref.aligned + ref.offset + i * ref.strides[0], ref.sizes[1],
+  return {ref.data + ref.offset + i * ref.strides[0], ref.sizes[1],
           ref.sizes[2], ref.strides[1], ref.strides[2]};
 }
 
@@ -86,13 +86,13 @@ void naiveMatmul(const Matrix<T> &a, bool ta, const Matrix<T> &b, bool tb,
 }
 
 template <typename T> void fillNaN(MemRef<T, 3> *c) {
-  if (!c || !c->aligned)
+  if (!c || !c->data)
     return;
   for (int64_t i = 0; i < c->sizes[0]; ++i)
     for (int64_t r = 0; r < c->sizes[1]; ++r)
       for (int64_t col = 0; col < c->sizes[2]; ++col)
-        c->aligned[c->offset + i * c->strides[0] + r * c->strides[1] +
-                   col * c->strides[2]] = std::numeric_limits<T>::quiet_NaN();
+        c->data[c->offset + i * c->strides[0] + r * c->strides[1] +
+                col * c->strides[2]] = std::numeric_limits<T>::quiet_NaN();
 }
 
 /// Threads that run [begin, end) chunks of a loop; the caller runs the
@@ -186,10 +186,7 @@ ThreadPool &kernelPool() {
 }
 
 template <typename T> std::string shapeOf(const MemRef<T, 3> &ref) {
-  std::ostringstream os;
-  os << "[" << ref.sizes[0] << "," << ref.sizes[1] << "," << ref.sizes[2]
-     << "]";
-  return os.str();
+  return fmt::format("[{},{},{}]", ref.sizes[0], ref.sizes[1], ref.sizes[2]);
 }
 #ifdef MBT_HAVE_OPENBLAS
 /// One GEMM in row-major order: sgemm or dgemm.
@@ -245,10 +242,10 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
   int64_t bn = tb ? b->sizes[1] : b->sizes[2];
   if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
       bn != n) {
-    recordKernelError(std::string(name) + ": operand shapes do not agree: a " +
-                      shapeOf(*a) + (ta ? " (transposed)" : "") + ", b " +
-                      shapeOf(*b) + (tb ? " (transposed)" : "") + ", c " +
-                      shapeOf(*c));
+    recordKernelError(
+        fmt::format("{}: operand shapes do not agree: a {}{}, b {}{}, c {}",
+                    name, shapeOf(*a), ta ? " (transposed)" : "", shapeOf(*b),
+                    tb ? " (transposed)" : "", shapeOf(*c)));
     fillNaN(c);
     return;
   }

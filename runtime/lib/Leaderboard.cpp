@@ -2,14 +2,14 @@
 
 #include "mbt/runtime/Leaderboard.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <set>
-#include <sstream>
 
 namespace mbt {
 namespace runtime {
@@ -50,12 +50,12 @@ void rankModels(Leaderboard &board) {
 std::string statusOf(const ModelResult &row) {
   if (row.diverged)
     return row.divergedStep
-               ? "diverged at step " + std::to_string(row.divergedStep)
+               ? fmt::format("diverged at step {}", row.divergedStep)
                : "diverged";
   if (row.stoppedStep)
-    return "stopped at step " + std::to_string(row.stoppedStep) +
-           (row.stopReason.rfind("early", 0) == 0 ? " (early stopping)"
-                                                  : " (halving)");
+    return fmt::format("stopped at step {} ({})", row.stoppedStep,
+                       row.stopReason.rfind("early", 0) == 0 ? "early stopping"
+                                                             : "halving");
   return "ok";
 }
 
@@ -65,16 +65,11 @@ std::string formatNumber(double value) {
     return "nan";
   if (std::isinf(value))
     return value > 0 ? "inf" : "-inf";
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.6g", value);
-  return buffer;
+  return fmt::format("{:.6g}", value);
 }
 
 std::string padLeft(const std::string &text, size_t width) {
   return std::string(width > text.size() ? width - text.size() : 0, ' ') + text;
-}
-std::string padRight(const std::string &text, size_t width) {
-  return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
 }
 } // namespace
 
@@ -134,30 +129,29 @@ std::string formatLeaderboard(const Leaderboard &board) {
       widths[c] = std::max(widths[c], line[c].size());
   }
   // Numbers right-aligned for comparison; the last (status) column is text.
-  std::ostringstream os;
+  // (Padded by bytes, not by fmt's display width: the same table for any
+  // name.)
+  std::string table;
   auto emit = [&](const std::vector<std::string> &line) {
     for (size_t c = 0; c < line.size(); ++c) {
       if (c)
-        os << "  ";
+        table += "  ";
       bool last = c + 1 == line.size();
-      os << (last ? padRight(line[c], 0) : padLeft(line[c], widths[c]));
+      table += last ? line[c] : padLeft(line[c], widths[c]);
     }
-    os << '\n';
+    table += '\n';
   };
   emit(header);
   size_t total = 0;
   for (size_t w : widths)
     total += w + 2;
-  os << std::string(total - 2, '-') << '\n';
+  table += std::string(total - 2, '-') + '\n';
   for (const auto &line : cells)
     emit(line);
-  if (!constants.empty()) {
-    os << "same for every model:";
-    for (size_t i = 0; i < constants.size(); ++i)
-      os << (i ? ", " : " ") << constants[i];
-    os << '\n';
-  }
-  return os.str();
+  if (!constants.empty())
+    table +=
+        fmt::format("same for every model: {}\n", fmt::join(constants, ", "));
+  return table;
 }
 
 bool hasLossScale(const Leaderboard &board) {

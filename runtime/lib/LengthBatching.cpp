@@ -5,6 +5,8 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Sampler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -36,24 +38,23 @@ void shuffleSteps(std::vector<LengthGroup> &steps, size_t begin, size_t end,
 
 void checkSettings(int64_t budget, int64_t window) {
   if (budget < 1)
-    throw RuntimeError("the token budget must be at least 1, got " +
-                       std::to_string(budget));
+    throw RuntimeError(
+        fmt::format("the token budget must be at least 1, got {}", budget));
   if (window < 1)
-    throw RuntimeError("the batching window must be at least 1 sample, got " +
-                       std::to_string(window));
+    throw RuntimeError(fmt::format(
+        "the batching window must be at least 1 sample, got {}", window));
 }
 
 /// A sample fits a step when it has between 1 and `budget` tokens.
 void checkLength(int64_t sample, int64_t length, int64_t budget) {
   if (length < 1)
-    throw RuntimeError("sample " + std::to_string(sample) +
-                       " has no tokens: every sample needs at least one");
+    throw RuntimeError(fmt::format(
+        "sample {} has no tokens: every sample needs at least one", sample));
   if (length > budget)
     throw RuntimeError(
-        "sample " + std::to_string(sample) + " has " + std::to_string(length) +
-        " tokens, more than the token budget " + std::to_string(budget) +
-        " of a step: raise the budget or cut long samples "
-        "(max_length)");
+        fmt::format("sample {} has {} tokens, more than the token budget {} of "
+                    "a step: raise the budget or cut long samples (max_length)",
+                    sample, length, budget));
 }
 
 } // namespace
@@ -89,8 +90,8 @@ DynamicBatcher::DynamicBatcher(int64_t tokenBudget, int64_t window,
       order(makePhiloxKey(seed), epoch, kBatchingDomain) {
   checkSettings(tokenBudget, window);
   if (stepCost < 0)
-    throw RuntimeError("the step cost must be at least 0 tokens, got " +
-                       std::to_string(stepCost));
+    throw RuntimeError(fmt::format(
+        "the step cost must be at least 0 tokens, got {}", stepCost));
   // A cost above every padded-token total a window can have only asks for
   // the fewest steps; capping it keeps the DP's sums far from overflow.
   this->stepCost = std::min<int64_t>(stepCost, int64_t(1) << 40);
@@ -195,13 +196,12 @@ std::vector<LengthGroup> planEpoch(const std::vector<int64_t> &lengths,
   if (batchSize == 0)
     batchSize = longest ? options.tokenBudget / longest : 1;
   if (batchSize < 1)
-    throw RuntimeError("the batch size must be at least 1, got " +
-                       std::to_string(batchSize));
+    throw RuntimeError(
+        fmt::format("the batch size must be at least 1, got {}", batchSize));
   if (longest > 0 && batchSize > options.tokenBudget / longest)
-    throw RuntimeError("a batch of " + std::to_string(batchSize) +
-                       " samples of the longest length " +
-                       std::to_string(longest) + " exceeds the token budget " +
-                       std::to_string(options.tokenBudget));
+    throw RuntimeError(fmt::format("a batch of {} samples of the longest "
+                                   "length {} exceeds the token budget {}",
+                                   batchSize, longest, options.tokenBudget));
 
   if (options.strategy == BatchingStrategy::GroupByLength) {
     PhiloxStream stream(makePhiloxKey(options.seed), epoch, kBatchingDomain);

@@ -6,18 +6,20 @@
 // Rows whose innermost stride is 1 in both buffers are copied with memcpy.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 namespace {
-struct UnrankedMemRef {
-  int64_t rank;
-  void *descriptor;
-};
+/// The operands, as CRunnerUtils.h declares memrefCopy: a rank and a
+/// pointer to a ranked descriptor.
+using UnrankedMemRef = ::UnrankedMemRefType<char>;
 
-/// View of a ranked descriptor {T *allocated, T *aligned, int64_t offset,
-/// int64_t sizes[rank], int64_t strides[rank]} of any element type.
+/// View of a ranked descriptor (StridedMemRefType: {T *basePtr, T *data,
+/// int64_t offset, int64_t sizes[rank], int64_t strides[rank]}) of any
+/// element type.
 struct DescriptorView {
   char *aligned;
   int64_t offset;

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -53,15 +54,14 @@ void MetricsLog::truncate(int64_t bytes) {
   if (::stat(filePath.c_str(), &info) != 0) {
     if (bytes == 0)
       return reset();
-    throw RuntimeError("cannot resume: '" + filePath + "' is missing (the " +
-                       "checkpoint counts " + std::to_string(bytes) +
-                       " bytes of it)");
+    throw RuntimeError(fmt::format("cannot resume: '{}' is missing (the "
+                                   "checkpoint counts {} bytes of it)",
+                                   filePath, bytes));
   }
   if (info.st_size < bytes)
-    throw RuntimeError("cannot resume: '" + filePath + "' has " +
-                       std::to_string(info.st_size) +
-                       " bytes, fewer than the " + std::to_string(bytes) +
-                       " the checkpoint counts");
+    throw RuntimeError(fmt::format("cannot resume: '{}' has {} bytes, fewer "
+                                   "than the {} the checkpoint counts",
+                                   filePath, info.st_size, bytes));
   if (::truncate(filePath.c_str(), bytes) != 0)
     throw RuntimeError("cannot truncate '" + filePath +
                        "': " + std::strerror(errno));

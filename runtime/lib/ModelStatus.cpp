@@ -2,6 +2,8 @@
 
 #include "mbt/runtime/ModelStatus.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -36,8 +38,9 @@ std::vector<StoppedModel> ModelStatus::applyStopping(
         evaluationsSinceBest[model] = 0;
       } else if (++evaluationsSinceBest[model] >= patience) {
         stop(model, step,
-             "early stopping: no lower validation loss in " +
-                 std::to_string(patience) + " evaluations",
+             fmt::format("early stopping: no lower validation loss in {} "
+                         "evaluations",
+                         patience),
              stopped);
       }
     }
@@ -60,9 +63,9 @@ std::vector<StoppedModel> ModelStatus::applyStopping(
   size_t keep = (active.size() + 1) / 2;
   for (size_t i = keep; i < active.size(); ++i)
     stop(active[i], step,
-         "successive halving: in the worse half of " +
-             std::to_string(active.size()) + " on validation " +
-             outputs[key.output],
+         fmt::format("successive halving: in the worse half of {} on "
+                     "validation {}",
+                     active.size(), outputs[key.output]),
          stopped);
   return stopped;
 }

@@ -2,8 +2,9 @@
 
 #include "mbt/runtime/Progress.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
 #include <unistd.h>
 
 namespace mbt {
@@ -15,21 +16,13 @@ constexpr std::chrono::milliseconds kRedrawInterval(500);
 } // namespace
 
 std::string formatProgress(const ProgressSample &s) {
-  char loss[32];
-  if (std::isfinite(s.bestLoss))
-    std::snprintf(loss, sizeof(loss), "%.4f", s.bestLoss);
-  else
-    std::snprintf(loss, sizeof(loss), "%s", "nan");
-  char line[256];
-  std::snprintf(
-      line, sizeof(line),
-      "epoch %lld/%lld  step %lld/%lld  loss(best) %s  %.1f "
-      "samples/s  %.1f model-samples/s",
-      static_cast<long long>(s.epoch), static_cast<long long>(s.epochs),
-      static_cast<long long>(s.step), static_cast<long long>(s.stepsInEpoch),
-      loss, s.samplesPerSecond,
-      s.samplesPerSecond * static_cast<double>(s.models));
-  return line;
+  std::string loss =
+      std::isfinite(s.bestLoss) ? fmt::format("{:.4f}", s.bestLoss) : "nan";
+  return fmt::format("epoch {}/{}  step {}/{}  loss(best) {}  {:.1f} "
+                     "samples/s  {:.1f} model-samples/s",
+                     s.epoch, s.epochs, s.step, s.stepsInEpoch, loss,
+                     s.samplesPerSecond,
+                     s.samplesPerSecond * static_cast<double>(s.models));
 }
 
 ProgressMeter::ProgressMeter(std::ostream *out, bool isTty, bool quiet)

@@ -10,11 +10,12 @@
 
 #include "mbt/runtime/Report.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -46,12 +47,11 @@ std::string escape(const std::string &text) {
   return out;
 }
 
-std::string number(double value, const char *format = "%.4g") {
+/// `value` in `format`, or a dash where it is not finite.
+std::string number(double value, fmt::format_string<double> format = "{:.4g}") {
   if (!std::isfinite(value))
     return "&ndash;";
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), format, value);
-  return buffer;
+  return fmt::format(format, value);
 }
 
 /// A model's color by rank: hues around the wheel, best first.
@@ -59,9 +59,7 @@ std::string colorOf(int64_t rank, int64_t models, bool diverged) {
   if (diverged)
     return "#9a9a9a";
   double hue = models > 1 ? 300.0 * double(rank - 1) / double(models - 1) : 220;
-  char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "hsl(%.0f,70%%,42%%)", hue);
-  return buffer;
+  return fmt::format("hsl({:.0f},70%,42%)", hue);
 }
 
 constexpr double kWidth = 720, kHeight = 300, kLeft = 60, kRight = 24,
@@ -95,14 +93,19 @@ std::string chart(const std::string &output,
       hi = std::max(hi, it->second);
     }
   }
-  std::ostringstream svg;
-  svg << "<svg viewBox=\"0 0 " << kWidth << " " << kHeight
-      << "\" class=\"chart\" role=\"img\" aria-label=\"" << escape(output)
-      << " by train step\">\n";
+  // Coordinates as an ostream writes a double: {:g}.
+  std::string svg;
+  auto out = std::back_inserter(svg);
+  fmt::format_to(out,
+                 "<svg viewBox=\"0 0 {:g} {:g}\" class=\"chart\" role=\"img\" "
+                 "aria-label=\"{} by train step\">\n",
+                 kWidth, kHeight, escape(output));
   if (!std::isfinite(lo)) {
-    svg << "<text x=\"" << kWidth / 2 << "\" y=\"" << kHeight / 2
-        << "\" text-anchor=\"middle\">no finite values</text></svg>\n";
-    return svg.str();
+    fmt::format_to(out,
+                   "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"middle\">no "
+                   "finite values</text></svg>\n",
+                   kWidth / 2, kHeight / 2);
+    return svg;
   }
   if (hi == lo) {
     hi += 0.5;
@@ -120,18 +123,21 @@ std::string chart(const std::string &output,
     return kTop + (kHeight - kTop - kBottom) * (hi - v) / (hi - lo);
   };
   // Axes, 5 ticks each.
-  svg << "<g class=\"axis\">";
+  svg += "<g class=\"axis\">";
   for (int i = 0; i <= 4; ++i) {
     double v = lo + (hi - lo) * i / 4, s = maxStep * i / 4;
-    svg << "<line x1=\"" << kLeft << "\" x2=\"" << kWidth - kRight << "\" y1=\""
-        << y(v) << "\" y2=\"" << y(v) << "\"/>"
-        << "<text x=\"" << kLeft - 6 << "\" y=\"" << y(v) + 4
-        << "\" text-anchor=\"end\">" << number(v) << "</text>"
-        << "<text x=\"" << x(s) << "\" y=\"" << kHeight - kBottom + 16
-        << "\" text-anchor=\"middle\">" << number(s, "%.0f") << "</text>";
+    fmt::format_to(
+        out,
+        "<line x1=\"{:g}\" x2=\"{:g}\" y1=\"{:g}\" y2=\"{:g}\"/>"
+        "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"end\">{}</text>"
+        "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"middle\">{}</text>",
+        kLeft, kWidth - kRight, y(v), y(v), kLeft - 6, y(v) + 4, number(v),
+        x(s), kHeight - kBottom + 16, number(s, "{:.0f}"));
   }
-  svg << "<text x=\"" << (kLeft + kWidth - kRight) / 2 << "\" y=\""
-      << kHeight - 4 << "\" text-anchor=\"middle\">train step</text></g>\n";
+  fmt::format_to(out,
+                 "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"middle\">train "
+                 "step</text></g>\n",
+                 (kLeft + kWidth - kRight) / 2, kHeight - 4);
   // Worst first, so the best models are drawn on top.
   for (auto row = board.rows.rbegin(); row != board.rows.rend(); ++row) {
     std::string color =
@@ -147,24 +153,24 @@ std::string chart(const std::string &output,
           open = false;
           continue;
         }
-        char buffer[64];
-        std::snprintf(buffer, sizeof(buffer), "%s%.1f,%.1f ", open ? "L" : "M",
-                      x(step), y(v));
-        path += buffer;
+        fmt::format_to(std::back_inserter(path), "{}{:.1f},{:.1f} ",
+                       open ? "L" : "M", x(step), y(v));
         open = true;
       }
       if (path.empty())
         return;
-      svg << "<path d=\"" << path << "\" stroke=\"" << color << "\"";
+      fmt::format_to(out, "<path d=\"{}\" stroke=\"{}\"", path, color);
       if (dashed)
-        svg << " stroke-dasharray=\"" << dashes << "\"";
-      svg << "><title>model " << row->model << " " << split
-          << "</title></path>";
+        fmt::format_to(out, " stroke-dasharray=\"{}\"", dashes);
+      fmt::format_to(out, "><title>model {} {}</title></path>", row->model,
+                     split);
       if (dashed)
         for (auto [step, v] : series.points)
           if (std::isfinite(v))
-            svg << "<circle cx=\"" << x(step) << "\" cy=\"" << y(v)
-                << "\" r=\"2.5\" fill=\"" << color << "\"/>";
+            fmt::format_to(out,
+                           "<circle cx=\"{:g}\" cy=\"{:g}\" r=\"2.5\" "
+                           "fill=\"{}\"/>",
+                           x(step), y(v), color);
     };
     if (auto it = train.find(row->model); it != train.end())
       draw(it->second, "train", nullptr);
@@ -173,42 +179,43 @@ std::string chart(const std::string &output,
     if (auto it = test.find(row->model); it != test.end())
       draw(it->second, "test", "5 3");
   }
-  svg << "</svg>\n";
-  return svg.str();
+  svg += "</svg>\n";
+  return svg;
 }
 
 std::string table(const Leaderboard &board) {
-  std::ostringstream html;
-  html << "<table><thead><tr><th></th><th>rank</th><th>model</th>";
+  std::string html = "<table><thead><tr><th></th><th>rank</th><th>model</th>";
+  auto out = std::back_inserter(html);
   for (const std::string &h : board.hyperNames)
-    html << "<th>" << escape(h) << "</th>";
-  html << "<th>seed</th>";
+    fmt::format_to(out, "<th>{}</th>", escape(h));
+  html += "<th>seed</th>";
   for (const std::string &o : board.outputs)
-    html << "<th>test " << escape(o) << "</th>";
+    fmt::format_to(out, "<th>test {}</th>", escape(o));
   // precision f16: each model's steps skipped on overflow.
   bool scaled = hasLossScale(board);
   if (scaled)
-    html << "<th>skipped steps</th>";
-  html << "<th>status</th></tr></thead><tbody>\n";
+    html += "<th>skipped steps</th>";
+  html += "<th>status</th></tr></thead><tbody>\n";
   for (const ModelResult &row : board.rows) {
-    html << "<tr><td><span class=\"swatch\" style=\"background:"
-         << colorOf(row.rank, int64_t(board.rows.size()), row.diverged)
-         << "\"></span></td><td>" << row.rank << "</td><td>" << row.model
-         << "</td>";
+    fmt::format_to(out,
+                   "<tr><td><span class=\"swatch\" style=\"background:{}\">"
+                   "</span></td><td>{}</td><td>{}</td>",
+                   colorOf(row.rank, int64_t(board.rows.size()), row.diverged),
+                   row.rank, row.model);
     for (size_t h = 0; h < board.hyperNames.size(); ++h)
-      html << "<td>"
-           << (h < row.hyper.size() ? number(row.hyper[h], "%.6g") : "")
-           << "</td>";
-    html << "<td>" << row.seed << "</td>";
+      fmt::format_to(out, "<td>{}</td>",
+                     h < row.hyper.size() ? number(row.hyper[h], "{:.6g}")
+                                          : "");
+    fmt::format_to(out, "<td>{}</td>", row.seed);
     for (size_t k = 0; k < board.outputs.size(); ++k)
-      html << "<td>" << (k < row.test.size() ? number(row.test[k], "%.6g") : "")
-           << "</td>";
+      fmt::format_to(out, "<td>{}</td>",
+                     k < row.test.size() ? number(row.test[k], "{:.6g}") : "");
     if (scaled)
-      html << "<td>" << row.skippedSteps << "</td>";
-    html << "<td>" << escape(statusOf(row)) << "</td></tr>\n";
+      fmt::format_to(out, "<td>{}</td>", row.skippedSteps);
+    fmt::format_to(out, "<td>{}</td></tr>\n", escape(statusOf(row)));
   }
-  html << "</tbody></table>\n";
-  return html.str();
+  html += "</tbody></table>\n";
+  return html;
 }
 
 } // namespace
@@ -252,27 +259,28 @@ std::string renderReport(const std::string &title,
                          const std::vector<std::string> &outputs,
                          const std::vector<MetricsRecord> &records,
                          const Leaderboard &board) {
-  std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-       << "<title>" << escape(title) << "</title>\n<style>\n"
-       << "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
-       << ".chart{width:100%;max-width:900px;height:auto;display:block}\n"
-       << ".chart path{fill:none;stroke-width:1.4;stroke-opacity:.85}\n"
-       << ".axis line{stroke:#ddd}.axis text{font-size:11px;fill:#555}\n"
-       << "table{border-collapse:collapse;font-size:13px}\n"
-       << "td,th{padding:2px 8px;text-align:right;border-bottom:1px solid "
-          "#eee}\n"
-       << ".swatch{display:inline-block;width:10px;height:10px}\n"
-       << "</style></head><body>\n<h1>" << escape(title) << "</h1>\n"
-       << "<p>" << board.rows.size()
-       << " models. Solid: the running mean of the epoch's train batches; "
-       << "dotted with points: the validation split; dashed with points: the "
-       << "test split. Colors follow the rank (grey: diverged).</p>\n";
+  // The style sheet is an argument: its braces are not fmt's.
+  const char *style =
+      "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
+      ".chart{width:100%;max-width:900px;height:auto;display:block}\n"
+      ".chart path{fill:none;stroke-width:1.4;stroke-opacity:.85}\n"
+      ".axis line{stroke:#ddd}.axis text{font-size:11px;fill:#555}\n"
+      "table{border-collapse:collapse;font-size:13px}\n"
+      "td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}\n"
+      ".swatch{display:inline-block;width:10px;height:10px}\n";
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>{0}</title>\n<style>\n{1}</style></head><body>\n<h1>{0}</h1>\n"
+      "<p>{2} models. Solid: the running mean of the epoch's train batches; "
+      "dotted with points: the validation split; dashed with points: the "
+      "test split. Colors follow the rank (grey: diverged).</p>\n",
+      escape(title), style, board.rows.size());
+  auto out = std::back_inserter(html);
   for (const std::string &output : outputs)
-    html << "<h2>" << escape(output) << "</h2>\n"
-         << chart(output, records, board);
-  html << "<h2>Leaderboard</h2>\n" << table(board) << "</body></html>\n";
-  return html.str();
+    fmt::format_to(out, "<h2>{}</h2>\n{}", escape(output),
+                   chart(output, records, board));
+  fmt::format_to(out, "<h2>Leaderboard</h2>\n{}</body></html>\n", table(board));
+  return html;
 }
 
 } // namespace runtime

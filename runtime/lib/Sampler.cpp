@@ -5,6 +5,8 @@
 #include "mbt/common/Philox.h"
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 #include <utility>
@@ -15,8 +17,8 @@ namespace runtime {
 std::vector<int64_t> epochPermutation(int64_t n, uint64_t shuffleSeed,
                                       uint32_t epoch) {
   if (n < 0 || n > int64_t(UINT32_MAX))
-    throw RuntimeError("cannot shuffle " + std::to_string(n) +
-                       " samples: the sampler supports up to 2^32 - 1");
+    throw RuntimeError(fmt::format(
+        "cannot shuffle {} samples: the sampler supports up to 2^32 - 1", n));
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t(0));
   PhiloxStream stream(makePhiloxKey(shuffleSeed), epoch, kShuffleDomain);
@@ -31,8 +33,8 @@ EpochBatches::EpochBatches(int64_t n, int64_t batchSize, uint64_t shuffleSeed,
                            uint32_t epoch)
     : permutation(epochPermutation(n, shuffleSeed, epoch)) {
   if (batchSize < 1)
-    throw RuntimeError("batch size must be at least 1, got " +
-                       std::to_string(batchSize));
+    throw RuntimeError(
+        fmt::format("batch size must be at least 1, got {}", batchSize));
   for (int64_t start = 0; start < n; start += batchSize)
     offsets.push_back(start);
   offsets.push_back(n);

@@ -5,6 +5,8 @@
 #include "mbt/runtime/ByteTokenizer.h"
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace mbt {
@@ -27,15 +29,15 @@ SequenceBatch gatherSequenceBatch(const SequenceDataset &data,
   for (int64_t r = 0; r < batch.rows; ++r) {
     int64_t sample = step.samples[r];
     if (sample < 0 || sample >= data.count())
-      throw RuntimeError("step names sample " + std::to_string(sample) +
-                         " of '" + data.name + "', which has " +
-                         std::to_string(data.count()));
+      throw RuntimeError(
+          fmt::format("step names sample {} of '{}', which has {}", sample,
+                      data.name, data.count()));
     int64_t length = data.length(sample);
     if (length > batch.width)
-      throw RuntimeError("sample " + std::to_string(sample) + " of '" +
-                         data.name + "' has " + std::to_string(length) +
-                         " tokens, more than the step's padded length " +
-                         std::to_string(batch.width));
+      throw RuntimeError(fmt::format(
+          "sample {} of '{}' has {} tokens, more than the step's padded "
+          "length {}",
+          sample, data.name, length, batch.width));
     std::copy_n(data.sample(sample), length,
                 batch.tokens.begin() + r * batch.width);
     batch.lengths.push_back(static_cast<int32_t>(length));

@@ -19,6 +19,8 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/SequenceFiles.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -68,8 +70,7 @@ public:
   bool atEnd() const { return position == bytes.size(); }
 
   [[noreturn]] void fail(const std::string &message, size_t at) const {
-    throw RuntimeError("'" + path + "': " + message + " (byte " +
-                       std::to_string(at) + ")");
+    throw RuntimeError(fmt::format("'{}': {} (byte {})", path, message, at));
   }
 
 private:
@@ -117,11 +118,10 @@ SequenceDataset readSequenceFile(const std::string &path,
   uint64_t count = reader.scalar<uint64_t>("header");
   uint64_t total = reader.scalar<uint64_t>("header");
   if (vocab < 1 || vocab > uint32_t(INT32_MAX))
-    reader.fail("vocabulary size " + std::to_string(vocab) +
-                    " is outside [1, 2^31)",
+    reader.fail(fmt::format("vocabulary size {} is outside [1, 2^31)", vocab),
                 8);
   if (flags & ~(kHasLabels | kHasLabelNames))
-    reader.fail("unknown flag bits in flags " + std::to_string(flags), 12);
+    reader.fail(fmt::format("unknown flag bits in flags {}", flags), 12);
   dataset.vocabSize = static_cast<int32_t>(vocab);
 
   std::vector<uint64_t> offsets;
@@ -133,15 +133,14 @@ SequenceDataset readSequenceFile(const std::string &path,
     reader.fail("the first offset must be 0", offsetsAt);
   for (uint64_t i = 1; i <= count; ++i)
     if (offsets[i] < offsets[i - 1] || offsets[i] > total)
-      reader.fail("offset " + std::to_string(i) + " (" +
-                      std::to_string(offsets[i]) +
-                      ") is not within [previous offset, total tokens " +
-                      std::to_string(total) + "]",
+      reader.fail(fmt::format("offset {} ({}) is not within [previous "
+                              "offset, total tokens {}]",
+                              i, offsets[i], total),
                   offsetsAt + 8 * i);
   if (offsets[count] != total)
-    reader.fail("the last offset (" + std::to_string(offsets[count]) +
-                    ") must equal the total token count " +
-                    std::to_string(total),
+    reader.fail(fmt::format("the last offset ({}) must equal the total token "
+                            "count {}",
+                            offsets[count], total),
                 offsetsAt + 8 * count);
   dataset.offsets.assign(offsets.begin(), offsets.end());
 
@@ -149,17 +148,16 @@ SequenceDataset readSequenceFile(const std::string &path,
   reader.array(dataset.tokens, total, "tokens");
   for (uint64_t t = 0; t < total; ++t)
     if (dataset.tokens[t] < 0 || dataset.tokens[t] >= dataset.vocabSize)
-      reader.fail("token " + std::to_string(dataset.tokens[t]) +
-                      " is outside the vocabulary [0, " +
-                      std::to_string(vocab) + ")",
+      reader.fail(fmt::format("token {} is outside the vocabulary [0, {})",
+                              dataset.tokens[t], vocab),
                   tokensAt + 4 * t);
   if (flags & kHasLabels) {
     size_t labelsAt = reader.offset();
     reader.array(dataset.labels, count, "labels");
     for (uint64_t i = 0; i < count; ++i)
       if (dataset.labels[i] < 0)
-        reader.fail("sample " + std::to_string(i) + " has negative label " +
-                        std::to_string(dataset.labels[i]),
+        reader.fail(fmt::format("sample {} has negative label {}", i,
+                                dataset.labels[i]),
                     labelsAt + 4 * i);
   }
   if (flags & kHasLabelNames) {
@@ -170,8 +168,8 @@ SequenceDataset readSequenceFile(const std::string &path,
     }
   }
   if (!reader.atEnd())
-    reader.fail(std::to_string(bytes.size() - reader.offset()) +
-                    " unexpected bytes after the data",
+    reader.fail(fmt::format("{} unexpected bytes after the data",
+                            bytes.size() - reader.offset()),
                 reader.offset());
   dataset.validate();
 

@@ -5,6 +5,8 @@
 #include "mbt/runtime/ByteTokenizer.h"
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace mbt {
@@ -37,32 +39,29 @@ void SequenceDataset::append(const int32_t *sampleTokens, int64_t length,
 
 void SequenceDataset::validate() const {
   auto fail = [&](const std::string &what) {
-    throw RuntimeError("sequence data set '" + name + "': " + what);
+    throw RuntimeError(fmt::format("sequence data set '{}': {}", name, what));
   };
   if (offsets.empty() || offsets.front() != 0)
     fail("offsets must start at 0");
   for (size_t i = 1; i < offsets.size(); ++i)
     if (offsets[i] < offsets[i - 1])
-      fail("offsets decrease at sample " + std::to_string(i - 1));
+      fail(fmt::format("offsets decrease at sample {}", i - 1));
   if (offsets.back() != static_cast<int64_t>(tokens.size()))
-    fail("offsets cover " + std::to_string(offsets.back()) + " tokens but " +
-         std::to_string(tokens.size()) + " are stored");
+    fail(fmt::format("offsets cover {} tokens but {} are stored",
+                     offsets.back(), tokens.size()));
   if (vocabSize < 1)
-    fail("vocabulary size must be at least 1, got " +
-         std::to_string(vocabSize));
+    fail(fmt::format("vocabulary size must be at least 1, got {}", vocabSize));
   for (int64_t i = 0; i < count(); ++i)
     for (int64_t t = offsets[i]; t < offsets[i + 1]; ++t)
       if (tokens[t] < 0 || tokens[t] >= vocabSize)
-        fail("sample " + std::to_string(i) + " has token " +
-             std::to_string(tokens[t]) + " outside the vocabulary [0, " +
-             std::to_string(vocabSize) + ")");
+        fail(
+            fmt::format("sample {} has token {} outside the vocabulary [0, {})",
+                        i, tokens[t], vocabSize));
   if (!labels.empty() && static_cast<int64_t>(labels.size()) != count())
-    fail(std::to_string(labels.size()) + " labels for " +
-         std::to_string(count()) + " samples");
+    fail(fmt::format("{} labels for {} samples", labels.size(), count()));
   for (size_t i = 0; i < labels.size(); ++i)
     if (labels[i] < 0)
-      fail("sample " + std::to_string(i) + " has negative label " +
-           std::to_string(labels[i]));
+      fail(fmt::format("sample {} has negative label {}", i, labels[i]));
 }
 
 SequenceDataset frameForNextTokens(const SequenceDataset &data,

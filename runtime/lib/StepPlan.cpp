@@ -4,8 +4,11 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <iterator>
 #include <sstream>
 
 namespace mbt {
@@ -13,13 +16,10 @@ namespace runtime {
 
 std::string formatStepPlan(const std::vector<LengthGroup> &steps) {
   std::string text;
-  for (const LengthGroup &step : steps) {
-    text += "{\"samples\": [";
-    for (size_t i = 0; i < step.samples.size(); ++i)
-      text += (i ? ", " : "") + std::to_string(step.samples[i]);
-    text +=
-        "], \"padded_length\": " + std::to_string(step.paddedLength) + "}\n";
-  }
+  for (const LengthGroup &step : steps)
+    fmt::format_to(std::back_inserter(text),
+                   "{{\"samples\": [{}], \"padded_length\": {}}}\n",
+                   fmt::join(step.samples, ", "), step.paddedLength);
   return text;
 }
 
@@ -31,7 +31,7 @@ std::vector<LengthGroup> readStepPlan(const std::string &path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     auto fail = [&](const std::string &why) {
-      throw RuntimeError(path + ":" + std::to_string(number) + ": " + why);
+      throw RuntimeError(fmt::format("{}:{}: {}", path, number, why));
     };
     nlohmann::json step = nlohmann::json::parse(line, nullptr,
                                                 /*allow_exceptions=*/false);
@@ -66,30 +66,23 @@ void checkStepPlan(const std::vector<LengthGroup> &steps,
   for (size_t s = 0; s < steps.size(); ++s) {
     for (int64_t sample : steps[s].samples) {
       if (sample < 0 || sample >= static_cast<int64_t>(lengths.size()))
-        throw RuntimeError("step " + std::to_string(s) +
-                           " of the plan takes "
-                           "sample " +
-                           std::to_string(sample) + ", but '" + dataName +
-                           "' has " + std::to_string(lengths.size()) +
-                           " samples");
+        throw RuntimeError(fmt::format(
+            "step {} of the plan takes sample {}, but '{}' has {} samples", s,
+            sample, dataName, lengths.size()));
       if (seen[sample]++)
-        throw RuntimeError("the plan takes sample " + std::to_string(sample) +
-                           " more than once");
+        throw RuntimeError(
+            fmt::format("the plan takes sample {} more than once", sample));
       if (lengths[sample] > steps[s].paddedLength)
-        throw RuntimeError("step " + std::to_string(s) +
-                           " of the plan pads "
-                           "to " +
-                           std::to_string(steps[s].paddedLength) +
-                           " tokens, but its sample " + std::to_string(sample) +
-                           " has " + std::to_string(lengths[sample]));
+        throw RuntimeError(fmt::format(
+            "step {} of the plan pads to {} tokens, but its sample {} has {}",
+            s, steps[s].paddedLength, sample, lengths[sample]));
     }
   }
   for (size_t i = 0; i < seen.size(); ++i)
     if (!seen[i])
-      throw RuntimeError("the plan leaves out sample " + std::to_string(i) +
-                         " of '" + dataName +
-                         "': a plan is one epoch, every "
-                         "sample once");
+      throw RuntimeError(fmt::format("the plan leaves out sample {} of '{}': a "
+                                     "plan is one epoch, every sample once",
+                                     i, dataName));
 }
 
 } // namespace runtime

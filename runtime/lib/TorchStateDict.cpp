@@ -12,6 +12,7 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <limits>
@@ -81,9 +82,9 @@ public:
   /// field so the data starts at a multiple of it.
   void add(const std::string &name, const std::string &data, size_t align) {
     if (data.size() > 0xfffffff0u || out.size() > 0xfffffff0u)
-      throw RuntimeError("a state dict entry of " +
-                         std::to_string(data.size()) +
-                         " bytes is too large for the .pt writer");
+      throw RuntimeError(fmt::format(
+          "a state dict entry of {} bytes is too large for the .pt writer",
+          data.size()));
     uint32_t crc = static_cast<uint32_t>(crc32(
         crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef *>(data.data()),
         static_cast<uInt>(data.size())));
@@ -200,7 +201,7 @@ std::string torchStateDict(const std::vector<NamedTensor> &tensors) {
     size_t bytes = t.dtype == DType::F64 ? sizeof(double) : sizeof(float);
     for (int64_t d : t.shape)
       bytes *= static_cast<size_t>(d);
-    zip.add("archive/data/" + std::to_string(i),
+    zip.add(fmt::format("archive/data/{}", i),
             std::string(static_cast<const char *>(t.data), bytes), 64);
   }
   zip.add("archive/version", "3\n", 1);

@@ -7,11 +7,15 @@
 //                    [--batch-size B] [--step-cost C] [--seed S] [--epoch E]
 //                    [--max-length N] [--steps-out FILE] [--json]
 //
-// SOURCE is fortunes[:train|:test], a .jsonl or .mbtseq file, or (batch and
-// stats only) a .lengths file holding one sample length per line. Exit
-// status 0 on success, 1 on an error (message on stderr), 2 on bad usage.
+// The options are CLI11's (mbt-data --help, mbt-data COMMAND --help list
+// them). SOURCE is fortunes[:train|:test], a .jsonl or .mbtseq file, or
+// (batch and stats only) a .lengths file holding one sample length per
+// line. Exit status 0 on success, 1 on an error (message on stderr), 2 on
+// bad usage.
 //
 //===----------------------------------------------------------------------===//
+
+#include "ToolOptions.h"
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
@@ -19,13 +23,13 @@
 #include "mbt/runtime/SequenceSource.h"
 #include "mbt/runtime/StepPlan.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <string>
 
@@ -33,63 +37,82 @@ using namespace mbt::runtime;
 
 namespace {
 
-const char *kUsage =
-    "usage: mbt-data stats   SOURCE [--max-length N]\n"
-    "       mbt-data lengths SOURCE [--max-length N]\n"
-    "       mbt-data convert SOURCE OUT.mbtseq [--max-length N]\n"
-    "       mbt-data batch   SOURCE [--strategy S] [--token-budget N] "
-    "[--window W]\n"
-    "                        [--batch-size B] [--step-cost C] [--seed S] "
-    "[--epoch E]\n"
-    "                        [--max-length N] [--steps-out FILE] [--json]\n"
+const char *kCommands = "stats, lengths, convert, batch";
+
+const char *kSourceHelp =
     "SOURCE: fortunes[:train|:test] (Debian's fortunes, the default text "
     "task),\n"
     "        a .jsonl or .mbtseq file, or a .lengths file (one length per "
     "line;\n"
-    "        stats and batch only)\n"
-    "  --strategy S      dynamic (default), fixed, fixed-shape, "
-    "group-by-length\n"
-    "  --token-budget N  padded tokens per step (default 8192)\n"
-    "  --window W        samples grouped together (default 1024)\n"
-    "  --batch-size B    fixed and group-by-length (default: budget // "
-    "longest)\n"
-    "  --step-cost C     dynamic: a step's cost in padded tokens, traded "
-    "against\n"
-    "                    padding (default: budget / 8)\n"
-    "  --seed S          data and step order seed (default 0)\n"
-    "  --epoch E         which epoch's order (default 0)\n"
-    "  --max-length N    cut samples to N tokens\n"
-    "  --steps-out FILE  write the steps as JSONL ({\"samples\": [...], "
-    "\"padded_length\": L})\n"
-    "  --json            print the statistics as one JSON object\n";
+    "        stats and batch only)";
 
+/// What the command line asked for.
 struct Arguments {
-  std::string command;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;
+  std::string source;
+  std::string out; // convert: the .mbtseq file to write
+  SequenceLoadOptions load;
+  BatchingOptions batching;
+  std::string strategy = "dynamic";
+  int64_t seed = 0, epoch = 0;
+  std::string stepsOut;
   bool json = false;
 };
 
-int usageError(const std::string &message) {
-  std::cerr << "mbt-data: error: " << message << "\n" << kUsage;
-  return 2;
+/// --strategy: a name parseBatchingStrategy knows.
+const CLI::Validator kStrategy(
+    [](std::string &value) -> std::string {
+      BatchingStrategy strategy;
+      if (!parseBatchingStrategy(value, strategy))
+        return std::string("expects dynamic, fixed, fixed-shape or "
+                           "group-by-length, got '") +
+               value + "'";
+      return "";
+    },
+    "");
+
+/// Declares SOURCE and --max-length, which every command takes.
+void addSource(CLI::App &command, Arguments &args) {
+  command.add_option("source", args.source, "The sequence data (below)")
+      ->required()
+      ->type_name("SOURCE");
+  tools::addCount(command, "--max-length", args.load.maxLength,
+                  "Cut samples to N tokens");
+  command.footer(kSourceHelp);
 }
 
-/// A non-negative integer flag; false (after printing why) if malformed.
-bool integerFlag(const Arguments &args, const std::string &flag, int64_t &out) {
-  auto it = args.flags.find(flag);
-  if (it == args.flags.end())
-    return true;
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(it->second.c_str(), &end, 10);
-  if (it->second.empty() || *end || errno || value < 0) {
-    std::cerr << "mbt-data: error: " << flag
-              << " needs a non-negative integer, got '" << it->second << "'\n";
-    return false;
-  }
-  out = value;
-  return true;
+/// Declares batch's options.
+void addBatchOptions(CLI::App &batch, Arguments &args) {
+  BatchingOptions &batching = args.batching;
+  batch
+      .add_option("--strategy", args.strategy,
+                  "dynamic (default), fixed, fixed-shape, group-by-length")
+      ->check(kStrategy)
+      ->type_name("S");
+  tools::addCount(batch, "--token-budget", batching.tokenBudget,
+                  "Padded tokens per step (default 8192)");
+  tools::addCount(batch, "--window", batching.window,
+                  "Samples grouped together (default 1024)")
+      ->type_name("W");
+  tools::addCount(batch, "--batch-size", batching.batchSize,
+                  "fixed and group-by-length (default: budget // longest)")
+      ->type_name("B");
+  tools::addCount(batch, "--step-cost", batching.stepCost,
+                  "dynamic: a step's cost in padded tokens, traded against "
+                  "padding (default: budget / 8)")
+      ->type_name("C");
+  tools::addCount(batch, "--seed", args.seed,
+                  "Data and step order seed (default 0)")
+      ->type_name("S");
+  tools::addCount(batch, "--epoch", args.epoch,
+                  "Which epoch's order (default 0)")
+      ->type_name("E");
+  batch
+      .add_option("--steps-out", args.stepsOut,
+                  "Write the steps as JSONL ({\"samples\": [...], "
+                  "\"padded_length\": L})")
+      ->type_name("FILE");
+  batch.add_flag("--json", args.json,
+                 "Print the statistics as one JSON object");
 }
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -128,8 +151,9 @@ std::vector<int64_t> sourceLengths(const std::string &source,
   return lengths;
 }
 
-int runStats(const Arguments &args, const SequenceLoadOptions &options) {
-  const std::string &source = args.positional[0];
+int runStats(const Arguments &args) {
+  const std::string &source = args.source;
+  const SequenceLoadOptions &options = args.load;
   // A data set is loaded once: its lengths, then its vocabulary and classes.
   bool lengthsOnly = endsWith(source, ".lengths");
   SequenceDataset data;
@@ -159,36 +183,22 @@ int runStats(const Arguments &args, const SequenceLoadOptions &options) {
   return 0;
 }
 
-int runBatch(const Arguments &args, const SequenceLoadOptions &options) {
-  BatchingOptions batching;
-  auto strategy = args.flags.find("--strategy");
-  if (strategy != args.flags.end() &&
-      !parseBatchingStrategy(strategy->second, batching.strategy))
-    return usageError("unknown strategy '" + strategy->second +
-                      "' (dynamic, fixed, fixed-shape, group-by-length)");
-  int64_t seed = 0, epoch = 0;
-  if (!integerFlag(args, "--token-budget", batching.tokenBudget) ||
-      !integerFlag(args, "--window", batching.window) ||
-      !integerFlag(args, "--batch-size", batching.batchSize) ||
-      !integerFlag(args, "--step-cost", batching.stepCost) ||
-      !integerFlag(args, "--seed", seed) ||
-      !integerFlag(args, "--epoch", epoch))
-    return 2;
-  batching.seed = static_cast<uint64_t>(seed);
-  std::vector<int64_t> lengths = sourceLengths(args.positional[0], options);
+int runBatch(const Arguments &args) {
+  BatchingOptions batching = args.batching;
+  parseBatchingStrategy(args.strategy, batching.strategy); // checked
+  batching.seed = static_cast<uint64_t>(args.seed);
+  std::vector<int64_t> lengths = sourceLengths(args.source, args.load);
 
   auto start = std::chrono::steady_clock::now();
   std::vector<LengthGroup> steps =
-      planEpoch(lengths, batching, static_cast<uint32_t>(epoch));
+      planEpoch(lengths, batching, static_cast<uint32_t>(args.epoch));
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   BatchingStats stats = summarizeSteps(steps);
 
-  auto out = args.flags.find("--steps-out");
-  if (out != args.flags.end()) {
-    writeFileAtomically(out->second, formatStepPlan(steps));
-  }
+  if (!args.stepsOut.empty())
+    writeFileAtomically(args.stepsOut, formatStepPlan(steps));
 
   const char *name = batchingStrategyName(batching.strategy);
   double samplesPerSecond = seconds > 0 ? stats.samples / seconds : 0;
@@ -222,73 +232,65 @@ int runBatch(const Arguments &args, const SequenceLoadOptions &options) {
 
 int main(int argc, char **argv) {
   Arguments args;
-  if (argc < 2)
-    return usageError("missing command");
-  args.command = argv[1];
-  if (args.command == "--help" || args.command == "-h") {
-    std::cout << kUsage;
-    return 0;
-  }
-  const char *valued[] = {"--strategy",   "--token-budget", "--window",
-                          "--batch-size", "--step-cost",    "--seed",
-                          "--epoch",      "--max-length",   "--steps-out"};
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--json") {
-      args.json = true;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      args.positional.push_back(arg);
-      continue;
-    }
-    std::string flag = arg.substr(0, arg.find('='));
-    if (std::find(std::begin(valued), std::end(valued), flag) ==
-        std::end(valued))
-      return usageError("unknown option '" + flag + "'");
-    if (flag.size() < arg.size()) {
-      args.flags[flag] = arg.substr(flag.size() + 1);
-    } else if (i + 1 < argc) {
-      args.flags[flag] = argv[++i];
-    } else {
-      return usageError(flag + " needs a value");
-    }
-  }
+  CLI::App app("Inspects, converts and batches sequence data (docs/data.md)",
+               "mbt-data");
+  app.require_subcommand(1);
+  app.footer(std::string(kSourceHelp) +
+             "\n\nmbt-data COMMAND --help lists a command's options.");
+  CLI::App *stats = app.add_subcommand(
+      "stats", "Samples, tokens, length quantiles, vocabulary and classes");
+  addSource(*stats, args);
+  CLI::App *lengths =
+      app.add_subcommand("lengths", "Print every sample's length, one a line");
+  addSource(*lengths, args);
+  CLI::App *convert =
+      app.add_subcommand("convert", "Write SOURCE as a .mbtseq file");
+  addSource(*convert, args);
+  convert->add_option("out", args.out, "The file to write")
+      ->required()
+      ->type_name("OUT.mbtseq");
+  CLI::App *batch = app.add_subcommand(
+      "batch", "Plan one epoch's steps and print their statistics");
+  addSource(*batch, args);
+  addBatchOptions(*batch, args);
 
-  size_t wanted = args.command == "convert" ? 2 : 1;
-  if (args.command != "stats" && args.command != "lengths" &&
-      args.command != "convert" && args.command != "batch")
-    return usageError("unknown command '" + args.command +
-                      "' (stats, lengths, convert, batch)");
-  if (args.positional.size() != wanted)
-    return usageError(args.command + " takes " +
-                      (wanted == 1 ? "one SOURCE" : "SOURCE and OUT.mbtseq"));
-
-  SequenceLoadOptions options;
-  if (!integerFlag(args, "--max-length", options.maxLength))
-    return 2;
   try {
-    if (args.command == "stats")
-      return runStats(args, options);
-    if (args.command == "batch")
-      return runBatch(args, options);
-    if (args.command == "lengths") {
-      for (int64_t length : sourceLengths(args.positional[0], options))
+    app.parse(argc, argv);
+  } catch (const CLI::Success &help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError &error) {
+    // Without a command CLI11 says "A subcommand is required", or lists an
+    // unknown one among the arguments it did not expect: say which.
+    if (app.get_subcommands().empty()) {
+      bool named = argc >= 2 && argv[1][0] != '-';
+      return tools::usageError(
+          "mbt-data", named
+                          ? "unknown command '" + std::string(argv[1]) + "' (" +
+                                kCommands + ")"
+                          : std::string("missing command (") + kCommands + ")");
+    }
+    return tools::usageError("mbt-data", error.what());
+  }
+
+  try {
+    if (app.got_subcommand(stats))
+      return runStats(args);
+    if (app.got_subcommand(batch))
+      return runBatch(args);
+    if (app.got_subcommand(lengths)) {
+      for (int64_t length : sourceLengths(args.source, args.load))
         std::cout << length << "\n";
       return 0;
     }
-    if (endsWith(args.positional[0], ".lengths"))
+    if (endsWith(args.source, ".lengths"))
       throw RuntimeError("a .lengths file holds no tokens to convert");
-    if (!endsWith(args.positional[1], ".mbtseq"))
-      return usageError("the output of convert must end in .mbtseq");
-    SequenceDataset data = loadSequenceSource(args.positional[0], options);
-    writeSequenceFile(args.positional[1], data);
-    std::cout << "wrote " << args.positional[1] << ": " << data.count()
-              << " samples, " << data.tokens.size() << " tokens\n";
+    if (!endsWith(args.out, ".mbtseq"))
+      return tools::usageError("mbt-data",
+                               "the output of convert must end in .mbtseq");
+    SequenceDataset data = loadSequenceSource(args.source, args.load);
+    writeSequenceFile(args.out, data);
+    std::cout << "wrote " << args.out << ": " << data.count() << " samples, "
+              << data.tokens.size() << " tokens\n";
     return 0;
   } catch (const RuntimeError &error) {
     std::cerr << "mbt-data: error: " << error.what() << "\n";

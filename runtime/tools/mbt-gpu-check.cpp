@@ -18,8 +18,11 @@
 // parameters and hyperparameters, and compares with that model's row of
 // the batch (within 1e-6: batch against alone). Exit status: 0 when every
 // comparison holds, 1 when one does not or on any error, 2 on bad usage.
+// The options are CLI11's (mbt-gpu-check --help lists them).
 //
 //===----------------------------------------------------------------------===//
+
+#include "ToolOptions.h"
 
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Error.h"
@@ -29,6 +32,8 @@
 #include "mbt/runtime/cuda/CudaContext.h"
 #include "mbt/runtime/cuda/CudaKernels.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,48 +57,41 @@ struct Arguments {
   double tolerance = 1e-4;
 };
 
-[[noreturn]] void usage(const std::string &problem) {
-  std::cerr << "mbt-gpu-check: error: " << problem
-            << "\nusage: mbt-gpu-check CPU.so CUDA.so [--steps N] "
-               "[--bench-steps N] [--tolerance T] [--alone ALONE.so]\n";
-  std::exit(2);
-}
+/// --tolerance: a positive number.
+const CLI::Validator kPositive(
+    [](std::string &value) -> std::string {
+      char *end = nullptr;
+      double x = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(x > 0))
+        return "expects a positive number, got '" + value + "'";
+      return "";
+    },
+    "");
 
-Arguments parse(int argc, char **argv) {
-  Arguments args;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        usage(arg + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (arg == "--steps")
-        args.steps = std::stoll(value());
-      else if (arg == "--bench-steps")
-        args.benchSteps = std::stoll(value());
-      else if (arg == "--tolerance")
-        args.tolerance = std::stod(value());
-      else if (arg == "--alone")
-        args.aloneArtifact = value();
-      else if (!arg.empty() && arg[0] == '-')
-        usage("unknown option '" + arg + "'");
-      else
-        positional.push_back(arg);
-    } catch (const std::logic_error &) {
-      usage("bad value for " + arg);
-    }
-  }
-  if (positional.size() != 2)
-    usage("expected CPU.so and CUDA.so");
-  if (args.steps < 1 || args.benchSteps < 0 || !(args.tolerance > 0))
-    usage("--steps must be positive, --bench-steps not negative, "
-          "--tolerance positive");
-  args.cpuArtifact = positional[0];
-  args.cudaArtifact = positional[1];
-  return args;
+/// Declares mbt-gpu-check's options on `app`, each writing its field of
+/// `args`.
+void addOptions(CLI::App &app, Arguments &args) {
+  app.add_option("cpu", args.cpuArtifact, "The spec compiled by mbtc")
+      ->required()
+      ->type_name("CPU.so");
+  app.add_option("cuda", args.cudaArtifact,
+                 "The same spec compiled by mbtc --target=cuda")
+      ->required()
+      ->type_name("CUDA.so");
+  tools::addCount(app, "--steps", args.steps,
+                  "Train N steps on both and compare (default 20)",
+                  /*least=*/1);
+  tools::addCount(app, "--bench-steps", args.benchSteps,
+                  "Then time N GPU steps (after 5 warm-up steps)");
+  app.add_option("--tolerance", args.tolerance,
+                 "Largest ||gpu - cpu|| / ||cpu|| of a model's parameters "
+                 "(default 1e-4)")
+      ->check(kPositive)
+      ->type_name("T");
+  app.add_option("--alone", args.aloneArtifact,
+                 "The CUDA spec with models = 1: also train models 0, 1, "
+                 "N/2 and N-1 alone and compare with the batch")
+      ->type_name("ALONE.so");
 }
 
 /// The host buffers of one model batch, and their descriptors.
@@ -353,7 +352,14 @@ int run(const Arguments &args) {
 } // namespace
 
 int main(int argc, char **argv) {
-  Arguments args = parse(argc, argv);
+  Arguments args;
+  CLI::App app("Trains a CUDA artifact and its CPU twin from the same start "
+               "and compares them",
+               "mbt-gpu-check");
+  addOptions(app, args);
+  if (std::optional<int> status =
+          tools::parseCommandLine(app, argc, argv, "mbt-gpu-check"))
+    return *status;
   try {
     return run(args);
   } catch (const RuntimeError &error) {

@@ -56,7 +56,8 @@ fi
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMBT_BUILD_COMPILER=OFF -DMBT_BUILD_TESTS=OFF -DMBT_WITH_OPENBLAS=OFF \
   -DMBT_BUILD_CUDA=ON -DMBT_NLOHMANN_JSON_INCLUDE_DIR="$prep/deps" \
-  -DMBT_CLI11_INCLUDE_DIR="$prep/deps" \
+  -DMBT_CLI11_INCLUDE_DIR="$prep/deps" -DMBT_FMT_INCLUDE_DIR="$prep/deps" \
+  -DMBT_MLIR_RUNNER_UTILS_INCLUDE_DIR="$prep/deps" \
   "${zlib_args[@]}" > "$prep/cmake.log" 2>&1 || { cat "$prep/cmake.log"; exit 1; }
 ninja -C "$build" mbt-gpu-check mbt-run > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
 check="$build/bin/mbt-gpu-check"

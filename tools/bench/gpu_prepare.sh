@@ -11,8 +11,10 @@
 #                                               precision = P, P in {bf16,
 #                                               f16}: its GEMMs on the
 #                                               tensor cores
-#   build-gpu/deps/                             nlohmann/json, CLI11 and zlib
-#                                               headers for the runtime build
+#   build-gpu/deps/                             nlohmann/json, CLI11, fmt,
+#                                               zlib and MLIR's
+#                                               CRunnerUtils.h headers for
+#                                               the runtime build
 #   build-gpu/data/                             Fashion-MNIST (30 MB), for
 #                                               one epoch trained by mbt-run
 # build-gpu/ is ignored by git; hand it to the GPU host with the tree.
@@ -54,4 +56,11 @@ mkdir -p "$out/data"
 cp "$data"/*-idx?-ubyte* "$out/data/"
 cp -r /usr/include/nlohmann /usr/include/CLI "$out/deps/"
 cp /usr/include/zlib.h /usr/include/zconf.h "$out/deps/"
+# fmt (the runtime's messages): its headers alone, used header-only there
+# (FMT_HEADER_ONLY, cmake/MbtHeaderOnly.cmake).
+cp -r /usr/include/fmt "$out/deps/"
+# MLIR's header-only CRunnerUtils.h: the memref descriptor (Abi.h).
+mkdir -p "$out/deps/mlir/ExecutionEngine"
+cp /usr/lib/llvm-19/include/mlir/ExecutionEngine/CRunnerUtils.h \
+  "$out/deps/mlir/ExecutionEngine/"
 du -sh "$out"

@@ -13,6 +13,7 @@
 #include "mbt/InitAllDialects.h"
 #include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
+#include "mbt/runtime/TrainFlags.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -145,45 +146,50 @@ static cl::opt<std::string> outDir("out",
                                             "(default: results/<spec name>)"),
                                    cl::value_desc("dir"),
                                    cl::cat(trainCategory));
-static cl::opt<int> epochs("epochs", cl::desc("Override the sweep's epochs"),
-                           cl::init(-1), cl::cat(trainCategory));
 static cl::opt<std::string>
     dataDir("data-dir",
             cl::desc("Fashion-MNIST directory (default: "
                      "$MBT_DATA_DIR or Debian's)"),
             cl::value_desc("dir"), cl::cat(trainCategory));
-static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
-                           cl::init(false), cl::cat(trainCategory));
-static cl::opt<bool> jsonOutput(
-    "json",
-    cl::desc("Print the leaderboard as JSON on stdout (leaderboard.json's "
-             "text), with no progress or table: for scripts"),
-    cl::init(false), cl::cat(trainCategory));
-static cl::opt<int> logEvery(
-    "log-every",
-    cl::desc("Log each model's running train means to metrics.jsonl every N "
-             "steps (default: about 20 times an epoch; 0: epoch ends only)"),
-    cl::value_desc("N"), cl::init(-1), cl::cat(trainCategory));
-static cl::opt<int> evalEvery(
-    "eval-every",
-    cl::desc("Also evaluate the test split every N steps (default: at epoch "
-             "ends only)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
-static cl::opt<int> earlyStop(
-    "early-stop",
-    cl::desc("Stop a model whose validation loss has not improved in N "
-             "evaluations (needs a validation split)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
-static cl::opt<int> halveEvery(
-    "halve-every",
-    cl::desc("Every N steps, stop the worse half of the models still "
-             "training, ranked on the validation split"),
-    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
-static cl::opt<int> checkpointEvery(
-    "checkpoint-every",
-    cl::desc("Also write DIR/checkpoint.mbtrun every N steps (it is always "
-             "written at the end of each epoch)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(trainCategory));
+/// The training flags mbt-run takes too (TrainFlags.h), as llvm::cl
+/// options; declared in main, before the command line is parsed. A count
+/// not given stays at -1 and leaves TrainOptions' default.
+static std::vector<std::unique_ptr<cl::opt<int64_t>>> trainCounts;
+static std::vector<std::unique_ptr<cl::opt<bool>>> trainSwitches;
+
+static void declareTrainFlags() {
+  for (const ::mbt::runtime::TrainCountFlag &flag :
+       ::mbt::runtime::kTrainCountFlags)
+    trainCounts.push_back(std::make_unique<cl::opt<int64_t>>(
+        StringRef(flag.name), cl::desc(flag.help), cl::value_desc("N"),
+        cl::init(-1), cl::cat(trainCategory)));
+  for (const ::mbt::runtime::TrainSwitchFlag &flag :
+       ::mbt::runtime::kTrainSwitchFlags)
+    trainSwitches.push_back(std::make_unique<cl::opt<bool>>(
+        StringRef(flag.name), cl::desc(flag.help), cl::init(false),
+        cl::cat(trainCategory)));
+}
+
+/// Sets the fields of `train` whose flags were given; a negative count is
+/// an error.
+static LogicalResult applyTrainFlags(::mbt::runtime::TrainOptions &train) {
+  for (auto [flag, option] :
+       llvm::zip(::mbt::runtime::kTrainCountFlags, trainCounts)) {
+    if (option->getNumOccurrences() == 0)
+      continue;
+    if (*option < 0) {
+      llvm::errs() << "mbtc: error: --" << flag.name << " takes N >= 0, got "
+                   << *option << "\n";
+      return failure();
+    }
+    train.*flag.field = *option;
+  }
+  for (auto [flag, option] :
+       llvm::zip(::mbt::runtime::kTrainSwitchFlags, trainSwitches))
+    if (option->getNumOccurrences() > 0)
+      train.*flag.field = *option;
+  return success();
+}
 static cl::opt<std::string> resumeDir(
     "resume",
     cl::desc("Continue the run in DIR from its checkpoint, with the model "
@@ -330,27 +336,18 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
   return 0;
 }
 
-/// The run the train options ask for, of `artifact` into `dir`.
-static ::mbt::runtime::RunRequest runRequest(StringRef artifact,
-                                             StringRef dir) {
+/// The run the train options ask for (its artifact and directory still to
+/// be set), or failure after reporting a bad flag.
+static FailureOr<::mbt::runtime::RunRequest> trainRequest() {
   ::mbt::runtime::RunRequest request;
-  request.artifact = artifact.str();
   request.dataDir = dataDir;
-  ::mbt::runtime::TrainOptions &train = request.train;
-  train.outDir = dir.str();
-  train.epochs = epochs;
-  train.quiet = quiet;
-  train.reportJson = jsonOutput;
-  train.logEvery = logEvery;
-  train.evalEvery = evalEvery;
-  train.earlyStopPatience = earlyStop;
-  train.halveEvery = halveEvery;
-  train.checkpointEvery = checkpointEvery;
+  if (failed(applyTrainFlags(request.train)))
+    return failure();
   return request;
 }
 
 /// `mbtc train --resume DIR`: the run goes on with DIR's artifact.
-static int resumeMain() {
+static int resumeMain(::mbt::runtime::RunRequest request) {
   if (inputFile.getNumOccurrences() > 0) {
     llvm::errs() << "mbtc: error: --resume continues the model compiled in "
                  << resumeDir << "; give no spec (got '" << inputFile << "')\n";
@@ -363,30 +360,19 @@ static int resumeMain() {
   }
   SmallString<256> library(resumeDir.getValue());
   llvm::sys::path::append(library, "model.so");
-  ::mbt::runtime::RunRequest request = runRequest(library, resumeDir);
+  request.artifact = library.str().str();
+  request.train.outDir = resumeDir;
   request.train.resume = true;
   return ::mbt::runtime::runArtifact(request, "mbtc");
 }
 
 static int trainMain(MLIRContext &ctx) {
-  for (auto [flag, value] :
-       {std::pair<const char *, int>{"checkpoint-every", checkpointEvery},
-        {"eval-every", evalEvery},
-        {"early-stop", earlyStop},
-        {"halve-every", halveEvery}}) {
-    if (value < 0) {
-      llvm::errs() << "mbtc: error: --" << flag << " takes N >= 0, got "
-                   << value << "\n";
-      return 1;
-    }
-  }
-  if (logEvery < -1) {
-    llvm::errs() << "mbtc: error: --log-every takes N >= 0, got " << logEvery
-                 << "\n";
+  // The flags are checked before anything is compiled.
+  FailureOr<::mbt::runtime::RunRequest> request = trainRequest();
+  if (failed(request))
     return 1;
-  }
   if (!resumeDir.empty())
-    return resumeMain();
+    return resumeMain(*request);
   std::string dir = outDir;
   if (dir.empty())
     dir = ("results/" + llvm::sys::path::stem(inputFile)).str();
@@ -403,10 +389,12 @@ static int trainMain(MLIRContext &ctx) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (!quiet && !jsonOutput)
+  request->artifact = library.str().str();
+  request->train.outDir = dir;
+  if (!request->train.quiet && !request->train.reportJson)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library
                  << " in " << llvm::format("%.2f", seconds) << " s\n";
-  return ::mbt::runtime::runArtifact(runRequest(library, dir), "mbtc");
+  return ::mbt::runtime::runArtifact(*request, "mbtc");
 }
 
 int main(int argc, char **argv) {
@@ -425,6 +413,7 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  declareTrainFlags();
   cl::HideUnrelatedOptions({&category, &trainCategory});
   cl::ParseCommandLineOptions(
       static_cast<int>(args.size()), args.data(),

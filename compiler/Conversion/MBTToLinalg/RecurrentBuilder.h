@@ -1,5 +1,4 @@
-//===- RecurrentBuilder.h - the pieces of recurrent layers' lowering -*- C++
-//-*-===//
+//===- RecurrentBuilder.h - the recurrent lowering --------------*- C++ -*-===//
 //
 // What mbt.gru and mbt.lstm (and their adjoints) lower with: the shapes of
 // a layer whose projections hold `gates` gates of H columns each

@@ -1,5 +1,4 @@
-//===- BatchMatmul.h - recognizing the batched matmuls of a step -*- C++
-//-*-===//
+//===- BatchMatmul.h - the batched matmuls of a step ------------*- C++ -*-===//
 //
 // After bufferization, the batched matmuls of a step are linalg named ops on
 // strided memrefs. The passes that replace them (with a BLAS call, or with

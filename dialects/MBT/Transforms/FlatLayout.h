@@ -1,5 +1,4 @@
-//===- FlatLayout.h - the flat [M, P] layout and its entry points -*- C++
-//-*-===//
+//===- FlatLayout.h - the flat [M, P] layout --------------------*- C++ -*-===//
 //
 // The artifact's entry points take every parameter of model m as a column
 // range of row m of one [M, P] tensor (docs/abi.md). These are the pieces

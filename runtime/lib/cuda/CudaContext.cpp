@@ -3,6 +3,8 @@
 
 #include "mbt/runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <utility>
 
@@ -105,17 +107,15 @@ DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
 
 void DeviceBuffer::upload(const void *host, size_t count) {
   if (count > bytes)
-    throw RuntimeError("upload of " + std::to_string(count) +
-                       " bytes into a device buffer of " +
-                       std::to_string(bytes));
+    throw RuntimeError(fmt::format(
+        "upload of {} bytes into a device buffer of {}", count, bytes));
   copyToDevice(data(), host, count);
 }
 
 void DeviceBuffer::download(void *host, size_t count) const {
   if (count > bytes)
-    throw RuntimeError("download of " + std::to_string(count) +
-                       " bytes from a device buffer of " +
-                       std::to_string(bytes));
+    throw RuntimeError(fmt::format(
+        "download of {} bytes from a device buffer of {}", count, bytes));
   copyToHost(host, data(), count);
 }
 

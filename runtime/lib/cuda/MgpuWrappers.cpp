@@ -20,6 +20,8 @@
 #include "mbt/runtime/Kernels.h"
 #include "mbt/runtime/cuda/CudaContext.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 
@@ -94,11 +96,11 @@ extern "C" void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
     // CUDA_ERROR_INVALID_VALUE.
     constexpr intptr_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
     if (gridX > kMaxGridX || gridY > kMaxGridYZ || gridZ > kMaxGridYZ)
-      throw RuntimeError("a kernel's grid of " + std::to_string(gridX) + " x " +
-                         std::to_string(gridY) + " x " + std::to_string(gridZ) +
-                         " blocks exceeds the device's limits (x < 2^31, "
-                         "y and z <= 65535): the model or batch is too "
-                         "large for the CUDA target");
+      throw RuntimeError(fmt::format(
+          "a kernel's grid of {} x {} x {} blocks exceeds the device's limits "
+          "(x < 2^31, y and z <= 65535): the model or batch is too large for "
+          "the CUDA target",
+          gridX, gridY, gridZ));
     cuda::check(cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                blockZ, sharedMemory, stream, params, extra),
                 "cuLaunchKernel");

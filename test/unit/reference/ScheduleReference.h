@@ -1,5 +1,4 @@
-//===- ScheduleReference.h - learning-rate schedules, written out -*- C++
-//-*-===//
+//===- ScheduleReference.h - schedules, written out -------------*- C++ -*-===//
 //
 // The factor each schedule of docs/language.md gives the learning rate,
 // written from PyTorch's and transformers' definitions independently of the

@@ -34,8 +34,8 @@ std::vector<float> filled(size_t n, uint32_t seed) {
 
 template <typename T>
 T element(const MemRef<T, 3> &ref, int64_t i, int64_t r, int64_t c) {
-  return ref.aligned[ref.offset + i * ref.strides[0] + r * ref.strides[1] +
-                     c * ref.strides[2]];
+  return ref.data[ref.offset + i * ref.strides[0] + r * ref.strides[1] +
+                  c * ref.strides[2]];
 }
 
 /// Naive reference for c = op(a) . op(b), accumulated in double.

@@ -134,8 +134,8 @@ MemRef3F dense3(float *data, int64_t d0, int64_t d1, int64_t d2) {
 std::vector<float> forward(MemRef2F *params, MemRef3F *x) {
   int64_t m = x->sizes[0], b = x->sizes[1];
   std::vector<float> logits(m * b * C);
-  MemRef3F w = {params->allocated,
-                params->aligned,
+  MemRef3F w = {params->basePtr,
+                params->data,
                 params->offset,
                 {m, F, C},
                 {params->strides[0], C, 1}};
@@ -143,7 +143,7 @@ std::vector<float> forward(MemRef2F *params, MemRef3F *x) {
   _mlir_ciface_mbt_rt_batch_matmul_f32(x, &w, &l, 0, 0, 0);
   for (int64_t i = 0; i < m; ++i) {
     const float *bias =
-        params->aligned + params->offset + i * params->strides[0] + F * C;
+        params->data + params->offset + i * params->strides[0] + F * C;
     for (int64_t j = 0; j < b; ++j)
       for (int64_t c = 0; c < C; ++c)
         logits[(i * b + j) * C + c] += bias[c];
@@ -160,7 +160,7 @@ void lossAndMetrics(std::vector<float> &logits, MemRef2I *y, MemRef2F *out) {
     for (int64_t j = 0; j < b; ++j) {
       float *row = logits.data() + (i * b + j) * C;
       int32_t label =
-          y->aligned[y->offset + i * y->strides[0] + j * y->strides[1]];
+          y->data[y->offset + i * y->strides[0] + j * y->strides[1]];
       int64_t best = 0;
       float top = row[0];
       for (int64_t c = 1; c < C; ++c)
@@ -176,7 +176,7 @@ void lossAndMetrics(std::vector<float> &logits, MemRef2I *y, MemRef2F *out) {
       for (int64_t c = 0; c < C; ++c)
         row[c] = (std::exp(row[c] - top) / sum - (c == label)) / b;
     }
-    float *o = out->aligned + out->offset + i * out->strides[0];
+    float *o = out->data + out->offset + i * out->strides[0];
     o[0] = static_cast<float>(loss / b);
     o[out->strides[1]] = static_cast<float>(correct / b);
   }
@@ -196,7 +196,7 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
                                  MemRef2I *y, MemRef2F *out,
                                  WorkspaceRef *workspace) {
   int64_t m = x->sizes[0], b = x->sizes[1];
-  lastStep = static_cast<float>(step->aligned[step->offset]);
+  lastStep = static_cast<float>(step->data[step->offset]);
   lastBatch = b;
   if (workspace->sizes[0] < trainWorkspaceBytes(m)) {
     workspaceTooSmall = true;
@@ -204,8 +204,7 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
   }
   std::vector<float> dlogits = forward(params, x);
   lossAndMetrics(dlogits, y, out);
-  float *grad =
-      reinterpret_cast<float *>(workspace->aligned + workspace->offset);
+  float *grad = reinterpret_cast<float *>(workspace->data + workspace->offset);
   std::fill(grad, grad + m * P, 0.0f);
   MemRef3F dw = {grad, grad, 0, {m, F, C}, {P, C, 1}};
   MemRef3F dl = dense3(dlogits.data(), m, b, C);
@@ -214,15 +213,15 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
     for (int64_t j = 0; j < b; ++j)
       for (int64_t c = 0; c < C; ++c)
         grad[i * P + F * C + c] += dlogits[(i * b + j) * C + c];
-    const double *h = hyper->aligned + hyper->offset + i * hyper->strides[0];
+    const double *h = hyper->data + hyper->offset + i * hyper->strides[0];
     float lr = static_cast<float>(h[0]),
           momentum = static_cast<float>(h[hyper->strides[1]]);
-    float *p = params->aligned + params->offset + i * params->strides[0];
-    float *v = state->aligned + state->offset + i * state->strides[1];
+    float *p = params->data + params->offset + i * params->strides[0];
+    float *v = state->data + state->offset + i * state->strides[1];
     // ABI 6 and 7: a model whose step is 0, or whose loss or gradients are not
     // finite, does not step, and reports a NaN loss.
-    float *o = out->aligned + out->offset + i * out->strides[0];
-    bool steps = step->aligned[step->offset + i * step->strides[0]] != 0 &&
+    float *o = out->data + out->offset + i * out->strides[0];
+    bool steps = step->data[step->offset + i * step->strides[0]] != 0 &&
                  std::isfinite(o[0]);
     for (int64_t k = 0; k < P; ++k)
       steps = steps && std::isfinite(grad[i * P + k]);

@@ -37,7 +37,7 @@ struct Operand3 {
     std::uniform_real_distribution<double> unit(-1.0, 1.0);
     for (double &v : data)
       v = unit(rng);
-    ref.allocated = ref.aligned = data.data();
+    ref.basePtr = ref.data = data.data();
     ref.offset = 0;
     ref.sizes[0] = batch;
     ref.sizes[1] = rows;

@@ -6,16 +6,13 @@
 
 #include <vector>
 
-extern "C" void memrefCopy(int64_t elemSize, void *src, void *dst);
+// memrefCopy is declared by MLIR's CRunnerUtils.h (through Abi.h), with
+// the signature compiled code calls it by.
 
 namespace {
 
-struct Unranked {
-  int64_t rank;
-  void *descriptor;
-};
-
 using mbt::MemRef;
+using Unranked = UnrankedMemRefType<char>;
 
 TEST(MemrefCopyTest, CopiesAStridedColumnBlockIntoADenseBuffer) {
   // src: columns [3, 7) of a 4x10 row-major matrix; dst: dense 4x4.
@@ -42,10 +39,7 @@ TEST(MemrefCopyTest, CopiesATransposedViewElementByElement) {
 
 TEST(MemrefCopyTest, CopiesAScalar) {
   float x = 2.5f, y = 0.0f;
-  struct Rank0 {
-    float *allocated, *aligned;
-    int64_t offset;
-  } src{&x, &x, 0}, dst{&y, &y, 0};
+  MemRef<float, 0> src{&x, &x, 0}, dst{&y, &y, 0};
   Unranked s{0, &src}, d{0, &dst};
   memrefCopy(sizeof(float), &s, &d);
   EXPECT_EQ(y, 2.5f);

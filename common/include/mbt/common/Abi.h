@@ -3,16 +3,20 @@
 // The artifact is a shared library produced by mbtc. It exchanges buffers
 // with the runtime as MLIR strided memref descriptors, passed by pointer
 // through the `_mlir_ciface_` wrappers. This header spells out that contract
-// (descriptor layout, exported symbol names, function pointer types) for
-// the runtime, which is built without MLIR, and gives the compiler the
-// version and symbol names it emits. Keep it in sync with docs/abi.md.
+// (the descriptor, which is MLIR's own StridedMemRefType; exported symbol
+// names; function pointer types) for the runtime, which is built without
+// MLIR's libraries, and gives the compiler the version and symbol names it
+// emits. Keep it in sync with docs/abi.md.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MBT_COMMON_ABI_H
 #define MBT_COMMON_ABI_H
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -36,19 +40,18 @@ template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }
 template <> constexpr DType dtypeOf<double>() { return DType::F64; }
 
-/// MLIR's strided memref descriptor of rank N. Element (i0, ..., iN-1) lives
-/// at `aligned[offset + sum_k i_k * strides[k]]`. The layout must match what
-/// MLIR's LLVM lowering produces, hence a plain aggregate with no padding
-/// beyond the natural one.
-template <typename T, int N> struct MemRef {
-  T *allocated;
-  T *aligned;
-  int64_t offset;
-  int64_t sizes[N];
-  int64_t strides[N];
-};
+/// MLIR's strided memref descriptor of rank N: StridedMemRefType from the
+/// header-only CRunnerUtils.h (the runtime takes its include directory, no
+/// MLIR library). Its fields are `basePtr` (what was allocated), `data`
+/// (the aligned pointer), `offset`, `sizes[N]` and `strides[N]`; element
+/// (i0, ..., iN-1) lives at `data[offset + sum_k i_k * strides[k]]`.
+template <typename T, int N> using MemRef = StridedMemRefType<T, N>;
 
+// The artifact's `_mlir_ciface_` wrappers take this layout by pointer: a
+// plain aggregate with no padding beyond the natural one.
 static_assert(std::is_standard_layout<MemRef<float, 2>>::value,
+              "MemRef must be a C-compatible aggregate");
+static_assert(std::is_trivially_copyable<MemRef<float, 2>>::value,
               "MemRef must be a C-compatible aggregate");
 static_assert(sizeof(MemRef<float, 3>) == 2 * sizeof(void *) + 8 + 2 * 3 * 8,
               "MemRef<float, 3> layout differs from MLIR's descriptor");
@@ -58,8 +61,8 @@ static_assert(sizeof(MemRef<float, 3>) == 2 * sizeof(void *) + 8 + 2 * 3 * 8,
 template <typename T, int N>
 MemRef<T, N> makeDenseMemRef(T *data, const std::array<int64_t, N> &sizes) {
   MemRef<T, N> ref;
-  ref.allocated = data;
-  ref.aligned = data;
+  ref.basePtr = data;
+  ref.data = data;
   ref.offset = 0;
   int64_t stride = 1;
   for (int k = N - 1; k >= 0; --k) {
@@ -85,6 +88,13 @@ using MemRef3D = MemRef<double, 3>;
 using MemRef1D = MemRef<double, 1>;
 using MemRef2D = MemRef<double, 2>;
 using MemRef2I = MemRef<int32_t, 2>;
+// The fields where MLIR's LLVM lowering puts them.
+static_assert(offsetof(MemRef2F, data) == sizeof(void *) &&
+                  offsetof(MemRef2F, offset) == 2 * sizeof(void *) &&
+                  offsetof(MemRef2F, sizes) == 2 * sizeof(void *) + 8 &&
+                  offsetof(MemRef2F, strides) == 2 * sizeof(void *) + 24,
+              "MemRef<float, 2> field offsets differ from MLIR's descriptor");
+
 /// The workspace: `memref<?xi8>`, at least as many bytes as the entry
 /// point's `_workspace_bytes` function asked for, 64-byte aligned. The step
 /// overwrites it; its contents before and after a call mean nothing.

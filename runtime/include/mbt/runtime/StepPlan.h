@@ -1,5 +1,4 @@
-//===- StepPlan.h - an epoch's steps as a file ---------------------*- C++
-//-*-===//
+//===- StepPlan.h - an epoch's steps as a file ------------------*- C++ -*-===//
 //
 // A plan of training steps written by one tool and read by another: JSONL,
 // one step per line, `{"samples": [i, ...], "padded_length": L}` (sample

@@ -74,11 +74,11 @@ GemmPlan<T> planBatchMatmul(const MemRef<T, 3> &a, const MemRef<T, 3> &b,
   plan.n = m;
   plan.k = k;
   plan.batch = batch;
-  plan.first = {b.aligned + b.offset, transposeB, detail::rowStride(b, "b"),
+  plan.first = {b.data + b.offset, transposeB, detail::rowStride(b, "b"),
                 b.strides[0]};
-  plan.second = {a.aligned + a.offset, transposeA, detail::rowStride(a, "a"),
+  plan.second = {a.data + a.offset, transposeA, detail::rowStride(a, "a"),
                  a.strides[0]};
-  plan.c = c.aligned + c.offset;
+  plan.c = c.data + c.offset;
   plan.ldc = detail::rowStride(c, "c");
   plan.strideC = c.strides[0];
   plan.accumulate = accumulate;

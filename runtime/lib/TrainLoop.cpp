@@ -1,10 +1,11 @@
-//===- TrainLoop.cpp - Epochs, progress, metrics and leaderboard ----------===//
+//===- TrainLoop.cpp - Epochs, progress, evaluations and checkpoints ------===//
 //
 // Trainer::run(): the user-facing job on top of the steps (Trainer.cpp,
-// StepRunner.cpp). A diverged model (a NaN/inf loss or gradient) is frozen by
-// the train step itself (docs/abi.md, version 6), reported here with its
-// step as it happens, and ranked last; the others keep training untouched
-// because every model owns its own rows of every buffer.
+// StepRunner.cpp); RunResults makes what it logs and publishes. A diverged
+// model (a NaN/inf loss or gradient) is frozen by the train step itself
+// (docs/abi.md, version 6), reported here with its step as it happens, and
+// ranked last; the others keep training untouched because every model owns
+// its own rows of every buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,9 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/MetricsLog.h"
 #include "mbt/runtime/Progress.h"
-#include "mbt/runtime/Report.h"
+#include "mbt/runtime/RunResults.h"
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
@@ -28,87 +31,6 @@ bool Trainer::atEpochBoundary() const {
   return !epochBatches || batchIndex == epochBatches->numBatches();
 }
 
-Leaderboard Trainer::buildLeaderboard(
-    const std::vector<std::vector<double>> &trainMeans,
-    const std::vector<std::vector<double>> &testMeans,
-    const std::vector<std::vector<double>> &validationMeans) const {
-  Leaderboard board;
-  // The model's arguments that differ between models come first: they
-  // tell the models apart as much as the optimizer's hyperparameters.
-  // Schedule parameters that differ come after those.
-  auto varying = [&](const std::vector<std::vector<double>> &table,
-                     size_t width) {
-    std::vector<size_t> columns;
-    for (size_t a = 0; a < width; ++a)
-      for (int64_t model = 1; model < m; ++model)
-        if (table[model][a] != table[0][a]) {
-          columns.push_back(a);
-          break;
-        }
-    return columns;
-  };
-  std::vector<size_t> varyingArgs =
-      varying(manifest.modelArgValues, manifest.modelArgNames.size());
-  std::vector<size_t> varyingSchedule =
-      varying(manifest.scheduleValues, manifest.scheduleParamNames.size());
-  for (size_t a : varyingArgs)
-    board.hyperNames.push_back(manifest.modelArgNames[a]);
-  board.hyperNames.insert(board.hyperNames.end(), manifest.hyperNames.begin(),
-                          manifest.hyperNames.end());
-  if (!manifest.clipNorm.empty())
-    board.hyperNames.push_back("clip");
-  for (size_t a : varyingSchedule)
-    board.hyperNames.push_back(manifest.scheduleParamNames[a]);
-  board.outputs = manifest.outputs;
-  // A language model's loss is per token: its perplexity, exp(loss), is
-  // the number people compare, so it gets a column of its own.
-  auto withPerplexity = [&](std::vector<double> means) {
-    if (nextTokens() && !means.empty())
-      means.push_back(std::exp(means[0]));
-    return means;
-  };
-  if (nextTokens())
-    board.outputs.push_back("perplexity");
-  for (int64_t model = 0; model < m; ++model) {
-    ModelResult row;
-    row.model = model;
-    row.seed = manifest.seeds[model];
-    for (size_t a : varyingArgs)
-      row.hyper.push_back(manifest.modelArgValues[model][a]);
-    row.hyper.insert(row.hyper.end(), manifest.hyperValues[model].begin(),
-                     manifest.hyperValues[model].end());
-    if (!manifest.clipNorm.empty())
-      row.hyper.push_back(manifest.clipNorm[model]);
-    for (size_t a : varyingSchedule)
-      row.hyper.push_back(manifest.scheduleValues[model][a]);
-    row.train = withPerplexity(trainMeans[model]);
-    row.test = withPerplexity(testMeans[model]);
-    if (!validationMeans.empty())
-      row.validation = withPerplexity(validationMeans[model]);
-    // A non-finite test loss is as much a divergence as a train one (an
-    // empty test split gives NaN for everyone and says nothing).
-    row.diverged =
-        diverged(model) || (testCount() > 0 && !std::isfinite(row.test[0]));
-    row.divergedStep = status.divergedSteps()[model];
-    row.stoppedStep = status.stoppedSteps()[model];
-    row.stopReason = status.stopReasons()[model];
-    if (const auto &scale = manifest.lossScale) {
-      // The loss scale's state is in the buffers, which may be on the GPU.
-      const FloatBuffer &buffers = steps->buffers();
-      auto buffer = [&](int64_t k) {
-        return buffers.get(model * manifest.bufferCount +
-                           manifest.buffers[k].offset);
-      };
-      row.lossScale = buffer(scale->scaleBuffer);
-      row.skippedSteps =
-          static_cast<int64_t>(buffer(scale->skippedStepsBuffer));
-    }
-    board.rows.push_back(std::move(row));
-  }
-  rankModels(board);
-  return board;
-}
-
 /// What the parts of run() share.
 struct Trainer::RunContext {
   int64_t epochs;
@@ -116,6 +38,7 @@ struct Trainer::RunContext {
   int64_t logEvery;
   MetricsLog &metrics;
   ProgressMeter &progress;
+  const RunResults &results;
 };
 
 Leaderboard Trainer::run() {
@@ -134,7 +57,8 @@ Leaderboard Trainer::run() {
   int64_t logEvery = options.logEvery >= 0
                          ? options.logEvery
                          : std::max<int64_t>(1, (stepsPerEpoch() + 19) / 20);
-  RunContext run{epochs, logEvery, metrics, progress};
+  RunResults results(manifest, options.outDir, nextTokens(), testCount() > 0);
+  RunContext run{epochs, logEvery, metrics, progress, results};
 
   // A resumed run goes on inside the epoch it stopped in; one stopped
   // after its last epoch only reports.
@@ -154,9 +78,9 @@ Leaderboard Trainer::run() {
     means.validation = evaluateValidation();
   }
 
-  Leaderboard board =
-      buildLeaderboard(means.train, means.test, means.validation);
-  publish(metrics.path(), board);
+  Leaderboard board = results.leaderboard(means.train, means.test,
+                                          means.validation, status, *steps);
+  results.publish(metrics.path(), board);
   if (options.report)
     *options.report << (options.reportJson ? leaderboardToJson(board)
                                            : formatLeaderboard(board))
@@ -200,11 +124,11 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
   for (int64_t step = firstStep; step <= steps; ++step) {
     trainNextBatch();
     for (int64_t model : newlyDiverged)
-      run.progress.note("mbt: warning: model " + std::to_string(model) +
-                        " diverged at step " + std::to_string(stepCount) +
-                        " (its loss or gradients are not finite); it is "
-                        "frozen at its parameters of the step before, and "
-                        "the other models go on");
+      run.progress.note(fmt::format(
+          "mbt: warning: model {} diverged at step {} (its loss or gradients "
+          "are not finite); it is frozen at its parameters of the step "
+          "before, and the other models go on",
+          model, stepCount));
     if (step < steps)
       afterStepWithinEpoch(run, epoch, step);
     double seconds =
@@ -231,17 +155,18 @@ void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
   bool halveNow = halvingDue();
   std::string lines;
   if (run.logEvery > 0 && step % run.logEvery == 0)
-    lines += metricsLines(epoch, "train", runningMeans());
+    lines +=
+        run.results.metricsLines(epoch, stepCount, "train", runningMeans());
   bool evalNow = options.evalEvery > 0 && stepCount % options.evalEvery == 0;
   std::vector<std::vector<double>> tested, held;
   if (evalNow) {
     tested = evaluateTest();
-    lines += metricsLines(epoch, "test", tested);
+    lines += run.results.metricsLines(epoch, stepCount, "test", tested);
   }
   if (evalNow || halveNow) {
     held = evaluateValidation();
     if (!held.empty()) {
-      lines += metricsLines(epoch, "validation", held);
+      lines += run.results.metricsLines(epoch, stepCount, "validation", held);
       applyStopping(held, halveNow, run.progress);
     }
   }
@@ -249,7 +174,9 @@ void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
     run.metrics.append(lines);
   // A live leaderboard: each evaluation republishes it.
   if (evalNow)
-    publish(run.metrics.path(), buildLeaderboard(runningMeans(), tested, held));
+    run.results.publish(
+        run.metrics.path(),
+        run.results.leaderboard(runningMeans(), tested, held, status, *steps));
   if (options.checkpointEvery > 0 && stepCount % options.checkpointEvery == 0)
     writeCheckpoint(run.metrics.path());
 }
@@ -274,20 +201,13 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
   means.validation = evaluateValidation();
   if (!means.validation.empty())
     applyStopping(means.validation, halvingDue(), run.progress);
-  std::string lines;
-  for (int64_t model = 0; model < m; ++model) {
-    lines += formatMetricsLine(epoch, stepCount, model, "train",
-                               manifest.outputs, means.train[model]);
-    lines += formatMetricsLine(epoch, stepCount, model, "test",
-                               manifest.outputs, means.test[model]);
-    if (!means.validation.empty())
-      lines += formatMetricsLine(epoch, stepCount, model, "validation",
-                                 manifest.outputs, means.validation[model]);
-  }
-  run.metrics.append(lines);
+  run.metrics.append(run.results.epochMetricsLines(
+      epoch, stepCount, means.train, means.test, means.validation));
   writeStateDicts();
-  publish(run.metrics.path(),
-          buildLeaderboard(means.train, means.test, means.validation));
+  run.results.publish(run.metrics.path(),
+                      run.results.leaderboard(means.train, means.test,
+                                              means.validation, status,
+                                              *steps));
   // After the epoch's metrics: a run killed from here on resumes after
   // this epoch without logging it twice.
   writeCheckpoint(run.metrics.path());
@@ -298,33 +218,8 @@ void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                             bool halve, ProgressMeter &progress) {
   for (const StoppedModel &stopped : status.applyStopping(
            held, options.earlyStopPatience, halve, manifest.outputs, stepCount))
-    progress.note("mbt: model " + std::to_string(stopped.model) +
-                  " stopped at step " + std::to_string(stepCount) + " (" +
-                  stopped.reason + ")");
-}
-
-std::string
-Trainer::metricsLines(int64_t epoch, const std::string &split,
-                      const std::vector<std::vector<double>> &means) const {
-  std::string lines;
-  for (int64_t model = 0; model < m; ++model)
-    lines += formatMetricsLine(epoch, stepCount, model, split, manifest.outputs,
-                               means[model]);
-  return lines;
-}
-
-void Trainer::publish(const std::string &metricsPath,
-                      const Leaderboard &board) const {
-  if (options.outDir.empty())
-    return;
-  writeFileAtomically(options.outDir + "/leaderboard.json",
-                      leaderboardToJson(board));
-  std::string title = "mbt: " + std::to_string(m) + " models of '" +
-                      manifest.model + "' (" + options.outDir + ")";
-  writeFileAtomically(options.outDir + "/report.html",
-                      renderReport(title, manifest.outputs,
-                                   parseMetricsLog(readFileBytes(metricsPath)),
-                                   board));
+    progress.note(fmt::format("mbt: model {} stopped at step {} ({})",
+                              stopped.model, stepCount, stopped.reason));
 }
 
 } // namespace runtime

@@ -2,8 +2,8 @@
 //
 // Loads each batch into the StepRunner's x and y (one batch every model
 // shares, or each model its own: routed or augmented), runs the steps and
-// keeps the running means. The epoch loop, metrics and leaderboard live in
-// TrainLoop.cpp.
+// keeps the running means. The epoch loop lives in TrainLoop.cpp, the
+// metrics and leaderboard it writes in RunResults.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,8 @@
 #include "mbt/runtime/Augment.h"
 
 #include "mbt/runtime/Error.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,24 +26,24 @@ namespace {
 void checkData(const Dataset &data, const Manifest &manifest,
                const std::string &artifactPath) {
   if (data.numFeatures != manifest.features)
-    throw RuntimeError("data set '" + data.name + "' has " +
-                       std::to_string(data.numFeatures) +
-                       " features per sample but artifact '" + artifactPath +
-                       "' expects " + std::to_string(manifest.features) +
-                       " for input '" + manifest.inputName + "'");
+    throw RuntimeError(fmt::format(
+        "data set '{}' has {} features per sample but artifact '{}' expects "
+        "{} for input '{}'",
+        data.name, data.numFeatures, artifactPath, manifest.features,
+        manifest.inputName));
   if (static_cast<int64_t>(data.y.size()) != data.count ||
       static_cast<int64_t>(data.x.size()) !=
           checkedMul(data.count, data.numFeatures, "data set"))
-    throw RuntimeError("data set '" + data.name +
-                       "' is inconsistent: its arrays do not hold " +
-                       std::to_string(data.count) + " samples");
+    throw RuntimeError(fmt::format(
+        "data set '{}' is inconsistent: its arrays do not hold {} samples",
+        data.name, data.count));
   for (int64_t i = 0; i < data.count; ++i)
     if (data.y[i] < 0 || data.y[i] >= manifest.classes)
-      throw RuntimeError("data set '" + data.name + "': label " +
-                         std::to_string(data.y[i]) + " of sample " +
-                         std::to_string(i) + " is outside the " +
-                         std::to_string(manifest.classes) +
-                         " classes of target '" + manifest.targetName + "'");
+      throw RuntimeError(fmt::format("data set '{}': label {} of sample {} "
+                                     "is outside the {} classes of target "
+                                     "'{}'",
+                                     data.name, data.y[i], i, manifest.classes,
+                                     manifest.targetName));
 }
 } // namespace
 
@@ -51,14 +53,13 @@ Trainer::Trainer(const Artifact &artifact, const Dataset &train,
       testData(&test), options(std::move(options)),
       routing(artifact.manifest(), train.count) {
   if (manifest.inputKind == Manifest::InputKind::Tokens)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' takes token ids: train it on token sequences, not "
-                       "on data set '" +
-                       train.name + "'");
+    throw RuntimeError(fmt::format("artifact '{}' takes token ids: train it "
+                                   "on token sequences, not on data set '{}'",
+                                   artifact.path(), train.name));
   checkData(train, manifest, artifact.path());
   checkData(test, manifest, artifact.path());
   if (train.count < 1)
-    throw RuntimeError("training set '" + train.name + "' is empty");
+    throw RuntimeError(fmt::format("training set '{}' is empty", train.name));
   setUp();
 }
 
@@ -241,9 +242,9 @@ static EpochBatches inOrder(int64_t n, int64_t batch) {
 
 std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
   if (trainSeq)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' takes token ids; it cannot evaluate data set '" +
-                       data.name + "'");
+    throw RuntimeError(fmt::format(
+        "artifact '{}' takes token ids; it cannot evaluate data set '{}'",
+        artifact.path(), data.name));
   checkData(data, manifest, artifact.path());
   return evaluateBatches(
       inOrder(data.count, batch),
@@ -279,8 +280,8 @@ namespace {
 std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
                           int64_t models, int64_t width) {
   if (model < 0 || model >= models)
-    throw RuntimeError("model index " + std::to_string(model) +
-                       " out of range [0, " + std::to_string(models) + ")");
+    throw RuntimeError(
+        fmt::format("model index {} out of range [0, {})", model, models));
   std::vector<double> row(width);
   for (int64_t i = 0; i < width; ++i)
     row[i] = buffer.get(model * width + i);

@@ -15,6 +15,8 @@
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/TorchStateDict.h"
 
+#include <fmt/format.h>
+
 #include <sys/stat.h>
 
 namespace mbt {
@@ -65,8 +67,9 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
 
 void Trainer::restore(const RunCheckpoint &c) {
   auto mismatch = [&](const std::string &what) {
-    throw RuntimeError("the checkpoint does not belong to artifact '" +
-                       artifact.path() + "': " + what);
+    throw RuntimeError(
+        fmt::format("the checkpoint does not belong to artifact '{}': {}",
+                    artifact.path(), what));
   };
   if (c.manifestDigest != manifestDigest(artifact.manifestJson()))
     mismatch("it was written by an artifact with another manifest "
@@ -86,8 +89,8 @@ void Trainer::restore(const RunCheckpoint &c) {
   if (c.epochsStarted > 0) {
     auto batches = makeEpochBatches(static_cast<uint32_t>(c.epochsStarted - 1));
     if (c.batchInEpoch > batches->numBatches())
-      mismatch("batch " + std::to_string(c.batchInEpoch) + " of an epoch of " +
-               std::to_string(batches->numBatches()));
+      mismatch(fmt::format("batch {} of an epoch of {}", c.batchInEpoch,
+                           batches->numBatches()));
     epochBatches = std::move(batches);
     epochIndex = static_cast<uint32_t>(c.epochsStarted - 1);
   } else {
@@ -144,7 +147,7 @@ void Trainer::writeStateDicts() const {
   std::string dir = options.outDir + "/models";
   createDirectories(dir);
   for (int64_t model = 0; model < m; ++model)
-    writeFileAtomically(dir + "/model-" + std::to_string(model) + ".pt",
+    writeFileAtomically(fmt::format("{}/model-{}.pt", dir, model),
                         modelStateDict(model));
 }
 

@@ -23,6 +23,8 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/StepPlan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -36,15 +38,15 @@ Trainer::Trainer(const Artifact &artifact, const SequenceDataset &train,
       testSeq(&test), options(std::move(options)),
       routing(artifact.manifest(), train.count()) {
   if (manifest.inputKind != Manifest::InputKind::Tokens)
-    throw RuntimeError("artifact '" + artifact.path() + "' takes " +
-                       std::to_string(manifest.features) +
-                       " float features per sample, not the token "
-                       "sequences of '" +
-                       train.name + "'");
+    throw RuntimeError(fmt::format("artifact '{}' takes {} float features "
+                                   "per sample, not the token sequences of "
+                                   "'{}'",
+                                   artifact.path(), manifest.features,
+                                   train.name));
   checkSequences(train);
   checkSequences(test);
   if (train.count() < 1)
-    throw RuntimeError("training set '" + train.name + "' is empty");
+    throw RuntimeError(fmt::format("training set '{}' is empty", train.name));
   trainLengths = rowLengths(train);
   setUp();
 }
@@ -52,34 +54,35 @@ Trainer::Trainer(const Artifact &artifact, const SequenceDataset &train,
 void Trainer::checkSequences(const SequenceDataset &data) const {
   data.validate();
   if (data.vocabSize > manifest.vocab)
-    throw RuntimeError("data set '" + data.name + "' has token ids up to " +
-                       std::to_string(data.vocabSize - 1) + " but input '" +
-                       manifest.inputName + "' of artifact '" +
-                       artifact.path() + "' has a vocabulary of " +
-                       std::to_string(manifest.vocab));
+    throw RuntimeError(fmt::format("data set '{}' has token ids up to {} but "
+                                   "input '{}' of artifact '{}' has a "
+                                   "vocabulary of {}",
+                                   data.name, data.vocabSize - 1,
+                                   manifest.inputName, artifact.path(),
+                                   manifest.vocab));
   if (nextTokens()) {
     // Each sample gives a row one token shorter: at least one target.
     for (int64_t i = 0; i < data.count(); ++i)
       if (data.length(i) < 2)
-        throw RuntimeError(
-            "data set '" + data.name + "': sample " + std::to_string(i) +
-            " has " + std::to_string(data.length(i)) +
-            " token(s); a language model's sample needs at least 2 (it "
-            "reads all but the last and predicts all but the first; "
-            "frameForNextTokens adds the begin and end tokens)");
+        throw RuntimeError(fmt::format(
+            "data set '{}': sample {} has {} token(s); a language model's "
+            "sample needs at least 2 (it reads all but the last and "
+            "predicts all but the first; frameForNextTokens adds the begin "
+            "and end tokens)",
+            data.name, i, data.length(i)));
     return;
   }
   if (!data.hasLabels() && data.count() > 0)
-    throw RuntimeError("data set '" + data.name +
-                       "' has no labels for target '" + manifest.targetName +
-                       "'");
+    throw RuntimeError(fmt::format("data set '{}' has no labels for target "
+                                   "'{}'",
+                                   data.name, manifest.targetName));
   for (int64_t i = 0; i < data.count(); ++i)
     if (data.labels[i] >= manifest.classes)
-      throw RuntimeError("data set '" + data.name + "': label " +
-                         std::to_string(data.labels[i]) + " of sample " +
-                         std::to_string(i) + " is outside the " +
-                         std::to_string(manifest.classes) +
-                         " classes of target '" + manifest.targetName + "'");
+      throw RuntimeError(fmt::format("data set '{}': label {} of sample {} "
+                                     "is outside the {} classes of target "
+                                     "'{}'",
+                                     data.name, data.labels[i], i,
+                                     manifest.classes, manifest.targetName));
 }
 
 bool Trainer::nextTokens() const {
@@ -98,7 +101,7 @@ BatchingOptions Trainer::batchingOptions(uint64_t seed) const {
   const DataSpec::SequenceBatching &spec = manifest.data.batching;
   BatchingOptions options;
   if (!parseBatchingStrategy(spec.strategy, options.strategy))
-    throw RuntimeError("unknown batching '" + spec.strategy + "'");
+    throw RuntimeError(fmt::format("unknown batching '{}'", spec.strategy));
   options.tokenBudget = spec.tokenBudget;
   options.window = spec.window;
   options.batchSize = manifest.data.batch;
@@ -122,8 +125,9 @@ toEpochBatches(const std::vector<LengthGroup> &plan) {
 
 void Trainer::useStepPlan(std::vector<LengthGroup> steps) {
   if (!trainSeq)
-    throw RuntimeError("a plan of steps is for token sequences; artifact '" +
-                       artifact.path() + "' takes float features");
+    throw RuntimeError(fmt::format("a plan of steps is for token sequences; "
+                                   "artifact '{}' takes float features",
+                                   artifact.path()));
   if (stepCount > 0 || epochBatches)
     throw RuntimeError("a plan of steps must be given before training starts");
   checkStepPlan(steps, trainLengths, trainSeq->name);
@@ -203,10 +207,10 @@ void Trainer::loadTokenBatch(const SequenceDataset &data,
 std::vector<std::vector<double>>
 Trainer::evaluate(const SequenceDataset &data) {
   if (!trainSeq)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' takes float features; it cannot evaluate the "
-                       "token sequences of '" +
-                       data.name + "'");
+    throw RuntimeError(fmt::format("artifact '{}' takes float features; it "
+                                   "cannot evaluate the token sequences of "
+                                   "'{}'",
+                                   artifact.path(), data.name));
   checkSequences(data);
   return evaluatePlanned(data, *planEvaluation(data));
 }

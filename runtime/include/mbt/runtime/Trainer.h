@@ -3,9 +3,9 @@
 // Drives an Artifact's train and eval steps (StepRunner.h, which owns the
 // buffers of docs/abi.md and their device copies) over a Dataset. All
 // models see the same batches (shared data order from Sampler.h). run() is
-// the full job (epochs, evaluation, metrics.jsonl, leaderboard); runSteps()
-// trains an exact number of steps with no I/O, for equivalence tests that
-// compare parameters.
+// the full job (epochs, evaluation, metrics.jsonl, leaderboard: the last
+// two made by RunResults.h); runSteps() trains an exact number of steps
+// with no I/O, for equivalence tests that compare parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,13 +208,6 @@ private:
   /// validation means `held` ([M][K]); reports each stopped model.
   void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
                      ProgressMeter &progress);
-  /// Writes `board` as outDir/leaderboard.json and renders report.html:
-  /// at the end, after every epoch and at every --eval-every evaluation,
-  /// so both files follow the run while it trains.
-  void publish(const std::string &metricsPath, const Leaderboard &board) const;
-  /// metrics.jsonl lines of every model's `split` means at this step.
-  std::string metricsLines(int64_t epoch, const std::string &split,
-                           const std::vector<std::vector<double>> &means) const;
   /// Takes the next batch of the data order and runs one train step.
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.
@@ -239,10 +232,6 @@ private:
                   const std::function<void(const int64_t *, int64_t)> &load);
   /// Running means of the current epoch: [M][K].
   std::vector<std::vector<double>> runningMeans() const;
-  Leaderboard buildLeaderboard(
-      const std::vector<std::vector<double>> &trainMeans,
-      const std::vector<std::vector<double>> &testMeans,
-      const std::vector<std::vector<double>> &validationMeans) const;
 
   const Artifact &artifact;
   const Manifest &manifest;

@@ -54,6 +54,20 @@ const char *routingName(DataSpec::Routing routing) {
   return "shared";
 }
 
+bool isFileDataSet(const std::string &name) {
+  return name == "npz" || name == "npy" || name == "csv" ||
+         name == "image_folder" || name == "safetensors";
+}
+
+bool DataSource::operator==(const DataSource &o) const {
+  return train == o.train && test == o.test && trainX == o.trainX &&
+         trainY == o.trainY && testX == o.testX && testY == o.testY &&
+         x == o.x && y == o.y && target == o.target && columns == o.columns &&
+         header == o.header && skipRows == o.skipRows &&
+         delimiter == o.delimiter && standardize == o.standardize &&
+         mean == o.mean && stddev == o.stddev;
+}
+
 namespace {
 
 /// The enumerator that `names` spells `name`, or none: the reader takes the
@@ -610,10 +624,106 @@ void parseSplitsAndAugmentation(const Reader &r, const json &data,
                    "validation split or augmentation");
 }
 
+/// The text settings of DataSource, by their JSON keys.
+const std::pair<const char *, std::string DataSource::*> kSourceTexts[] = {
+    {"train", &DataSource::train},
+    {"test", &DataSource::test},
+    {"train_x", &DataSource::trainX},
+    {"train_y", &DataSource::trainY},
+    {"test_x", &DataSource::testX},
+    {"test_y", &DataSource::testY},
+    {"x", &DataSource::x},
+    {"y", &DataSource::y},
+    {"target", &DataSource::target},
+    {"delimiter", &DataSource::delimiter}};
+
+/// Whether a data set of files of `kind` takes setting `key`.
+bool sourceTakes(const std::string &kind, const std::string &key) {
+  static const std::set<std::string> npy = {"train_x", "train_y", "test_x",
+                                            "test_y"};
+  static const std::set<std::string> csv = {
+      "train",  "test",      "target",    "columns",
+      "header", "skip_rows", "delimiter", "standardize"};
+  if (kind == "npy")
+    return npy.count(key) > 0;
+  if (kind == "csv")
+    return csv.count(key) > 0;
+  if (key == "train" || key == "test")
+    return true;
+  if (kind == "image_folder")
+    return key == "mean" || key == "std";
+  return key == "x" || key == "y"; // npz, safetensors
+}
+
+/// Reads one setting of "data.source" into `s`.
+void parseSourceSetting(const Reader &r, const std::string &key,
+                        const json &value, DataSource &s) {
+  std::string path = "data.source." + key;
+  for (const auto &[name, member] : kSourceTexts)
+    if (key == name) {
+      s.*member = r.string(value, path);
+      return;
+    }
+  if (key == "columns") {
+    s.columns = r.strings(value, path);
+  } else if (key == "header" || key == "standardize") {
+    if (!value.is_boolean())
+      r.fail(path, "must be true or false");
+    (key == "header" ? s.header : s.standardize) = value.get<bool>();
+  } else if (key == "skip_rows") {
+    s.skipRows = r.nonNegative(value, path);
+  } else { // mean, std
+    std::vector<double> &into = key == "mean" ? s.mean : s.stddev;
+    const json &list = r.array(value, path);
+    for (size_t i = 0; i < list.size(); ++i)
+      into.push_back(r.number(list[i], Reader::index(path, i)));
+  }
+}
+
+/// "data.source": the user's own files (DataSource), with the settings
+/// their kind needs and no others.
+void parseSource(const Reader &r, const json &data, Manifest &m) {
+  const std::string &kind = m.data.name;
+  const json &source = r.field(data, "source", "data");
+  if (!source.is_object())
+    r.fail("data.source", "expected an object");
+  DataSource &s = m.data.source;
+  for (const auto &[key, value] : source.items()) {
+    if (!sourceTakes(kind, key))
+      r.fail("data.source." + key, "is not a setting of " + kind + " data");
+    parseSourceSetting(r, key, value, s);
+  }
+  bool npy = kind == "npy";
+  if (npy ? s.trainX.empty() || s.trainY.empty() : s.train.empty())
+    r.fail("data.source", npy ? "needs train_x and train_y" : "needs train");
+  if (npy && s.testX.empty() != s.testY.empty())
+    r.fail("data.source", "needs both test_x and test_y, or neither");
+  if (kind == "csv" && s.target.empty())
+    r.fail("data.source", "needs the target column");
+  if (s.delimiter.size() > 1)
+    r.fail("data.source.delimiter", "must be one character");
+  int64_t channels = m.inputShape.size() == 3 ? m.inputShape[0] : 1;
+  for (const auto &[key, values] :
+       {std::pair{"mean", &s.mean}, std::pair{"std", &s.stddev}})
+    if (values->size() > 1 && static_cast<int64_t>(values->size()) != channels)
+      r.fail(std::string("data.source.") + key,
+             "has " + std::to_string(values->size()) +
+                 " values for an input of " + std::to_string(channels) +
+                 " channels");
+  for (double d : s.stddev)
+    if (!(d > 0))
+      r.fail("data.source.std", "must be positive");
+}
+
 /// "data": {"name", "batch", "shuffle_seed", ...}.
 void parseData(const Reader &r, const json &root, Manifest &m) {
   const json &data = r.field(root, "data", "");
   m.data.name = r.string(r.field(data, "name", "data"), "data.name");
+  if (isFileDataSet(m.data.name))
+    parseSource(r, data, m);
+  else if (data.is_object() && data.contains("source"))
+    r.fail("data.source",
+           "belongs to a data set of files, not '" + m.data.name + "'");
   parseBatching(r, data, m);
   if ((m.inputKind == Manifest::InputKind::Tokens) != m.data.sequences())
     r.fail("data", m.data.sequences()

@@ -84,11 +84,46 @@ json optimizerToJson(const Manifest &m) {
   return optimizer;
 }
 
+/// The settings of the user's own files that differ from the defaults.
+json sourceToJson(const DataSource &s) {
+  json source = json::object();
+  auto text = [&](const char *key, const std::string &value,
+                  const std::string &unset = "") {
+    if (value != unset)
+      source[key] = value;
+  };
+  text("train", s.train);
+  text("test", s.test);
+  text("train_x", s.trainX);
+  text("train_y", s.trainY);
+  text("test_x", s.testX);
+  text("test_y", s.testY);
+  text("x", s.x, "x");
+  text("y", s.y, "y");
+  text("target", s.target);
+  text("delimiter", s.delimiter);
+  if (!s.columns.empty())
+    source["columns"] = s.columns;
+  if (!s.header)
+    source["header"] = false;
+  if (s.skipRows > 0)
+    source["skip_rows"] = s.skipRows;
+  if (s.standardize)
+    source["standardize"] = true;
+  if (!s.mean.empty())
+    source["mean"] = s.mean;
+  if (!s.stddev.empty())
+    source["std"] = s.stddev;
+  return source;
+}
+
 json dataToJson(const DataSpec &d) {
   json data{{"name", d.name},
             {"batch", d.batch},
             {"shuffle_seed", d.shuffleSeed},
             {"routing", routingName(d.routing)}};
+  if (isFileDataSet(d.name))
+    data["source"] = sourceToJson(d.source);
   if (d.sequences())
     data["batching"] = {{"strategy", d.batching.strategy},
                         {"token_budget", d.batching.tokenBudget},

@@ -19,6 +19,7 @@
 #include "compiler/Frontend/ASTExpr.h"
 #include "dialects/MBT/IR/LossScaleRules.h"
 #include "dialects/MBT/IR/MBTEnums.h"
+#include "mbt/common/Manifest.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -400,6 +401,8 @@ struct SweepConfig {
   std::vector<std::vector<double>> hyper;
   std::vector<int64_t> seeds;
   mlir::mbt::DataSet data = mlir::mbt::DataSet::fashion_mnist;
+  /// The files of the user's own data (mlir::mbt::isFileDataSet(data)).
+  ::mbt::DataSource source;
   /// Where the sweep chooses its data set (unset without a `data` setting).
   Location dataLoc;
   int64_t batchSize = 64;

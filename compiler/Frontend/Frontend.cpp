@@ -80,16 +80,6 @@ private:
 };
 } // namespace
 
-/// The file a buffer comes from. mlir::splitAndProcessBuffer (mbtc
-/// -split-input-file) names each chunk "within split at FILE:LINE offset ";
-/// its imports are relative to FILE.
-static llvm::StringRef sourcePath(llvm::StringRef identifier) {
-  llvm::StringRef path = identifier;
-  if (path.consume_front("within split at ") && path.consume_back(" offset "))
-    return path.rsplit(':').first;
-  return identifier;
-}
-
 static std::string realPath(llvm::StringRef path) {
   llvm::SmallString<256> real;
   if (llvm::sys::fs::real_path(path, real))
@@ -234,7 +224,7 @@ std::unique_ptr<ModuleAST> mbt::parseAndCheck(llvm::SourceMgr &sourceMgr,
     std::string stdlibDir =
         options.stdlibDir.empty() ? findStdlibDir("") : options.stdlibDir;
     if (!ImportLoader(sourceMgr, ctx, std::move(stdlibDir))
-             .load(*module, sourcePath(mainPath)))
+             .load(*module, sourceFilePath(mainPath)))
       return nullptr;
   }
   if (module->getModels().empty() && module->getSweeps().empty() &&

@@ -130,6 +130,13 @@ Token Lexer::getTok() {
   return lexError(std::string("unexpected byte ") + hex);
 }
 
+llvm::StringRef mbt::sourceFilePath(llvm::StringRef identifier) {
+  llvm::StringRef path = identifier;
+  if (path.consume_front("within split at ") && path.consume_back(" offset "))
+    return path.rsplit(':').first;
+  return identifier;
+}
+
 /// string ::= '"' { any character but '"' and newline } '"'
 Token Lexer::lexString() {
   getNextChar(); // the opening quote

@@ -29,6 +29,11 @@ struct Location {
   int col = 0;
 };
 
+/// The file a buffer comes from: mlir::splitAndProcessBuffer (mbtc
+/// -split-input-file) names each chunk "within split at FILE:LINE offset ",
+/// and paths in it (imports, data files) are relative to FILE.
+llvm::StringRef sourceFilePath(llvm::StringRef identifier);
+
 /// Tokens: punctuation is its own character; everything else is negative.
 enum Token : int {
   tok_lbrace = '{',

@@ -36,6 +36,55 @@ using llvm::cast;
 using llvm::dyn_cast;
 
 namespace {
+/// The sweep's `data_source`: the settings of the user's own files, keyed
+/// as in the language, those at their defaults left out; null for a
+/// built-in data set.
+mlir::DictionaryAttr dataSourceAttr(mlir::Builder &builder,
+                                    const SweepConfig &config) {
+  if (!mlir::mbt::isFileDataSet(config.data))
+    return {};
+  const ::mbt::DataSource &s = config.source;
+  llvm::SmallVector<mlir::NamedAttribute> entries;
+  auto text = [&](llvm::StringRef key, const std::string &value,
+                  llvm::StringRef unset = "") {
+    if (value != unset)
+      entries.push_back(
+          builder.getNamedAttr(key, builder.getStringAttr(value)));
+  };
+  text("train", s.train);
+  text("test", s.test);
+  text("train_x", s.trainX);
+  text("train_y", s.trainY);
+  text("test_x", s.testX);
+  text("test_y", s.testY);
+  text("x", s.x, "x");
+  text("y", s.y, "y");
+  text("target", s.target);
+  text("delimiter", s.delimiter);
+  if (!s.columns.empty()) {
+    llvm::SmallVector<llvm::StringRef> columns(s.columns.begin(),
+                                               s.columns.end());
+    entries.push_back(
+        builder.getNamedAttr("columns", builder.getStrArrayAttr(columns)));
+  }
+  if (!s.header)
+    entries.push_back(
+        builder.getNamedAttr("header", builder.getBoolAttr(false)));
+  if (s.skipRows > 0)
+    entries.push_back(builder.getNamedAttr(
+        "skip_rows", builder.getI64IntegerAttr(s.skipRows)));
+  if (s.standardize)
+    entries.push_back(
+        builder.getNamedAttr("standardize", builder.getBoolAttr(true)));
+  if (!s.mean.empty())
+    entries.push_back(
+        builder.getNamedAttr("mean", builder.getDenseF64ArrayAttr(s.mean)));
+  if (!s.stddev.empty())
+    entries.push_back(
+        builder.getNamedAttr("std", builder.getDenseF64ArrayAttr(s.stddev)));
+  return builder.getDictionaryAttr(entries);
+}
+
 class MLIRGenImpl {
 public:
   explicit MLIRGenImpl(mlir::MLIRContext &ctx) : ctx(ctx), builder(&ctx) {}
@@ -417,6 +466,7 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
       builder.getArrayAttr(names), builder.getArrayAttr(hyper),
       builder.getDenseI64ArrayAttr(config.seeds),
       mlir::mbt::DataSetAttr::get(&ctx, config.data),
+      dataSourceAttr(builder, config),
       builder.getI64IntegerAttr(config.batchSize),
       builder.getI64IntegerAttr(config.epochs),
       builder.getI64IntegerAttr(config.shuffleSeed),

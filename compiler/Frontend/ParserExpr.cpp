@@ -258,15 +258,35 @@ std::unique_ptr<ExprAST> Parser::parseIdentifierExpr(std::string name,
   return std::make_unique<CallExprAST>(std::move(loc), name, std::move(args));
 }
 
+/// A declaration keyword that also names arguments (`csv(target = ...)`):
+/// it never starts an expression (unlike `param` in an optimizer), so
+/// `KEYWORD =` in an argument list is unambiguous.
+static bool isDeclarationKeyword(int token) {
+  return token == tok_target || token == tok_input;
+}
+
 /// args ::= '(' [ arg { ',' arg } [','] ] ')'
-/// arg  ::= [ IDENT '=' ] expr      (positional arguments come first)
+/// arg  ::= [ name '=' ] expr      (positional arguments come first)
+/// name ::= IDENT | 'target' | 'input'
 bool Parser::parseCallArgs(std::vector<ArgumentAST> &args) {
   lexer.consume(tok_lparen);
   bool sawKeyword = false;
   return parseCommaSeparatedUntil(tok_rparen, "the argument list", [&] {
     ArgumentAST arg;
     Location argLoc = lexer.getLastLocation();
-    if (lexer.getCurToken() == tok_identifier) {
+    if (isDeclarationKeyword(lexer.getCurToken())) {
+      arg.name = lexer.getId().str();
+      arg.nameLoc = argLoc;
+      lexer.getNextToken();
+      if (lexer.getCurToken() != tok_equal) {
+        emitError(ctx, lexer.getLastLocation())
+            << "expected '=' after argument name '" << arg.name << "'";
+        hadError = true;
+        return false;
+      }
+      lexer.consume(tok_equal);
+      arg.value = parseExpression();
+    } else if (lexer.getCurToken() == tok_identifier) {
       // `name = value`, or an expression that starts with an identifier.
       std::string name = lexer.getId().str();
       lexer.consume(tok_identifier);

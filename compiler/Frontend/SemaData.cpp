@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend/SemaData.h"
 #include "compiler/Frontend/Diagnostics.h"
+#include "dialects/MBT/IR/MBTShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -39,6 +40,34 @@ const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
         return decl;
   }
   return nullptr;
+}
+/// An image folder fills an input of [C, H, W] or [H, W] images, C = 1
+/// (gray) or 3 (RGB), with mean and std of one value or one per channel.
+mlir::LogicalResult checkImageInput(mlir::MLIRContext &ctx,
+                                    const SweepConfig &config,
+                                    const DataDeclAST &input,
+                                    const Location &at) {
+  const auto &dims = input.getType().dims;
+  int64_t channels = dims.size() == 3 ? dims[0] : 1;
+  if (dims.size() < 2 || dims.size() > 3 || (channels != 1 && channels != 3)) {
+    auto diag = emitError(ctx, at)
+                << "data set 'image_folder' gives images of [C, H, W] with "
+                   "C = 1 (gray) or 3 (RGB), or [H, W]; input '"
+                << input.getName() << "' is " << input.getType().elementType
+                << mlir::mbt::formatShape(dims);
+    attachNote(diag, ctx, input.loc(), "the input is declared here");
+    return mlir::failure();
+  }
+  for (const auto &[what, values] : {std::pair{"mean", &config.source.mean},
+                                     std::pair{"std", &config.source.stddev}})
+    if (values->size() > 1 &&
+        static_cast<int64_t>(values->size()) != channels) {
+      emitError(ctx, at) << what << " has " << values->size()
+                         << " values, but the images have " << channels
+                         << (channels == 1 ? " channel" : " channels");
+      return mlir::failure();
+    }
+  return mlir::success();
 }
 } // namespace
 
@@ -138,12 +167,17 @@ mlir::LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
   if (!mlir::mbt::isSequenceDataSet(config.data) && tokens) {
     auto diag = emitError(ctx, at)
                 << "data set '" << stringifyDataSet(config.data)
-                << "' holds images, but input '" << input->getName()
-                << "' of model '" << model.getName()
+                << (config.data == mlir::mbt::DataSet::fashion_mnist
+                        ? "' holds images"
+                        : "' holds float features")
+                << ", but input '" << input->getName() << "' of model '"
+                << model.getName()
                 << "' takes token ids; use a text data set such as fortunes";
     attachNote(diag, ctx, input->loc(), "the input is declared here");
     return mlir::failure();
   }
+  if (config.data == mlir::mbt::DataSet::image_folder)
+    return checkImageInput(ctx, config, *input, at);
   if (tokens && !type.dims.empty() && type.dims.front() < kByteVocabSize) {
     auto diag = emitError(ctx, input->getType().loc)
                 << "input '" << input->getName() << "' has a vocabulary of "

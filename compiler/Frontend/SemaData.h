@@ -1,7 +1,8 @@
 //===- SemaData.h - the sweep's data set against the model ------*- C++ -*-===//
 //
 // The arguments of a sequence data set (`fortunes(...)`: batching strategy,
-// token budget, window) and the check, once the swept model is expanded,
+// token budget, window), the settings of the user's own files
+// (SemaDataSource.cpp) and the check, once the swept model is expanded,
 // that the data set gives what the model's input declares: images for an
 // f32 input, token ids for a tokens[V] input.
 //
@@ -22,6 +23,19 @@ mlir::LogicalResult checkSequenceData(mlir::MLIRContext &ctx,
                                       const CallExprAST *call,
                                       SweepEvaluator &eval,
                                       SweepConfig &config);
+
+/// The settings a data set of the user's files takes before the ones of
+/// every data set of samples (batch, shuffle_seed, ...), in positional
+/// order; none for a built-in data set.
+llvm::SmallVector<llvm::StringRef> dataSourceParams(mlir::mbt::DataSet data);
+
+/// Checks the settings of `data = npz(...)`, `csv(...)`, ... (`args` bound
+/// to dataSourceParams() first) into `config.source`, resolving paths
+/// against the spec's folder. Reports every error.
+mlir::LogicalResult checkDataSource(mlir::MLIRContext &ctx,
+                                    const CallExprAST &call,
+                                    llvm::ArrayRef<const ExprAST *> args,
+                                    SweepEvaluator &eval, SweepConfig &config);
 
 /// Checks that the data set of `config` fits the input of the expanded
 /// `model`; reports an error at the data setting otherwise.

@@ -33,7 +33,8 @@ const llvm::StringRef kSweepKeys[] = {
     "epochs",   "grid",     "draw_seed", "fold",      "clip",
     "schedule", "no_decay", "precision", "loss_scale"};
 
-/// The data sets and the arguments each takes.
+/// The arguments every data set of samples takes (after a data set of
+/// files' own, SemaDataSource.cpp).
 const llvm::StringRef kDataArgs[] = {"batch",     "shuffle_seed", "folds",
                                      "bootstrap", "validation",   "crop",
                                      "flip"};
@@ -59,6 +60,8 @@ private:
   void checkSeeds(SweepEvaluator &eval);
   void checkOptimizer(SweepEvaluator &eval);
   void checkData(SweepEvaluator &eval);
+  void checkDataArgs(SweepEvaluator &eval,
+                     llvm::ArrayRef<const ExprAST *> args);
   void checkFolds(SweepEvaluator &eval);
   void checkEpochs(SweepEvaluator &eval);
   void checkClip(SweepEvaluator &eval);
@@ -391,6 +394,8 @@ void SweepChecker::checkOptimizer(SweepEvaluator &eval) {
 
 /// data = fashion_mnist | fashion_mnist(batch = N, shuffle_seed = S, ...)
 /// | fortunes(batching = dynamic, token_budget = N, ...) (SemaData.cpp)
+/// | npz(...) | npy(...) | csv(...) | image_folder(...) | safetensors(...)
+/// (SemaDataSource.cpp)
 void SweepChecker::checkData(SweepEvaluator &eval) {
   const ExprAST *value = lookup("data");
   if (!value)
@@ -418,15 +423,35 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
     ok &= succeeded(checkSequenceData(ctx, call, eval, config));
     return;
   }
-  if (!call)
+  bool files = mlir::mbt::isFileDataSet(*data);
+  if (!call) {
+    if (files)
+      error(value->loc()) << "data set '" << *callee
+                          << "' needs its files: " << *callee
+                          << "(...) (docs/data.md)";
     return;
-  auto args = bindArguments(ctx, *call, kDataArgs,
-                            ("data set '" + *callee + "'").str(), "argument");
-  if (failed(args)) {
+  }
+  llvm::SmallVector<llvm::StringRef> params = dataSourceParams(*data);
+  size_t common = params.size();
+  params.append(std::begin(kDataArgs), std::end(kDataArgs));
+  auto bound = bindArguments(ctx, *call, params,
+                             ("data set '" + *callee + "'").str(), "argument");
+  if (failed(bound)) {
     ok = false;
     return;
   }
-  if (const ExprAST *batch = (*args)[0]) {
+  if (files && failed(checkDataSource(ctx, *call, *bound, eval, config)))
+    ok = false;
+  llvm::ArrayRef<const ExprAST *> args =
+      llvm::ArrayRef(*bound).drop_front(common);
+  checkDataArgs(eval, args);
+}
+
+/// The arguments every data set of samples takes: batch, shuffle_seed,
+/// folds, bootstrap, validation, crop, flip (kDataArgs).
+void SweepChecker::checkDataArgs(SweepEvaluator &eval,
+                                 llvm::ArrayRef<const ExprAST *> args) {
+  if (const ExprAST *batch = args[0]) {
     auto n = eval.evaluateInteger(*batch, "batch");
     if (failed(n))
       ok = false;
@@ -435,7 +460,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
     else
       config.batchSize = *n;
   }
-  if (const ExprAST *seed = (*args)[1]) {
+  if (const ExprAST *seed = args[1]) {
     auto n = eval.evaluateInteger(*seed, "shuffle_seed");
     if (failed(n))
       ok = false;
@@ -444,7 +469,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
     else
       config.shuffleSeed = *n;
   }
-  const ExprAST *folds = (*args)[2], *bootstrap = (*args)[3];
+  const ExprAST *folds = args[2], *bootstrap = args[3];
   if (folds && bootstrap) {
     error(bootstrap->loc()) << "a model cannot both hold out a fold and "
                                "train on a bootstrap resample";
@@ -461,7 +486,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
       config.folds = *n;
     }
   }
-  if (const ExprAST *validation = (*args)[4]) {
+  if (const ExprAST *validation = args[4]) {
     auto v = eval.evaluateNumber(*validation, "validation");
     if (failed(v))
       ok = false;
@@ -476,7 +501,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
     else
       config.validation = v->floatValue;
   }
-  if (const ExprAST *crop = (*args)[5]) {
+  if (const ExprAST *crop = args[5]) {
     auto n = eval.evaluateInteger(*crop, "crop");
     if (failed(n))
       ok = false;
@@ -487,7 +512,7 @@ void SweepChecker::checkData(SweepEvaluator &eval) {
     else
       config.crop = *n;
   }
-  if (const ExprAST *flip = (*args)[6]) {
+  if (const ExprAST *flip = args[6]) {
     const auto *var = llvm::dyn_cast<VariableExprAST>(flip);
     if (!var || (var->getName() != "true" && var->getName() != "false"))
       error(flip->loc()) << "flip must be true or false";

@@ -171,9 +171,45 @@ void readInputAndTarget(ModuleOp module, func::FuncOp train,
     m.targetKind = ::mbt::Manifest::TargetKind::NextTokens;
 }
 
+/// The sweep's `data_source` (the verifier checked its keys and kinds).
+::mbt::DataSource readDataSource(DictionaryAttr dict) {
+  using Source = ::mbt::DataSource;
+  Source s;
+  const std::pair<llvm::StringRef, std::string Source::*> texts[] = {
+      {"train", &Source::train},
+      {"test", &Source::test},
+      {"train_x", &Source::trainX},
+      {"train_y", &Source::trainY},
+      {"test_x", &Source::testX},
+      {"test_y", &Source::testY},
+      {"x", &Source::x},
+      {"y", &Source::y},
+      {"target", &Source::target},
+      {"delimiter", &Source::delimiter}};
+  for (auto [key, member] : texts)
+    if (auto value = dict.getAs<StringAttr>(key))
+      s.*member = value.getValue().str();
+  if (auto columns = dict.getAs<ArrayAttr>("columns"))
+    for (Attribute column : columns)
+      s.columns.push_back(cast<StringAttr>(column).getValue().str());
+  if (auto header = dict.getAs<BoolAttr>("header"))
+    s.header = header.getValue();
+  if (auto standardize = dict.getAs<BoolAttr>("standardize"))
+    s.standardize = standardize.getValue();
+  if (auto skip = dict.getAs<IntegerAttr>("skip_rows"))
+    s.skipRows = skip.getInt();
+  if (auto mean = dict.getAs<DenseF64ArrayAttr>("mean"))
+    s.mean.assign(mean.asArrayRef().begin(), mean.asArrayRef().end());
+  if (auto stddev = dict.getAs<DenseF64ArrayAttr>("std"))
+    s.stddev.assign(stddev.asArrayRef().begin(), stddev.asArrayRef().end());
+  return s;
+}
+
 void readData(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
   ::mbt::DataSpec &d = m.data;
   d.name = stringifyDataSet(sweep.getData()).str();
+  if (DictionaryAttr source = sweep.getDataSourceAttr())
+    d.source = readDataSource(source);
   d.batch = static_cast<int64_t>(sweep.getBatchSize());
   d.shuffleSeed = sweep.getShuffleSeed();
   switch (sweep.getRouting()) {

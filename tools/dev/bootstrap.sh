@@ -10,7 +10,10 @@ packages=(build-essential cmake ninja-build python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libomp-19-dev  # OpenMP runtime: mbtc --parallel (the default)
   libgtest-dev libgmock-dev libfmt-dev libopenblas0-pthread libopenblas-dev
-  zlib1g-dev nlohmann-json3-dev libcli11-dev dataset-fashion-mnist libtorch-dev
+  zlib1g-dev nlohmann-json3-dev
+  libminizip-dev libcsv-dev libpng-dev libjpeg62-turbo-dev  # your own data: npz, CSV, images
+  libcli11-dev dataset-fashion-mnist libtorch-dev
+  python3-numpy  # test/python: writes .npy/.npz as NumPy does
   python3-torch  # test/python: mbt's .pt state dicts, loaded by PyTorch
   fortunes  # the default text task (docs/data.md)
   clang-14 libclang-rt-14-dev  # clang + libFuzzer: tools/dev/fuzz.sh

@@ -43,9 +43,15 @@ class MBT_EnumAttr<MBT_I32Enum info, string mnemonic>
   let assemblyFormat = "`<` $value `>`";
 }
 
-def MBT_DataSet : MBT_I32Enum<"DataSet", "a built-in data set", [
+def MBT_DataSet : MBT_I32Enum<"DataSet",
+    "a built-in data set, or a kind of the user's own files", [
   I32EnumAttrCase<"fashion_mnist", 0>,
-  I32EnumAttrCase<"fortunes", 1>
+  I32EnumAttrCase<"fortunes", 1>,
+  I32EnumAttrCase<"npz", 2>,
+  I32EnumAttrCase<"npy", 3>,
+  I32EnumAttrCase<"csv", 4>,
+  I32EnumAttrCase<"image_folder", 5>,
+  I32EnumAttrCase<"safetensors", 6>
 ]>;
 def MBT_DataSetAttr : MBT_EnumAttr<MBT_DataSet, "data_set">;
 

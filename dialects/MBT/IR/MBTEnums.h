@@ -24,6 +24,11 @@ namespace mlir::mbt {
 inline bool isSequenceDataSet(DataSet data) {
   return data == DataSet::fortunes;
 }
+/// Whether `data` is a kind of the user's own files (docs/data.md), which
+/// the sweep describes in its `data_source`.
+inline bool isFileDataSet(DataSet data) {
+  return data != DataSet::fashion_mnist && data != DataSet::fortunes;
+}
 } // namespace mlir::mbt
 
 #endif

@@ -197,6 +197,96 @@ static LogicalResult verifyLossScale(SweepOp sweep, bool scaled) {
   return success();
 }
 
+/// The settings of a data set of files (`data_source`) and what each kind
+/// takes; the runtime's manifest reader checks the same (common/).
+namespace {
+enum class SourceValue { Text, Texts, Bool, Count, Numbers };
+struct SourceSetting {
+  llvm::StringLiteral key;
+  SourceValue value;
+  /// The kinds that take it, spaced ("npz csv").
+  llvm::StringLiteral kinds;
+};
+constexpr SourceSetting kSourceSettings[] = {
+    {"train", SourceValue::Text, "npz csv image_folder safetensors"},
+    {"test", SourceValue::Text, "npz csv image_folder safetensors"},
+    {"train_x", SourceValue::Text, "npy"},
+    {"train_y", SourceValue::Text, "npy"},
+    {"test_x", SourceValue::Text, "npy"},
+    {"test_y", SourceValue::Text, "npy"},
+    {"x", SourceValue::Text, "npz safetensors"},
+    {"y", SourceValue::Text, "npz safetensors"},
+    {"target", SourceValue::Text, "csv"},
+    {"columns", SourceValue::Texts, "csv"},
+    {"header", SourceValue::Bool, "csv"},
+    {"skip_rows", SourceValue::Count, "csv"},
+    {"delimiter", SourceValue::Text, "csv"},
+    {"standardize", SourceValue::Bool, "csv"},
+    {"mean", SourceValue::Numbers, "image_folder"},
+    {"std", SourceValue::Numbers, "image_folder"}};
+
+bool holdsSourceValue(Attribute attr, SourceValue value) {
+  switch (value) {
+  case SourceValue::Text:
+    return isa<StringAttr>(attr);
+  case SourceValue::Texts: {
+    auto list = dyn_cast<ArrayAttr>(attr);
+    return list &&
+           llvm::all_of(list, [](Attribute a) { return isa<StringAttr>(a); });
+  }
+  case SourceValue::Bool:
+    return isa<BoolAttr>(attr);
+  case SourceValue::Count: {
+    auto n = dyn_cast<IntegerAttr>(attr);
+    return n && !isa<BoolAttr>(attr) && n.getInt() >= 0;
+  }
+  case SourceValue::Numbers:
+    return isa<DenseF64ArrayAttr>(attr);
+  }
+  return false;
+}
+} // namespace
+
+static LogicalResult verifyDataSource(SweepOp sweep) {
+  StringRef kind = stringifyDataSet(sweep.getData());
+  DictionaryAttr source = sweep.getDataSourceAttr();
+  if (!isFileDataSet(sweep.getData())) {
+    if (source)
+      return sweep.emitOpError("data set ")
+             << kind << " is built in and takes no data_source";
+    return success();
+  }
+  if (!source)
+    return sweep.emitOpError("data set ") << kind << " needs a data_source";
+  for (NamedAttribute entry : source) {
+    const auto *setting = llvm::find_if(kSourceSettings, [&](const auto &s) {
+      return s.key == entry.getName().getValue();
+    });
+    SmallVector<StringRef> kinds;
+    if (setting != std::end(kSourceSettings))
+      setting->kinds.split(kinds, ' ');
+    if (!llvm::is_contained(kinds, kind))
+      return sweep.emitOpError("data_source: '")
+             << entry.getName().getValue() << "' is not a setting of " << kind
+             << " data";
+    if (!holdsSourceValue(entry.getValue(), setting->value))
+      return sweep.emitOpError("data_source: '")
+             << entry.getName().getValue() << "' has a value of the wrong kind";
+  }
+  bool npy = sweep.getData() == DataSet::npy;
+  for (StringRef key : npy ? SmallVector<StringRef>{"train_x", "train_y"}
+                           : SmallVector<StringRef>{"train"})
+    if (!source.get(key))
+      return sweep.emitOpError("data_source of ")
+             << kind << " data needs '" << key << "'";
+  if (sweep.getData() == DataSet::csv && !source.get("target"))
+    return sweep.emitOpError("data_source of csv data needs 'target'");
+  if (npy && !source.get("test_x") != !source.get("test_y"))
+    return sweep.emitOpError("data_source of npy data needs both test_x and "
+                             "test_y, or neither");
+  return success();
+}
+
 LogicalResult SweepOp::verify() {
   int64_t models = static_cast<int64_t>(getModels());
   if (models < 1)
@@ -276,6 +366,8 @@ LogicalResult SweepOp::verify() {
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
+  if (failed(verifyDataSource(*this)))
+    return failure();
   bool sequences = isSequenceDataSet(getData());
   if (sequences != getBatching().has_value())
     return emitOpError(sequences ? "needs" : "must not have")

@@ -298,7 +298,15 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     `torch.amp.GradScaler(init_scale, growth_factor, backoff_factor,
     growth_interval)` with those four attributes (absent: GradScaler's
     defaults, 65536, 2, 0.5 and 2000; only under `f16`); see
-    `mbt.update_loss_scale`. The enumerations are enum attributes
+    `mbt.update_loss_scale`. A data set of the user's own files (`npz`,
+    `npy`, `csv`, `image_folder`, `safetensors`) has a `data_source`
+    dictionary of its settings, keyed as in the language: the files of the
+    splits as absolute paths (`train` and an optional `test`; for `npy`
+    `train_x`, `train_y`, `test_x`, `test_y`), the arrays' names (`x`, `y`
+    for `npz` and `safetensors`), the columns of a `csv` (`target`,
+    `columns`, `header`, `skip_rows`, `delimiter`, `standardize`) and the
+    normalization of an `image_folder` (`mean`, `std`); a built-in data
+    set has none. The enumerations are enum attributes
     (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
     `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.
 
@@ -309,6 +317,12 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                  array<f64: 0.0, 0.0>],
         seeds = array<i64: 0, 1>, data = #mbt.data_set<fashion_mnist>,
         batch_size = 128 : i64, epochs = 1 : i64, shuffle_seed = 0 : i64}
+    mbt.sweep @sweep {model = @mlp, models = 2 : i64, optimizer = @sgd,
+        hyper_names = ["lr"], hyper = [array<f64: 0.1, 0.01>],
+        seeds = array<i64: 0, 1>, data = #mbt.data_set<csv>,
+        data_source = {train = "/data/wine.csv", target = "quality",
+                       standardize = true},
+        batch_size = 32 : i64, epochs = 5 : i64, shuffle_seed = 0 : i64}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$model,
@@ -317,6 +331,7 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        TypedArrayAttrBase<DenseF64ArrayAttr,
                                           "per-model values">:$hyper,
                        DenseI64ArrayAttr:$seeds, MBT_DataSetAttr:$data,
+                       OptionalAttr<DictionaryAttr>:$data_source,
                        I64Attr:$batch_size, I64Attr:$epochs,
                        I64Attr:$shuffle_seed,
                        DefaultValuedAttr<MBT_RoutingAttr,

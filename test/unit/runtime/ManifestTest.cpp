@@ -429,6 +429,38 @@ TEST(ManifestTest, ParsesAugmentationOfImagesOnly) {
                                      "input's shape has rank 1"));
 }
 
+TEST(ManifestTest, ReadsTheUsersOwnFilesAndRejectsWhatTheirKindLacks) {
+  json m = goodManifest();
+  m["data"]["name"] = "csv";
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.source': missing"));
+  m["data"]["source"] = {{"train", "/d/train.csv"}};
+  EXPECT_THAT(errorFor(m), HasSubstr("needs the target column"));
+  m["data"]["source"]["target"] = "label";
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.data.source.train, "/d/train.csv");
+  EXPECT_EQ(parsed.data.source.target, "label");
+  EXPECT_TRUE(parsed.data.source.header);
+  m["data"]["source"]["x"] = "images";
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.source.x': is not a "
+                                     "setting of csv data"));
+  m["data"]["source"].erase("x");
+  m["data"]["source"]["delimiter"] = ";;";
+  EXPECT_THAT(errorFor(m), HasSubstr("must be one character"));
+
+  m["data"]["name"] = "npy";
+  m["data"]["source"] = {
+      {"train_x", "/x.npy"}, {"train_y", "/y.npy"}, {"test_x", "/tx.npy"}};
+  EXPECT_THAT(errorFor(m), HasSubstr("needs both test_x and test_y"));
+
+  m["data"]["name"] = "image_folder";
+  m["data"]["source"] = {{"train", "/photos"}, {"mean", {0.5, 0.5}}};
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.source.mean': has 2 "
+                                     "values for an input of 1 channels"));
+
+  m["data"]["name"] = "fashion_mnist";
+  EXPECT_THAT(errorFor(m), HasSubstr("belongs to a data set of files"));
+}
+
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";

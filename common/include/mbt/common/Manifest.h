@@ -58,9 +58,47 @@ struct ParamSpec {
   bool decay = true;
 };
 
+/// The user's own data (docs/data.md, "Your own data"): the files of a data
+/// set named "npz", "npy", "csv", "image_folder" or "safetensors" and how to
+/// read them. Paths are absolute: the compiler resolves them against the
+/// spec's folder. An empty string is an absent setting. The compiler fills
+/// it from the spec, the manifest carries it, the runtime's readers take it.
+struct DataSource {
+  /// npz, csv, image_folder, safetensors: the file (or folder) of each
+  /// split; the test split is optional.
+  std::string train, test;
+  /// npy: one file per array.
+  std::string trainX, trainY, testX, testY;
+  /// npz, safetensors: the names of the input and target arrays.
+  std::string x = "x", y = "y";
+  /// csv: the target column and the feature columns (by header name or
+  /// 0-based index; none: every column but the target), whether the first
+  /// row names the columns, the lines before it, the field delimiter (one
+  /// character; "": a tab for .tsv files, else a comma), and whether each
+  /// feature is scaled by the training split's mean and deviation.
+  std::string target;
+  std::vector<std::string> columns;
+  bool header = true;
+  int64_t skipRows = 0;
+  std::string delimiter;
+  bool standardize = false;
+  /// image_folder: per-channel normalization after scaling to [0, 1],
+  /// (x - mean) / std, one value per channel or one for all (empty:
+  /// mean 0, std 1).
+  std::vector<double> mean, stddev;
+
+  bool hasTest() const { return !test.empty() || !testX.empty(); }
+  bool operator==(const DataSource &other) const;
+};
+
+/// Whether `name` is a data set of the user's own files (DataSource).
+bool isFileDataSet(const std::string &name);
+
 /// Which data set to feed and how.
 struct DataSpec {
-  std::string name;         // e.g. "fashion_mnist"
+  std::string name; // e.g. "fashion_mnist", or a file kind ("csv")
+  /// The files of the user's own data (isFileDataSet(name)).
+  DataSource source;
   int64_t batch = 0;        // samples per step
   uint64_t shuffleSeed = 0; // seeds the per-epoch permutation (Sampler.h)
   /// Which samples each model trains on (DataRouting.h).

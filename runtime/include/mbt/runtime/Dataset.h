@@ -1,8 +1,11 @@
 //===- Dataset.h - In-memory supervised classification data ----*- C++ -*-===//
 //
 // The runtime's common currency for data: n samples of F float features and
-// an int32 class label each. Loaders (FashionMnist.h, later CSV/JSONL)
-// produce it; the Trainer consumes it without knowing where it came from.
+// a target each, an int32 class label (classification) or K floats
+// (regression). Loaders (FashionMnist.h, the readers under data/) produce
+// it; the Trainer consumes it without knowing where it came from.
+// SampleLayout is what the spec asks of every sample: readers convert to it
+// and check the file against it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +13,8 @@
 #define MBT_RUNTIME_DATASET_H
 
 #include <cstdint>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -22,9 +27,31 @@ struct Dataset {
   int64_t numFeatures = 0; // F
   int64_t numClasses = 0;  // labels lie in [0, numClasses)
   std::vector<float> x;    // [n, F] row-major
-  std::vector<int32_t> y;  // [n]
+  std::vector<int32_t> y;  // [n]; empty for regression
+  /// Regression: K float targets per sample, [n, K] row-major.
+  int64_t targetWidth = 0; // K; 0 for classification
+  std::vector<float> targets;
+  /// The classes' names when the file named them (class i is
+  /// classNames[i], sorted); empty when the labels were numbers.
+  std::vector<std::string> classNames;
 
+  bool regression() const { return targetWidth > 0; }
   const float *sample(int64_t i) const { return x.data() + i * numFeatures; }
+};
+
+/// What the spec's input and target declare for one sample.
+struct SampleLayout {
+  /// The input's dims without the batch, e.g. {784} or {1, 28, 28}.
+  std::vector<int64_t> inputShape;
+  /// A class index in [0, classes) per sample, or targetWidth floats.
+  enum class Target { Classes, Values } target = Target::Classes;
+  int64_t classes = 0;
+  int64_t targetWidth = 0;
+
+  int64_t features() const {
+    return std::accumulate(inputShape.begin(), inputShape.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  }
 };
 
 } // namespace runtime

@@ -16,9 +16,11 @@
 namespace mbt {
 namespace runtime {
 
+using ::mbt::DataSource;
 using ::mbt::DataSpec;
 using ::mbt::initKindName;
 using ::mbt::InitSpec;
+using ::mbt::isFileDataSet;
 using ::mbt::LossScaleSpec;
 using ::mbt::Manifest;
 using ::mbt::ParamSpec;

@@ -2,19 +2,72 @@
 #include "mbt/runtime/Run.h"
 
 #include "mbt/runtime/Artifact.h"
-#include "mbt/runtime/FashionMnist.h"
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/Fortunes.h"
 #include "mbt/runtime/StepPlan.h"
 #include "mbt/runtime/Trainer.h"
+#include "mbt/runtime/data/DataSources.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 namespace mbt {
 namespace runtime {
+
+namespace {
+/// One line about a split: "train: train.csv, 60000 samples of 784
+/// features, 10 classes (a, b, ...)".
+void describeSplit(const char *split, const Dataset &data) {
+  std::string target = data.regression()
+                           ? fmt::format("{} targets", data.targetWidth)
+                           : fmt::format("{} classes", data.numClasses);
+  if (!data.classNames.empty()) {
+    size_t shown = std::min<size_t>(data.classNames.size(), 8);
+    std::vector<std::string> names(data.classNames.begin(),
+                                   data.classNames.begin() + shown);
+    target += fmt::format(" ({}{})", fmt::join(names, ", "),
+                          shown < data.classNames.size() ? ", ..." : "");
+  }
+  fmt::print("{}: {}, {} samples of {} features, {}\n", split, data.name,
+             data.count, data.numFeatures, target);
+}
+
+/// The class names of the user's own data (CSV class names, image
+/// folders) as DIR/classes.json, ["name of class 0", ...]: the results'
+/// class indices mean nothing without them.
+void writeClassNames(const Dataset &train, const std::string &outDir) {
+  if (train.classNames.empty() || outDir.empty())
+    return;
+  createDirectories(outDir);
+  writeFileAtomically((std::filesystem::path(outDir) / "classes.json").string(),
+                      nlohmann::json(train.classNames).dump(2) + "\n");
+}
+
+/// --check-data: loads the splits of fixed-size samples and reports them.
+void checkData(const Manifest &manifest, const RunRequest &request) {
+  if (manifest.data.sequences())
+    throw RuntimeError("--check-data reads data sets of fixed-size samples; "
+                       "use mbt-data stats for token sequences");
+  auto start = std::chrono::steady_clock::now();
+  DataSplits data = loadDataSource(manifest, request.dataDir);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  describeSplit("train", data.train);
+  describeSplit("test", data.test);
+  fmt::print("loaded in {:.3f} s\n", seconds);
+}
+} // namespace
 
 int runArtifact(const RunRequest &request, const char *tool) noexcept {
   try {
@@ -43,13 +96,17 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
         trainer = std::make_unique<Trainer>(artifact, sequences.train,
                                             sequences.test, options);
       } else {
-        data = loadDataSplits(manifest.data.name, request.dataDir);
+        data = loadDataSource(manifest, request.dataDir);
         trainer =
             std::make_unique<Trainer>(artifact, data.train, data.test, options);
       }
       if (!request.stepsFile.empty())
         trainer->useStepPlan(readStepPlan(request.stepsFile));
     };
+    if (request.checkData) {
+      checkData(manifest, request);
+      return 0;
+    }
     if (request.benchSteps > 0) {
       options.quiet = true;
       makeTrainer();
@@ -72,6 +129,7 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
       return 0;
     }
     makeTrainer();
+    writeClassNames(data.train, options.outDir);
     int64_t trainCount =
         manifest.data.sequences() ? sequences.train.count() : data.train.count;
     if (!options.quiet)

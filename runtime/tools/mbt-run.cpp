@@ -44,6 +44,9 @@ void addOptions(CLI::App &app, RunRequest &request) {
   tools::addCount(app, "--bench-steps", request.benchSteps,
                   "Time N training steps (after 5 warm-up steps), print the "
                   "throughput, write nothing");
+  app.add_flag("--check-data", request.checkData,
+               "Load the data as training would, print what each split "
+               "holds and the time it took, write nothing");
   app.add_flag("--resume", train.resume,
                "Continue the run whose checkpoint is in DIR");
   // The training flags mbtc train takes too.

@@ -4,7 +4,9 @@
 // or gzipped, through loadIdxClassification, as a data set is loaded), a
 // run checkpoint, an artifact's manifest (which must also come back the
 // same when written and read again), sequence data (JSONL, .mbtseq, a
-// fortunes file). The first byte picks the reader; the rest is the file.
+// fortunes file), and the user's own data: .npy, .npz, .safetensors, CSV
+// and PNG or JPEG images. The first byte picks the reader; the rest is the
+// file.
 // One more case checks the batcher's promises on arbitrary lengths and
 // settings: every sample in exactly one step, no step over the budget. A reader
 // must accept the bytes or throw mbt::runtime::RuntimeError; a crash, a
@@ -20,13 +22,21 @@
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/SequenceFiles.h"
+#include "mbt/runtime/data/Arrays.h"
+#include "mbt/runtime/data/Csv.h"
+#include "mbt/runtime/data/ImageFolder.h"
+#include "mbt/runtime/data/Numpy.h"
+#include "mbt/runtime/data/Safetensors.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -88,13 +98,129 @@ void checkBatching(const uint8_t *data, size_t size) {
       __builtin_trap();
 }
 
+/// Converts every element of `array`, then (up to 4096 samples) loads it
+/// as a data set would: as the input against zero labels, or with `asTargets`
+/// as the regression targets of a zero input.
+void useArray(const mbt::runtime::ArrayView &array, bool asTargets) {
+  using namespace mbt::runtime;
+  float chunk[1024];
+  auto *bytes = static_cast<const unsigned char *>(array.data);
+  int64_t total = array.elements();
+  for (int64_t done = 0; done < total; done += 1024)
+    convertToFloat(array.type, bytes + done * elementSize(array.type),
+                   size_t(std::min<int64_t>(1024, total - done)), chunk);
+  if (array.shape.empty() || array.shape[0] > 4096)
+    return;
+  int64_t n = array.shape[0];
+  std::vector<float> zeros(n, 0.0f);
+  ArrayView other;
+  other.origin = "'other'";
+  other.shape = {n};
+  other.data = zeros.data();
+  SampleLayout layout;
+  if (asTargets && array.shape.size() <= 2) {
+    other.type = ElementType::F32;
+    layout.inputShape = {1};
+    layout.target = SampleLayout::Target::Values;
+    layout.targetWidth = array.shape.size() == 2 ? array.shape[1] : 1;
+    datasetFromArrays(other, array, layout, "fuzz");
+    return;
+  }
+  other.type = ElementType::I32; // zeros are zeros in either type
+  layout.inputShape.assign(array.shape.begin() + 1, array.shape.end());
+  layout.classes = 1;
+  datasetFromArrays(array, other, layout, "fuzz");
+}
+
+/// Reads and uses every array `read` finds under `names` (at most 8), each
+/// on its own: one bad array must not hide the others from the fuzzer.
+template <typename Read>
+void useEach(const std::vector<std::string> &names, bool asTargets, Read read) {
+  for (size_t i = 0; i < names.size() && i < 8; ++i) {
+    try {
+      useArray(read(names[i]), asTargets);
+    } catch (const mbt::runtime::RuntimeError &) {
+    }
+  }
+}
+
+/// Reads a table with 2 features and 3 classes (or one regression target);
+/// the first byte's bits pick the header, the delimiter, the target (the
+/// index "0" or the name "y"), whether NaN is allowed and the target kind.
+/// Read again as the test split against its own class names, an accepted
+/// file must give the same labels.
+void checkCsv(const uint8_t *data, size_t size) {
+  using namespace mbt::runtime;
+  if (size == 0)
+    return;
+  uint8_t mode = data[0];
+  std::string path = scratch("table.csv");
+  writeFile(path, data + 1, size - 1);
+  CsvOptions options;
+  options.header = mode & 1;
+  options.delimiter = mode & 2 ? '\t' : ',';
+  options.target = options.header && mode & 4 ? "y" : "0";
+  options.allowNonFinite = mode & 8;
+  SampleLayout layout;
+  layout.inputShape = {2};
+  layout.classes = 3;
+  if (mode & 16) {
+    layout.target = SampleLayout::Target::Values;
+    layout.targetWidth = 1;
+  }
+  Dataset train = readCsvDataset(path, options, layout, nullptr, "fuzz");
+  bool labelsOk = std::all_of(train.y.begin(), train.y.end(),
+                              [](int32_t y) { return y >= 0 && y < 3; });
+  if (train.x.size() != size_t(train.count) * 2 || !labelsOk ||
+      train.y.size() + train.targets.size() != size_t(train.count))
+    __builtin_trap();
+  Dataset test;
+  try {
+    test = readCsvDataset(path, options, layout, &train.classNames, "test");
+  } catch (const RuntimeError &error) {
+    std::fprintf(stderr,
+                 "mbt-data-fuzzer: a CSV file read as a training "
+                 "split fails as its own test split: %s\n",
+                 error.what());
+    std::abort();
+  }
+  if (test.y != train.y)
+    __builtin_trap();
+  applyStandardization(fitStandardization(train), train);
+}
+
+/// The bytes as the one image of a one-class image folder, read as 8x8
+/// gray: decoded (PNG or JPEG by the magic), converted, resized, cropped.
+/// `smallLimits` keeps the odd run fast; the others keep the real limits.
+void checkImage(const uint8_t *data, size_t size, bool smallLimits) {
+  using namespace mbt::runtime;
+  static const std::string dir = scratch("images");
+  static const std::string path = [] {
+    std::string classDir = dir + "/cls";
+    mkdir(dir.c_str(), 0700);
+    mkdir(classDir.c_str(), 0700);
+    return classDir + "/image.png";
+  }();
+  writeFile(path, data, size);
+  ImageFolderOptions options;
+  options.threads = 1;
+  if (smallLimits)
+    options.limits = {1024, int64_t(1) << 20};
+  SampleLayout layout;
+  layout.inputShape = {1, 8, 8};
+  layout.classes = 2;
+  Dataset images = readImageFolder(dir, options, layout, nullptr, "fuzz");
+  if (images.count != 1 || images.x.size() != 64)
+    __builtin_trap();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   using namespace mbt::runtime;
-  uint8_t which = data[0] % 8;
+  uint8_t which = data[0] % 13;
   const uint8_t *file = data + 1;
   size_t n = size - 1;
   try {
@@ -152,6 +278,35 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       break;
     case 7:
       checkBatching(file, n);
+      break;
+    // Readers of the user's own data (runtime/include/mbt/runtime/data/).
+    case 8: { // .npy; the first byte's other bits pick input or targets
+      std::string path = scratch("data.npy");
+      writeFile(path, file, n);
+      useArray(readNpy(path), data[0] / 13 % 2);
+      break;
+    }
+    case 9: { // every array of an .npz
+      std::string path = scratch("data.npz");
+      writeFile(path, file, n);
+      useEach(
+          npzArrayNames(path), data[0] / 13 % 2,
+          [&](const std::string &name) { return readNpzArray(path, name); });
+      break;
+    }
+    case 10: { // every tensor of a .safetensors file
+      std::string path = scratch("data.safetensors");
+      writeFile(path, file, n);
+      useEach(
+          safetensorNames(path), data[0] / 13 % 2,
+          [&](const std::string &name) { return readSafetensor(path, name); });
+      break;
+    }
+    case 11:
+      checkCsv(file, n);
+      break;
+    case 12: // a PNG or JPEG image
+      checkImage(file, n, data[0] / 13 % 2);
       break;
     }
   } catch (const RuntimeError &) {

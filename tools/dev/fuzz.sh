@@ -2,7 +2,8 @@
 # Builds a fuzzer (test/fuzz) with clang, ASan and UBSan in a build of its
 # own, then fuzzes for SECONDS (default 60): TARGET `frontend` (the
 # default: the .mbt lexer, parser and checks) or `data` (the runtime's
-# readers of idx data files, checkpoints and manifests).
+# readers of data files (idx, token sequences, npy/npz, safetensors, CSV,
+# images), checkpoints and manifests).
 #   tools/dev/fuzz.sh [SECONDS] [BUILD_DIR] [TARGET]
 # BUILD_DIR defaults to build-fuzz next to the main build
 # (${MBT_BUILD_DIR:-build}-fuzz); it is configured once, then rebuilt

@@ -23,6 +23,10 @@ struct RunRequest {
   /// > 0: instead of training, time this many steps (after a short warm-up)
   /// and print one line of throughput; writes nothing.
   int64_t benchSteps = 0;
+  /// Instead of training, load the data as training would, print what
+  /// each split holds and how long loading took, and write nothing: a
+  /// check of the user's own files before a long run.
+  bool checkData = false;
   /// A plan of steps (StepPlan.h) to train every epoch of token sequences
   /// on, instead of the manifest's batching; empty: none.
   std::string stepsFile;

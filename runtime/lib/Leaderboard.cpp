@@ -21,12 +21,37 @@ RankKey chooseRankKey(const std::vector<std::string> &outputs) {
   return {0, false};
 }
 
+const char *splitName(Leaderboard::Split split) {
+  switch (split) {
+  case Leaderboard::Split::Validation:
+    return "validation";
+  case Leaderboard::Split::Train:
+    return "train";
+  case Leaderboard::Split::Test:
+    break;
+  }
+  return "test";
+}
+
+const std::vector<double> &rankedMeans(const Leaderboard &board,
+                                       const ModelResult &row) {
+  switch (board.ranked) {
+  case Leaderboard::Split::Validation:
+    return row.validation;
+  case Leaderboard::Split::Train:
+    return row.train;
+  case Leaderboard::Split::Test:
+    break;
+  }
+  return row.test;
+}
+
 void rankModels(Leaderboard &board) {
   RankKey key = chooseRankKey(board.outputs);
   auto score = [&](const ModelResult &row) {
-    return key.output < row.test.size()
-               ? row.test[key.output]
-               : std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> &means = rankedMeans(board, row);
+    return key.output < means.size() ? means[key.output]
+                                     : std::numeric_limits<double>::quiet_NaN();
   };
   auto group = [&](const ModelResult &row) {
     if (row.diverged)
@@ -100,7 +125,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
     header.push_back(board.hyperNames[h]);
   header.push_back("seed");
   for (const std::string &output : board.outputs)
-    header.push_back("test_" + output);
+    header.push_back(std::string(splitName(board.ranked)) + "_" + output);
   // precision f16: how many steps each model skipped on overflow.
   bool scaled = hasLossScale(board);
   if (scaled)
@@ -114,8 +139,9 @@ std::string formatLeaderboard(const Leaderboard &board) {
     for (size_t h : columns)
       line.push_back(h < row.hyper.size() ? formatNumber(row.hyper[h]) : "");
     line.push_back(std::to_string(row.seed));
+    const std::vector<double> &means = rankedMeans(board, row);
     for (size_t k = 0; k < board.outputs.size(); ++k)
-      line.push_back(k < row.test.size() ? formatNumber(row.test[k]) : "");
+      line.push_back(k < means.size() ? formatNumber(means[k]) : "");
     if (scaled)
       line.push_back(std::to_string(row.skippedSteps));
     line.push_back(statusOf(row));

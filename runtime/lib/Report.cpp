@@ -190,7 +190,7 @@ std::string table(const Leaderboard &board) {
     fmt::format_to(out, "<th>{}</th>", escape(h));
   html += "<th>seed</th>";
   for (const std::string &o : board.outputs)
-    fmt::format_to(out, "<th>test {}</th>", escape(o));
+    fmt::format_to(out, "<th>{} {}</th>", splitName(board.ranked), escape(o));
   // precision f16: each model's steps skipped on overflow.
   bool scaled = hasLossScale(board);
   if (scaled)
@@ -207,9 +207,10 @@ std::string table(const Leaderboard &board) {
                      h < row.hyper.size() ? number(row.hyper[h], "{:.6g}")
                                           : "");
     fmt::format_to(out, "<td>{}</td>", row.seed);
+    const std::vector<double> &means = rankedMeans(board, row);
     for (size_t k = 0; k < board.outputs.size(); ++k)
       fmt::format_to(out, "<td>{}</td>",
-                     k < row.test.size() ? number(row.test[k], "{:.6g}") : "");
+                     k < means.size() ? number(means[k], "{:.6g}") : "");
     if (scaled)
       fmt::format_to(out, "<td>{}</td>", row.skippedSteps);
     fmt::format_to(out, "<td>{}</td></tr>\n", escape(statusOf(row)));

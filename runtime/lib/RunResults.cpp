@@ -158,6 +158,9 @@ Leaderboard RunResults::leaderboard(const Means &train, const Means &test,
       readLossScale(manifest, steps, model, row);
     board.rows.push_back(std::move(row));
   }
+  board.ranked = hasTestData           ? Leaderboard::Split::Test
+                 : !validation.empty() ? Leaderboard::Split::Validation
+                                       : Leaderboard::Split::Train;
   rankModels(board);
   return board;
 }

@@ -10,10 +10,12 @@
 #include "compiler/Driver/ArtifactEmitter.h"
 #include "compiler/Driver/Stages.h"
 #include "compiler/Frontend/Frontend.h"
+#include "dialects/MBT/IR/MBTOps.h"
 #include "mbt/InitAllDialects.h"
 #include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 #include "mbt/runtime/TrainFlags.h"
+#include "mbt/runtime/data/DataSources.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -281,6 +283,9 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (!module)
       return failure();
     bool artifact = emit == Emit::Artifact || emit == Emit::LLVMIR;
+    Location sweepLoc = module->getLoc();
+    for (auto sweep : module->getOps<mlir::mbt::SweepOp>())
+      sweepLoc = sweep.getLoc();
     std::string manifest;
     mlir::mbt::LoweringOptions codegen;
     setLoweringOptions(codegen);
@@ -294,6 +299,11 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       os << "\n";
       return success();
     }
+    // The user's arrays, checked from their headers before the artifact
+    // is built on them.
+    std::string dataProblem = ::mbt::runtime::checkArrayHeaders(manifest);
+    if (!dataProblem.empty())
+      return emitError(sweepLoc) << dataProblem;
     return ::mbt::emitArtifact(
         *module, manifest, emit == Emit::LLVMIR ? &os : nullptr, libraryPath);
   }();

@@ -214,22 +214,6 @@ int64_t convertRows(const ArrayView &array, int64_t rows, int64_t width,
       array.origin, what, row, text, column));
 }
 
-void checkSampleShape(const ArrayView &x, const SampleLayout &layout) {
-  std::vector<int64_t> sample(x.shape.begin() + 1, x.shape.end());
-  if (withoutOnes(sample) == withoutOnes(layout.inputShape))
-    return;
-  std::string input = "f32" + formatShape(layout.inputShape);
-  std::string hint =
-      fmt::format("declare the input as 'f32{}'", formatShape(sample));
-  int64_t perSample = x.elements() / x.shape[0]; // shape[0] > 0 here
-  if (perSample == layout.features())
-    hint += fmt::format(" or save the array reshaped to (n, {})",
-                        fmt::join(layout.inputShape, ", "));
-  throw RuntimeError(
-      fmt::format("{} holds samples of shape {} but the input is {}: {}",
-                  x.origin, formatShape(sample), input, hint));
-}
-
 template <typename T>
 void copyLabels(const ArrayView &y, int64_t classes,
                 std::vector<int32_t> &out) {
@@ -353,6 +337,27 @@ void convertToFloat(ElementType type, const void *data, size_t count,
   }
 }
 
+void checkSampleShape(const std::string &origin,
+                      const std::vector<int64_t> &shape,
+                      const SampleLayout &layout) {
+  std::vector<int64_t> sample(shape.begin() + (shape.empty() ? 0 : 1),
+                              shape.end());
+  if (withoutOnes(sample) == withoutOnes(layout.inputShape))
+    return;
+  std::string input = "f32" + formatShape(layout.inputShape);
+  std::string hint =
+      fmt::format("declare the input as 'f32{}'", formatShape(sample));
+  int64_t perSample = 1;
+  for (int64_t dim : sample)
+    perSample *= dim;
+  if (perSample == layout.features())
+    hint += fmt::format(" or save the array reshaped to (n, {})",
+                        fmt::join(layout.inputShape, ", "));
+  throw RuntimeError(
+      fmt::format("{} holds samples of shape {} but the input is {}: {}",
+                  origin, formatShape(sample), input, hint));
+}
+
 Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
                           const SampleLayout &layout, const std::string &name) {
   if (x.shape.empty() || y.shape.empty())
@@ -364,7 +369,7 @@ Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
                                    x.origin, x.shape[0], y.origin, y.shape[0]));
   if (x.shape[0] == 0)
     throw RuntimeError(fmt::format("{} holds no samples", x.origin));
-  checkSampleShape(x, layout);
+  checkSampleShape(x.origin, x.shape, layout);
   Dataset data;
   data.name = name;
   data.count = x.shape[0];

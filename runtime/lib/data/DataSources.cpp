@@ -135,5 +135,51 @@ DataSplits loadDataSource(const Manifest &manifest,
   return loadImageFolder(s, layout);
 }
 
+namespace {
+/// The shape of the input array of one split, from its file's header.
+std::vector<int64_t> inputArrayShape(const std::string &kind,
+                                     const std::string &file,
+                                     const std::string &array,
+                                     std::string &origin) {
+  if (kind == "npy") {
+    ArrayView x = readNpy(file); // mapped: its data is not read
+    origin = x.origin;
+    return x.shape;
+  }
+  if (kind == "npz") {
+    origin = fmt::format("'{}': array '{}'", file, array);
+    return readNpzArrayHeader(file, array).shape;
+  }
+  ArrayView x = readSafetensor(file, array); // mapped as well
+  origin = x.origin;
+  return x.shape;
+}
+} // namespace
+
+std::string checkArrayHeaders(const std::string &manifestJson) noexcept {
+  try {
+    Manifest manifest = parseManifest(manifestJson, "the artifact");
+    const std::string &kind = manifest.data.name;
+    const DataSource &s = manifest.data.source;
+    std::vector<std::pair<std::string, std::string>> inputs;
+    if (kind == "npy")
+      inputs = {{s.trainX, ""}, {s.testX, ""}};
+    else if (kind == "npz" || kind == "safetensors")
+      inputs = {{s.train, s.x}, {s.test, s.x}};
+    SampleLayout layout = sampleLayout(manifest);
+    for (const auto &[file, array] : inputs) {
+      std::error_code missing;
+      if (file.empty() || !std::filesystem::is_regular_file(file, missing))
+        continue;
+      std::string origin;
+      std::vector<int64_t> shape = inputArrayShape(kind, file, array, origin);
+      checkSampleShape(origin, shape, layout);
+    }
+  } catch (const std::exception &error) {
+    return error.what();
+  }
+  return "";
+}
+
 } // namespace runtime
 } // namespace mbt

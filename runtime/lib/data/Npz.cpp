@@ -186,6 +186,23 @@ private:
   bool ended = false;
 };
 
+/// The npy header at the start of a deflated member of `size` bytes.
+NpyHeader inflateHeader(Inflater &inflater, uint64_t size,
+                        const std::string &origin) {
+  std::vector<unsigned char> head(std::min<uint64_t>(size, 12));
+  inflater.read(head.data(), head.size());
+  uint64_t headerEnd =
+      detail::npyPreamble(head.data(), head.size(), origin).second;
+  if (headerEnd > size || headerEnd < head.size())
+    throw RuntimeError(
+        fmt::format("{}: its npy header claims {} bytes, the member holds {}",
+                    origin, headerEnd, size));
+  size_t got = head.size();
+  head.resize(headerEnd);
+  inflater.read(head.data() + got, headerEnd - got);
+  return parseNpyHeader(head.data(), head.size(), origin);
+}
+
 //===- The archive --------------------------------------------------------===//
 
 /// A member as its central directory entry describes it, zip64 included.
@@ -205,6 +222,7 @@ public:
 
   std::vector<std::string> arrayNames() const;
   ArrayView read(const std::string &name) const;
+  NpyHeader readHeader(const std::string &name) const;
 
 private:
   [[noreturn]] void fail(uint64_t at, const std::string &message) const {
@@ -219,6 +237,8 @@ private:
                        const std::string &origin) const;
   ArrayView readDeflated(const ZipMember &member, uint64_t at,
                          const std::string &origin) const;
+  const ZipMember &readable(const std::string &name,
+                            const std::string &origin) const;
 
   std::string path;
   FileMapping file;
@@ -339,9 +359,10 @@ uint64_t NpzArchive::dataStart(const ZipMember &member,
   return at + skip;
 }
 
-ArrayView NpzArchive::read(const std::string &name) const {
+/// The member of array `name`, if mbt can read it.
+const ZipMember &NpzArchive::readable(const std::string &name,
+                                      const std::string &origin) const {
   const ZipMember &member = find(name);
-  std::string origin = fmt::format("'{}': array '{}'", path, name);
   if (member.flags & 1)
     throw RuntimeError(origin + " is encrypted, which mbt does not read");
   if (member.method != 0 && member.method != Z_DEFLATED)
@@ -349,10 +370,26 @@ ArrayView NpzArchive::read(const std::string &name) const {
         "{} uses zip compression method {}; mbt reads stored (0) and "
         "deflated (8) members, as numpy.savez and savez_compressed write",
         origin, member.method));
+  return member;
+}
+
+ArrayView NpzArchive::read(const std::string &name) const {
+  std::string origin = fmt::format("'{}': array '{}'", path, name);
+  const ZipMember &member = readable(name, origin);
   uint64_t at = dataStart(member, origin);
   if (member.method == 0)
     return readStored(member, at, origin);
   return readDeflated(member, at, origin);
+}
+
+NpyHeader NpzArchive::readHeader(const std::string &name) const {
+  std::string origin = fmt::format("'{}': array '{}'", path, name);
+  const ZipMember &member = readable(name, origin);
+  uint64_t at = dataStart(member, origin);
+  if (member.method == 0)
+    return parseNpyHeader(file.bytes + at, member.size, origin);
+  Inflater inflater(file.bytes + at, member.compressedSize, origin);
+  return inflateHeader(inflater, member.size, origin);
 }
 
 ArrayView NpzArchive::readStored(const ZipMember &member, uint64_t at,
@@ -383,18 +420,8 @@ ArrayView NpzArchive::readDeflated(const ZipMember &member, uint64_t at,
   Inflater inflater(file.bytes + at, member.compressedSize, origin);
   // The npy header first, so that its promise is checked against the zip's
   // before the data's buffer is allocated.
-  std::vector<unsigned char> head(std::min<uint64_t>(size, 12));
-  inflater.read(head.data(), head.size());
-  uint64_t headerEnd =
-      detail::npyPreamble(head.data(), head.size(), origin).second;
-  if (headerEnd > size || headerEnd < head.size())
-    throw RuntimeError(
-        fmt::format("{}: its npy header claims {} bytes, the member holds {}",
-                    origin, headerEnd, size));
-  size_t got = head.size();
-  head.resize(headerEnd);
-  inflater.read(head.data() + got, headerEnd - got);
-  NpyHeader header = parseNpyHeader(head.data(), head.size(), origin);
+  NpyHeader header = inflateHeader(inflater, size, origin);
+  uint64_t headerEnd = header.dataOffset;
   detail::checkCOrder(header, origin);
   uint64_t bytes = detail::dataBytes(header);
   if (headerEnd + bytes != size)
@@ -419,6 +446,10 @@ std::vector<std::string> npzArrayNames(const std::string &path) {
 
 ArrayView readNpzArray(const std::string &path, const std::string &name) {
   return NpzArchive(path).read(name);
+}
+
+NpyHeader readNpzArrayHeader(const std::string &path, const std::string &name) {
+  return NpzArchive(path).readHeader(name);
 }
 
 } // namespace runtime

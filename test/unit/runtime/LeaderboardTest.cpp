@@ -12,6 +12,7 @@
 
 using namespace mbt::runtime;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -51,6 +52,25 @@ TEST(LeaderboardTest, RanksByAccuracyDescendingWhenPresent) {
   EXPECT_EQ(order(b), (std::vector<int64_t>{1, 2, 0}));
   EXPECT_EQ(b.rows[0].rank, 1);
   EXPECT_EQ(b.rows[2].rank, 3);
+}
+
+TEST(LeaderboardTest, WithoutATestSplitRanksAndShowsTheValidationSplit) {
+  // A data set of the user's files may have no test split: its NaN test
+  // means must not decide the order, and the table shows what did.
+  std::vector<ModelResult> rows = {row(0, 0.5, kNaN), row(1, 0.4, kNaN),
+                                   row(2, 0.3, kNaN)};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].test = {kNaN, kNaN};
+    rows[i].validation = {0.1, 0.7 + 0.1 * double(i % 2)};
+  }
+  Leaderboard b = board({"loss", "acc"}, rows);
+  b.ranked = Leaderboard::Split::Validation;
+  rankModels(b);
+  EXPECT_EQ(order(b), (std::vector<int64_t>{1, 0, 2}));
+  std::string table = formatLeaderboard(b);
+  EXPECT_THAT(table, HasSubstr("validation_acc"));
+  EXPECT_THAT(table, Not(HasSubstr("test_acc")));
+  EXPECT_THAT(table, HasSubstr("0.8"));
 }
 
 TEST(LeaderboardTest, RanksByLossAscendingWithoutAccuracy) {

@@ -475,6 +475,24 @@ TEST(NumpyTest, ReadsNumpySavezCompressed) {
   expectSavezArrays(dir.file("d.npz"));
 }
 
+TEST(NumpyTest, ReadsAMembersHeaderWithoutItsData) {
+  // The compiler checks shapes from the header alone, of stored and of
+  // deflated members (inflated only as far as the header); a missing
+  // array is an error naming the ones there are.
+  TempDir dir;
+  std::string x = npy(dict("<f4", "(2, 3)"), std::string(24, '\x01'));
+  for (bool deflated : {false, true}) {
+    std::string path = dir.file("h.npz");
+    std::string archive = zipArchive({{"x.npy", x, deflated}}, false);
+    writeFile(path, archive);
+    NpyHeader header = readNpzArrayHeader(path, "x");
+    EXPECT_EQ(header.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(header.type, ElementType::F32);
+    EXPECT_THAT(errorOf([&] { readNpzArrayHeader(path, "images"); }),
+                HasSubstr("x"));
+  }
+}
+
 TEST(NumpyTest, ReadsStoredDeflatedAndZip64MembersAlike) {
   TempDir dir;
   std::string x =

@@ -46,7 +46,18 @@ struct Leaderboard {
   std::vector<std::string> hyperNames;
   std::vector<std::string> outputs; // outputs[0] is the loss
   std::vector<ModelResult> rows;    // in rank order once ranked
+  /// The split the models are ranked on and shown by: the test split, or
+  /// where a data set has none, the validation split, else the running
+  /// train means.
+  enum class Split { Test, Validation, Train } ranked = Split::Test;
 };
+
+/// "test", "validation" or "train": the prefix of the split's columns.
+const char *splitName(Leaderboard::Split split);
+
+/// A row's means on the board's ranked split (empty if it has none).
+const std::vector<double> &rankedMeans(const Leaderboard &board,
+                                       const ModelResult &row);
 
 /// Which output ranks the models, and in which direction.
 struct RankKey {

@@ -75,6 +75,13 @@ struct ArrayView {
 Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
                           const SampleLayout &layout, const std::string &name);
 
+/// Checks that arrays of `shape` ([n, ...]) hold samples of the input's
+/// shape, dims of size 1 aside; else throws RuntimeError "ORIGIN holds
+/// samples of shape [...] but the input is f32[...]: " and the fix.
+void checkSampleShape(const std::string &origin,
+                      const std::vector<int64_t> &shape,
+                      const SampleLayout &layout);
+
 /// `count` elements of `type` at `data` (little-endian, any alignment) as
 /// floats: integers rounded to nearest, f16 and bf16 exactly, f64 rounded to
 /// nearest (a finite f64 beyond f32's range becomes infinity).

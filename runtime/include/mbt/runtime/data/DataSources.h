@@ -32,6 +32,16 @@ SampleLayout sampleLayout(const Manifest &manifest);
 DataSplits loadDataSource(const Manifest &manifest,
                           const std::string &dataDir = "");
 
+/// What the compiler can check of the user's arrays (npy, npz,
+/// safetensors) from their headers alone, without reading the data: that
+/// each split's input array holds samples of the input's shape.
+/// `manifestJson` is the artifact's manifest. Returns the error training
+/// would report ("'x.npy' holds samples of shape [28, 28] but the input is
+/// f32[784]: ..."), or "" when the arrays fit or cannot be told from here
+/// (a file that is not there yet, another kind of data). Never throws: the
+/// compiler is built without exceptions.
+std::string checkArrayHeaders(const std::string &manifestJson) noexcept;
+
 } // namespace runtime
 } // namespace mbt
 

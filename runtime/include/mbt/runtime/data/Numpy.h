@@ -70,6 +70,11 @@ std::vector<std::string> npzArrayNames(const std::string &path);
 /// names the archive holds.
 ArrayView readNpzArray(const std::string &path, const std::string &name);
 
+/// The npy header of array `name` of a .npz file, read without its data
+/// (a deflated member is inflated only as far as its header): what the
+/// compiler checks shapes with.
+NpyHeader readNpzArrayHeader(const std::string &path, const std::string &name);
+
 } // namespace runtime
 } // namespace mbt
 

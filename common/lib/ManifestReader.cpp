@@ -514,7 +514,8 @@ void parseTarget(const Reader &r, const json &root, Manifest &m) {
                               std::to_string(m.classes) + ")");
 }
 
-/// "seeds" (one per model), "outputs" (the loss first), "precision"?.
+/// "seeds" (one per model), "outputs" (the loss first), "rank_by"? (one
+/// of them), "precision"?.
 void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
   const json &seeds = r.array(r.field(root, "seeds", ""), "seeds");
   if (static_cast<int64_t>(seeds.size()) != m.models)
@@ -526,6 +527,12 @@ void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
   m.outputs = r.strings(r.field(root, "outputs", ""), "outputs");
   if (m.outputs.empty())
     r.fail("outputs", "must name at least the loss");
+  if (root.contains("rank_by")) {
+    m.rankBy = r.string(root["rank_by"], "rank_by");
+    if (std::find(m.outputs.begin(), m.outputs.end(), m.rankBy) ==
+        m.outputs.end())
+      r.fail("rank_by", "names '" + m.rankBy + "', which is not an output");
+  }
   if (root.contains("precision")) {
     m.precision = r.string(root["precision"], "precision");
     if (m.precision != "bf16" && m.precision != "f16")

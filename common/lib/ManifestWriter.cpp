@@ -190,6 +190,8 @@ std::string writeManifest(const Manifest &m) {
       {"epochs", m.epochs}};
   if (!m.precision.empty())
     root["precision"] = m.precision;
+  if (!m.rankBy.empty())
+    root["rank_by"] = m.rankBy;
   if (m.lossScale)
     root["loss_scale"] = lossScaleToJson(m);
   return root.dump();

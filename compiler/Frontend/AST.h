@@ -401,6 +401,10 @@ struct SweepConfig {
   std::vector<std::vector<double>> hyper;
   std::vector<int64_t> seeds;
   mlir::mbt::DataSet data = mlir::mbt::DataSet::fashion_mnist;
+  /// The output the leaderboard ranks by (the loss or a metric; empty: the
+  /// last accuracy, else the loss), and where the sweep says so.
+  std::string rankBy;
+  Location rankByLoc;
   /// The files of the user's own data (mlir::mbt::isFileDataSet(data)).
   ::mbt::DataSource source;
   /// Where the sweep chooses its data set (unset without a `data` setting).

@@ -498,7 +498,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
       scale ? builder.getF64FloatAttr(scale->growthFactor) : mlir::FloatAttr(),
       scale ? builder.getF64FloatAttr(scale->backoffFactor) : mlir::FloatAttr(),
       scale ? builder.getI64IntegerAttr(scale->growthInterval)
-            : mlir::IntegerAttr());
+            : mlir::IntegerAttr(),
+      config.rankBy.empty() ? mlir::StringAttr()
+                            : builder.getStringAttr(config.rankBy));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -35,6 +35,33 @@ using mlir::LogicalResult;
 
 /// Every no_decay pattern of the sweep must match a parameter of its model:
 /// a typo would otherwise silently decay everything.
+/// The metrics an expanded body declares (in the branches taken).
+static void collectMetrics(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                           std::vector<std::string> &names) {
+  for (const auto &stmt : body) {
+    if (const auto *assign = llvm::dyn_cast<AssignStmtAST>(stmt.get()))
+      if (assign->isMetric())
+        names.push_back(assign->getName().str());
+    if (const auto *branch = llvm::dyn_cast<IfStmtAST>(stmt.get()))
+      collectMetrics(branch->getTaken(), names);
+  }
+}
+
+/// rank_by names an output of the swept model: its loss or a metric.
+static bool checkRankBy(mlir::MLIRContext &ctx, const SweepConfig &config,
+                        const ModelAST &model) {
+  if (config.rankBy.empty())
+    return true;
+  std::vector<std::string> outputs = {"loss"};
+  collectMetrics(model.instance->body, outputs);
+  if (llvm::is_contained(outputs, config.rankBy))
+    return true;
+  emitError(ctx, config.rankByLoc)
+      << "rank_by = " << config.rankBy << ": model '" << model.getName()
+      << "' has no such output (it has " << llvm::join(outputs, ", ") << ")";
+  return false;
+}
+
 static bool checkNoDecayPatterns(mlir::MLIRContext &ctx,
                                  const SweepConfig &config,
                                  llvm::ArrayRef<FlatParam> params) {
@@ -449,6 +476,7 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     model->floatType = expansion->floatType;
     if (isSwept) {
       ok &= checkNoDecayPatterns(ctx, *config, model->params);
+      ok &= checkRankBy(ctx, *config, *model);
       ok &= succeeded(checkDataFitsInput(ctx, *config, *model));
       // bf16 products are rounded f32 values: an f64 model has none.
       if (config->precision && model->floatType == "f64") {

@@ -29,9 +29,9 @@ using mlir::success;
 namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {
-    "models",   "model",    "seed",      "optim",     "data",
-    "epochs",   "grid",     "draw_seed", "fold",      "clip",
-    "schedule", "no_decay", "precision", "loss_scale"};
+    "models",   "model",    "seed",      "optim",      "data",
+    "epochs",   "grid",     "draw_seed", "fold",       "clip",
+    "schedule", "no_decay", "precision", "loss_scale", "rank_by"};
 
 /// The arguments every data set of samples takes (after a data set of
 /// files' own, SemaDataSource.cpp).
@@ -67,6 +67,7 @@ private:
   void checkClip(SweepEvaluator &eval);
   void checkSchedule(SweepEvaluator &eval);
   void checkNoDecay();
+  void checkRankBy();
   void checkPrecision(SweepEvaluator &eval);
 
   /// The value of setting `key`, or null when it is absent.
@@ -122,6 +123,7 @@ LogicalResult SweepChecker::check() {
   checkClip(eval);
   checkSchedule(eval);
   checkNoDecay();
+  checkRankBy();
   checkPrecision(eval);
   // A schedule scales `lr`, and no_decay zeroes `weight_decay`: the
   // optimizer must have them.
@@ -704,6 +706,22 @@ void SweepChecker::checkPrecision(SweepEvaluator &eval) {
   if (!checkPrecisionSettings(ctx, lookup("precision"), lookup("loss_scale"),
                               eval, config))
     ok = false;
+}
+
+/// rank_by = OUTPUT: the loss or a metric of the model (checked against
+/// the model once it is expanded, SemaDecl.cpp), by name or in quotes.
+void SweepChecker::checkRankBy() {
+  const ExprAST *value = lookup("rank_by");
+  if (!value)
+    return;
+  if (const auto *var = dyn_cast<VariableExprAST>(value))
+    config.rankBy = var->getName().str();
+  else if (const auto *text = dyn_cast<StringExprAST>(value))
+    config.rankBy = text->getValue().str();
+  else
+    error(value->loc()) << "rank_by must name the loss or a metric of the "
+                           "model, such as rank_by = acc";
+  config.rankByLoc = value->loc();
 }
 
 void SweepChecker::checkNoDecay() {

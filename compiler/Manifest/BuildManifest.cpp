@@ -210,6 +210,8 @@ void readData(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
   d.name = stringifyDataSet(sweep.getData()).str();
   if (DictionaryAttr source = sweep.getDataSourceAttr())
     d.source = readDataSource(source);
+  if (auto rankBy = sweep.getRankBy())
+    m.rankBy = rankBy->str();
   d.batch = static_cast<int64_t>(sweep.getBatchSize());
   d.shuffleSeed = sweep.getShuffleSeed();
   switch (sweep.getRouting()) {

@@ -14,7 +14,13 @@
 namespace mbt {
 namespace runtime {
 
-RankKey chooseRankKey(const std::vector<std::string> &outputs) {
+RankKey chooseRankKey(const std::vector<std::string> &outputs,
+                      const std::string &rankBy) {
+  static const std::set<std::string> higherIsBetter = {
+      "acc", "accuracy", "r2", "f1", "auc", "precision", "recall"};
+  auto named = std::find(outputs.begin(), outputs.end(), rankBy);
+  if (!rankBy.empty() && named != outputs.end())
+    return {size_t(named - outputs.begin()), higherIsBetter.count(rankBy) > 0};
   for (size_t k = outputs.size(); k > 1; --k)
     if (outputs[k - 1] == "acc" || outputs[k - 1] == "accuracy")
       return {k - 1, true};
@@ -47,7 +53,7 @@ const std::vector<double> &rankedMeans(const Leaderboard &board,
 }
 
 void rankModels(Leaderboard &board) {
-  RankKey key = chooseRankKey(board.outputs);
+  RankKey key = chooseRankKey(board.outputs, board.rankBy);
   auto score = [&](const ModelResult &row) {
     const std::vector<double> &means = rankedMeans(board, row);
     return key.output < means.size() ? means[key.output]

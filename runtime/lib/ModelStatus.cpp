@@ -23,23 +23,34 @@ void ModelStatus::stop(int64_t model, int64_t step, std::string reason,
   stopped.push_back({model, std::move(reason)});
 }
 
-std::vector<StoppedModel> ModelStatus::applyStopping(
-    const std::vector<std::vector<double>> &held, int64_t patience, bool halve,
-    const std::vector<std::string> &outputs, int64_t step) {
+std::vector<StoppedModel>
+ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
+                           int64_t patience, bool halve,
+                           const std::vector<std::string> &outputs,
+                           const std::string &rankBy, int64_t step) {
   std::vector<StoppedModel> stopped;
   int64_t models = static_cast<int64_t>(divergedAt.size());
+  // Early stopping watches the output the sweep ranks by, else the loss;
+  // the best score is kept as lower-is-better (a negated accuracy).
+  RankKey watched =
+      rankBy.empty() ? RankKey{0, false} : chooseRankKey(outputs, rankBy);
+  std::string notBetter =
+      watched.output == 0
+          ? std::string("no lower validation loss")
+          : fmt::format("no better validation {}", outputs[watched.output]);
   if (patience > 0)
     for (int64_t model = 0; model < models; ++model) {
       if (!training(model))
         continue;
-      double loss = held[model][0];
-      if (loss < bestValidationLoss[model]) {
-        bestValidationLoss[model] = loss;
+      double score = held[model][watched.output];
+      if (watched.descending)
+        score = -score;
+      if (score < bestValidationLoss[model]) {
+        bestValidationLoss[model] = score;
         evaluationsSinceBest[model] = 0;
       } else if (++evaluationsSinceBest[model] >= patience) {
         stop(model, step,
-             fmt::format("early stopping: no lower validation loss in {} "
-                         "evaluations",
+             fmt::format("early stopping: {} in {} evaluations", notBetter,
                          patience),
              stopped);
       }
@@ -48,7 +59,7 @@ std::vector<StoppedModel> ModelStatus::applyStopping(
     return stopped;
   // The models still training, best first by the leaderboard's key on the
   // validation split (a NaN score last); the worse half stops.
-  RankKey key = chooseRankKey(outputs);
+  RankKey key = chooseRankKey(outputs, rankBy);
   std::vector<int64_t> active;
   for (int64_t model = 0; model < models; ++model)
     if (training(model))

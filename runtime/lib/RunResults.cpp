@@ -129,6 +129,7 @@ Leaderboard RunResults::leaderboard(const Means &train, const Means &test,
   Leaderboard board;
   board.hyperNames = hyperNames(manifest, columns);
   board.outputs = manifest.outputs;
+  board.rankBy = manifest.rankBy;
   // A language model's loss is per token: its perplexity, exp(loss), is
   // the number people compare, so it gets a column of its own.
   auto withPerplexity = [&](std::vector<double> means) {

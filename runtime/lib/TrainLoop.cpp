@@ -216,8 +216,9 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
 
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                             bool halve, ProgressMeter &progress) {
-  for (const StoppedModel &stopped : status.applyStopping(
-           held, options.earlyStopPatience, halve, manifest.outputs, stepCount))
+  for (const StoppedModel &stopped :
+       status.applyStopping(held, options.earlyStopPatience, halve,
+                            manifest.outputs, manifest.rankBy, stepCount))
     progress.note(fmt::format("mbt: model {} stopped at step {} ({})",
                               stopped.model, stepCount, stopped.reason));
 }

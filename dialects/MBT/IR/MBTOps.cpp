@@ -386,6 +386,16 @@ LogicalResult SweepOp::verify() {
       SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this, getModelAttr());
   if (!model)
     return emitOpError("model '") << getModel() << "' is not a function";
+  // Once the pipeline has made the sweep name its train and eval steps,
+  // the outputs are no longer on the model: the check applies before.
+  if (auto rankBy = getRankByAttr()) {
+    auto outputs = model->getAttrOfType<ArrayAttr>(
+        MBTDialect::OutputsAttrHelper::getNameStr());
+    if (outputs && !llvm::is_contained(outputs, rankBy))
+      return emitOpError("rank_by '")
+             << rankBy.getValue() << "' is not an output of model '"
+             << getModel() << "'";
+  }
   return success();
 }
 

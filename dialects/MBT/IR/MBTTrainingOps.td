@@ -306,7 +306,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     for `npz` and `safetensors`), the columns of a `csv` (`target`,
     `columns`, `header`, `skip_rows`, `delimiter`, `standardize`) and the
     normalization of an `image_folder` (`mean`, `std`); a built-in data
-    set has none. The enumerations are enum attributes
+    set has none. `rank_by`, when present, names the output of the model
+    (its loss or a metric, `mbt.outputs`) that the results rank the models
+    by. The enumerations are enum attributes
     (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
     `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.
 
@@ -357,7 +359,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<F64Attr>:$init_scale,
                        OptionalAttr<F64Attr>:$growth_factor,
                        OptionalAttr<F64Attr>:$backoff_factor,
-                       OptionalAttr<I64Attr>:$growth_interval);
+                       OptionalAttr<I64Attr>:$growth_interval,
+                       OptionalAttr<StrAttr>:$rank_by);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -73,6 +73,25 @@ TEST(LeaderboardTest, WithoutATestSplitRanksAndShowsTheValidationSplit) {
   EXPECT_THAT(table, HasSubstr("0.8"));
 }
 
+TEST(LeaderboardTest, RanksByTheOutputTheSweepNames) {
+  // rank_by = loss beats the accuracy default; rank_by = r2 ranks higher
+  // first, rank_by = mae lower first.
+  std::vector<ModelResult> rows = {row(0, 0.3, 0.80), row(1, 0.4, 0.90),
+                                   row(2, 0.5, 0.85)};
+  Leaderboard byLoss = board({"loss", "acc"}, rows);
+  byLoss.rankBy = "loss";
+  rankModels(byLoss);
+  EXPECT_EQ(order(byLoss), (std::vector<int64_t>{0, 1, 2}));
+  Leaderboard byR2 = board({"loss", "r2"}, rows);
+  byR2.rankBy = "r2";
+  rankModels(byR2);
+  EXPECT_EQ(order(byR2), (std::vector<int64_t>{1, 2, 0}));
+  Leaderboard byMae = board({"loss", "mae"}, rows);
+  byMae.rankBy = "mae";
+  rankModels(byMae);
+  EXPECT_EQ(order(byMae), (std::vector<int64_t>{0, 2, 1}));
+}
+
 TEST(LeaderboardTest, RanksByLossAscendingWithoutAccuracy) {
   Leaderboard b = board({"loss", "f1"}, {row(0, 0.5, 0.80), row(1, 0.4, 0.90),
                                          row(2, 0.3, 0.85)});

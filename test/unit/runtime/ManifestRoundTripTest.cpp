@@ -204,6 +204,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.scheduleValues, b.scheduleValues);
   EXPECT_EQ(a.seeds, b.seeds);
   EXPECT_EQ(a.outputs, b.outputs);
+  EXPECT_EQ(a.rankBy, b.rankBy);
   expectSameData(a.data, b.data);
   EXPECT_EQ(a.epochs, b.epochs);
   EXPECT_EQ(a.precision, b.precision);
@@ -252,6 +253,7 @@ TEST(ManifestRoundTrip, TheUsersOwnFilesWithEverySetting) {
   csv.data.source.skipRows = 2;
   csv.data.source.delimiter = ";";
   csv.data.source.standardize = true;
+  csv.rankBy = csv.outputs.back();
   expectSameManifest(csv, readManifest(writeManifest(csv), "csv.so"));
 
   Manifest npy = imageSweep();

@@ -461,6 +461,15 @@ TEST(ManifestTest, ReadsTheUsersOwnFilesAndRejectsWhatTheirKindLacks) {
   EXPECT_THAT(errorFor(m), HasSubstr("belongs to a data set of files"));
 }
 
+TEST(ManifestTest, RankByMustNameAnOutput) {
+  json m = goodManifest(); // outputs loss, acc
+  m["rank_by"] = "acc";
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").rankBy, "acc");
+  m["rank_by"] = "r2";
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'rank_by': names 'r2', which is "
+                                     "not an output"));
+}
+
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";

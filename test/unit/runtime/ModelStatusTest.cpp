@@ -42,7 +42,7 @@ TEST(ModelStatus, EarlyStoppingWaitsPatienceEvaluationsWithoutImprovement) {
   std::vector<int64_t> stoppedAt;
   for (size_t e = 0; e < evaluations.size(); ++e) {
     auto stopped = status.applyStopping(evaluations[e], /*patience=*/3, false,
-                                        kByLoss, 10 * (e + 1));
+                                        kByLoss, "", 10 * (e + 1));
     for (const StoppedModel &s : stopped) {
       stoppedAt.push_back(s.model);
       EXPECT_THAT(s.reason, HasSubstr("no lower validation loss in 3"));
@@ -62,7 +62,8 @@ TEST(ModelStatus, HalvingStopsTheWorseHalfOfTheModelsStillTraining) {
   // Accuracy (output 1) ranks, higher first; model 4's NaN is last.
   std::vector<std::vector<double>> held = {
       {0.5, 0.7}, {0.4, 0.9}, {0.1, 0.99}, {0.6, 0.6}, {kNaN, kNaN}};
-  auto stopped = status.applyStopping(held, 0, /*halve=*/true, kByAccuracy, 7);
+  auto stopped =
+      status.applyStopping(held, 0, /*halve=*/true, kByAccuracy, "", 7);
   // Of the 4 still training (not model 2), the best 2 (1, 0) go on.
   EXPECT_THAT(modelsOf(stopped), ElementsAre(3, 4));
   EXPECT_THAT(stopped[0].reason,
@@ -70,22 +71,23 @@ TEST(ModelStatus, HalvingStopsTheWorseHalfOfTheModelsStillTraining) {
   EXPECT_THAT(status.stoppedSteps(), ElementsAre(0, 0, 0, 7, 7));
   EXPECT_THAT(status.divergedSteps(), ElementsAre(0, 0, 3, 0, 0));
   // Halving again halves the two left, rounding the kept half up.
-  stopped = status.applyStopping(held, 0, true, kByLoss, 9);
+  stopped = status.applyStopping(held, 0, true, kByLoss, "", 9);
   EXPECT_THAT(modelsOf(stopped), ElementsAre(0));
 }
 
 TEST(ModelStatus, CheckpointKeepsEveryPolicysState) {
   ModelStatus status(2);
   status.markDiverged(0, 5);
-  status.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, 1);
+  status.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, "", 1);
   RunCheckpoint checkpoint;
   status.saveTo(checkpoint);
   ModelStatus restored(2);
   restored.restoreFrom(checkpoint);
   // Model 1's one evaluation without improvement counts after the restore.
-  auto stopped = restored.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, 2);
+  auto stopped =
+      restored.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, "", 2);
   EXPECT_THAT(modelsOf(stopped), ElementsAre());
-  stopped = restored.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, 3);
+  stopped = restored.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, "", 3);
   EXPECT_THAT(modelsOf(stopped), ElementsAre(1));
   EXPECT_THAT(restored.divergedSteps(), ElementsAre(5, 0));
 }

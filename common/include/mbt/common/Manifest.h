@@ -192,6 +192,9 @@ struct Manifest {
   std::vector<std::vector<double>> scheduleValues;
   std::vector<uint64_t> seeds;      // one per model
   std::vector<std::string> outputs; // K; outputs[0] is the loss
+  /// The output the results rank the models by (optional; "": the last
+  /// accuracy, else the loss).
+  std::string rankBy;
   DataSpec data;
   int64_t epochs = 0;
   /// Mixed precision: the format of the model's products ("bf16", "f16"),

@@ -50,6 +50,8 @@ struct Leaderboard {
   /// where a data set has none, the validation split, else the running
   /// train means.
   enum class Split { Test, Validation, Train } ranked = Split::Test;
+  /// The output to rank by ("": chooseRankKey's default).
+  std::string rankBy;
 };
 
 /// "test", "validation" or "train": the prefix of the split's columns.
@@ -64,7 +66,12 @@ struct RankKey {
   size_t output = 0;
   bool descending = false;
 };
-RankKey chooseRankKey(const std::vector<std::string> &outputs);
+/// `rankBy` when given (higher first for an accuracy-like output: acc,
+/// accuracy, r2, f1, auc, precision, recall; lower first for the others,
+/// which are losses and errors), else the last output named acc or
+/// accuracy, higher first, else the loss.
+RankKey chooseRankKey(const std::vector<std::string> &outputs,
+                      const std::string &rankBy = "");
 
 /// Whether the models trained under a loss scale (precision f16): the
 /// table, the report and the JSON then show each model's skipped steps.

@@ -43,13 +43,14 @@ public:
 
   /// Applies early stopping with `patience` evaluations (0: off) and, when
   /// `halve`, successive halving by the leaderboard's key of `outputs`
-  /// (chooseRankKey) to the validation means `held` ([M][K], output 0 the
-  /// loss) evaluated at step `step`. Returns the models it stopped, in the
-  /// order it stopped them.
+  /// (chooseRankKey with `rankBy`) to the validation means `held` ([M][K],
+  /// output 0 the loss) evaluated at step `step`. Early stopping watches
+  /// the `rankBy` output where the sweep names one, else the loss. Returns
+  /// the models it stopped, in the order it stopped them.
   std::vector<StoppedModel>
   applyStopping(const std::vector<std::vector<double>> &held, int64_t patience,
                 bool halve, const std::vector<std::string> &outputs,
-                int64_t step);
+                const std::string &rankBy, int64_t step);
 
   /// Per model, the step it diverged or was stopped at (0: never), and the
   /// policy that stopped it.

@@ -631,19 +631,6 @@ void parseSplitsAndAugmentation(const Reader &r, const json &data,
                    "validation split or augmentation");
 }
 
-/// The text settings of DataSource, by their JSON keys.
-const std::pair<const char *, std::string DataSource::*> kSourceTexts[] = {
-    {"train", &DataSource::train},
-    {"test", &DataSource::test},
-    {"train_x", &DataSource::trainX},
-    {"train_y", &DataSource::trainY},
-    {"test_x", &DataSource::testX},
-    {"test_y", &DataSource::testY},
-    {"x", &DataSource::x},
-    {"y", &DataSource::y},
-    {"target", &DataSource::target},
-    {"delimiter", &DataSource::delimiter}};
-
 /// Whether a data set of files of `kind` takes setting `key`.
 bool sourceTakes(const std::string &kind, const std::string &key) {
   static const std::set<std::string> npy = {"train_x", "train_y", "test_x",
@@ -666,7 +653,7 @@ bool sourceTakes(const std::string &kind, const std::string &key) {
 void parseSourceSetting(const Reader &r, const std::string &key,
                         const json &value, DataSource &s) {
   std::string path = "data.source." + key;
-  for (const auto &[name, member] : kSourceTexts)
+  for (const auto &[name, member] : kDataSourceTexts)
     if (key == name) {
       s.*member = r.string(value, path);
       return;

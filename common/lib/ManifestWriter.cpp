@@ -87,21 +87,10 @@ json optimizerToJson(const Manifest &m) {
 /// The settings of the user's own files that differ from the defaults.
 json sourceToJson(const DataSource &s) {
   json source = json::object();
-  auto text = [&](const char *key, const std::string &value,
-                  const std::string &unset = "") {
-    if (value != unset)
-      source[key] = value;
-  };
-  text("train", s.train);
-  text("test", s.test);
-  text("train_x", s.trainX);
-  text("train_y", s.trainY);
-  text("test_x", s.testX);
-  text("test_y", s.testY);
-  text("x", s.x, "x");
-  text("y", s.y, "y");
-  text("target", s.target);
-  text("delimiter", s.delimiter);
+  const DataSource unset;
+  for (const auto &[key, member] : kDataSourceTexts)
+    if (s.*member != unset.*member)
+      source[key] = s.*member;
   if (!s.columns.empty())
     source["columns"] = s.columns;
   if (!s.header)

@@ -45,22 +45,11 @@ mlir::DictionaryAttr dataSourceAttr(mlir::Builder &builder,
     return {};
   const ::mbt::DataSource &s = config.source;
   llvm::SmallVector<mlir::NamedAttribute> entries;
-  auto text = [&](llvm::StringRef key, const std::string &value,
-                  llvm::StringRef unset = "") {
-    if (value != unset)
+  const ::mbt::DataSource unset;
+  for (const auto &[key, member] : ::mbt::kDataSourceTexts)
+    if (s.*member != unset.*member)
       entries.push_back(
-          builder.getNamedAttr(key, builder.getStringAttr(value)));
-  };
-  text("train", s.train);
-  text("test", s.test);
-  text("train_x", s.trainX);
-  text("train_y", s.trainY);
-  text("test_x", s.testX);
-  text("test_y", s.testY);
-  text("x", s.x, "x");
-  text("y", s.y, "y");
-  text("target", s.target);
-  text("delimiter", s.delimiter);
+          builder.getNamedAttr(key, builder.getStringAttr(s.*member)));
   if (!s.columns.empty()) {
     llvm::SmallVector<llvm::StringRef> columns(s.columns.begin(),
                                                s.columns.end());

@@ -173,20 +173,9 @@ void readInputAndTarget(ModuleOp module, func::FuncOp train,
 
 /// The sweep's `data_source` (the verifier checked its keys and kinds).
 ::mbt::DataSource readDataSource(DictionaryAttr dict) {
-  using Source = ::mbt::DataSource;
-  Source s;
-  const std::pair<llvm::StringRef, std::string Source::*> texts[] = {
-      {"train", &Source::train},
-      {"test", &Source::test},
-      {"train_x", &Source::trainX},
-      {"train_y", &Source::trainY},
-      {"test_x", &Source::testX},
-      {"test_y", &Source::testY},
-      {"x", &Source::x},
-      {"y", &Source::y},
-      {"target", &Source::target},
-      {"delimiter", &Source::delimiter}};
-  for (auto [key, member] : texts)
+
+  ::mbt::DataSource s;
+  for (auto [key, member] : ::mbt::kDataSourceTexts)
     if (auto value = dict.getAs<StringAttr>(key))
       s.*member = value.getValue().str();
   if (auto columns = dict.getAs<ArrayAttr>("columns"))

@@ -22,6 +22,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mbt {
@@ -90,6 +91,21 @@ struct DataSource {
   bool hasTest() const { return !test.empty() || !testX.empty(); }
   bool operator==(const DataSource &other) const;
 };
+
+/// The text settings of DataSource by their key, which the language, the
+/// IR's `data_source` and the manifest's "data.source" share; a setting
+/// equal to DataSource{}'s is left out where they are written.
+inline constexpr std::pair<const char *, std::string DataSource::*>
+    kDataSourceTexts[] = {{"train", &DataSource::train},
+                          {"test", &DataSource::test},
+                          {"train_x", &DataSource::trainX},
+                          {"train_y", &DataSource::trainY},
+                          {"test_x", &DataSource::testX},
+                          {"test_y", &DataSource::testY},
+                          {"x", &DataSource::x},
+                          {"y", &DataSource::y},
+                          {"target", &DataSource::target},
+                          {"delimiter", &DataSource::delimiter}};
 
 /// Whether `name` is a data set of the user's own files (DataSource).
 bool isFileDataSet(const std::string &name);

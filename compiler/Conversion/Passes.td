@@ -164,6 +164,12 @@ def MBTMapLoopsToGpu : Pass<"mbt-map-loops-to-gpu", "::mlir::ModuleOp"> {
     of y and z. Blocks are `threads-x` by `threads-y` threads, fewer along a
     dimension that is statically shorter; dimensions beyond three stay
     loops inside the kernel.
+
+    Host code that loads or stores (what the canonicalizer leaves of a unit
+    loop over the models of a one-model sweep: a loss's reduction) is first
+    wrapped in a one-iteration `scf.parallel`, a kernel of one thread, since
+    every buffer is in device memory; host code that would use a value read
+    from device memory is an error.
   }];
   let options = [
     Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",

@@ -94,3 +94,44 @@ func.func @per_model(%a: memref<?x?xf32>, %s: memref<?xf32>, %m: index, %n: inde
 }
 
 // BAD: error: mbt-map-loops-to-gpu: a block of 64 x 32 threads is not between 1 and 1024
+
+// -----
+
+// A sweep of one model: the canonicalizer folded the unit loop over the
+// models, and a loss's mean (a store, a reduction loop, a load, a divide,
+// a store) was left in host code, which must not touch device memory. The
+// run becomes a kernel of one thread; the size it divides by, host
+// arithmetic that reads nothing of the run, is computed before it; the
+// BLAS call stays on the host.
+// CHECK-LABEL: func.func @one_model_mean
+// CHECK:         %[[N:.*]] = arith.sitofp
+// CHECK:         scf.parallel
+// CHECK:           scf.parallel
+// CHECK:             memref.store
+// CHECK:             scf.for
+// CHECK:             memref.load
+// CHECK:             arith.divf %{{.*}}, %[[N]]
+// CHECK:             memref.store
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK:         } {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+// CHECK:         call @blas
+func.func private @blas(memref<1xf32>)
+func.func @one_model_mean(%loss: memref<1xf32>, %x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %loss[%c0] : memref<1xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %s = memref.load %loss[%c0] : memref<1xf32>
+    %t = arith.addf %s, %v : f32
+    memref.store %t, %loss[%c0] : memref<1xf32>
+  }
+  %n64 = arith.index_cast %n : index to i64
+  %nf = arith.sitofp %n64 : i64 to f32
+  %sum = memref.load %loss[%c0] : memref<1xf32>
+  %mean = arith.divf %sum, %nf : f32
+  memref.store %mean, %loss[%c0] : memref<1xf32>
+  call @blas(%loss) : (memref<1xf32>) -> ()
+  return
+}

@@ -6,7 +6,12 @@
 #                                               same spec for the CPU and
 #                                               for --target=cuda (sm_90)
 #   build-gpu/artifacts/mlp-s-1.cuda.so         the same spec with one
-#                                               model (batch against alone)
+#                                               model
+#   build-gpu/artifacts/*-check.*.so            each of these with tanh for
+#                                               relu, and the 16-bit ones
+#                                               with SGD for Adam: the
+#                                               comparisons, whose step must
+#                                               be smooth (gpu_check.sh)
 #   build-gpu/artifacts/mlp-s-1024-P.{cpu,cuda}.so  the N = 1024 spec with
 #                                               precision = P, P in {bf16,
 #                                               f16}: its GEMMs on the
@@ -35,21 +40,32 @@ source "$here/tools/bench/mlp_spec.sh"
 out="$here/build-gpu"
 rm -rf "$out/artifacts" "$out/deps" "$out/data"
 mkdir -p "$out/artifacts" "$out/deps"
+# compile NAME: NAME.mbt to NAME.cpu.so (but for one model) and NAME.cuda.so.
+compile() {
+  local spec="$out/artifacts/$1"
+  # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
+  case "$1" in mlp-s-1|mlp-s-1-*) ;; *)
+    "$bin/mbtc" --parallel=false "$spec.mbt" -o "$spec.cpu.so" ;;
+  esac
+  "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$spec.mbt" -o "$spec.cuda.so"
+}
+names=()
 for n in 1 64 1024; do
   mlp_spec 784,128,10 "$n" "adam(lr = logspace(1e-4, 1e-2, models))" \
     "fashion_mnist(batch = 128)" > "$out/artifacts/mlp-s-$n.mbt"
-  # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
-  [ "$n" = 1 ] || "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-$n.mbt" -o "$out/artifacts/mlp-s-$n.cpu.so"
-  "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$out/artifacts/mlp-s-$n.mbt" \
-    -o "$out/artifacts/mlp-s-$n.cuda.so"
+  names+=("mlp-s-$n")
 done
 for p in bf16 f16; do
   sed -e "\$ s/^}\$/  precision = $p\n}/" "$out/artifacts/mlp-s-1024.mbt" \
     > "$out/artifacts/mlp-s-1024-$p.mbt"
-  "$bin/mbtc" --parallel=false "$out/artifacts/mlp-s-1024-$p.mbt" \
-    -o "$out/artifacts/mlp-s-1024-$p.cpu.so"
-  "$bin/mbtc" --target=cuda --cuda-chip="$chip" \
-    "$out/artifacts/mlp-s-1024-$p.mbt" -o "$out/artifacts/mlp-s-1024-$p.cuda.so"
+  names+=("mlp-s-1024-$p")
+done
+for name in "${names[@]}"; do
+  smooth=(-e 's/= relu(/= tanh(/')
+  case "$name" in *-bf16|*-f16) smooth+=(-e 's/= adam(/= sgd(/') ;; esac
+  sed "${smooth[@]}" "$out/artifacts/$name.mbt" > "$out/artifacts/$name-check.mbt"
+  compile "$name"
+  compile "$name-check"
 done
 data="${MBT_DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 mkdir -p "$out/data"

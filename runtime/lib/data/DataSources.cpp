@@ -36,6 +36,16 @@ Dataset emptySplit(const SampleLayout &layout, const std::string &name) {
   return data;
 }
 
+/// A runtime configured without one reader (MBT_WITH_IMAGES or
+/// MBT_WITH_NPZ off, for a host without its library) refuses that data.
+[[maybe_unused]] RuntimeError builtWithout(const std::string &kind,
+                                           const char *option) {
+  return RuntimeError(fmt::format(
+      "this runtime was built without {} data (configured with -D{}=OFF); "
+      "rebuild it with -D{}=ON",
+      kind, option, option));
+}
+
 std::string fileName(const std::string &path) {
   return std::filesystem::path(path).filename().string();
 }
@@ -91,7 +101,11 @@ DataSplits loadCsv(const DataSource &s, const SampleLayout &layout) {
   return splits;
 }
 
-DataSplits loadImageFolder(const DataSource &s, const SampleLayout &layout) {
+DataSplits loadImageFolder([[maybe_unused]] const DataSource &s,
+                           [[maybe_unused]] const SampleLayout &layout) {
+#ifndef MBT_HAVE_IMAGES
+  throw builtWithout("image_folder", "MBT_WITH_IMAGES");
+#else
   // One value stands for every channel; none is mean 0, std 1.
   int64_t channels = layout.inputShape.size() == 3 ? layout.inputShape[0] : 1;
   auto perChannel = [&](const std::vector<double> &values, float unset) {
@@ -113,6 +127,16 @@ DataSplits loadImageFolder(const DataSource &s, const SampleLayout &layout) {
                                                  &splits.train.classNames,
                                                  fileName(s.test));
   return splits;
+#endif
+}
+
+DataSplits loadNpz([[maybe_unused]] const DataSource &s,
+                   [[maybe_unused]] const SampleLayout &layout) {
+#ifndef MBT_HAVE_NPZ
+  throw builtWithout("npz", "MBT_WITH_NPZ");
+#else
+  return loadArrays(s, layout, readNpzArray);
+#endif
 }
 
 } // namespace
@@ -127,7 +151,7 @@ DataSplits loadDataSource(const Manifest &manifest,
   if (data.name == "npy")
     return loadNpy(s, layout);
   if (data.name == "npz")
-    return loadArrays(s, layout, readNpzArray);
+    return loadNpz(s, layout);
   if (data.name == "safetensors")
     return loadArrays(s, layout, readSafetensor);
   if (data.name == "csv")
@@ -147,8 +171,12 @@ std::vector<int64_t> inputArrayShape(const std::string &kind,
     return x.shape;
   }
   if (kind == "npz") {
+#ifndef MBT_HAVE_NPZ
+    throw builtWithout("npz", "MBT_WITH_NPZ");
+#else
     origin = fmt::format("'{}': array '{}'", file, array);
     return readNpzArrayHeader(file, array).shape;
+#endif
   }
   ArrayView x = readSafetensor(file, array); // mapped as well
   origin = x.origin;

@@ -4,10 +4,11 @@
 // The language's builtins (exp, log, softplus, transpose, sum/mean/max over
 // everything or one axis, logsumexp, softmax, log_softmax, one_hot,
 // cross_entropy with label_smoothing, top-k accuracy) and the stdlib
-// functions built from them (losses: mse, bce_with_logits, nll; metrics:
-// top5, error_rate) computed by a compiled artifact, against the same
-// expressions written with LibTorch's own functions (F::cross_entropy with
-// label_smoothing, F::mse_loss, F::binary_cross_entropy_with_logits,
+// functions built from them (losses: mse, l1, huber, smooth_l1,
+// bce_with_logits, nll; metrics: top5, error_rate, mae) computed by a compiled
+// artifact, against the same expressions written with LibTorch's own functions
+// (F::cross_entropy with label_smoothing, F::mse_loss, F::l1_loss,
+// F::huber_loss, F::smooth_l1_loss, F::binary_cross_entropy_with_logits,
 // F::nll_loss, torch::logsumexp, torch::amax, ...) in float64.
 //
 // Each case compiles a one-model spec with mbtc and evaluates it on one
@@ -384,6 +385,33 @@ TEST(BuiltinsVsLibTorch, MseOfSoftmax) {
       [](const Inputs &in) -> Outputs {
         torch::Tensor z = linear(in);
         return {{"loss", F::mse_loss(torch::softmax(z, -1), in.oneHot)}};
+      });
+}
+
+// The regression losses, on differences that fall on both sides of each
+// threshold (z is about N(0, 0.7) against 0 or 1): l1, huber and smooth_l1
+// at chosen and default thresholds, and the metric mae.
+TEST(BuiltinsVsLibTorch, RegressionLosses) {
+  checkAgainstTorch(
+      "regression", 4, 16,
+      std::string(kLinear4) + "  t = one_hot(y)\n"
+                              "  loss = l1(z, t) + huber(z, t, delta = 0.5) + "
+                              "smooth_l1(z, t, beta = 0.3)\n"
+                              "  metric h = huber(z, t)\n"
+                              "  metric s = smooth_l1(2 * z, t)\n"
+                              "  metric e = mae(z, t)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in), t = in.oneHot;
+        torch::Tensor loss =
+            F::l1_loss(z, t) +
+            F::huber_loss(z, t, F::HuberLossFuncOptions().delta(0.5)) +
+            // This LibTorch takes beta as an argument of its own; its
+            // options' beta is ignored.
+            F::smooth_l1_loss(z, t, {}, /*beta=*/0.3);
+        return {{"loss", loss},
+                {"h", F::huber_loss(z, t)},
+                {"s", F::smooth_l1_loss(2 * z, t)},
+                {"e", F::l1_loss(z, t)}};
       });
 }
 

@@ -22,8 +22,14 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.mbt_tools_dir, config.llvm_tools_dir]
-tools = ["mbt-opt", "mbtc", "mbt-run", "mbt-data", "FileCheck", "not", "count"]
+tools = ["mbt-opt", "mbtc", "mbt-run", "mbt-data", "FileCheck", "not", "count",
+         "mlir-opt", "mlir-cpu-runner"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# Lowered IR run by mlir-cpu-runner prints with MLIR's runner utilities.
+_llvm_lib = os.path.join(config.llvm_tools_dir, os.pardir, "lib")
+config.substitutions.append(("%mlir_runner_libs", ",".join(
+    os.path.normpath(os.path.join(_llvm_lib, name))
+    for name in ["libmlir_runner_utils.so", "libmlir_c_runner_utils.so"])))
 
 # The default text task (docs/data.md): Debian's fortunes package.
 if os.path.isdir("/usr/share/games/fortunes"):

@@ -57,7 +57,7 @@ void mlir::mbt::populateMBTToLinalgConversionPatterns(
   populateLossPatterns(patterns);
   populateSlicePatterns(patterns);
   populateClipPatterns(patterns);
-  populateGuardStepPatterns(patterns);
+  populateGuardStepPatterns(patterns, scalarsPerElement);
   populatePrecisionPatterns(patterns);
   populateDropoutPatterns(patterns);
   populateConvPatterns(patterns);

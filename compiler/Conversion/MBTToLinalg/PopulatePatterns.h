@@ -18,7 +18,8 @@ void populateReductionPatterns(RewritePatternSet &patterns);
 void populateLossPatterns(RewritePatternSet &patterns);
 void populateSlicePatterns(RewritePatternSet &patterns);
 void populateClipPatterns(RewritePatternSet &patterns);
-void populateGuardStepPatterns(RewritePatternSet &patterns);
+/// `chunkRows`: reduce each gradient row in parallel chunks (a GPU's).
+void populateGuardStepPatterns(RewritePatternSet &patterns, bool chunkRows);
 void populatePrecisionPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
 void populateConvPatterns(RewritePatternSet &patterns);

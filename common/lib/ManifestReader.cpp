@@ -491,22 +491,33 @@ void parseInput(const Reader &r, const json &root, Manifest &m) {
                                  std::to_string(elements) + " elements");
 }
 
-/// "target": {"name", "classes", "kind"?}.
+/// "target": {"name", "classes", "kind"?}, or {"name", "kind": "values",
+/// "width"}.
 void parseTarget(const Reader &r, const json &root, Manifest &m) {
   const json &target = r.field(root, "target", "");
   m.targetName = r.string(r.field(target, "name", "target"), "target.name");
-  m.classes = r.integer(r.field(target, "classes", "target"), "target.classes");
-  if (m.classes < 1)
-    r.fail("target.classes", "must be at least 1");
   // "kind" is optional: absent, y holds class indices.
   if (target.is_object() && target.contains("kind")) {
     std::string kind = r.string(target["kind"], "target.kind");
     if (kind == "next_tokens")
       m.targetKind = Manifest::TargetKind::NextTokens;
+    else if (kind == "values")
+      m.targetKind = Manifest::TargetKind::Values;
     else if (kind != "classes")
-      r.fail("target.kind",
-             "must be \"classes\" or \"next_tokens\", got \"" + kind + "\"");
+      r.fail("target.kind", "must be \"classes\", \"next_tokens\" or "
+                            "\"values\", got \"" +
+                                kind + "\"");
   }
+  if (m.targetKind == Manifest::TargetKind::Values) {
+    m.targetWidth =
+        r.integer(r.field(target, "width", "target"), "target.width");
+    if (m.targetWidth < 1)
+      r.fail("target.width", "must be at least 1");
+    return;
+  }
+  m.classes = r.integer(r.field(target, "classes", "target"), "target.classes");
+  if (m.classes < 1)
+    r.fail("target.classes", "must be at least 1");
   if (m.targetKind == Manifest::TargetKind::NextTokens &&
       (m.inputKind != Manifest::InputKind::Tokens || m.classes != m.vocab))
     r.fail("target.kind", "next_tokens needs an input of token ids of the "

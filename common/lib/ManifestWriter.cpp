@@ -70,6 +70,9 @@ json inputToJson(const Manifest &m) {
 }
 
 json targetToJson(const Manifest &m) {
+  if (m.targetKind == Manifest::TargetKind::Values)
+    return {
+        {"name", m.targetName}, {"kind", "values"}, {"width", m.targetWidth}};
   json target{{"name", m.targetName}, {"classes", m.classes}};
   if (m.targetKind == Manifest::TargetKind::NextTokens)
     target["kind"] = "next_tokens";

@@ -216,12 +216,18 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
                       input->getType().dims.end());
     argTypes.push_back(modelTensor(inputShape));
   }
-  // Class indices [B], or a tokens[V] target's next tokens [B, T].
+  // Class indices [B], a tokens[V] target's next tokens [B, T], or a
+  // f32[K] target's values [B, K].
+  llvm::StringRef targetElement = target->getType().elementType;
   llvm::SmallVector<int64_t, 2> targetShape{mlir::ShapedType::kDynamic};
-  if (target->getType().elementType == "tokens")
+  if (targetElement == "tokens")
     targetShape.push_back(mlir::ShapedType::kDynamic);
-  argTypes.push_back(
-      mlir::RankedTensorType::get(targetShape, builder.getI32Type()));
+  if (targetElement != "class" && targetElement != "tokens")
+    argTypes.push_back(modelTensor(
+        {mlir::ShapedType::kDynamic, target->getType().dims.front()}));
+  else
+    argTypes.push_back(
+        mlir::RankedTensorType::get(targetShape, builder.getI32Type()));
   llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
                                             modelTensor({}));
 
@@ -261,11 +267,13 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
                         ? mlir::mbt::MBTDialect::InputAttrHelper::getNameStr()
                         : mlir::mbt::MBTDialect::TargetAttrHelper::getNameStr(),
                     builder.getStringAttr(decl->getName()));
-    if (decl == target)
+    bool valuesTarget =
+        decl == target && targetElement != "class" && targetElement != "tokens";
+    if (decl == target && !valuesTarget)
       func.setArgAttr(
           numParams + i, mlir::mbt::MBTDialect::ClassesAttrHelper::getNameStr(),
           builder.getI64IntegerAttr(target->getType().dims.front()));
-    else if (decl->getType().elementType == "tokens")
+    else if (decl != target && decl->getType().elementType == "tokens")
       func.setArgAttr(numParams + i,
                       mlir::mbt::MBTDialect::VocabAttrHelper::getNameStr(),
                       builder.getI64IntegerAttr(decl->getType().dims.front()));

@@ -332,16 +332,21 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
       result = ValueType::tensor(type.dims, /*batched=*/true);
   } else if (dimsOk) {
     bool tokens = type.elementType == "tokens";
-    if ((type.elementType != "class" && !tokens) || type.dims.size() != 1 ||
-        type.dims.front() < 1)
+    bool values = type.elementType != "class" && !tokens;
+    if (type.dims.size() != 1 || type.dims.front() < 1)
       error(type.loc) << "target '" << name << "' must have type class[C] "
-                      << "(C classes) or tokens[V] (the input's next tokens, "
-                      << "V its vocabulary), got " << type.elementType
+                      << "(C classes), f32[K] (K values to regress) or "
+                      << "tokens[V] (the input's next tokens, V its "
+                      << "vocabulary), got " << type.elementType
                       << mlir::mbt::formatShape(type.dims);
     else if (tokens)
       result = ValueType::nextTokens(type.dims.front());
-    else
+    else if (!values)
       result = ValueType::classes(type.dims.front());
+    else if (checkFloatType(type, "target '" + name.str() + "'",
+                            /*allowGeneric=*/false))
+      // K values per sample: a batched float tensor like any other.
+      result = ValueType::tensor(type.dims, /*batched=*/true);
   }
   declare(decl.getName(), decl.nameLoc(), result);
 }

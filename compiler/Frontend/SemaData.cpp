@@ -30,16 +30,51 @@ const std::pair<llvm::StringRef, mlir::mbt::Batching> kStrategies[] = {
     {"fixed_shape", mlir::mbt::Batching::fixed_shape}};
 
 /// The input declaration of an expanded body (in the branches taken).
-const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+/// The model's input (`input`) or target declaration, also inside a taken
+/// `if` branch.
+const DataDeclAST *findData(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
+                            bool input) {
   for (const auto &stmt : body) {
     if (const auto *decl = llvm::dyn_cast<DataDeclAST>(stmt.get()))
-      if (decl->isInput())
+      if (decl->isInput() == input)
         return decl;
     if (const auto *branch = llvm::dyn_cast<IfStmtAST>(stmt.get()))
-      if (const DataDeclAST *decl = findInput(branch->getTaken()))
+      if (const DataDeclAST *decl = findData(branch->getTaken(), input))
         return decl;
   }
   return nullptr;
+}
+const DataDeclAST *findInput(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
+  return findData(body, /*input=*/true);
+}
+
+/// A target of values (f32[K]) needs data whose targets are numbers: the
+/// user's arrays or a CSV column, not a data set of classes or texts.
+mlir::LogicalResult checkValueTarget(mlir::MLIRContext &ctx,
+                                     const SweepConfig &config,
+                                     const ModelAST &model, Location at) {
+  const DataDeclAST *target = findData(model.instance->body, false);
+  if (!target)
+    return mlir::success();
+  llvm::StringRef element = target->getType().elementType;
+  if (element == "class" || element == "tokens")
+    return mlir::success();
+  using mlir::mbt::DataSet;
+  if (config.data == DataSet::npz || config.data == DataSet::npy ||
+      config.data == DataSet::safetensors || config.data == DataSet::csv)
+    return mlir::success();
+  // Without a `data =` line (the default data set) the target is the place.
+  if (!config.dataLoc.file)
+    at = target->getType().loc;
+  auto diag = emitError(ctx, at)
+              << "data set '" << stringifyDataSet(config.data)
+              << "' has class labels, but target '" << target->getName()
+              << "' of model '" << model.getName()
+              << "' takes values to regress; use your own arrays (npz, npy, "
+                 "safetensors) or a CSV column";
+  if (config.dataLoc.file)
+    attachNote(diag, ctx, target->loc(), "the target is declared here");
+  return mlir::failure();
 }
 /// An image folder fills an input of [C, H, W] or [H, W] images, C = 1
 /// (gray) or 3 (RGB), with mean and std of one value or one per channel.
@@ -176,6 +211,8 @@ mlir::LogicalResult mbt::checkDataFitsInput(mlir::MLIRContext &ctx,
     attachNote(diag, ctx, input->loc(), "the input is declared here");
     return mlir::failure();
   }
+  if (mlir::failed(checkValueTarget(ctx, config, model, at)))
+    return mlir::failure();
   if (config.data == mlir::mbt::DataSet::image_folder)
     return checkImageInput(ctx, config, *input, at);
   if (tokens && !type.dims.empty() && type.dims.front() < kByteVocabSize) {

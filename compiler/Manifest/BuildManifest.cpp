@@ -167,8 +167,16 @@ void readInputAndTarget(ModuleOp module, func::FuncOp train,
   auto classes = moduleAttr<IntegerAttr>(
       module, MBTDialect::ClassesAttrHelper::getNameStr());
   m.classes = classes ? classes.getInt() : 0;
-  if (cast<ShapedType>(train.getArgumentTypes()[6]).getRank() == 3)
+  // y: class indices [M, B], next tokens [M, B, T] (i32), or values
+  // [M, B, K] (floats).
+  auto yType = cast<ShapedType>(train.getArgumentTypes()[6]);
+  if (isa<FloatType>(yType.getElementType())) {
+    m.targetKind = ::mbt::Manifest::TargetKind::Values;
+    m.targetWidth = yType.getDimSize(2);
+    m.classes = 0;
+  } else if (yType.getRank() == 3) {
     m.targetKind = ::mbt::Manifest::TargetKind::NextTokens;
+  }
 }
 
 /// The sweep's `data_source` (the verifier checked its keys and kinds).

@@ -128,12 +128,16 @@ void Artifact::checkInputTokens(bool tokens, const char *entry) const {
 }
 
 void Artifact::checkTargetRank(int rank, const char *entry) const {
-  bool next = parsedManifest.targetKind == Manifest::TargetKind::NextTokens;
-  if (rank != (next ? 3 : 2))
+  const char *expected = "class indices [M, B]";
+  if (parsedManifest.targetKind == Manifest::TargetKind::NextTokens)
+    expected = "next tokens [M, B, T]";
+  else if (parsedManifest.targetKind == Manifest::TargetKind::Values)
+    expected = "values [M, B, K]";
+  bool classes = parsedManifest.targetKind == Manifest::TargetKind::Classes;
+  if (rank != (classes ? 2 : 3))
     throw RuntimeError(fmt::format(
         "artifact '{}' takes {} as y, but {} was called with a y of rank {}",
-        libraryPath, next ? "next tokens [M, B, T]" : "class indices [M, B]",
-        entry, rank));
+        libraryPath, expected, entry, rank));
 }
 
 Artifact::~Artifact() { close(); }

@@ -36,7 +36,8 @@ StepRunner::StepRunner(const Artifact &artifact, const TrainOptions &options)
       batch(manifest.data.batch),
       tokens(manifest.inputKind == Manifest::InputKind::Tokens),
       nextTokens(manifest.targetKind == Manifest::TargetKind::NextTokens),
-      progress(options.progress) {
+      valueTargets(manifest.targetKind == Manifest::TargetKind::Values),
+      targetWidth(manifest.targetWidth), progress(options.progress) {
   allocate();
   initialize();
   idleModels.assign(m, 0);
@@ -72,7 +73,10 @@ void StepRunner::allocate() {
   if (!tokens) {
     int64_t mb = checkedMul(m, batch, "x");
     xBuf = FloatBuffer(dtype, checkedMul(mb, f, "x"), "x");
-    yBuf = AlignedBuffer<int32_t>(mb, "y");
+    if (valueTargets)
+      yValuesBuf = FloatBuffer(dtype, checkedMul(mb, targetWidth, "y"), "y");
+    else
+      yBuf = AlignedBuffer<int32_t>(mb, "y");
     if (dtype == DType::F64)
       reserveWorkspace<double>();
     else
@@ -189,12 +193,21 @@ template <typename T> void StepRunner::reserveWorkspace() {
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
   auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, batch, f});
-  auto y = makeDenseMemRef<int32_t, 2>(yBuf.data(), {m, batch});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  int64_t bytes = std::max(
-      artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper, &step,
-                                       &x, &y, &out),
-      artifact.evalStepWorkspace<T>()(&params, &buffers, &x, &y, &out));
+  int64_t bytes = 0;
+  if (valueTargets) {
+    auto y = yFor<3>(batch);
+    bytes = std::max(
+        artifact.trainStepWorkspace<T, T, 3>()(&params, &buffers, &state,
+                                               &hyper, &step, &x, &y, &out),
+        artifact.evalStepWorkspace<T, T, 3>()(&params, &buffers, &x, &y, &out));
+  } else {
+    auto y = yFor<2>(batch);
+    bytes = std::max(
+        artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper,
+                                         &step, &x, &y, &out),
+        artifact.evalStepWorkspace<T>()(&params, &buffers, &x, &y, &out));
+  }
   if (manifest.device == Manifest::Device::CUDA) {
     if (bytes < 0)
       throw RuntimeError("artifact '" + artifact.path() +
@@ -218,7 +231,8 @@ void StepRunner::mirrorOnDevice(const TrainOptions &options) {
   onDevice.hyper = mirror(hyperBuf.data(), sizeof(double) * hyperBuf.size());
   onDevice.step = device->allocate(sizeof(double) * stepBuf.size());
   onDevice.x = device->allocate(xBuf.bytes());
-  onDevice.y = device->allocate(sizeof(int32_t) * yBuf.size());
+  onDevice.y = device->allocate(valueTargets ? yValuesBuf.bytes()
+                                             : sizeof(int32_t) * yBuf.size());
   onDevice.out = device->allocate(outBuf.bytes());
   onDevice.workspace =
       device->allocate(static_cast<size_t>(onDevice.workspaceBytes));
@@ -229,8 +243,12 @@ void StepRunner::uploadStepInputs(int64_t b, bool train) {
   // A shared batch is model 0's slice only (x has stride 0 along models).
   size_t xBytes = element * static_cast<size_t>((xShared ? 1 : m) * b * f);
   device->upload(onDevice.x, xBuf.raw(), xBytes);
-  device->upload(onDevice.y, yBuf.data(),
-                 sizeof(int32_t) * static_cast<size_t>(m * b));
+  if (valueTargets)
+    device->upload(onDevice.y, yValuesBuf.raw(),
+                   element * static_cast<size_t>(m * b * targetWidth));
+  else
+    device->upload(onDevice.y, yBuf.data(),
+                   sizeof(int32_t) * static_cast<size_t>(m * b));
   if (train)
     device->upload(onDevice.step, stepBuf.data(),
                    sizeof(double) * static_cast<size_t>(m));
@@ -268,11 +286,21 @@ template <typename T, typename X> MemRef<X, 3> StepRunner::xFor(int64_t b) {
 }
 
 template <int YRank> MemRef<int32_t, YRank> StepRunner::yFor(int64_t b) {
-  int32_t *base = pick<int32_t>(onDevice.y, yBuf.data());
-  if constexpr (YRank == 3)
-    return makeDenseMemRef<int32_t, 3>(base, {m, b, xWidth});
-  else
-    return makeDenseMemRef<int32_t, 2>(base, {m, b});
+  if constexpr (YRank == 3) {
+    if (valueTargets) {
+      // Values [M, b, K] of the float type. The step's y descriptor has
+      // the layout of every memref of rank 3 (sizes and strides count
+      // elements), so it is passed typed as the ABI's int32 one.
+      auto *values = reinterpret_cast<int32_t *>(
+          pick<uint8_t>(onDevice.y, static_cast<uint8_t *>(yValuesBuf.raw())));
+      return makeDenseMemRef<int32_t, 3>(values, {m, b, targetWidth});
+    }
+    return makeDenseMemRef<int32_t, 3>(pick<int32_t>(onDevice.y, yBuf.data()),
+                                       {m, b, xWidth});
+  } else {
+    return makeDenseMemRef<int32_t, 2>(pick<int32_t>(onDevice.y, yBuf.data()),
+                                       {m, b});
+  }
 }
 
 template <typename T, int YRank>
@@ -365,10 +393,13 @@ template <typename T, typename X, int YRank> struct StepTypes {
 
 /// Calls `call(StepTypes<...>{})` with the types of this artifact's steps.
 template <typename Call>
-void withStepTypes(DType dtype, bool tokens, bool nextTokens, Call &&call) {
+void withStepTypes(DType dtype, bool tokens, bool nextTokens, bool valueTargets,
+                   Call &&call) {
   auto forFloat = [&](auto zero) {
     using T = decltype(zero);
-    if (!tokens)
+    if (!tokens && valueTargets)
+      call(StepTypes<T, T, 3>{});
+    else if (!tokens)
       call(StepTypes<T, T, 2>{});
     else if (nextTokens)
       call(StepTypes<T, int32_t, 3>{});
@@ -383,7 +414,7 @@ void withStepTypes(DType dtype, bool tokens, bool nextTokens, Call &&call) {
 } // namespace
 
 void StepRunner::trainStep(int64_t b) {
-  withStepTypes(dtype(), tokens, nextTokens, [&](auto types) {
+  withStepTypes(dtype(), tokens, nextTokens, valueTargets, [&](auto types) {
     using S = decltype(types);
     callTrainStep<typename S::Float, typename S::Input, S::yRank>(b);
   });
@@ -391,7 +422,7 @@ void StepRunner::trainStep(int64_t b) {
 }
 
 void StepRunner::evalStep(int64_t b) {
-  withStepTypes(dtype(), tokens, nextTokens, [&](auto types) {
+  withStepTypes(dtype(), tokens, nextTokens, valueTargets, [&](auto types) {
     using S = decltype(types);
     callEvalStep<typename S::Float, typename S::Input, S::yRank>(b);
   });

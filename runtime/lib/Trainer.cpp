@@ -31,13 +31,28 @@ void checkData(const Dataset &data, const Manifest &manifest,
         "{} for input '{}'",
         data.name, data.numFeatures, artifactPath, manifest.features,
         manifest.inputName));
-  if (static_cast<int64_t>(data.y.size()) != data.count ||
+  bool values = manifest.targetKind == Manifest::TargetKind::Values;
+  if (values && data.targetWidth != manifest.targetWidth)
+    throw RuntimeError(fmt::format(
+        "data set '{}' has {} target values per sample but artifact '{}' "
+        "expects {} for target '{}'",
+        data.name, data.targetWidth, artifactPath, manifest.targetWidth,
+        manifest.targetName));
+  if (!values && data.regression())
+    throw RuntimeError(fmt::format(
+        "data set '{}' has target values, but target '{}' of artifact '{}' "
+        "takes class indices",
+        data.name, manifest.targetName, artifactPath));
+  int64_t targetCount =
+      values ? static_cast<int64_t>(data.targets.size()) / manifest.targetWidth
+             : static_cast<int64_t>(data.y.size());
+  if (targetCount != data.count ||
       static_cast<int64_t>(data.x.size()) !=
           checkedMul(data.count, data.numFeatures, "data set"))
     throw RuntimeError(fmt::format(
         "data set '{}' is inconsistent: its arrays do not hold {} samples",
         data.name, data.count));
-  for (int64_t i = 0; i < data.count; ++i)
+  for (int64_t i = 0; i < data.count && !values; ++i)
     if (data.y[i] < 0 || data.y[i] >= manifest.classes)
       throw RuntimeError(fmt::format("data set '{}': label {} of sample {} "
                                      "is outside the {} classes of target "
@@ -86,15 +101,22 @@ void Trainer::loadBatch(const Dataset &data, const int64_t *indices,
   // so x is passed with stride 0 along the model dimension (docs/abi.md)
   // and only y, which is small, is replicated.
   FloatBuffer &x = steps->x();
-  int32_t *y0 = steps->y();
-  for (int64_t j = 0; j < b; ++j) {
+  for (int64_t j = 0; j < b; ++j)
     x.store(j * f, data.sample(indices[j]), f);
-    y0[j] = data.y[indices[j]];
-  }
-  for (int64_t model = 1; model < m; ++model)
-    std::memcpy(y0 + model * b, y0, sizeof(int32_t) * b);
+  for (int64_t model = 0; model < m; ++model)
+    for (int64_t j = 0; j < b; ++j)
+      storeTarget(data, indices[j], model * b + j);
   steps->setXShared(true);
   loadedWeight = b;
+}
+
+void Trainer::storeTarget(const Dataset &data, int64_t sample, int64_t row) {
+  if (data.regression()) {
+    int64_t width = data.targetWidth;
+    steps->yValues().store(row * width, &data.targets[sample * width], width);
+  } else {
+    steps->y()[row] = data.y[sample];
+  }
 }
 
 template <typename SampleOf>
@@ -102,11 +124,10 @@ void Trainer::loadRoutedBatch(const Dataset &data, const int64_t *positions,
                               int64_t b, SampleOf sampleOf) {
   FloatBuffer &x = steps->x();
   for (int64_t model = 0; model < m; ++model) {
-    int32_t *y = steps->y() + model * b;
     for (int64_t j = 0; j < b; ++j) {
       int64_t sample = sampleOf(model, positions[j]);
       x.store((model * b + j) * f, data.sample(sample), f);
-      y[j] = data.y[sample];
+      storeTarget(data, sample, model * b + j);
     }
   }
   steps->setXShared(false);
@@ -121,7 +142,6 @@ void Trainer::loadAugmentedBatch(const Dataset &data, const int64_t *positions,
   augmentScratch.resize(f);
   FloatBuffer &x = steps->x();
   for (int64_t model = 0; model < m; ++model) {
-    int32_t *y = steps->y() + model * b;
     for (int64_t j = 0; j < b; ++j) {
       int64_t sample = routing.trainSample(model, positions[j]);
       AugmentDraw draw =
@@ -130,7 +150,7 @@ void Trainer::loadAugmentedBatch(const Dataset &data, const int64_t *positions,
       augmentImage(data.sample(sample), augmentScratch.data(), channels, height,
                    width, manifest.data.crop, draw);
       x.store((model * b + j) * f, augmentScratch.data(), f);
-      y[j] = data.y[sample];
+      storeTarget(data, sample, model * b + j);
     }
   }
   steps->setXShared(false);

@@ -15,6 +15,7 @@ packages=(build-essential cmake ninja-build python3
   libcli11-dev dataset-fashion-mnist libtorch-dev
   python3-numpy  # test/python: writes .npy/.npz as NumPy does
   python3-torch  # test/python: mbt's .pt state dicts, loaded by PyTorch
+  python3-sklearn  # examples/: its data sets (Boston housing, iris) as CSV
   fortunes  # the default text task (docs/data.md)
   clang-14 libclang-rt-14-dev  # clang + libFuzzer: tools/dev/fuzz.sh
   clang-format-19)  # tools/dev/format.sh: the sources' layout (.clang-format)

@@ -116,7 +116,6 @@ struct GuardStepPattern : public OpConversionPattern<GuardStepOp> {
   matchAndRewrite(GuardStepOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value grads = adaptor.getGrads();
     Value step = adaptor.getStep();
     auto stepType = cast<RankedTensorType>(op.getResult().getType());

@@ -20,6 +20,10 @@ SampleLayout sampleLayout(const Manifest &manifest) {
   SampleLayout layout;
   layout.inputShape = manifest.inputShape;
   layout.classes = manifest.classes;
+  if (manifest.targetKind == Manifest::TargetKind::Values) {
+    layout.target = SampleLayout::Target::Values;
+    layout.targetWidth = manifest.targetWidth;
+  }
   return layout;
 }
 

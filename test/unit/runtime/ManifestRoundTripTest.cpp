@@ -190,6 +190,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.vocab, b.vocab);
   EXPECT_EQ(a.targetName, b.targetName);
   EXPECT_EQ(a.targetKind, b.targetKind);
+  EXPECT_EQ(a.targetWidth, b.targetWidth);
   EXPECT_EQ(a.classes, b.classes);
   EXPECT_EQ(a.optimizerRule, b.optimizerRule);
   EXPECT_EQ(a.optimizerFlags, b.optimizerFlags);
@@ -277,6 +278,15 @@ TEST(ManifestRoundTrip, TheUsersOwnFilesWithEverySetting) {
   images.data.source.mean = {0.5};
   images.data.source.stddev = {0.25};
   expectSameManifest(images, readManifest(writeManifest(images), "i.so"));
+}
+
+TEST(ManifestRoundTrip, ATargetOfValues) {
+  Manifest written = imageSweep();
+  written.targetKind = Manifest::TargetKind::Values;
+  written.targetName = "price";
+  written.targetWidth = 2;
+  written.classes = 0;
+  expectSameManifest(written, readManifest(writeManifest(written), "r.so"));
 }
 
 TEST(ManifestRoundTrip, WritingTwiceGivesTheSameText) {

@@ -535,8 +535,9 @@ TEST(ManifestTest, ParsesNextTokenTargets) {
   EXPECT_EQ(parseManifest(m.dump(), "model.so").targetKind,
             Manifest::TargetKind::NextTokens);
   m["target"]["kind"] = "tags";
-  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("target.kind"),
-                                 HasSubstr("\"classes\" or \"next_tokens\"")));
+  EXPECT_THAT(errorFor(m),
+              AllOf(HasSubstr("target.kind"),
+                    HasSubstr("\"classes\", \"next_tokens\" or \"values\"")));
   // Next tokens are the input's: the same vocabulary, token ids in.
   m["target"]["kind"] = "next_tokens";
   m["target"]["classes"] = 10;
@@ -545,6 +546,22 @@ TEST(ManifestTest, ParsesNextTokenTargets) {
   json features = goodManifest();
   features["target"]["kind"] = "next_tokens";
   EXPECT_THAT(errorFor(features), HasSubstr("needs an input of token ids"));
+}
+
+// A target of values (regression): "width" values per sample, no classes.
+TEST(ManifestTest, ParsesValueTargets) {
+  json m = goodManifest();
+  m["target"] = json::parse(R"({"name": "price", "kind": "values",
+                                "width": 3})");
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_EQ(parsed.targetKind, Manifest::TargetKind::Values);
+  EXPECT_EQ(parsed.targetWidth, 3);
+  EXPECT_EQ(parsed.classes, 0);
+  m["target"]["width"] = 0;
+  EXPECT_THAT(errorFor(m), AllOf(HasSubstr("target.width"),
+                                 HasSubstr("must be at least 1")));
+  m["target"].erase("width");
+  EXPECT_THAT(errorFor(m), HasSubstr("width"));
 }
 
 TEST(ManifestTest, RejectsDataThatDoesNotFitTheInput) {

@@ -183,13 +183,16 @@ struct Manifest {
   int64_t features = 0;            // F; 0 for tokens
   int64_t vocab = 0;               // tokens: every id lies in [0, vocab)
   std::string targetName;
-  /// What y holds: a class index per sample ([B]), or the input's next
-  /// token at every position ([B, T]: a language model; ABI version 9).
+  /// What y holds: a class index per sample ([B]), the input's next
+  /// token at every position ([B, T]: a language model; ABI version 9), or
+  /// K float values per sample to regress ([B, K], of the model's dtype).
   enum class TargetKind {
     Classes,
-    NextTokens
+    NextTokens,
+    Values
   } targetKind = TargetKind::Classes;
-  int64_t classes = 0; // classes, or the vocabulary of next tokens
+  int64_t classes = 0;     // classes, or the vocabulary of next tokens
+  int64_t targetWidth = 0; // K of a Values target
   std::string optimizerRule;
   /// The bool arguments that chose the rule's code (reported, not used).
   std::map<std::string, bool> optimizerFlags;

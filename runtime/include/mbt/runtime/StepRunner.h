@@ -83,9 +83,11 @@ public:
 
   /// The batch the next step reads. Float features: x [M, B, F] of the
   /// float type, or model 0's slice only when every model shares the batch
-  /// (setXShared), and y [M, B] class indices.
+  /// (setXShared), and y [M, B] class indices or, for a target of values,
+  /// yValues [M, B, K] of the float type.
   FloatBuffer &x() { return xBuf; }
   int32_t *y() { return yBuf.data(); }
+  FloatBuffer &yValues() { return yValuesBuf; }
   /// Token ids: x's [b, width] block, which every model reads, grown to
   /// hold it; y grown to `perModel` elements per model ([M, b] class
   /// indices or [M, b, width] next tokens).
@@ -155,8 +157,10 @@ private:
   const Artifact &artifact;
   const Manifest &manifest;
   int64_t m, p, q, s, h, k, f, batch;
-  /// Whether x holds token ids, and y the next tokens (a language model).
-  bool tokens, nextTokens;
+  /// Whether x holds token ids, y the next tokens (a language model) or
+  /// targetWidth values per sample (regression).
+  bool tokens, nextTokens, valueTargets;
+  int64_t targetWidth;
   /// Where a failed graph capture is warned of (null: nowhere).
   std::ostream *progress;
 
@@ -167,6 +171,7 @@ private:
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;
+  FloatBuffer yValuesBuf;
   /// Token ids of the loaded batch, [b, xWidth] (sequences; grown as
   /// steps need).
   AlignedBuffer<int32_t> tokenBuf;

@@ -212,6 +212,9 @@ private:
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.
   void loadBatch(const Dataset &data, const int64_t *indices, int64_t b);
+  /// Sample `sample`'s target into row `row` ([M * b]) of the loaded y: its
+  /// class index, or its targetWidth values.
+  void storeTarget(const Dataset &data, int64_t sample, int64_t row);
   /// Each model's training samples at `positions` (the batch starting at
   /// position `first` of this epoch), each image augmented with the
   /// model's own draw (Augment.h).

@@ -60,6 +60,16 @@ mlir::LogicalResult checkValueTarget(mlir::MLIRContext &ctx,
   if (element == "class" || element == "tokens")
     return mlir::success();
   using mlir::mbt::DataSet;
+  const llvm::SmallVector<int64_t, 4> &dims = target->getType().dims;
+  if (config.data == DataSet::csv && dims.size() == 1 && dims.front() > 1) {
+    auto diag = emitError(ctx, target->getType().loc)
+                << "target '" << target->getName() << "' has " << dims.front()
+                << " values per sample, but a CSV file gives one target "
+                   "column; declare it f32[1], or write the targets as an "
+                   "array (npz, npy, safetensors)";
+    attachNote(diag, ctx, at, "the data set is chosen here");
+    return mlir::failure();
+  }
   if (config.data == DataSet::npz || config.data == DataSet::npy ||
       config.data == DataSet::safetensors || config.data == DataSet::csv)
     return mlir::success();

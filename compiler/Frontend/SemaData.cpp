@@ -29,9 +29,8 @@ const std::pair<llvm::StringRef, mlir::mbt::Batching> kStrategies[] = {
     {"group_by_length", mlir::mbt::Batching::group_by_length},
     {"fixed_shape", mlir::mbt::Batching::fixed_shape}};
 
-/// The input declaration of an expanded body (in the branches taken).
-/// The model's input (`input`) or target declaration, also inside a taken
-/// `if` branch.
+/// The input (`input`) or target declaration of an expanded body, also
+/// inside a taken `if` branch.
 const DataDeclAST *findData(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
                             bool input) {
   for (const auto &stmt : body) {

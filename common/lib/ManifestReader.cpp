@@ -525,6 +525,36 @@ void parseTarget(const Reader &r, const json &root, Manifest &m) {
                               std::to_string(m.classes) + ")");
 }
 
+/// "split_outputs"? : [{"name" (a metric among "outputs"), "reduce" ("rmse"
+/// or "r2"), "width" (K >= 1)}], each name once.
+void parseSplitOutputs(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("split_outputs"))
+    return;
+  const json &list = r.array(root["split_outputs"], "split_outputs");
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = Reader::index("split_outputs", i);
+    SplitOutput split;
+    split.name = r.string(r.field(list[i], "name", path), path + ".name");
+    auto named = std::find(m.outputs.begin(), m.outputs.end(), split.name);
+    if (named == m.outputs.begin() || named == m.outputs.end())
+      r.fail(path + ".name",
+             "names '" + split.name + "', which is not a metric output");
+    if (m.splitOutput(split.name))
+      r.fail(path + ".name", "names '" + split.name + "' a second time");
+    std::string reduce =
+        r.string(r.field(list[i], "reduce", path), path + ".reduce");
+    if (reduce != "rmse" && reduce != "r2")
+      r.fail(path + ".reduce",
+             "must be \"rmse\" or \"r2\", got \"" + reduce + "\"");
+    split.reduce =
+        reduce == "r2" ? SplitOutput::Reduce::R2 : SplitOutput::Reduce::Rmse;
+    split.width = r.integer(r.field(list[i], "width", path), path + ".width");
+    if (split.width < 1 || split.width > (int64_t{1} << 20))
+      r.fail(path + ".width", "must be between 1 and 2^20");
+    m.splitOutputs.push_back(split);
+  }
+}
+
 /// "seeds" (one per model), "outputs" (the loss first), "rank_by"? (one
 /// of them), "precision"?.
 void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
@@ -538,6 +568,7 @@ void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
   m.outputs = r.strings(r.field(root, "outputs", ""), "outputs");
   if (m.outputs.empty())
     r.fail("outputs", "must name at least the loss");
+  parseSplitOutputs(r, root, m);
   if (root.contains("rank_by")) {
     m.rankBy = r.string(root["rank_by"], "rank_by");
     if (std::find(m.outputs.begin(), m.outputs.end(), m.rankBy) ==

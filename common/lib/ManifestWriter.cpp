@@ -169,8 +169,6 @@ std::string writeManifest(const Manifest &m) {
       {"optimizer", optimizerToJson(m)},
       {"hyper_values", m.hyperValues},
       {"seeds", m.seeds},
-      {"model_args",
-       {{"names", m.modelArgNames}, {"values", m.modelArgValues}}},
       {"clip_norm", m.clipNorm.empty() ? json(nullptr) : json(m.clipNorm)},
       {"schedule", m.scheduleName.empty()
                        ? json(nullptr)
@@ -184,6 +182,20 @@ std::string writeManifest(const Manifest &m) {
     root["precision"] = m.precision;
   if (!m.rankBy.empty())
     root["rank_by"] = m.rankBy;
+  // Optional, and one row per model where present: a manifest made
+  // without them (no rows) reads back the same.
+  if (!m.modelArgValues.empty())
+    root["model_args"] = {{"names", m.modelArgNames},
+                          {"values", m.modelArgValues}};
+  if (!m.splitOutputs.empty()) {
+    json split = json::array();
+    for (const SplitOutput &output : m.splitOutputs)
+      split.push_back(
+          {{"name", output.name},
+           {"reduce", output.reduce == SplitOutput::Reduce::R2 ? "r2" : "rmse"},
+           {"width", output.width}});
+    root["split_outputs"] = split;
+  }
   if (m.lossScale)
     root["loss_scale"] = lossScaleToJson(m);
   return root.dump();

@@ -12,6 +12,13 @@ enum class BuiltinID {
 #include "compiler/Frontend/Builtins.def"
 };
 
+/// Whether `id` is a metric over a whole split (rmse, r2): the runtime
+/// makes it from statistics of each step, which MLIRGen returns as several
+/// results of the model.
+inline bool isSplitMetric(BuiltinID id) {
+  return id == BuiltinID::Rmse || id == BuiltinID::R2;
+}
+
 } // namespace mbt
 
 #endif // MBT_COMPILER_FRONTEND_BUILTINS_H

@@ -84,6 +84,10 @@ private:
   mlir::func::FuncOp genModel(const ModelAST &model);
   /// Generates the statements of a body (the `if` branches taken).
   void genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body);
+  void genAssignment(const AssignStmtAST &assign);
+  void genOutputs(mlir::func::FuncOp func, mlir::Location l,
+                  const AssignStmtAST &loss,
+                  llvm::ArrayRef<const AssignStmtAST *> metrics);
   mlir::Value genFunctionCall(const CallExprAST &call);
   void genSweep(const SweepAST &sweep, const ModuleAST &moduleAST);
   mlir::Value genExpr(const ExprAST &expr);
@@ -119,6 +123,8 @@ private:
   llvm::DenseMap<const ParamDeclAST *, mlir::Value> paramValues;
   /// The random-drawing calls (dropout) generated so far in this model.
   int64_t randomSites = 0;
+  /// The results of each metric over a whole split (rmse, r2), by name.
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> splitMetricColumns;
   /// The value of the `return` of the function body being generated.
   mlir::Value returned;
   /// The float type of the model being generated.
@@ -228,20 +234,13 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   else
     argTypes.push_back(
         mlir::RankedTensorType::get(targetShape, builder.getI32Type()));
-  llvm::SmallVector<mlir::Type> resultTypes(1 + metrics.size(),
-                                            modelTensor({}));
-
-  auto func = builder.create<mlir::func::FuncOp>(
-      loc(model.nameLoc()), model.getName(),
-      builder.getFunctionType(argTypes, resultTypes));
-  llvm::SmallVector<mlir::Attribute> outputs{builder.getStringAttr("loss")};
-  for (const AssignStmtAST *metric : metrics)
-    outputs.push_back(builder.getStringAttr(metric->getName()));
-  func->setAttr(mlir::mbt::MBTDialect::OutputsAttrHelper::getNameStr(),
-                builder.getArrayAttr(outputs));
+  auto func =
+      builder.create<mlir::func::FuncOp>(loc(model.nameLoc()), model.getName(),
+                                         builder.getFunctionType(argTypes, {}));
 
   mlir::Block *entry = func.addEntryBlock();
   symbols.clear();
+  splitMetricColumns.clear();
   paramValues.clear();
   randomSites = 0;
   for (auto [i, param] : llvm::enumerate(declared)) {
@@ -290,11 +289,43 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
         builder.getDenseF64ArrayAttr(arg.second));
   }
   genBody(model.instance->body);
-  llvm::SmallVector<mlir::Value> results{symbols.lookup(loss->getName())};
-  for (const AssignStmtAST *metric : metrics)
-    results.push_back(symbols.lookup(metric->getName()));
-  builder.create<mlir::func::ReturnOp>(loc(model.loc()), results);
+  genOutputs(func, loc(model.loc()), *loss, metrics);
   return func;
+}
+
+/// Returns the loss and the metrics, and names the output each result
+/// feeds: one result for each, several for a metric over a whole split.
+void MLIRGenImpl::genOutputs(mlir::func::FuncOp func, mlir::Location l,
+                             const AssignStmtAST &loss,
+                             llvm::ArrayRef<const AssignStmtAST *> metrics) {
+  llvm::SmallVector<mlir::Value> results{symbols.lookup(loss.getName())};
+  llvm::SmallVector<mlir::Attribute> outputs{builder.getStringAttr("loss")};
+  llvm::SmallVector<mlir::NamedAttribute> splitMetrics;
+  for (const AssignStmtAST *metric : metrics) {
+    mlir::StringAttr name = builder.getStringAttr(metric->getName());
+    auto columns = splitMetricColumns.find(metric->getName());
+    if (columns == splitMetricColumns.end()) {
+      results.push_back(symbols.lookup(metric->getName()));
+      outputs.push_back(name);
+      continue;
+    }
+    results.append(columns->second);
+    outputs.append(columns->second.size(), name);
+    auto call = cast<CallExprAST>(metric->getValue());
+    splitMetrics.emplace_back(name,
+                              mlir::mbt::SplitReduceAttr::get(
+                                  &ctx, call->builtin == BuiltinID::R2
+                                            ? mlir::mbt::SplitReduce::r2
+                                            : mlir::mbt::SplitReduce::rmse));
+  }
+  builder.create<mlir::func::ReturnOp>(l, results);
+  func.setType(builder.getFunctionType(func.getArgumentTypes(),
+                                       mlir::ValueRange(results).getTypes()));
+  func->setAttr(mlir::mbt::MBTDialect::OutputsAttrHelper::getNameStr(),
+                builder.getArrayAttr(outputs));
+  if (!splitMetrics.empty())
+    func->setAttr(mlir::mbt::MBTDialect::SplitMetricsAttrHelper::getNameStr(),
+                  builder.getDictionaryAttr(splitMetrics));
 }
 
 void MLIRGenImpl::genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
@@ -304,7 +335,7 @@ void MLIRGenImpl::genBody(llvm::ArrayRef<std::unique_ptr<StmtAST>> body) {
     if (const auto *param = dyn_cast<ParamDeclAST>(stmt))
       symbols[param->getName()] = paramValues.lookup(param);
     else if (const auto *assign = dyn_cast<AssignStmtAST>(stmt))
-      symbols[assign->getName()] = genExpr(*assign->getValue());
+      genAssignment(*assign);
     else if (const auto *ret = dyn_cast<ReturnStmtAST>(stmt))
       returned = genExpr(*ret->getValue());
   }
@@ -354,6 +385,17 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
     break;
   }
   llvm_unreachable("unchecked expression in MLIRGen");
+}
+
+void MLIRGenImpl::genAssignment(const AssignStmtAST &assign) {
+  const auto *call = dyn_cast<CallExprAST>(assign.getValue());
+  if (!assign.isMetric() || !call || !isSplitMetric(call->builtin)) {
+    symbols[assign.getName()] = genExpr(*assign.getValue());
+    return;
+  }
+  splitMetricColumns[assign.getName()] = genSplitMetricColumns(
+      builder, loc(call->loc()), elementType, *call,
+      genExpr(*call->builtinArgs[0]), genExpr(*call->builtinArgs[1]));
 }
 
 mlir::Value MLIRGenImpl::genCall(const CallExprAST &call) {

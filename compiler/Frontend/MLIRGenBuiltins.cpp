@@ -31,6 +31,9 @@ public:
 
   /// Emits the call's builtin (its GEN in Builtins.def).
   mlir::Value gen(llvm::ArrayRef<mlir::Value> args);
+  /// The per-step statistics of rmse or r2 (genSplitMetricColumns).
+  llvm::SmallVector<mlir::Value> splitMetricColumns(mlir::Value prediction,
+                                                    mlir::Value expected);
 
 private:
   using Args = llvm::ArrayRef<mlir::Value>;
@@ -81,6 +84,10 @@ private:
   mlir::Value recurrentScan(Args args);
   mlir::Value crossEntropy(Args args);
   mlir::Value accuracy(Args args);
+  mlir::Value splitMetric(Args) {
+    llvm_unreachable("rmse and r2 give several results: "
+                     "genSplitMetricColumns generates them");
+  }
 
   static int64_t rank(mlir::Value v) {
     return llvm::cast<mlir::RankedTensorType>(v.getType()).getRank();
@@ -382,6 +389,60 @@ mlir::Value mbt::genMatmul(mlir::OpBuilder &b, mlir::Location loc,
   auto productType = llvm::cast<mlir::RankedTensorType>(product.getType());
   return b.create<ReshapeOp>(
       loc, like(product, productType.getShape().drop_front()), product);
+}
+
+/// Column j of per-sample values [B, K] ([B] for one value) as [B, 1].
+static mlir::Value column(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value values, int64_t j) {
+  auto type = llvm::cast<mlir::RankedTensorType>(values.getType());
+  if (type.getRank() == 1)
+    return b.create<ReshapeOp>(
+        loc,
+        mlir::RankedTensorType::get({type.getDimSize(0), 1},
+                                    type.getElementType()),
+        values);
+  return b.create<SliceOp>(loc, values, 1, j, j + 1);
+}
+
+/// Means over the step's samples, so that the runtime's sample-weighted
+/// means over steps are the split's: the squared error of each column;
+/// for r2 also the expected values' mean and their variance about it
+/// (about the step's own mean, which keeps it exact in the model's float
+/// type; the runtime adds the squared mean back in double).
+llvm::SmallVector<mlir::Value>
+BuiltinGen::splitMetricColumns(mlir::Value prediction, mlir::Value expected) {
+  auto type = llvm::cast<mlir::RankedTensorType>(expected.getType());
+  int64_t width = type.getRank() == 1 ? 1 : type.getDimSize(1);
+  llvm::SmallVector<int64_t> all{0, 1};
+  llvm::SmallVector<mlir::Value> squaredErrors, means, variances;
+  mlir::Value error = b.create<SubOp>(loc, prediction, expected);
+  for (int64_t j = 0; j < width; ++j) {
+    mlir::Value e = column(b, loc, error, j);
+    squaredErrors.push_back(mean(b.create<MulOp>(loc, e, e), all));
+    if (call.builtin != BuiltinID::R2)
+      continue;
+    mlir::Value y = column(b, loc, expected, j);
+    mlir::Value mu = mean(y, all);
+    mlir::Value muRow = b.create<ReshapeOp>(
+        loc, mlir::RankedTensorType::get({1, 1}, elementType), mu);
+    mlir::Value centered = b.create<SubOp>(loc, y, muRow);
+    means.push_back(mu);
+    variances.push_back(mean(b.create<MulOp>(loc, centered, centered), all));
+  }
+  squaredErrors.append(means);
+  squaredErrors.append(variances);
+  return squaredErrors;
+}
+
+llvm::SmallVector<mlir::Value>
+mbt::genSplitMetricColumns(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::FloatType elementType, const CallExprAST &call,
+                           mlir::Value prediction, mlir::Value expected) {
+  llvm::StringMap<mlir::Value> noTensorOptions;
+  int64_t noRandomSites = 0;
+  return BuiltinGen(builder, loc, elementType, call, noTensorOptions,
+                    noRandomSites)
+      .splitMetricColumns(prediction, expected);
 }
 
 mlir::Value mbt::genBuiltinCall(

@@ -29,6 +29,16 @@ mlir::Value genBuiltinCall(mlir::OpBuilder &builder, mlir::Location loc,
                            const llvm::StringMap<mlir::Value> &tensorOptions,
                            int64_t &randomSites);
 
+/// The results a checked `metric NAME = rmse(prediction, expected)` or
+/// `r2(...)` gives the model, from which the runtime makes the metric over
+/// a whole split: for rmse the mean squared error of each of the K columns
+/// of the per-sample values, for r2 those, then the K means of `expected`,
+/// then its K variances (each about that step's mean).
+llvm::SmallVector<mlir::Value>
+genSplitMetricColumns(mlir::OpBuilder &builder, mlir::Location loc,
+                      mlir::FloatType elementType, const CallExprAST &call,
+                      mlir::Value prediction, mlir::Value expected);
+
 } // namespace mbt
 
 #endif

@@ -387,12 +387,17 @@ void BodyChecker::checkParamDecl(ParamDeclAST &decl) {
 void BodyChecker::checkAssignment(AssignStmtAST &assign) {
   namedCall = dyn_cast<CallExprAST>(assign.getValue());
   namedCallName = assign.getName();
+  bool inModel = !instance.function;
+  if (inModel && assign.isMetric())
+    splitMetricCall = namedCall;
   ValueType type = checkExpr(*assign.getValue());
+  if (splitMetricCall && isSplitMetric(splitMetricCall->builtin))
+    splitMetrics.insert(assign.getName());
   namedCall = nullptr;
+  splitMetricCall = nullptr;
   if (assign.isMetric() && assign.getName() == "loss")
     error(assign.nameLoc()) << "'loss' is reserved for the loss; give the "
                                "metric another name";
-  bool inModel = !instance.function;
   if (inModel && (assign.isLoss() || assign.isMetric())) {
     if (assign.isLoss() && !loss)
       loss = &assign;
@@ -455,6 +460,11 @@ ValueType BodyChecker::checkExpr(ExprAST &expr) {
 
 ValueType BodyChecker::checkVariable(const VariableExprAST &var) {
   llvm::StringRef name = var.getName();
+  if (splitMetrics.contains(name)) {
+    error(var.loc()) << "metric '" << name << "' is computed over a whole "
+                     << "split after the steps; an expression cannot use it";
+    return ValueType();
+  }
   auto it = scope.find(name);
   if (it != scope.end())
     return it->second.type;

@@ -63,6 +63,7 @@ constexpr llvm::StringLiteral kX[] = {"x"};
 constexpr llvm::StringLiteral kMatmul[] = {"a", "b"};
 constexpr llvm::StringLiteral kTarget[] = {"y"};
 constexpr llvm::StringLiteral kClassification[] = {"logits", "y"};
+constexpr llvm::StringLiteral kRegression[] = {"prediction", "expected"};
 constexpr llvm::StringLiteral kEmbedding[] = {"x", "weight"};
 constexpr llvm::StringLiteral kMaskedMean[] = {"x", "tokens"};
 constexpr llvm::StringLiteral kAttention[] = {"q", "k", "v", "tokens"};
@@ -558,6 +559,37 @@ ValueType BodyChecker::checkReduction(CallExprAST &call,
   result.shape.erase(result.shape.begin() +
                      call.builtinOptions["axis"].intValue);
   return result;
+}
+
+/// rmse(prediction, expected) and r2(prediction, expected): per-sample
+/// values [K] (or one value []) of one shape. The runtime makes them from
+/// per-step statistics over the whole split, so each is the whole value of
+/// a model's metric (checkAssignment allows that call alone).
+ValueType BodyChecker::checkSplitMetric(CallExprAST &call,
+                                        llvm::ArrayRef<ValueType> args) {
+  llvm::StringRef name = call.getCallee();
+  if (&call != splitMetricCall) {
+    error(call.loc()) << "'" << name << "' is computed over a whole split, "
+                      << "so it is the whole value of a metric: metric " << name
+                      << " = " << name << "(prediction, y)";
+    return ValueType();
+  }
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (!arg.batched || arg.shape.size() > 1) {
+      error(call.builtinArgs[i]->loc())
+          << "the " << (i == 0 ? "prediction" : "expected values") << " of '"
+          << name << "' must be per-sample values [K] (computed from the "
+          << "input, or the target), got " << describeShape(arg);
+      return ValueType();
+    }
+  }
+  if (args[0].shape != args[1].shape) {
+    error(call.loc()) << "'" << name << "' compares values of one shape, got "
+                      << describeShape(args[0]) << " and "
+                      << describeShape(args[1]);
+    return ValueType();
+  }
+  return ValueType::tensor({}, /*batched=*/false);
 }
 
 /// logsumexp removes its axis; softmax and log_softmax keep the shape.

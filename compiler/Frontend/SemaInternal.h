@@ -19,6 +19,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <functional>
 #include <map>
@@ -201,6 +202,7 @@ private:
   ValueType checkTranspose(CallExprAST &call, ShapeArgs args);
   ValueType checkOneHot(CallExprAST &call, ShapeArgs args);
   ValueType checkClassification(CallExprAST &call, ShapeArgs args);
+  ValueType checkSplitMetric(CallExprAST &call, ShapeArgs args);
   ValueType checkReduction(CallExprAST &call, ShapeArgs args);
   ValueType checkSoftmaxFamily(CallExprAST &call, ShapeArgs args);
   ValueType checkReshape(CallExprAST &call, ShapeArgs args);
@@ -263,6 +265,10 @@ private:
   /// The call that the assignment being checked names (`fc1 = linear(...)`).
   const CallExprAST *namedCall = nullptr;
   llvm::StringRef namedCallName;
+  /// The call of rmse or r2 that a metric's whole value is, if any.
+  const CallExprAST *splitMetricCall = nullptr;
+  /// The model's metrics over a whole split, which no expression may use.
+  llvm::StringSet<> splitMetrics;
   const DataDeclAST *input = nullptr;
   const AssignStmtAST *loss = nullptr;
   /// The type of the function's `return`.

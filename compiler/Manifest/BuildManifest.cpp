@@ -271,6 +271,35 @@ void readPrecision(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
   m.lossScale = scale;
 }
 
+/// The outputs from the name of the output each result of the step feeds
+/// (mbt.outputs): a metric over a whole split (mbt.split_metrics) feeds
+/// several consecutive results, every other output one.
+void readOutputs(ModuleOp module, ArrayAttr columns, ::mbt::Manifest &m) {
+  auto split = moduleAttr<DictionaryAttr>(
+      module, MBTDialect::SplitMetricsAttrHelper::getNameStr());
+  std::vector<std::string> names = strings(columns);
+  for (size_t k = 0; k < names.size();) {
+    size_t next = k + 1;
+    while (next < names.size() && names[next] == names[k])
+      ++next;
+    m.outputs.push_back(names[k]);
+    auto reduce = split ? split.getAs<mlir::mbt::SplitReduceAttr>(names[k])
+                        : mlir::mbt::SplitReduceAttr();
+    if (reduce) {
+      using ::mbt::SplitOutput;
+      SplitOutput output;
+      output.name = names[k];
+      bool r2 = reduce.getValue() == mlir::mbt::SplitReduce::r2;
+      output.reduce = r2 ? SplitOutput::Reduce::R2 : SplitOutput::Reduce::Rmse;
+      output.width = static_cast<int64_t>(next - k) / (r2 ? 3 : 1);
+      m.splitOutputs.push_back(output);
+      k = next;
+    } else {
+      ++k;
+    }
+  }
+}
+
 } // namespace
 
 namespace mbt {
@@ -306,7 +335,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   readInputAndTarget(module, train, m);
   readOptimizer(rule, sweep, m);
   readPerModelSettings(sweep, m);
-  m.outputs = strings(outputs);
+  readOutputs(module, outputs, m);
   readData(sweep, m);
   m.epochs = static_cast<int64_t>(sweep.getEpochs());
   readPrecision(sweep, m);

@@ -32,7 +32,7 @@ int64_t checkedMul(int64_t a, int64_t b, const char *what) {
 StepRunner::StepRunner(const Artifact &artifact, const TrainOptions &options)
     : artifact(artifact), manifest(artifact.manifest()), m(manifest.models),
       p(manifest.paramCount), q(manifest.bufferCount), s(manifest.numSlots()),
-      h(manifest.numHyper()), k(manifest.numOutputs()), f(manifest.features),
+      h(manifest.numHyper()), k(manifest.numColumns()), f(manifest.features),
       batch(manifest.data.batch),
       tokens(manifest.inputKind == Manifest::InputKind::Tokens),
       nextTokens(manifest.targetKind == Manifest::TargetKind::NextTokens),

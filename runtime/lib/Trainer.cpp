@@ -83,11 +83,12 @@ void Trainer::setUp() {
   p = manifest.paramCount;
   q = manifest.bufferCount;
   s = manifest.numSlots();
-  k = manifest.numOutputs();
+  k = manifest.numColumns();
   f = manifest.features;
   batch = manifest.data.batch;
   steps.emplace(artifact, options);
   batchSamples.assign(trainSeq ? 0 : batch, 0);
+  columns.emplace(manifest);
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   status = ModelStatus(m);
@@ -174,15 +175,18 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
       status.markDiverged(model, stepCount);
       newlyDiverged.push_back(model);
     }
+    double *row = &lastTrainOut[model * k];
     for (int64_t col = 0; col < k; ++col) {
       // A frozen model's outputs are not its own (its matmuls were
       // skipped): none are reported.
-      double value = stepNumbers[model] != 0.0
-                         ? out.get(model * k + col)
-                         : std::numeric_limits<double>::quiet_NaN();
-      lastTrainOut[model * k + col] = value;
-      runningSums[model * k + col] += value * static_cast<double>(loadedWeight);
+      row[col] = stepNumbers[model] != 0.0
+                     ? out.get(model * k + col)
+                     : std::numeric_limits<double>::quiet_NaN();
     }
+    columns->toSummable(row);
+    for (int64_t col = 0; col < k; ++col)
+      runningSums[model * k + col] +=
+          row[col] * static_cast<double>(loadedWeight);
   }
   runningWeight += loadedWeight;
   totalSamples += b;
@@ -231,22 +235,35 @@ void Trainer::runSteps(int64_t n) {
 std::vector<std::vector<double>> Trainer::evaluateBatches(
     const EpochBatches &plan,
     const std::function<void(const int64_t *, int64_t)> &load) {
-  std::vector<double> sums(m * k, 0.0);
+  std::vector<double> sums(m * k, 0.0), row(k);
   int64_t n = 0;
   for (int64_t step = 0; step < plan.numBatches(); ++step) {
     int64_t b = plan.batchLength(step);
     load(plan.batch(step), b);
     n += loadedWeight;
     steps->evalStep(b);
-    for (int64_t i = 0; i < m * k; ++i)
-      sums[i] += steps->outputs().get(i) * static_cast<double>(loadedWeight);
+    for (int64_t model = 0; model < m; ++model) {
+      for (int64_t col = 0; col < k; ++col)
+        row[col] = steps->outputs().get(model * k + col);
+      columns->toSummable(row.data());
+      for (int64_t col = 0; col < k; ++col)
+        sums[model * k + col] += row[col] * static_cast<double>(loadedWeight);
+    }
   }
-  std::vector<std::vector<double>> means(m, std::vector<double>(k));
-  for (int64_t model = 0; model < m; ++model)
+  return reportMeans(sums, n);
+}
+
+std::vector<std::vector<double>>
+Trainer::reportMeans(const std::vector<double> &sums, int64_t weight) const {
+  std::vector<std::vector<double>> reported(m);
+  std::vector<double> means(k);
+  for (int64_t model = 0; model < m; ++model) {
     for (int64_t col = 0; col < k; ++col)
-      means[model][col] = n ? sums[model * k + col] / static_cast<double>(n)
-                            : std::numeric_limits<double>::quiet_NaN();
-  return means;
+      means[col] = weight ? sums[model * k + col] / static_cast<double>(weight)
+                          : std::numeric_limits<double>::quiet_NaN();
+    reported[model] = columns->report(means.data());
+  }
+  return reported;
 }
 
 /// Positions 0, 1, ..., n - 1 in batches of `batch`: the evaluation order.
@@ -285,14 +302,7 @@ std::vector<std::vector<double>> Trainer::evaluateValidation() {
 }
 
 std::vector<std::vector<double>> Trainer::runningMeans() const {
-  std::vector<std::vector<double>> means(m, std::vector<double>(k));
-  for (int64_t model = 0; model < m; ++model)
-    for (int64_t col = 0; col < k; ++col)
-      means[model][col] = runningWeight
-                              ? runningSums[model * k + col] /
-                                    static_cast<double>(runningWeight)
-                              : std::numeric_limits<double>::quiet_NaN();
-  return means;
+  return reportMeans(runningSums, runningWeight);
 }
 
 namespace {
@@ -318,11 +328,8 @@ std::vector<double> Trainer::modelBuffers(int64_t model) const {
 }
 
 std::vector<std::vector<double>> Trainer::lastTrainOutputs() const {
-  std::vector<std::vector<double>> result(m, std::vector<double>(k));
-  for (int64_t model = 0; model < m; ++model)
-    for (int64_t col = 0; col < k; ++col)
-      result[model][col] = lastTrainOut[model * k + col];
-  return result;
+  // One step's summable columns are its own means (weight 1).
+  return reportMeans(lastTrainOut, 1);
 }
 
 } // namespace runtime

@@ -116,7 +116,7 @@ struct HostBatch {
 
   explicit HostBatch(const Manifest &man)
       : m(man.models), p(man.paramCount), q(man.bufferCount), s(man.numSlots()),
-        h(man.numHyper()), k(man.numOutputs()), b(man.data.batch),
+        h(man.numHyper()), k(man.numColumns()), b(man.data.batch),
         f(man.features), params(m * p), buffers(m * q), state(s * m * p, 0.0f),
         x(b * f), out(m * k), hyper(m * h), step(m), y(m * b) {
     initAllParams(man, params.data());

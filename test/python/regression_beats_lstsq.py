@@ -14,6 +14,17 @@ Exit status 0 when the best model's r2 is the larger; 1 otherwise. A model
 that learned nothing (r2 near 0), a target read from the wrong column or a
 test split scaled by its own statistics would fail it.
 
+It checks the metrics over a whole split that the runtime reports, for
+every model: test_r2 against sklearn's r2_score formula 1 - MSE / Var(y)
+with Var(y) of the test file's targets (population variance) and the
+model's MSE from its loss, and test_rmse against sqrt(MSE), within 1e-4
+(the float32 rounding of the step's means, bounded by 32 * 2^-24 relative
+over a batch of 32 and Var(y)'s cancellation factor 1 + mean^2/var ~ 7,
+is ~3e-6 on r2); and that the leaderboard ranks by r2, highest first
+(rank_by = r2). An r2 averaged over steps instead of made over the split,
+the variance taken about each step's mean only, a sample variance
+(ddof = 1: 1e-3 off here) or the training split's variance fails it.
+
 It also trains 2 models of a small regression sweep with bootstrap
 sampling (each model its own draw of the rows, so each its own targets in
 y) and each of them alone, and compares their state dicts byte for byte: a
@@ -170,8 +181,23 @@ def main():
     ours = r2(test_y, best)
     print("test rows %d: best model r2 %.4f (MSE %.3f), least squares r2 %.4f"
           % (len(test), ours, best, baseline))
+    metrics_ok = split_metrics_match(leaderboard, test_y)
     alone_ok = batch_equals_alone(args.mbtc, args.work)
-    return 0 if ours > baseline and alone_ok else 1
+    return 0 if ours > baseline and metrics_ok and alone_ok else 1
+
+
+def split_metrics_match(leaderboard, test_y, tolerance=1e-4):
+    worst_r2 = worst_rmse = 0.0
+    for entry in leaderboard:
+        mse = entry["test_loss"]
+        worst_r2 = max(worst_r2, abs(entry["test_r2"] - r2(test_y, mse)))
+        worst_rmse = max(worst_rmse, abs(entry["test_rmse"] - np.sqrt(mse)))
+    reported = [entry["test_r2"] for entry in leaderboard]
+    ranked = reported == sorted(reported, reverse=True)
+    print("test_r2 vs 1 - MSE / Var(y): largest difference %.2e; test_rmse "
+          "vs sqrt(MSE): %.2e (tolerance %g); ranked by r2: %s"
+          % (worst_r2, worst_rmse, tolerance, ranked))
+    return worst_r2 <= tolerance and worst_rmse <= tolerance and ranked
 
 
 if __name__ == "__main__":

@@ -55,6 +55,18 @@ def MBT_DataSet : MBT_I32Enum<"DataSet",
 ]>;
 def MBT_DataSetAttr : MBT_EnumAttr<MBT_DataSet, "data_set">;
 
+def MBT_SplitReduce : MBT_I32Enum<"SplitReduce",
+    "how a metric over a whole split is made from per-step statistics", [
+  // The mean over columns of sqrt(mean squared error): one column per
+  // target column, each step's mean squared error.
+  I32EnumAttrCase<"rmse", 0>,
+  // sklearn's r2_score (columns averaged uniformly): three columns per
+  // target column, each step's mean squared error, target mean and target
+  // variance about that mean.
+  I32EnumAttrCase<"r2", 1>
+]>;
+def MBT_SplitReduceAttr : MBT_EnumAttr<MBT_SplitReduce, "split_reduce">;
+
 def MBT_Routing : MBT_I32Enum<"Routing",
     "which training samples each model sees", [
   I32EnumAttrCase<"shared", 0>,

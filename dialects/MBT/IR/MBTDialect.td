@@ -44,7 +44,10 @@ def MBT_Dialect : Dialect {
     "::mlir::StringAttr":$hyper,        // the hyperparameter table
     "::mlir::StringAttr":$step,         // the step count
     // Functions.
-    "::mlir::ArrayAttr":$outputs,       // names of the step's outputs
+    "::mlir::ArrayAttr":$outputs,       // the output each result feeds
+    // Metrics over a whole split, by name: #mbt.split_reduce<...>; each
+    // feeds several consecutive results (its statistics).
+    "::mlir::DictionaryAttr":$split_metrics,
     "::mlir::IntegerAttr":$models,      // a batched function's M
     // The module, after mbt-fuse-optimizer (read by mbt-export-manifest).
     "::mlir::StringAttr":$model,        // the model function's name

@@ -580,6 +580,9 @@ void FusedStepBuilder::recordModuleFacts() {
   if (auto outputs =
           model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
     module->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);
+  if (auto split =
+          model->getAttr(MBTDialect::SplitMetricsAttrHelper::getNameStr()))
+    module->setAttr(MBTDialect::SplitMetricsAttrHelper::getNameStr(), split);
   int64_t inputIndex = numParams + numBuffers;
   if (auto input = model.getArgAttr(inputIndex,
                                     MBTDialect::InputAttrHelper::getNameStr()))

@@ -149,7 +149,7 @@ void checkAgainstTorch(const std::string &name, int64_t classes, int64_t batch,
     v = static_cast<int32_t>(rng() % classes);
 
   // Forward: the eval step's loss and metrics.
-  int64_t k = manifest.numOutputs();
+  int64_t k = manifest.numColumns();
   std::vector<float> out(k);
   auto pm = makeDenseMemRef<float, 2>(params.data(), {1, p});
   // These models have no buffers (running statistics): Q = 0.

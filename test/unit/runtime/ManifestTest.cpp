@@ -26,7 +26,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 10, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 11, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -58,7 +58,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 10);
+  EXPECT_EQ(m.abiVersion, 11);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -150,7 +150,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 10, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 11, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {
@@ -468,6 +468,42 @@ TEST(ManifestTest, RankByMustNameAnOutput) {
   m["rank_by"] = "r2";
   EXPECT_THAT(errorFor(m), HasSubstr("field 'rank_by': names 'r2', which is "
                                      "not an output"));
+}
+
+// Mutations caught: a split output not read or not written (the round
+// trip), its columns not counted in numColumns, and each check dropped.
+TEST(ManifestTest, ReadsSplitOutputsAndTheirColumns) {
+  json m = goodManifest(); // outputs loss, acc
+  m["outputs"] = {"loss", "rmse", "acc", "r2"};
+  m["split_outputs"] = {{{"name", "r2"}, {"reduce", "r2"}, {"width", 2}},
+                        {{"name", "rmse"}, {"reduce", "rmse"}, {"width", 3}}};
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  ASSERT_EQ(parsed.splitOutputs.size(), 2u);
+  EXPECT_EQ(parsed.splitOutputs[0].reduce, SplitOutput::Reduce::R2);
+  EXPECT_EQ(parsed.columnsOf("r2"), 6);
+  EXPECT_EQ(parsed.columnsOf("rmse"), 3);
+  EXPECT_EQ(parsed.columnsOf("acc"), 1);
+  EXPECT_EQ(parsed.numOutputs(), 4);
+  EXPECT_EQ(parsed.numColumns(), 1 + 3 + 1 + 6);
+  Manifest again = parseManifest(writeManifest(parsed), "again");
+  EXPECT_EQ(again.numColumns(), parsed.numColumns());
+  EXPECT_EQ(again.splitOutputs[1].name, "rmse");
+
+  json bad = m;
+  bad["split_outputs"][0]["name"] = "loss";
+  EXPECT_THAT(errorFor(bad), HasSubstr("field 'split_outputs[0].name': names "
+                                       "'loss', which is not a metric"));
+  bad["split_outputs"][0]["name"] = "rmse";
+  EXPECT_THAT(errorFor(bad), HasSubstr("field 'split_outputs[1].name': names "
+                                       "'rmse' a second time"));
+  bad = m;
+  bad["split_outputs"][0]["reduce"] = "mean";
+  EXPECT_THAT(errorFor(bad), HasSubstr("must be \"rmse\" or \"r2\", got "
+                                       "\"mean\""));
+  bad = m;
+  bad["split_outputs"][1]["width"] = 0;
+  EXPECT_THAT(errorFor(bad), HasSubstr("field 'split_outputs[1].width': must "
+                                       "be between 1 and 2^20"));
 }
 
 TEST(ManifestTest, RejectsAnUnknownRouting) {

@@ -159,6 +159,18 @@ struct LossScaleSpec {
   }
 };
 
+/// An output the runtime makes over a whole split from several columns of
+/// the step's `out` (each a mean over the step's samples), rather than the
+/// mean of one column (docs/abi.md): rmse from the K columns' mean squared
+/// errors; r2 from those, the K means of the expected values and their K
+/// variances about each step's mean.
+struct SplitOutput {
+  std::string name;
+  enum class Reduce { Rmse, R2 } reduce = Reduce::Rmse;
+  int64_t width = 0; // K: the values per sample it compares
+  int64_t columns() const { return reduce == Reduce::R2 ? 3 * width : width; }
+};
+
 /// The parsed, validated manifest. Sizes use the ABI's letters.
 struct Manifest {
   int64_t abiVersion = 0;
@@ -209,8 +221,12 @@ struct Manifest {
   std::string scheduleName;
   std::vector<std::string> scheduleParamNames;
   std::vector<std::vector<double>> scheduleValues;
-  std::vector<uint64_t> seeds;      // one per model
-  std::vector<std::string> outputs; // K; outputs[0] is the loss
+  std::vector<uint64_t> seeds; // one per model
+  /// The outputs reported per model and split; outputs[0] is the loss.
+  std::vector<std::string> outputs;
+  /// The outputs among them made over a whole split; every other output is
+  /// one column of `out`, the columns in the order of the outputs.
+  std::vector<SplitOutput> splitOutputs;
   /// The output the results rank the models by (optional; "": the last
   /// accuracy, else the loss).
   std::string rankBy;
@@ -225,6 +241,25 @@ struct Manifest {
   int64_t numSlots() const { return static_cast<int64_t>(slots.size()); }
   int64_t numHyper() const { return static_cast<int64_t>(hyperNames.size()); }
   int64_t numOutputs() const { return static_cast<int64_t>(outputs.size()); }
+  /// The split output named `name`, or null for a mean of one column.
+  const SplitOutput *splitOutput(const std::string &name) const {
+    for (const SplitOutput &split : splitOutputs)
+      if (split.name == name)
+        return &split;
+    return nullptr;
+  }
+  /// How many columns of `out` output `name` takes.
+  int64_t columnsOf(const std::string &name) const {
+    const SplitOutput *split = splitOutput(name);
+    return split ? split->columns() : 1;
+  }
+  /// K: the columns of the step's `out` per model.
+  int64_t numColumns() const {
+    int64_t columns = 0;
+    for (const std::string &output : outputs)
+      columns += columnsOf(output);
+    return columns;
+  }
 };
 
 /// Writes `manifest` as JSON (keys sorted, numbers exact). readManifest()

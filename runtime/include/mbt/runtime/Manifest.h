@@ -24,6 +24,7 @@ using ::mbt::isFileDataSet;
 using ::mbt::LossScaleSpec;
 using ::mbt::Manifest;
 using ::mbt::ParamSpec;
+using ::mbt::SplitOutput;
 
 /// readManifest(), its ManifestError thrown as a RuntimeError.
 Manifest parseManifest(const std::string &json, const std::string &origin);

@@ -20,6 +20,7 @@
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/MetricsLog.h"
 #include "mbt/runtime/ModelStatus.h"
+#include "mbt/runtime/OutputColumns.h"
 #include "mbt/runtime/Progress.h"
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/SequenceDataset.h"
@@ -233,8 +234,12 @@ private:
   std::vector<std::vector<double>>
   evaluateBatches(const EpochBatches &plan,
                   const std::function<void(const int64_t *, int64_t)> &load);
-  /// Running means of the current epoch: [M][K].
+  /// Running means of the current epoch: [M][outputs].
   std::vector<std::vector<double>> runningMeans() const;
+  /// The reported outputs of each model ([M][outputs]) from [M*K] sums of
+  /// summable columns (OutputColumns) weighing `weight` in all.
+  std::vector<std::vector<double>> reportMeans(const std::vector<double> &sums,
+                                               int64_t weight) const;
 
   const Artifact &artifact;
   const Manifest &manifest;
@@ -272,6 +277,8 @@ private:
   /// the weights.
   std::vector<double> runningSums;
   int64_t runningWeight = 0;
+  /// How the K columns of `out` make the reported outputs.
+  std::optional<OutputColumns> columns;
   /// What the loaded step's outputs (means over it) weigh in the means of
   /// an epoch or an evaluation: its samples, or its real target tokens for
   /// next-token targets (a per-token loss stays per token over the epoch).

@@ -6,22 +6,28 @@
 //   mbt-data batch   SOURCE [--strategy S] [--token-budget N] [--window W]
 //                    [--batch-size B] [--step-cost C] [--seed S] [--epoch E]
 //                    [--max-length N] [--steps-out FILE] [--json]
+//   mbt-data images  fashion_mnist DIR [--per-class N] [--data-dir D]
 //
 // The options are CLI11's (mbt-data --help, mbt-data COMMAND --help list
 // them). SOURCE is fortunes[:train|:test], a .jsonl or .mbtseq file, or
 // (batch and stats only) a .lengths file holding one sample length per
-// line. Exit status 0 on success, 1 on an error (message on stderr), 2 on
-// bad usage.
+// line. `images` writes the built-in Fashion-MNIST as PNG folders for
+// image_folder data (DIR/train, DIR/test). Exit status 0 on success, 1 on an
+// error (message on stderr), 2 on bad usage.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ToolOptions.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/FashionMnist.h"
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/SequenceSource.h"
 #include "mbt/runtime/StepPlan.h"
+#ifdef MBT_HAVE_IMAGES
+#include "mbt/runtime/data/ImageFolder.h"
+#endif
 
 #include <CLI/CLI.hpp>
 
@@ -37,7 +43,7 @@ using namespace mbt::runtime;
 
 namespace {
 
-const char *kCommands = "stats, lengths, convert, batch";
+const char *kCommands = "stats, lengths, convert, batch, images";
 
 const char *kSourceHelp =
     "SOURCE: fortunes[:train|:test] (Debian's fortunes, the default text "
@@ -56,6 +62,9 @@ struct Arguments {
   int64_t seed = 0, epoch = 0;
   std::string stepsOut;
   bool json = false;
+  // images
+  std::string dataSet, imagesDir, dataDir;
+  int64_t perClass = 0;
 };
 
 /// --strategy: a name parseBatchingStrategy knows.
@@ -228,11 +237,59 @@ int runBatch(const Arguments &args) {
   return 0;
 }
 
+/// Fashion-MNIST's class names, prefixed by their labels so that sorted
+/// folder names give the labels back.
+const std::vector<std::string> kFashionMnistClasses = {
+    "0-tshirt-top", "1-trouser", "2-pullover", "3-dress", "4-coat",
+    "5-sandal",     "6-shirt",   "7-sneaker",  "8-bag",   "9-ankle-boot"};
+
+/// Writes the built-in Fashion-MNIST as DIR/train and DIR/test.
+int runImages(const Arguments &args) {
+#ifdef MBT_HAVE_IMAGES
+  if (args.dataSet != "fashion_mnist")
+    return tools::usageError("mbt-data", "images knows the data set "
+                                         "fashion_mnist, got '" +
+                                             args.dataSet + "'");
+  for (Split split : {Split::Train, Split::Test}) {
+    Dataset data = loadFashionMnist(split, args.dataDir);
+    std::string dir =
+        args.imagesDir + (split == Split::Train ? "/train" : "/test");
+    int64_t written = writeImageFolder(data, 1, 28, 28, kFashionMnistClasses,
+                                       dir, args.perClass);
+    std::cout << "wrote " << written << " images of " << data.name << " to "
+              << dir << "\n";
+  }
+  return 0;
+#else
+  throw RuntimeError("this mbt-data was built without PNG support "
+                     "(MBT_WITH_IMAGES=OFF)");
+#endif
+}
+
+/// Declares images' arguments.
+void addImagesOptions(CLI::App &images, Arguments &args) {
+  images.add_option("data", args.dataSet, "The data set: fashion_mnist")
+      ->required()
+      ->type_name("DATA");
+  images.add_option("dir", args.imagesDir, "Where to write train/ and test/")
+      ->required()
+      ->type_name("DIR");
+  tools::addCount(images, "--per-class", args.perClass,
+                  "The first N images of each class of each split (default: "
+                  "all)");
+  images
+      .add_option("--data-dir", args.dataDir,
+                  "Where the idx files are (default $MBT_DATA_DIR, else "
+                  "/usr/share/datasets/fashion-mnist)")
+      ->type_name("D");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   Arguments args;
-  CLI::App app("Inspects, converts and batches sequence data (docs/data.md)",
+  CLI::App app("Inspects, converts and batches sequence data; writes image "
+               "folders (docs/data.md)",
                "mbt-data");
   app.require_subcommand(1);
   app.footer(std::string(kSourceHelp) +
@@ -253,6 +310,9 @@ int main(int argc, char **argv) {
       "batch", "Plan one epoch's steps and print their statistics");
   addSource(*batch, args);
   addBatchOptions(*batch, args);
+  CLI::App *images = app.add_subcommand(
+      "images", "Write a built-in image data set as PNG class folders");
+  addImagesOptions(*images, args);
 
   try {
     app.parse(argc, argv);
@@ -277,6 +337,8 @@ int main(int argc, char **argv) {
       return runStats(args);
     if (app.got_subcommand(batch))
       return runBatch(args);
+    if (app.got_subcommand(images))
+      return runImages(args);
     if (app.got_subcommand(lengths)) {
       for (int64_t length : sourceLengths(args.source, args.load))
         std::cout << length << "\n";

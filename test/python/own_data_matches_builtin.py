@@ -13,7 +13,10 @@ for npz and CSV (CSV as '%.9g' text, which float32 reads back exactly) and
 the bytes p for PNG, which the image reader scales the same way. An image
 folder orders its samples class by class (torchvision's ImageFolder), not
 in the idx order, so it is compared with an .npz written in that order;
-that .npz's reader is the one shown equal to the built-in loader.
+that .npz's reader is the one shown equal to the built-in loader. With
+--mbt-data, the folders `mbt-data images fashion_mnist` writes (libpng)
+are trained on too and compared with the same .npz: a pixel or a label
+that the writer changes, or files that list in another order, fail it.
 Exit status 0 when every pair agrees; a message and 1 otherwise.
 """
 import argparse
@@ -155,11 +158,30 @@ def main():
     parser.add_argument("--mbtc", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--data", required=True, help="Fashion-MNIST idx dir")
+    parser.add_argument("--mbt-data", help="also train on the folders that "
+                        "`mbt-data images` writes")
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
 
     write_all(args.work, args.data)
     image = "f32[1, 28, 28]"
+    pairs = [("builtin", "npz"), ("builtin", "csv"),
+             ("sorted-npz", "image_folder")]
+    extra = {}
+    if args.mbt_data:
+        # Its folders list the samples in the order of photos-*: class by
+        # class (its folders sort by label), by position within a class.
+        folders = os.path.join(args.work, "mbt-data-photos")
+        run = subprocess.run([args.mbt_data, "images", "fashion_mnist",
+                              folders, "--data-dir", args.data],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit("mbt-data images failed:\n" + run.stdout + run.stderr)
+        extra["mbt-data images"] = train(
+            args.mbtc, args.work, "mbt-data-images", image,
+            'image_folder("mbt-data-photos/train", test = '
+            '"mbt-data-photos/test", batch = 128)')
+        pairs.append(("sorted-npz", "mbt-data images"))
     runs = {
         "builtin": train(args.mbtc, args.work, "builtin", "f32[784]",
                          "fashion_mnist(batch = 128)"),
@@ -176,11 +198,11 @@ def main():
                               'image_folder("photos-train", test = '
                               '"photos-test", batch = 128)'),
     }
+    runs.update(extra)
     failures = []
-    for a, b in (("builtin", "npz"), ("builtin", "csv"),
-                 ("sorted-npz", "image_folder")):
+    for a, b in pairs:
         problem = same_models(runs[a], runs[b])
-        print("%-10s vs %-12s %s" % (a, b, problem or "identical"))
+        print("%-10s vs %-15s %s" % (a, b, problem or "identical"))
         if problem:
             failures.append(problem)
     return 1 if failures else 0

@@ -329,5 +329,26 @@ Image decodeImage(const uint8_t *bytes, size_t size, const std::string &origin,
       "'{}': not a PNG or JPEG image (its first bytes are {})", origin, start));
 }
 
+void writePng(const Image &image, const std::string &path) {
+  png_image png;
+  std::memset(&png, 0, sizeof png);
+  png.version = PNG_IMAGE_VERSION;
+  png.width = static_cast<png_uint_32>(image.width);
+  png.height = static_cast<png_uint_32>(image.height);
+  png.format = image.channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+  if ((image.channels != 1 && image.channels != 3) ||
+      static_cast<int64_t>(image.pixels.size()) !=
+          image.width * image.height * image.channels)
+    throw RuntimeError(fmt::format("'{}': cannot write a {}x{} image of {} "
+                                   "channels from {} bytes",
+                                   path, image.width, image.height,
+                                   image.channels, image.pixels.size()));
+  if (!png_image_write_to_file(&png, path.c_str(), /*convert_to_8bit=*/0,
+                               image.pixels.data(), /*row_stride=*/0,
+                               /*colormap=*/nullptr))
+    throw RuntimeError(fmt::format("cannot write '{}': {}", path, png.message));
+  png_image_free(&png);
+}
+
 } // namespace runtime
 } // namespace mbt

@@ -1,4 +1,5 @@
-//===- ImageDecode.h - PNG and JPEG files to 8-bit pixels -------*- C++ -*-===//
+//===- ImageDecode.h - PNG and JPEG files to 8-bit pixels, and back *- C++
+//-*-===//
 //
 // An image folder's files are PNGs (libpng) or JPEGs (libjpeg-turbo), told
 // apart by their magic bytes rather than their extension, and decoded to
@@ -46,6 +47,10 @@ struct ImageLimits {
 /// `limits`.
 Image decodeImage(const uint8_t *bytes, size_t size, const std::string &origin,
                   const ImageLimits &limits = ImageLimits());
+
+/// Writes `image` (gray or RGB) as an 8-bit PNG at `path` through libpng,
+/// replacing the file. Throws RuntimeError naming the path.
+void writePng(const Image &image, const std::string &path);
 
 } // namespace runtime
 } // namespace mbt

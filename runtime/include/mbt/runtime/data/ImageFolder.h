@@ -56,6 +56,19 @@ Dataset readImageFolder(const std::string &dir,
                         const std::vector<std::string> *trainClassNames,
                         const std::string &name);
 
+/// Writes the samples of `data` (rows of C*H*W floats p / 255 of 8-bit
+/// pixels, as the built-in Fashion-MNIST loader gives them) as PNGs in
+/// ImageFolder's layout: DIR/<classNames[label]>/<position>.png, the
+/// position in `data` zero-padded to 5 digits or more so that the names
+/// sort as the positions. `perClass` > 0 keeps the first that many of each
+/// class. DIR is created; an existing non-empty DIR is an error (nothing
+/// is overwritten). Returns the images written; readImageFolder of DIR
+/// gives back their floats bit for bit, class by class.
+int64_t writeImageFolder(const Dataset &data, int64_t channels, int64_t height,
+                         int64_t width,
+                         const std::vector<std::string> &classNames,
+                         const std::string &dir, int64_t perClass = 0);
+
 /// The image files of one class folder, in torchvision's order.
 std::vector<std::string> listClassImages(const std::string &classDir);
 

@@ -64,8 +64,8 @@ bool DataSource::operator==(const DataSource &o) const {
          trainY == o.trainY && testX == o.testX && testY == o.testY &&
          x == o.x && y == o.y && target == o.target && columns == o.columns &&
          header == o.header && skipRows == o.skipRows &&
-         delimiter == o.delimiter && standardize == o.standardize &&
-         mean == o.mean && stddev == o.stddev;
+         delimiter == o.delimiter && missing == o.missing &&
+         standardize == o.standardize && mean == o.mean && stddev == o.stddev;
 }
 
 namespace {
@@ -678,8 +678,8 @@ bool sourceTakes(const std::string &kind, const std::string &key) {
   static const std::set<std::string> npy = {"train_x", "train_y", "test_x",
                                             "test_y"};
   static const std::set<std::string> csv = {
-      "train",  "test",      "target",    "columns",
-      "header", "skip_rows", "delimiter", "standardize"};
+      "train",     "test",      "target",  "columns",    "header",
+      "skip_rows", "delimiter", "missing", "standardize"};
   if (kind == "npy")
     return npy.count(key) > 0;
   if (kind == "csv")
@@ -698,6 +698,8 @@ void parseSourceSetting(const Reader &r, const std::string &key,
   for (const auto &[name, member] : kDataSourceTexts)
     if (key == name) {
       s.*member = r.string(value, path);
+      if (key == "missing" && s.missing != "zero" && s.missing != "mean")
+        r.fail(path, "must be \"zero\" or \"mean\", got \"" + s.missing + "\"");
       return;
     }
   if (key == "columns") {

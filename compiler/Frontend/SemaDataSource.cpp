@@ -31,8 +31,8 @@ llvm::SmallVector<llvm::StringRef> sourceParams(mlir::mbt::DataSet data) {
   case mlir::mbt::DataSet::npy:
     return {"x", "y", "test_x", "test_y"};
   case mlir::mbt::DataSet::csv:
-    return {"train",     "target",    "test",    "header",
-            "skip_rows", "delimiter", "columns", "standardize"};
+    return {"train",     "target",  "test",    "header",     "skip_rows",
+            "delimiter", "columns", "missing", "standardize"};
   case mlir::mbt::DataSet::image_folder:
     return {"train", "test", "mean", "std"};
   default:
@@ -203,6 +203,15 @@ void SourceChecker::set(mlir::mbt::DataSet data, llvm::StringRef param,
                          << *d << "\"";
     else if (d)
       source.delimiter = *d;
+  } else if (param == "missing") {
+    std::optional<std::string> m = text(value, "missing");
+    if (m && *m != "error" && *m != "zero" && *m != "mean")
+      error(value.loc()) << "missing must be \"error\" (the default), "
+                            "\"zero\" or \"mean\" (the training split's "
+                            "mean of the column), got \""
+                         << *m << "\"";
+    else if (m)
+      source.missing = *m == "error" ? "" : *m;
   } else if (param == "mean" || param == "std") {
     if (auto v = numbers(value, param))
       (param == "mean" ? source.mean : source.stddev) = *v;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -160,7 +161,8 @@ void checkCsv(const uint8_t *data, size_t size) {
   options.header = mode & 1;
   options.delimiter = mode & 2 ? '\t' : ',';
   options.target = options.header && mode & 4 ? "y" : "0";
-  options.allowNonFinite = mode & 8;
+  options.missing =
+      mode & 8 ? CsvOptions::Missing::Mean : CsvOptions::Missing::Error;
   SampleLayout layout;
   layout.inputShape = {2};
   layout.classes = 3;
@@ -186,6 +188,20 @@ void checkCsv(const uint8_t *data, size_t size) {
   }
   if (test.y != train.y)
     __builtin_trap();
+  if (options.missing != CsvOptions::Missing::Error) {
+    // Filled, no feature is missing any more (a feature with no value at
+    // all is an error, not a NaN left behind).
+    Imputation fill;
+    try {
+      fill = fitImputation(train, options.missing);
+    } catch (const RuntimeError &) {
+      return;
+    }
+    fillMissing(fill, train);
+    if (std::any_of(train.x.begin(), train.x.end(),
+                    [](float v) { return std::isnan(v); }))
+      __builtin_trap();
+  }
   applyStandardization(fitStandardization(train), train);
 }
 

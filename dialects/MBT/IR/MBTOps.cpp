@@ -221,6 +221,7 @@ constexpr SourceSetting kSourceSettings[] = {
     {"header", SourceValue::Bool, "csv"},
     {"skip_rows", SourceValue::Count, "csv"},
     {"delimiter", SourceValue::Text, "csv"},
+    {"missing", SourceValue::Text, "csv"},
     {"standardize", SourceValue::Bool, "csv"},
     {"mean", SourceValue::Numbers, "image_folder"},
     {"std", SourceValue::Numbers, "image_folder"}};

@@ -304,7 +304,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     splits as absolute paths (`train` and an optional `test`; for `npy`
     `train_x`, `train_y`, `test_x`, `test_y`), the arrays' names (`x`, `y`
     for `npz` and `safetensors`), the columns of a `csv` (`target`,
-    `columns`, `header`, `skip_rows`, `delimiter`, `standardize`) and the
+    `columns`, `header`, `skip_rows`, `delimiter`, `missing`,
+    `standardize`) and the
     normalization of an `image_folder` (`mean`, `std`); a built-in data
     set has none. `rank_by`, when present, names the output of the model
     (its loss or a metric, `mbt.outputs`) that the results rank the models

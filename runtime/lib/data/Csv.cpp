@@ -196,17 +196,42 @@ Parsed parseFloat(std::string_view text, float &value) {
                                  problem));
 }
 
+/// Whether a cell says "no value": empty, or one of pandas.read_csv's
+/// default na_values.
+bool isMissingText(std::string_view text) {
+  static constexpr std::string_view kMissing[] = {
+      "",     "#N/A",   "#N/A N/A", "#NA",  "-1.#IND", "-1.#QNAN", "-NaN",
+      "-nan", "1.#IND", "1.#QNAN",  "<NA>", "N/A",     "NA",       "NULL",
+      "NaN",  "None",   "n/a",      "nan",  "null"};
+  text = trim(text);
+  return std::find(std::begin(kMissing), std::end(kMissing), text) !=
+         std::end(kMissing);
+}
+
+/// What a missing cell in a column gets: an error (for a feature, with how
+/// to fill it instead), or NaN for fillMissing.
+enum class MissingCell { Error, FeatureError, NaN };
+
 /// A feature or regression target cell as a float, checked.
 float readNumber(const Table &table, const Field &field, size_t column,
-                 std::string &scratch, bool allowNonFinite) {
+                 std::string &scratch, MissingCell missing) {
   std::string_view text = fieldText(field, scratch);
+  if (isMissingText(text)) {
+    if (missing == MissingCell::NaN)
+      return std::numeric_limits<float>::quiet_NaN();
+    cellError(table, field, column, text,
+              missing == MissingCell::FeatureError
+                  ? "is missing (set missing = \"mean\" or \"zero\" to fill "
+                    "missing features)"
+                  : "is missing (every target needs a value)");
+  }
   float value = 0;
   Parsed parsed = parseFloat(text, value);
   if (parsed == Parsed::NotNumber)
     cellError(table, field, column, text, "is not a number");
   if (parsed == Parsed::OutOfRange)
     cellError(table, field, column, text, "is out of float range");
-  if (!allowNonFinite && !std::isfinite(value))
+  if (!std::isfinite(value))
     cellError(table, field, column, text,
               "is not finite (NaN and infinity are refused)");
   return value;
@@ -216,14 +241,13 @@ float readNumber(const Table &table, const Field &field, size_t column,
 class TargetReader {
 public:
   TargetReader(const Table &table, size_t column, const SampleLayout &layout,
-               const std::vector<std::string> *trainNames, bool allowNonFinite)
-      : table(table), column(column), layout(layout), trainNames(trainNames),
-        allowNonFinite(allowNonFinite) {}
+               const std::vector<std::string> *trainNames)
+      : table(table), column(column), layout(layout), trainNames(trainNames) {}
 
   void read(const Field &field, Dataset &data) {
     if (layout.target == SampleLayout::Target::Values)
       data.targets.push_back(
-          readNumber(table, field, column, scratch, allowNonFinite));
+          readNumber(table, field, column, scratch, MissingCell::Error));
     else if (!trainNames)
       collect(field);
     else if (trainNames->empty())
@@ -313,7 +337,6 @@ private:
   size_t column;
   const SampleLayout &layout;
   const std::vector<std::string> *trainNames;
-  bool allowNonFinite;
   std::string scratch;
   bool allIntegers = true;
   std::vector<Field> integerFields;
@@ -383,8 +406,10 @@ Dataset readCsvDataset(const std::string &path, const CsvOptions &options,
   Table table = makeTable(path, options.header, row);
   Selection selection = selectColumns(table, options, layout);
   Dataset data = startDataset(name, layout, text, table.width);
-  TargetReader targets(table, selection.target, layout, trainClassNames,
-                       options.allowNonFinite);
+  TargetReader targets(table, selection.target, layout, trainClassNames);
+  MissingCell missing = options.missing == CsvOptions::Missing::Error
+                            ? MissingCell::FeatureError
+                            : MissingCell::NaN;
   std::string scratch;
   auto consume = [&](const Row &row) {
     if (row.fields.size() != table.width)
@@ -393,8 +418,8 @@ Dataset readCsvDataset(const std::string &path, const CsvOptions &options,
           row.line, row.fields.size(), table.width,
           options.header ? "header" : "first row"));
     for (size_t column : selection.features)
-      data.x.push_back(readNumber(table, row.fields[column], column, scratch,
-                                  options.allowNonFinite));
+      data.x.push_back(
+          readNumber(table, row.fields[column], column, scratch, missing));
     targets.read(row.fields[selection.target], data);
     ++data.count;
   };
@@ -407,6 +432,47 @@ Dataset readCsvDataset(const std::string &path, const CsvOptions &options,
         fmt::format("'{}': no data rows after the header", path));
   targets.finish(data);
   return data;
+}
+
+Imputation fitImputation(const Dataset &train, CsvOptions::Missing missing) {
+  checkShape(train);
+  size_t features = static_cast<size_t>(train.numFeatures);
+  Imputation imputation;
+  imputation.fill.assign(features, 0.0f);
+  if (missing != CsvOptions::Missing::Mean)
+    return imputation;
+  std::vector<double> sums(features, 0.0);
+  std::vector<int64_t> present(features, 0);
+  for (int64_t i = 0; i < train.count; ++i)
+    for (size_t j = 0; j < features; ++j)
+      if (!std::isnan(train.sample(i)[j])) {
+        sums[j] += train.sample(i)[j];
+        ++present[j];
+      }
+  for (size_t j = 0; j < features; ++j) {
+    if (present[j] == 0)
+      throw RuntimeError(
+          fmt::format("'{}': feature {} has no value in the training split, so "
+                      "missing = \"mean\" has nothing to fill it with",
+                      train.name, j));
+    imputation.fill[j] =
+        static_cast<float>(sums[j] / static_cast<double>(present[j]));
+  }
+  return imputation;
+}
+
+void fillMissing(const Imputation &imputation, Dataset &data) {
+  checkShape(data);
+  if (imputation.fill.size() != static_cast<size_t>(data.numFeatures))
+    throw RuntimeError(
+        fmt::format("'{}': cannot fill {} features with values for {}",
+                    data.name, data.numFeatures, imputation.fill.size()));
+  for (int64_t i = 0; i < data.count; ++i) {
+    float *row = data.x.data() + i * data.numFeatures;
+    for (size_t j = 0; j < imputation.fill.size(); ++j)
+      if (std::isnan(row[j]))
+        row[j] = imputation.fill[j];
+  }
 }
 
 Standardization fitStandardization(const Dataset &train) {

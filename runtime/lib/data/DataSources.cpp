@@ -88,6 +88,9 @@ DataSplits loadCsv(const DataSource &s, const SampleLayout &layout) {
   options.header = s.header;
   options.skipRows = s.skipRows;
   options.delimiter = s.delimiter.empty() ? 0 : s.delimiter[0];
+  options.missing = s.missing == "mean"   ? CsvOptions::Missing::Mean
+                    : s.missing == "zero" ? CsvOptions::Missing::Zero
+                                          : CsvOptions::Missing::Error;
   DataSplits splits;
   splits.train =
       readCsvDataset(s.train, options, layout, nullptr, fileName(s.train));
@@ -95,6 +98,13 @@ DataSplits loadCsv(const DataSource &s, const SampleLayout &layout) {
                                : readCsvDataset(s.test, options, layout,
                                                 &splits.train.classNames,
                                                 fileName(s.test));
+  if (options.missing != CsvOptions::Missing::Error) {
+    // As a pipeline of SimpleImputer then StandardScaler: the training
+    // split's means fill both splits, and standardization sees them.
+    Imputation imputation = fitImputation(splits.train, options.missing);
+    fillMissing(imputation, splits.train);
+    fillMissing(imputation, splits.test);
+  }
   if (s.standardize) {
     // The training split's statistics scale both: the test split must not
     // leak into what the models see.

@@ -253,7 +253,8 @@ TEST(CsvTest, NonNumericCellNamesLineColumnAndName) {
       errorReading("a,bb,y\n1,2,0\n10,abc,1\n", target("y"), classes(2, 2)),
       "'PATH':3:4: column 'bb': 'abc' is not a number");
   EXPECT_EQ(errorReading("a,y\n,0\n", target("y"), classes(1, 2)),
-            "'PATH':2:1: column 'a': '' is not a number");
+            "'PATH':2:1: column 'a': '' is missing (set missing = \"mean\" or "
+            "\"zero\" to fill missing features)");
   EXPECT_EQ(errorReading("a,y\n1e99,0\n", target("y"), classes(1, 2)),
             "'PATH':2:1: column 'a': '1e99' is out of float range");
   CsvOptions options = target("1");
@@ -375,19 +376,52 @@ TEST(CsvTest, RegressionTargetIsOneFloatColumn) {
             "'PATH':2:3: column 'y': 'x' is not a number");
 }
 
-TEST(CsvTest, NonFiniteValuesAreErrorsUnlessAllowed) {
+TEST(CsvTest, MissingAndNonFiniteCellsAreErrorsByDefault) {
   std::string text = "a,b,y\n1,2,0\n3,nan,1\n";
   EXPECT_EQ(errorReading(text, target("y"), classes(2, 2)),
-            "'PATH':3:3: column 'b': 'nan' is not finite (NaN and infinity "
-            "are refused)");
+            "'PATH':3:3: column 'b': 'nan' is missing (set missing = \"mean\" "
+            "or \"zero\" to fill missing features)");
+  EXPECT_THAT(errorReading("a,b,y\n1,,0\n", target("y"), classes(2, 2)),
+              HasSubstr("'PATH':2:3: column 'b': '' is missing"));
   EXPECT_THAT(errorReading("a,y\n1,-inf\n", target("y"), values(1)),
               HasSubstr("'PATH':2:3: column 'y': '-inf' is not finite"));
+  EXPECT_THAT(errorReading("a,b,y\n1,inf,0\n", target("y"), classes(2, 2)),
+              HasSubstr("column 'b': 'inf' is not finite (NaN and infinity "
+                        "are refused)"));
+  // Filling features never fills a target, nor an infinite feature.
+  CsvOptions filled = target("y");
+  filled.missing = CsvOptions::Missing::Mean;
+  EXPECT_THAT(errorReading("a,y\n1,NA\n", filled, values(1)),
+              HasSubstr("column 'y': 'NA' is missing (every target needs a "
+                        "value)"));
+  EXPECT_THAT(errorReading("a,b,y\n1,-inf,0\n", filled, classes(2, 2)),
+              HasSubstr("'-inf' is not finite"));
+}
+
+// Mutations caught: a test split filled with its own means (a leak), a
+// mean that counts the missing cells as 0, an NA string not recognized, and
+// filling after standardization rather than before (DataSources.cpp).
+TEST(CsvTest, MissingFeaturesFilledWithTheTrainingMeanOrZero) {
+  std::string train = "a,b,y\n1,,0\n3,NA,1\n5,4,0\nN/A,8,1\n";
+  std::string test = "a,b,y\nnull,None,0\n7, nan ,1\n";
   CsvOptions options = target("y");
-  options.allowNonFinite = true;
-  Dataset data = readText(text, options, classes(2, 2));
-  EXPECT_TRUE(std::isnan(data.x[3]));
-  EXPECT_TRUE(
-      std::isinf(readText("a,y\n1,inf\n", options, values(1)).targets[0]));
+  options.missing = CsvOptions::Missing::Mean;
+  Dataset trainData = readText(train, options, classes(2, 2));
+  Dataset testData = readText(test, options, classes(2, 2));
+  EXPECT_TRUE(std::isnan(trainData.x[1]) && std::isnan(trainData.x[6]));
+  Imputation mean = fitImputation(trainData, options.missing);
+  EXPECT_EQ(mean.fill, (std::vector<float>{3.0f, 6.0f}));
+  fillMissing(mean, trainData);
+  fillMissing(mean, testData);
+  EXPECT_EQ(trainData.x, (std::vector<float>{1, 6, 3, 6, 5, 4, 3, 8}));
+  EXPECT_EQ(testData.x, (std::vector<float>{3, 6, 7, 6}));
+  Imputation zero = fitImputation(readText(train, options, classes(2, 2)),
+                                  CsvOptions::Missing::Zero);
+  EXPECT_EQ(zero.fill, (std::vector<float>{0.0f, 0.0f}));
+
+  Dataset empty = readText("a,b,y\n1,,0\n2,NA,1\n", options, classes(2, 2));
+  EXPECT_THAT(errorOf([&] { fitImputation(empty, options.missing); }),
+              HasSubstr("feature 1 has no value in the training split"));
 }
 
 TEST(CsvTest, FloatsParseBitExactFromNineDigitText) {

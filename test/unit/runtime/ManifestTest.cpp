@@ -446,6 +446,13 @@ TEST(ManifestTest, ReadsTheUsersOwnFilesAndRejectsWhatTheirKindLacks) {
   m["data"]["source"].erase("x");
   m["data"]["source"]["delimiter"] = ";;";
   EXPECT_THAT(errorFor(m), HasSubstr("must be one character"));
+  m["data"]["source"].erase("delimiter");
+  m["data"]["source"]["missing"] = "mean";
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").data.source.missing, "mean");
+  m["data"]["source"]["missing"] = "median";
+  EXPECT_THAT(errorFor(m), HasSubstr("field 'data.source.missing': must be "
+                                     "\"zero\" or \"mean\", got \"median\""));
+  m["data"]["source"].erase("missing");
 
   m["data"]["name"] = "npy";
   m["data"]["source"] = {

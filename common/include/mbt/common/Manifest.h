@@ -82,6 +82,9 @@ struct DataSource {
   bool header = true;
   int64_t skipRows = 0;
   std::string delimiter;
+  /// What fills a missing feature cell (empty, NA, NaN, ...): "" an error,
+  /// "zero" 0, "mean" the training split's mean of the column.
+  std::string missing;
   bool standardize = false;
   /// image_folder: per-channel normalization after scaling to [0, 1],
   /// (x - mean) / std, one value per channel or one for all (empty:
@@ -105,7 +108,8 @@ inline constexpr std::pair<const char *, std::string DataSource::*>
                           {"x", &DataSource::x},
                           {"y", &DataSource::y},
                           {"target", &DataSource::target},
-                          {"delimiter", &DataSource::delimiter}};
+                          {"delimiter", &DataSource::delimiter},
+                          {"missing", &DataSource::missing}};
 
 /// Whether `name` is a data set of the user's own files (DataSource).
 bool isFileDataSet(const std::string &name);

@@ -15,8 +15,9 @@
 // Every error names the file and the line (and column, for a cell), because
 // a table is edited by hand and the user must find the cell.
 //
-// Standardization (sklearn's StandardScaler) lives here too because only
-// tables need it: images and arrays usually come scaled already.
+// Standardization (sklearn's StandardScaler) and the filling of missing
+// cells (SimpleImputer) live here too because only tables need them:
+// images and arrays usually come complete and scaled already.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +49,11 @@ struct CsvOptions {
   int64_t skipRows = 0;
   /// 0: '\t' for .tsv, .tsv.gz, .tab and .tab.gz files, else ','.
   char delimiter = 0;
-  /// NaN or infinity in a feature or a regression target is an error unless
-  /// true.
-  bool allowNonFinite = false;
+  /// A missing feature cell: empty, or one of pandas' default NA strings
+  /// (NA, N/A, NaN, nan, null, NULL, None, #N/A, ...). Error: an error
+  /// naming the cell; Zero and Mean: read as NaN, which fillMissing then
+  /// replaces. Infinity is always an error, and so is a missing target.
+  enum class Missing { Error, Zero, Mean } missing = Missing::Error;
 };
 
 /// Reads one split of a table at `path` (plain or gzipped) as `layout`
@@ -67,6 +70,21 @@ Dataset readCsvDataset(const std::string &path, const CsvOptions &options,
                        const SampleLayout &layout,
                        const std::vector<std::string> *trainClassNames,
                        const std::string &name);
+
+/// What fills a split's missing features (NaN after readCsvDataset): per
+/// feature, 0 (Missing::Zero) or the training split's mean of its present
+/// values (Missing::Mean, sklearn's SimpleImputer(strategy="mean")),
+/// rounded to float.
+struct Imputation {
+  std::vector<float> fill;
+};
+
+/// The fill values of `train`. Throws RuntimeError naming the feature when
+/// Mean finds a feature with no value in the training split.
+Imputation fitImputation(const Dataset &train, CsvOptions::Missing missing);
+
+/// Replaces every NaN feature of `data` by its feature's fill value.
+void fillMissing(const Imputation &imputation, Dataset &data);
 
 /// Per-feature statistics of a (training) split, as sklearn's
 /// StandardScaler computes them: the mean and the population standard

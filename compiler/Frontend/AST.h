@@ -100,6 +100,12 @@ public:
   }
 
   bool isInput() const { return getKind() == Stmt_Input; }
+  /// A target of values to regress (f32[K]), not of classes (class[C]) or
+  /// of next tokens (tokens[V]).
+  bool isValueTarget() const {
+    return !isInput() && type.elementType != "class" &&
+           type.elementType != "tokens";
+  }
   const TypeAST &getType() const { return type; }
   TypeAST &getType() { return type; }
 

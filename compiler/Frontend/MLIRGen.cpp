@@ -228,7 +228,7 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
   llvm::SmallVector<int64_t, 2> targetShape{mlir::ShapedType::kDynamic};
   if (targetElement == "tokens")
     targetShape.push_back(mlir::ShapedType::kDynamic);
-  if (targetElement != "class" && targetElement != "tokens")
+  if (target->isValueTarget())
     argTypes.push_back(modelTensor(
         {mlir::ShapedType::kDynamic, target->getType().dims.front()}));
   else
@@ -266,9 +266,7 @@ mlir::func::FuncOp MLIRGenImpl::genModel(const ModelAST &model) {
                         ? mlir::mbt::MBTDialect::InputAttrHelper::getNameStr()
                         : mlir::mbt::MBTDialect::TargetAttrHelper::getNameStr(),
                     builder.getStringAttr(decl->getName()));
-    bool valuesTarget =
-        decl == target && targetElement != "class" && targetElement != "tokens";
-    if (decl == target && !valuesTarget)
+    if (decl == target && !target->isValueTarget())
       func.setArgAttr(
           numParams + i, mlir::mbt::MBTDialect::ClassesAttrHelper::getNameStr(),
           builder.getI64IntegerAttr(target->getType().dims.front()));

@@ -332,7 +332,7 @@ void BodyChecker::checkDataDecl(DataDeclAST &decl) {
       result = ValueType::tensor(type.dims, /*batched=*/true);
   } else if (dimsOk) {
     bool tokens = type.elementType == "tokens";
-    bool values = type.elementType != "class" && !tokens;
+    bool values = decl.isValueTarget();
     if (type.dims.size() != 1 || type.dims.front() < 1)
       error(type.loc) << "target '" << name << "' must have type class[C] "
                       << "(C classes), f32[K] (K values to regress) or "

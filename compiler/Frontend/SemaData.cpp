@@ -53,10 +53,7 @@ mlir::LogicalResult checkValueTarget(mlir::MLIRContext &ctx,
                                      const SweepConfig &config,
                                      const ModelAST &model, Location at) {
   const DataDeclAST *target = findData(model.instance->body, false);
-  if (!target)
-    return mlir::success();
-  llvm::StringRef element = target->getType().elementType;
-  if (element == "class" || element == "tokens")
+  if (!target || !target->isValueTarget())
     return mlir::success();
   using mlir::mbt::DataSet;
   const llvm::SmallVector<int64_t, 4> &dims = target->getType().dims;

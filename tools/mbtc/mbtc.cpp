@@ -329,6 +329,14 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
       llvm::errs() << "mbtc: error: " << error << "\n";
       return 1;
     }
+  } else {
+    // As clang does for -o: said before the compilation, not after it.
+    StringRef dir = llvm::sys::path::parent_path(libraryPath);
+    if (!dir.empty() && !llvm::sys::fs::is_directory(dir)) {
+      llvm::errs() << "mbtc: error: cannot write '" << libraryPath
+                   << "': the directory '" << dir << "' does not exist\n";
+      return 1;
+    }
   }
   llvm::raw_ostream &os = output ? output->os() : llvm::outs();
   auto process = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,

@@ -14,6 +14,7 @@
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/TorchStateDict.h"
+#include "mbt/runtime/data/Safetensors.h"
 
 #include <fmt/format.h>
 
@@ -112,7 +113,7 @@ void Trainer::writeCheckpoint(const std::string &metricsPath) const {
                       serializeCheckpoint(checkpoint(fileSize(metricsPath))));
 }
 
-std::string Trainer::modelStateDict(int64_t model) const {
+std::vector<NamedTensor> Trainer::modelStateDict(int64_t model) const {
   const FloatBuffer &params = steps->params();
   const FloatBuffer &buffers = steps->buffers();
   const auto *row =
@@ -138,7 +139,7 @@ std::string Trainer::modelStateDict(int64_t model) const {
         {buffer.name, buffer.shape, dtype(),
          bufferRow + element * static_cast<size_t>(buffer.offset)});
   }
-  return torchStateDict(tensors);
+  return tensors;
 }
 
 void Trainer::writeStateDicts() const {
@@ -146,9 +147,15 @@ void Trainer::writeStateDicts() const {
     return;
   std::string dir = options.outDir + "/models";
   createDirectories(dir);
-  for (int64_t model = 0; model < m; ++model)
+  // The same tensors twice: PyTorch's pickle for torch.load, and
+  // safetensors for the Hugging Face ecosystem and loaders without pickle.
+  for (int64_t model = 0; model < m; ++model) {
+    std::vector<NamedTensor> tensors = modelStateDict(model);
     writeFileAtomically(fmt::format("{}/model-{}.pt", dir, model),
-                        modelStateDict(model));
+                        torchStateDict(tensors));
+    writeFileAtomically(fmt::format("{}/model-{}.safetensors", dir, model),
+                        safetensorsFile(tensors));
+  }
 }
 
 } // namespace runtime

@@ -10,7 +10,11 @@ that mbt's leaderboard.json reports for that model. Then the same with
 `precision = f16`: the module's products round to f16 (as autocast runs
 them), and the state dict holds the module's parameters only, not the
 loss scale that the run kept per model (strict loading fails on an extra
-key). Exit status 0 when all agree; a message and 1 otherwise.
+key). Each model's DIR/models/model-<i>.safetensors must hold the same
+tensors as its .pt, bit for bit: read by safetensors.torch.load_file where
+the package is installed, and always by the format's definition here (a
+little-endian u64 header length, the JSON header, the raw tensors). Exit
+status 0 when all agree; a message and 1 otherwise.
 """
 import argparse
 import gzip
@@ -77,6 +81,54 @@ def read_idx(path):
                             dtype=torch.uint8).reshape(shape)
 
 
+TORCH_DTYPES = {"F32": torch.float32, "F64": torch.float64,
+                "F16": torch.float16, "BF16": torch.bfloat16}
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file, read by the format's definition."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        raw = bytearray(data[8 + size + begin:8 + size + end])
+        tensors[name] = torch.frombuffer(
+            raw, dtype=TORCH_DTYPES[entry["dtype"]]).reshape(entry["shape"])
+    return tensors
+
+
+def same_tensors(state, other):
+    """None when `other` holds the tensors of `state` exactly, else why not."""
+    if set(state) != set(other):
+        return "names %s vs %s" % (sorted(state), sorted(other))
+    for name, tensor in state.items():
+        if tensor.dtype != other[name].dtype or not torch.equal(
+                tensor, other[name]):
+            return "tensor %s differs" % name
+    return None
+
+
+def safetensors_agree(path, state):
+    """What differs between the .safetensors at `path` and `state`."""
+    problems = []
+    readers = [("by hand", read_safetensors)]
+    try:
+        from safetensors.torch import load_file
+        readers.append(("safetensors.torch", load_file))
+    except ImportError:
+        pass
+    for how, read in readers:
+        problem = same_tensors(state, read(path))
+        if problem:
+            problems.append("%s (read %s): %s" % (path, how, problem))
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mbtc", required=True)
@@ -114,6 +166,7 @@ def check(args, precision, x, y):
     for i in range(3):
         path = os.path.join(out, "models", "model-%d.pt" % i)
         state = torch.load(path)
+        failures += safetensors_agree(path[:-3] + ".safetensors", state)
         module = Mlp(f16=precision == "f16")
         try:
             module.load_state_dict(state, strict=True)

@@ -240,5 +240,38 @@ ArrayView readSafetensor(const std::string &path, const std::string &name) {
   return view;
 }
 
+std::string safetensorsFile(const std::vector<NamedTensor> &tensors) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  header["__metadata__"] = {{"format", "pt"}};
+  uint64_t offset = 0;
+  for (const NamedTensor &tensor : tensors) {
+    if (tensor.name == "__metadata__" || header.contains(tensor.name))
+      throw RuntimeError(fmt::format(
+          "cannot write tensor '{}' to a safetensors file twice", tensor.name));
+    uint64_t elements = 1;
+    for (int64_t dim : tensor.shape)
+      elements *= static_cast<uint64_t>(dim);
+    uint64_t bytes = elements * (tensor.dtype == DType::F64 ? 8 : 4);
+    header[tensor.name] = {
+        {"dtype", tensor.dtype == DType::F64 ? "F64" : "F32"},
+        {"shape", tensor.shape},
+        {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string json = header.dump();
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string file(8, '\0');
+  uint64_t length = json.size();
+  for (int i = 0; i < 8; ++i) // little-endian, whatever the host
+    file[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  file += json;
+  for (const NamedTensor &tensor : tensors) {
+    const auto &entry = header[tensor.name]["data_offsets"];
+    size_t bytes = entry[1].get<uint64_t>() - entry[0].get<uint64_t>();
+    file.append(static_cast<const char *>(tensor.data), bytes);
+  }
+  return file;
+}
+
 } // namespace runtime
 } // namespace mbt

@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 
 using namespace mbt::runtime;
@@ -197,3 +198,39 @@ TEST_F(SafetensorsTest, BrokenHeadersAreReported) {
 }
 
 } // namespace
+
+// Mutations caught: data offsets that do not tile (the reader refuses the
+// file), an f64 tensor written as f32 (its bytes differ), a header not
+// padded to 8 bytes, a length written big-endian, and a repeated name.
+TEST_F(SafetensorsTest, WrittenFilesReadBackBitForBit) {
+  std::vector<float> weight = {1.5f, -2.0f, 3.25f, 1e-30f, -0.0f, 7.0f};
+  std::vector<double> bias = {0.1, -1e300};
+  std::vector<float> scalar = {42.0f};
+  std::vector<NamedTensor> tensors = {
+      {"fc.w", {2, 3}, mbt::DType::F32, weight.data()},
+      {"fc.b", {2}, mbt::DType::F64, bias.data()},
+      {"bn.count", {}, mbt::DType::F32, scalar.data()}};
+  std::string bytes = safetensorsFile(tensors);
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = headerSize << 8 | static_cast<uint8_t>(bytes[i]);
+  EXPECT_EQ(headerSize % 8, 0u);
+  EXPECT_EQ(bytes.size(), 8 + headerSize + 6 * 4 + 2 * 8 + 4);
+  write(bytes);
+  EXPECT_THAT(safetensorNames(path()), ElementsAre("bn.count", "fc.b", "fc.w"));
+  ArrayView w = readSafetensor(path(), "fc.w");
+  EXPECT_EQ(w.type, ElementType::F32);
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::memcmp(w.data, weight.data(), 6 * sizeof(float)), 0);
+  ArrayView b = readSafetensor(path(), "fc.b");
+  EXPECT_EQ(b.type, ElementType::F64);
+  EXPECT_EQ(std::memcmp(b.data, bias.data(), 2 * sizeof(double)), 0);
+  ArrayView s = readSafetensor(path(), "bn.count");
+  EXPECT_TRUE(s.shape.empty());
+  EXPECT_THAT(floatsOf(s), ElementsAre(42.0f));
+
+  tensors.push_back(tensors[0]);
+  EXPECT_THAT(errorOf([&] { safetensorsFile(tensors); }),
+              HasSubstr("cannot write tensor 'fc.w' to a safetensors file "
+                        "twice"));
+}

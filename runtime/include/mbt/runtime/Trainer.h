@@ -25,6 +25,7 @@
 #include "mbt/runtime/Sampler.h"
 #include "mbt/runtime/SequenceDataset.h"
 #include "mbt/runtime/StepRunner.h"
+#include "mbt/runtime/TorchStateDict.h"
 #include "mbt/runtime/TrainOptions.h"
 
 #include <functional>
@@ -118,9 +119,10 @@ public:
   std::vector<double> modelParams(int64_t model) const;
   /// Copy of model `model`'s buffers row.
   std::vector<double> modelBuffers(int64_t model) const;
-  /// Model `model`'s parameters as a PyTorch state dict file (the bytes of
-  /// a .pt: TorchStateDict.h), each under its spec name and shape.
-  std::string modelStateDict(int64_t model) const;
+  /// Model `model`'s state dict: its parameters and buffers (not a loss
+  /// scale's), each under its spec name and shape, pointing into the
+  /// trainer's buffers (valid until the next step).
+  std::vector<NamedTensor> modelStateDict(int64_t model) const;
   /// `out` of the last train step: [M][K] (NaN before the first step).
   std::vector<std::vector<double>> lastTrainOutputs() const;
   /// Whether model `model`'s loss or gradients were ever NaN/inf.

@@ -15,6 +15,7 @@
 #ifndef MBT_RUNTIME_DATA_SAFETENSORS_H
 #define MBT_RUNTIME_DATA_SAFETENSORS_H
 
+#include "mbt/runtime/TorchStateDict.h"
 #include "mbt/runtime/data/Arrays.h"
 
 #include <string>
@@ -33,6 +34,14 @@ std::vector<std::string> safetensorNames(const std::string &path);
 /// (the file's other tensors may also be fp8). A missing name is an error
 /// listing the names the file holds.
 ArrayView readSafetensor(const std::string &path, const std::string &name);
+
+/// The bytes of a .safetensors file holding `tensors` (F32 or F64), their
+/// data in the given order without gaps, the header padded with spaces to
+/// a multiple of 8 bytes (as the safetensors library writes it, so that
+/// every tensor is aligned in a mapping) and `{"format": "pt"}` as its
+/// metadata. safetensors.torch.load_file reads it; so does
+/// readSafetensor. Names must be unique and not "__metadata__".
+std::string safetensorsFile(const std::vector<NamedTensor> &tensors);
 
 } // namespace runtime
 } // namespace mbt

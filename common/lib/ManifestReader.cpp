@@ -555,6 +555,41 @@ void parseSplitOutputs(const Reader &r, const json &root, Manifest &m) {
   }
 }
 
+/// "init_checkpoint"? : {"files" (one, or one per model), "transpose"?
+/// (parameter names), "partial"? (a bool)}.
+void parseInitCheckpoint(const Reader &r, const json &root, Manifest &m) {
+  if (!root.contains("init_checkpoint"))
+    return;
+  const json &init = root["init_checkpoint"];
+  InitCheckpointSpec spec;
+  spec.files = r.strings(r.field(init, "files", "init_checkpoint"),
+                         "init_checkpoint.files");
+  if (spec.files.size() != 1 &&
+      static_cast<int64_t>(spec.files.size()) != m.models)
+    r.fail("init_checkpoint.files",
+           "has " + std::to_string(spec.files.size()) +
+               " files, expected one or one per model (" +
+               std::to_string(m.models) + ")");
+  if (init.contains("transpose"))
+    spec.transpose = r.strings(init["transpose"], "init_checkpoint.transpose");
+  for (size_t i = 0; i < spec.transpose.size(); ++i) {
+    auto param =
+        std::find_if(m.params.begin(), m.params.end(), [&](const ParamSpec &p) {
+          return p.name == spec.transpose[i];
+        });
+    if (param == m.params.end() || param->shape.size() != 2)
+      r.fail(Reader::index("init_checkpoint.transpose", i),
+             "names '" + spec.transpose[i] +
+                 "', which is not a parameter of two dimensions");
+  }
+  if (init.contains("partial")) {
+    if (!init["partial"].is_boolean())
+      r.fail("init_checkpoint.partial", "must be true or false");
+    spec.partial = init["partial"].get<bool>();
+  }
+  m.initCheckpoint = spec;
+}
+
 /// "seeds" (one per model), "outputs" (the loss first), "rank_by"? (one
 /// of them), "precision"?.
 void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
@@ -569,6 +604,7 @@ void parseSeedsAndOutputs(const Reader &r, const json &root, Manifest &m) {
   if (m.outputs.empty())
     r.fail("outputs", "must name at least the loss");
   parseSplitOutputs(r, root, m);
+  parseInitCheckpoint(r, root, m);
   if (root.contains("rank_by")) {
     m.rankBy = r.string(root["rank_by"], "rank_by");
     if (std::find(m.outputs.begin(), m.outputs.end(), m.rankBy) ==

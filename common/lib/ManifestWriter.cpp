@@ -187,6 +187,14 @@ std::string writeManifest(const Manifest &m) {
   if (!m.modelArgValues.empty())
     root["model_args"] = {{"names", m.modelArgNames},
                           {"values", m.modelArgValues}};
+  if (m.initCheckpoint) {
+    json init = {{"files", m.initCheckpoint->files}};
+    if (!m.initCheckpoint->transpose.empty())
+      init["transpose"] = m.initCheckpoint->transpose;
+    if (m.initCheckpoint->partial)
+      init["partial"] = true;
+    root["init_checkpoint"] = init;
+  }
   if (!m.splitOutputs.empty()) {
     json split = json::array();
     for (const SplitOutput &output : m.splitOutputs)

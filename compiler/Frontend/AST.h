@@ -413,6 +413,13 @@ struct SweepConfig {
   Location rankByLoc;
   /// The files of the user's own data (mlir::mbt::isFileDataSet(data)).
   ::mbt::DataSource source;
+  /// init = checkpoint(...): the files the models start from (one for all,
+  /// or one per model; empty: the spec's initializers), the parameters
+  /// stored transposed in them, and whether a file may lack parameters
+  /// (which keep their initializers) and hold others (ignored).
+  std::vector<std::string> initFiles;
+  std::vector<std::string> initTranspose;
+  bool initPartial = false;
   /// Where the sweep chooses its data set (unset without a `data` setting).
   Location dataLoc;
   int64_t batchSize = 64;

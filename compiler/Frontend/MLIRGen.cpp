@@ -39,6 +39,26 @@ namespace {
 /// The sweep's `data_source`: the settings of the user's own files, keyed
 /// as in the language, those at their defaults left out; null for a
 /// built-in data set.
+/// The sweep's `init_checkpoint` (null without `init = checkpoint(...)`).
+mlir::DictionaryAttr initCheckpointAttr(mlir::Builder &builder,
+                                        const SweepConfig &config) {
+  if (config.initFiles.empty())
+    return {};
+  auto strings = [&](const std::vector<std::string> &values) {
+    llvm::SmallVector<llvm::StringRef> refs(values.begin(), values.end());
+    return builder.getStrArrayAttr(refs);
+  };
+  llvm::SmallVector<mlir::NamedAttribute> entries{
+      builder.getNamedAttr("files", strings(config.initFiles))};
+  if (!config.initTranspose.empty())
+    entries.push_back(
+        builder.getNamedAttr("transpose", strings(config.initTranspose)));
+  if (config.initPartial)
+    entries.push_back(
+        builder.getNamedAttr("partial", builder.getBoolAttr(true)));
+  return builder.getDictionaryAttr(entries);
+}
+
 mlir::DictionaryAttr dataSourceAttr(mlir::Builder &builder,
                                     const SweepConfig &config) {
   if (!mlir::mbt::isFileDataSet(config.data))
@@ -537,7 +557,8 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
       scale ? builder.getI64IntegerAttr(scale->growthInterval)
             : mlir::IntegerAttr(),
       config.rankBy.empty() ? mlir::StringAttr()
-                            : builder.getStringAttr(config.rankBy));
+                            : builder.getStringAttr(config.rankBy),
+      initCheckpointAttr(builder, config));
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -15,6 +15,21 @@
 
 namespace mbt {
 
+/// `given`, a path in the spec at `loc`, made absolute against the spec's
+/// folder; warns when no such file exists yet (training reads it later).
+/// An empty path is an error ("WHAT must name a file").
+std::optional<std::string> resolveSpecPath(mlir::MLIRContext &ctx,
+                                           const Location &loc,
+                                           llvm::StringRef given,
+                                           llvm::StringRef what);
+
+/// Checks `init = checkpoint(FILE or [FILE per model], transpose = [NAME,
+/// ...], partial = false)` into config's init settings (SemaCheckpoint.cpp):
+/// one file, or one per model of the sweep's `models`.
+mlir::LogicalResult checkInitCheckpoint(mlir::MLIRContext &ctx,
+                                        const ExprAST &value, int64_t models,
+                                        SweepConfig &config);
+
 /// Checks the arguments of `data = NAME(...)` for a sequence data set
 /// (`call` is null for a bare name) into `config`: batch, shuffle_seed,
 /// batching (dynamic, fixed, group_by_length, fixed_shape), token_budget,

@@ -85,21 +85,10 @@ std::optional<std::string> SourceChecker::path(const ExprAST &value,
   std::optional<std::string> given = text(value, what);
   if (!given)
     return std::nullopt;
-  if (given->empty()) {
-    error(value.loc()) << what << " must name a file";
-    return std::nullopt;
-  }
-  llvm::SmallString<256> resolved;
-  if (!llvm::sys::path::is_absolute(*given) && value.loc().file)
-    resolved = llvm::sys::path::parent_path(sourceFilePath(*value.loc().file));
-  llvm::sys::path::append(resolved, *given);
-  llvm::sys::fs::make_absolute(resolved);
-  llvm::sys::path::remove_dots(resolved, /*remove_dot_dot=*/true);
-  if (!llvm::sys::fs::exists(resolved))
-    mlir::emitWarning(toMLIRLoc(ctx, value.loc()))
-        << what << " '" << resolved
-        << "' does not exist (yet); training reads it when it starts";
-  return std::string(resolved);
+  std::optional<std::string> resolved =
+      resolveSpecPath(ctx, value.loc(), *given, what);
+  ok &= resolved.has_value();
+  return resolved;
 }
 
 /// A CSV column: a header name (a string) or a 0-based index (an integer).
@@ -226,6 +215,27 @@ void SourceChecker::check(mlir::mbt::DataSet data,
       set(data, param, *value);
 }
 } // namespace
+
+std::optional<std::string> mbt::resolveSpecPath(mlir::MLIRContext &ctx,
+                                                const Location &loc,
+                                                llvm::StringRef given,
+                                                llvm::StringRef what) {
+  if (given.empty()) {
+    emitError(ctx, loc) << what << " must name a file";
+    return std::nullopt;
+  }
+  llvm::SmallString<256> resolved;
+  if (!llvm::sys::path::is_absolute(given) && loc.file)
+    resolved = llvm::sys::path::parent_path(sourceFilePath(*loc.file));
+  llvm::sys::path::append(resolved, given);
+  llvm::sys::fs::make_absolute(resolved);
+  llvm::sys::path::remove_dots(resolved, /*remove_dot_dot=*/true);
+  if (!llvm::sys::fs::exists(resolved))
+    mlir::emitWarning(toMLIRLoc(ctx, loc))
+        << what << " '" << resolved
+        << "' does not exist (yet); training reads it when it starts";
+  return std::string(resolved);
+}
 
 llvm::SmallVector<llvm::StringRef>
 mbt::dataSourceParams(mlir::mbt::DataSet data) {

@@ -29,9 +29,9 @@ using mlir::success;
 namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {
-    "models",   "model",    "seed",      "optim",      "data",
-    "epochs",   "grid",     "draw_seed", "fold",       "clip",
-    "schedule", "no_decay", "precision", "loss_scale", "rank_by"};
+    "models",    "model",      "seed",    "optim", "data",     "epochs",
+    "grid",      "draw_seed",  "fold",    "clip",  "schedule", "no_decay",
+    "precision", "loss_scale", "rank_by", "init"};
 
 /// The arguments every data set of samples takes (after a data set of
 /// files' own, SemaDataSource.cpp).
@@ -125,6 +125,9 @@ LogicalResult SweepChecker::check() {
   checkNoDecay();
   checkRankBy();
   checkPrecision(eval);
+  if (const ExprAST *init = lookup("init"))
+    ok &= succeeded(
+        checkInitCheckpoint(ctx, *init, numModels.value_or(1), config));
   // A schedule scales `lr`, and no_decay zeroes `weight_decay`: the
   // optimizer must have them.
   if (ok && !config.optimizer.empty()) {

@@ -271,6 +271,26 @@ void readPrecision(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
   m.lossScale = scale;
 }
 
+/// The sweep's init_checkpoint (verified by the sweep op).
+void readInitCheckpoint(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
+  DictionaryAttr init = sweep.getInitCheckpointAttr();
+  if (!init)
+    return;
+  ::mbt::InitCheckpointSpec spec;
+  auto strings = [](ArrayAttr list) {
+    std::vector<std::string> out;
+    for (Attribute a : list)
+      out.push_back(cast<StringAttr>(a).getValue().str());
+    return out;
+  };
+  spec.files = strings(init.getAs<ArrayAttr>("files"));
+  if (auto transpose = init.getAs<ArrayAttr>("transpose"))
+    spec.transpose = strings(transpose);
+  if (auto partial = init.getAs<BoolAttr>("partial"))
+    spec.partial = partial.getValue();
+  m.initCheckpoint = spec;
+}
+
 /// The outputs from the name of the output each result of the step feeds
 /// (mbt.outputs): a metric over a whole split (mbt.split_metrics) feeds
 /// several consecutive results, every other output one.
@@ -336,6 +356,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   readOptimizer(rule, sweep, m);
   readPerModelSettings(sweep, m);
   readOutputs(module, outputs, m);
+  readInitCheckpoint(sweep, m);
   readData(sweep, m);
   m.epochs = static_cast<int64_t>(sweep.getEpochs());
   readPrecision(sweep, m);

@@ -12,6 +12,7 @@
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Init.h"
+#include "mbt/runtime/InitCheckpoint.h"
 #include "mbt/runtime/Kernels.h"
 
 #include <algorithm>
@@ -101,6 +102,7 @@ void StepRunner::initialize() {
     initModelBuffers(manifest, manifest.seeds[model], bufferRow.data());
     buffersBuf.store(model * q, bufferRow.data(), q);
   }
+  loadInitCheckpoint(manifest, paramsBuf, buffersBuf);
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];

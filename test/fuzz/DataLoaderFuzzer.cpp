@@ -5,8 +5,8 @@
 // run checkpoint, an artifact's manifest (which must also come back the
 // same when written and read again), sequence data (JSONL, .mbtseq, a
 // fortunes file), and the user's own data: .npy, .npz, .safetensors, CSV
-// and PNG or JPEG images. The first byte picks the reader; the rest is the
-// file.
+// and PNG or JPEG images (a .safetensors also as a warm start's weights).
+// The first byte picks the reader; the rest is the file.
 // One more case checks the batcher's promises on arbitrary lengths and
 // settings: every sample in exactly one step, no step over the budget. A reader
 // must accept the bytes or throw mbt::runtime::RuntimeError; a crash, a
@@ -19,6 +19,7 @@
 #include "mbt/runtime/FashionMnist.h"
 #include "mbt/runtime/Fortunes.h"
 #include "mbt/runtime/IdxReader.h"
+#include "mbt/runtime/InitCheckpoint.h"
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/SequenceFiles.h"
@@ -205,6 +206,28 @@ void checkCsv(const uint8_t *data, size_t size) {
   applyStandardization(fitStandardization(train), train);
 }
 
+/// The file as the warm start of two models with w [2, 2] (stored
+/// transposed) and b [2]; partial, so a file of any names is taken.
+void checkInitCheckpoint(const std::string &path, bool f64) {
+  using namespace mbt::runtime;
+  Manifest m;
+  m.model = "fuzz";
+  m.models = 2;
+  m.params = {{"w", {2, 2}, 0, 4, {}}, {"b", {2}, 4, 2, {}}};
+  m.paramCount = 6;
+  mbt::InitCheckpointSpec init;
+  init.files = {path};
+  init.transpose = {"w"};
+  init.partial = true;
+  m.initCheckpoint = init;
+  mbt::DType type = f64 ? mbt::DType::F64 : mbt::DType::F32;
+  FloatBuffer params(type, 12, "params"), buffers(type, 0, "buffers");
+  loadInitCheckpoint(m, params, buffers);
+  for (int64_t i = 0; i < 12; ++i)
+    if (!std::isfinite(params.get(i)))
+      __builtin_trap(); // a loaded value is checked finite
+}
+
 /// The bytes as the one image of a one-class image folder, read as 8x8
 /// gray: decoded (PNG or JPEG by the magic), converted, resized, cropped.
 /// `smallLimits` keeps the odd run fast; the others keep the real limits.
@@ -310,12 +333,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           [&](const std::string &name) { return readNpzArray(path, name); });
       break;
     }
-    case 10: { // every tensor of a .safetensors file
+    case 10: { // every tensor of a .safetensors file, then as a warm start
       std::string path = scratch("data.safetensors");
       writeFile(path, file, n);
       useEach(
           safetensorNames(path), data[0] / 13 % 2,
           [&](const std::string &name) { return readSafetensor(path, name); });
+      checkInitCheckpoint(path, data[0] / 13 % 2);
       break;
     }
     case 11:

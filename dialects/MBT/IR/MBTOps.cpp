@@ -288,10 +288,41 @@ static LogicalResult verifyDataSource(SweepOp sweep) {
   return success();
 }
 
+/// init_checkpoint: {files = [one, or one per model], transpose = [...]?,
+/// partial = bool?} and nothing else.
+static LogicalResult verifyInitCheckpoint(SweepOp sweep, int64_t models) {
+  DictionaryAttr init = sweep.getInitCheckpointAttr();
+  if (!init)
+    return success();
+  auto strings = [](Attribute attr) {
+    auto list = dyn_cast_or_null<ArrayAttr>(attr);
+    return list &&
+           llvm::all_of(list, [](Attribute a) { return isa<StringAttr>(a); });
+  };
+  auto files = init.getAs<ArrayAttr>("files");
+  if (!strings(files) || files.empty() ||
+      (files.size() != 1 && static_cast<int64_t>(files.size()) != models))
+    return sweep.emitOpError("init_checkpoint needs 'files': one path, or one "
+                             "per model (")
+           << models << ")";
+  for (NamedAttribute entry : init) {
+    StringRef key = entry.getName().getValue();
+    bool fits = key == "files" ||
+                (key == "transpose" && strings(entry.getValue())) ||
+                (key == "partial" && isa<BoolAttr>(entry.getValue()));
+    if (!fits)
+      return sweep.emitOpError("init_checkpoint has a bad entry '")
+             << key << "' (files, transpose: strings; partial: a bool)";
+  }
+  return success();
+}
+
 LogicalResult SweepOp::verify() {
   int64_t models = static_cast<int64_t>(getModels());
   if (models < 1)
     return emitOpError("needs at least one model, got ") << models;
+  if (failed(verifyInitCheckpoint(*this, models)))
+    return failure();
   if (failed(verifyLossScale(*this, getPrecision() == Precision::f16)))
     return failure();
   if (getHyperNames().size() != getHyper().size())

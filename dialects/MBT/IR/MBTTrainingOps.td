@@ -309,7 +309,11 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     normalization of an `image_folder` (`mean`, `std`); a built-in data
     set has none. `rank_by`, when present, names the output of the model
     (its loss or a metric, `mbt.outputs`) that the results rank the models
-    by. The enumerations are enum attributes
+    by. `init_checkpoint`, when present, is the warm start `init =
+    checkpoint(...)`: `files` (absolute paths of safetensors files, one for
+    every model or one per model), `transpose` (parameters stored
+    transposed) and `partial` (a file may lack parameters and hold others).
+    The enumerations are enum attributes
     (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
     `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.
 
@@ -361,7 +365,8 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<F64Attr>:$growth_factor,
                        OptionalAttr<F64Attr>:$backoff_factor,
                        OptionalAttr<I64Attr>:$growth_interval,
-                       OptionalAttr<StrAttr>:$rank_by);
+                       OptionalAttr<StrAttr>:$rank_by,
+                       OptionalAttr<DictionaryAttr>:$init_checkpoint);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -513,6 +513,37 @@ TEST(ManifestTest, ReadsSplitOutputsAndTheirColumns) {
                                        "be between 1 and 2^20"));
 }
 
+// Mutations caught: init_checkpoint not written or not read, fileOf not
+// picking the model's own file, and each check dropped.
+TEST(ManifestTest, ReadsAnInitCheckpoint) {
+  json m = goodManifest(); // 2 models; params w1 [784, 128], b1 [128], ...
+  m["init_checkpoint"] = {{"files", {"/a.safetensors", "/b.safetensors"}},
+                          {"transpose", {"w1"}},
+                          {"partial", true}};
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  ASSERT_TRUE(parsed.initCheckpoint.has_value());
+  EXPECT_EQ(parsed.initCheckpoint->fileOf(1), "/b.safetensors");
+  EXPECT_TRUE(parsed.initCheckpoint->partial);
+  Manifest again = parseManifest(writeManifest(parsed), "again");
+  EXPECT_EQ(again.initCheckpoint->files, parsed.initCheckpoint->files);
+  EXPECT_EQ(again.initCheckpoint->transpose, std::vector<std::string>{"w1"});
+  EXPECT_TRUE(again.initCheckpoint->partial);
+
+  json bad = m;
+  bad["init_checkpoint"]["files"] = {"/a", "/b", "/c"};
+  EXPECT_THAT(errorFor(bad), HasSubstr("field 'init_checkpoint.files': has 3 "
+                                       "files, expected one or one per "
+                                       "model (2)"));
+  bad = m;
+  bad["init_checkpoint"]["transpose"] = {"b1"};
+  EXPECT_THAT(errorFor(bad), HasSubstr("names 'b1', which is not a parameter "
+                                       "of two dimensions"));
+  bad = m;
+  bad["init_checkpoint"]["partial"] = 1;
+  EXPECT_THAT(errorFor(bad), HasSubstr("field 'init_checkpoint.partial': "
+                                       "must be true or false"));
+}
+
 TEST(ManifestTest, RejectsAnUnknownRouting) {
   json m = goodManifest();
   m["data"]["routing"] = "stratified";

@@ -175,6 +175,21 @@ struct SplitOutput {
   int64_t columns() const { return reduce == Reduce::R2 ? 3 * width : width; }
 };
 
+/// A warm start (`init = checkpoint(...)`): safetensors files whose tensors
+/// replace the initial parameters and buffers, matched by name.
+struct InitCheckpointSpec {
+  /// One file for every model, or one per model; absolute paths.
+  std::vector<std::string> files;
+  /// Parameters stored transposed (PyTorch's nn.Linear keeps [out, in]).
+  std::vector<std::string> transpose;
+  /// Whether a file may lack parameters (they keep their initializers)
+  /// and hold tensors the model does not have (ignored).
+  bool partial = false;
+  const std::string &fileOf(int64_t model) const {
+    return files.size() == 1 ? files[0] : files[static_cast<size_t>(model)];
+  }
+};
+
 /// The parsed, validated manifest. Sizes use the ABI's letters.
 struct Manifest {
   int64_t abiVersion = 0;
@@ -241,6 +256,8 @@ struct Manifest {
   std::string precision;
   /// The loss scale of precision f16, if the artifact has one.
   std::optional<LossScaleSpec> lossScale;
+  /// Where the models start from, if not from their initializers.
+  std::optional<InitCheckpointSpec> initCheckpoint;
 
   int64_t numSlots() const { return static_cast<int64_t>(slots.size()); }
   int64_t numHyper() const { return static_cast<int64_t>(hyperNames.size()); }

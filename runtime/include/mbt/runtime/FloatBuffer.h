@@ -73,6 +73,17 @@ public:
       dst[i] = static_cast<double>(src[i]);
   }
 
+  /// Writes `src[0, n)`, rounded to the buffer's type, at `offset`.
+  void store(int64_t offset, const double *src, int64_t n) {
+    if (type == DType::F64) {
+      std::memcpy(f64.data() + offset, src, sizeof(double) * n);
+      return;
+    }
+    float *dst = f32.data() + offset;
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = static_cast<float>(src[i]);
+  }
+
 private:
   void check(DType requested) const {
     if (requested != type)

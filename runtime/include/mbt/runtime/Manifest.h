@@ -18,6 +18,7 @@ namespace runtime {
 
 using ::mbt::DataSource;
 using ::mbt::DataSpec;
+using ::mbt::InitCheckpointSpec;
 using ::mbt::initKindName;
 using ::mbt::InitSpec;
 using ::mbt::isFileDataSet;

@@ -1,0 +1,98 @@
+//===- SemaCheckpoint.cpp - init = checkpoint(...) in the sweep -----------===//
+//
+// A warm start: every model begins from the tensors of a safetensors file
+// rather than from its parameters' initializers. The files are resolved
+// against the spec's folder here; their tensors are matched to the
+// parameters by name when training starts (runtime/lib/InitCheckpoint.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend/SemaData.h"
+
+#include "compiler/Frontend/ConstEval.h"
+#include "compiler/Frontend/Diagnostics.h"
+
+using namespace mbt;
+
+namespace {
+
+/// The strings of a string or a list of strings; null after an error.
+std::optional<std::vector<const StringExprAST *>>
+stringsOf(mlir::MLIRContext &ctx, const ExprAST &value, llvm::StringRef what) {
+  std::vector<const ExprAST *> items;
+  if (const auto *list = llvm::dyn_cast<ListExprAST>(&value))
+    for (const auto &element : list->getElements())
+      items.push_back(element.get());
+  else
+    items.push_back(&value);
+  std::vector<const StringExprAST *> strings;
+  for (const ExprAST *item : items) {
+    const auto *string = llvm::dyn_cast<StringExprAST>(item);
+    if (!string) {
+      emitError(ctx, item->loc()) << what;
+      return std::nullopt;
+    }
+    strings.push_back(string);
+  }
+  return strings;
+}
+
+} // namespace
+
+mlir::LogicalResult mbt::checkInitCheckpoint(mlir::MLIRContext &ctx,
+                                             const ExprAST &value,
+                                             int64_t models,
+                                             SweepConfig &config) {
+  const auto *call = llvm::dyn_cast<CallExprAST>(&value);
+  if (!call || call->getCallee() != "checkpoint") {
+    emitError(ctx, value.loc())
+        << "init must be checkpoint(\"FILE.safetensors\"), or "
+           "checkpoint([\"FILE\", ...]) with one file per model";
+    return mlir::failure();
+  }
+  auto bound = bindArguments(ctx, *call, {"file", "transpose", "partial"},
+                             "init 'checkpoint'", "argument");
+  if (mlir::failed(bound))
+    return mlir::failure();
+  const ExprAST *files = (*bound)[0];
+  if (!files) {
+    emitError(ctx, call->loc()) << "checkpoint needs its file: "
+                                   "checkpoint(\"base.safetensors\")";
+    return mlir::failure();
+  }
+  auto paths = stringsOf(ctx, *files,
+                         "checkpoint's file must be a path in quotes, or a "
+                         "list of them (one per model)");
+  if (!paths)
+    return mlir::failure();
+  if (paths->size() != 1 && static_cast<int64_t>(paths->size()) != models) {
+    emitError(ctx, files->loc())
+        << "checkpoint lists " << paths->size() << " files for " << models
+        << " models: give one file for all, or one per model";
+    return mlir::failure();
+  }
+  for (const StringExprAST *path : *paths) {
+    std::optional<std::string> resolved =
+        resolveSpecPath(ctx, path->loc(), path->getValue(), "the checkpoint");
+    if (!resolved)
+      return mlir::failure();
+    config.initFiles.push_back(*resolved);
+  }
+  if (const ExprAST *transpose = (*bound)[1]) {
+    auto names = stringsOf(ctx, *transpose,
+                           "transpose must list parameter names in quotes, "
+                           "such as [\"fc1.w\"]");
+    if (!names)
+      return mlir::failure();
+    for (const StringExprAST *name : *names)
+      config.initTranspose.push_back(name->getValue().str());
+  }
+  if (const ExprAST *partial = (*bound)[2]) {
+    const auto *var = llvm::dyn_cast<VariableExprAST>(partial);
+    if (!var || (var->getName() != "true" && var->getName() != "false")) {
+      emitError(ctx, partial->loc()) << "partial must be true or false";
+      return mlir::failure();
+    }
+    config.initPartial = var->getName() == "true";
+  }
+  return mlir::success();
+}

@@ -1,0 +1,180 @@
+//===- InitCheckpoint.cpp - Models that start from trained weights --------===//
+#include "mbt/runtime/InitCheckpoint.h"
+
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/data/Safetensors.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace mbt {
+namespace runtime {
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+/// A float tensor's elements as double (exact for every dtype read).
+std::vector<double> valuesOf(const ArrayView &tensor) {
+  std::vector<double> values(static_cast<size_t>(tensor.elements()));
+  if (tensor.type == ElementType::F64) {
+    std::memcpy(values.data(), tensor.data, values.size() * sizeof(double));
+  } else if (tensor.type == ElementType::F32 ||
+             tensor.type == ElementType::F16 ||
+             tensor.type == ElementType::BF16) {
+    std::vector<float> narrow(values.size());
+    convertToFloat(tensor.type, tensor.data, narrow.size(), narrow.data());
+    std::copy(narrow.begin(), narrow.end(), values.begin());
+  } else {
+    throw RuntimeError(fmt::format(
+        "{} holds {} values; a parameter takes F32, F64, F16 or BF16",
+        tensor.origin, elementTypeName(tensor.type)));
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw RuntimeError(fmt::format("{} holds {} at element {}", tensor.origin,
+                                     values[i], i));
+  return values;
+}
+
+/// The tensors of one file, checked against the model's parameters and
+/// buffers and laid out as one model's rows of params and buffers.
+class CheckpointRows {
+public:
+  CheckpointRows(const Manifest &manifest, const std::string &path)
+      : manifest(manifest), path(path), names(safetensorNames(path)) {}
+
+  /// Writes the file's tensors into one model's rows (a tensor the file
+  /// lacks leaves its place as it is, under `partial`).
+  void load(std::vector<double> &paramRow, std::vector<double> &bufferRow) {
+    const InitCheckpointSpec &init = *manifest.initCheckpoint;
+    std::set<std::string> used;
+    for (const ParamSpec &param : manifest.params)
+      if (read(param, init, paramRow))
+        used.insert(param.name);
+    for (size_t k = 0; k < manifest.buffers.size(); ++k) {
+      if (manifest.lossScale &&
+          manifest.lossScale->holds(static_cast<int64_t>(k)))
+        continue;
+      if (read(manifest.buffers[k], init, bufferRow))
+        used.insert(manifest.buffers[k].name);
+    }
+    std::vector<std::string> extra;
+    for (const std::string &name : names)
+      if (!used.count(name))
+        extra.push_back("'" + name + "'");
+    if (!extra.empty() && !init.partial)
+      throw RuntimeError(fmt::format(
+          "'{}' holds tensors that are not parameters or buffers of model "
+          "'{}': {} (checkpoint(..., partial = true) ignores them)",
+          path, manifest.model, fmt::join(extra, ", ")));
+  }
+
+private:
+  /// Reads `spec`'s tensor into row[spec.offset, + size); false when the
+  /// file lacks it and that is allowed.
+  bool read(const ParamSpec &spec, const InitCheckpointSpec &init,
+            std::vector<double> &row) {
+    if (!std::binary_search(names.begin(), names.end(), spec.name)) {
+      if (init.partial)
+        return false;
+      throw RuntimeError(fmt::format(
+          "'{}' has no tensor '{}' for model '{}' (checkpoint(..., partial "
+          "= true) keeps the initializer of what the file lacks)",
+          path, spec.name, manifest.model));
+    }
+    ArrayView tensor = readSafetensor(path, spec.name);
+    bool transposed =
+        std::count(init.transpose.begin(), init.transpose.end(), spec.name) > 0;
+    std::vector<int64_t> expected = spec.shape;
+    if (transposed)
+      std::reverse(expected.begin(), expected.end());
+    if (tensor.shape != expected) {
+      std::vector<int64_t> reversed = tensor.shape;
+      std::reverse(reversed.begin(), reversed.end());
+      std::string hint =
+          !transposed && tensor.shape.size() == 2 && reversed == spec.shape
+              ? fmt::format(" (it looks transposed, as nn.Linear's [out, "
+                            "in]: checkpoint(..., transpose = [\"{}\"]))",
+                            spec.name)
+              : "";
+      throw RuntimeError(fmt::format(
+          "{} has shape {}, but '{}' of model '{}' "
+          "is {}{}{}",
+          tensor.origin, shapeText(tensor.shape), spec.name, manifest.model,
+          shapeText(spec.shape),
+          transposed ? " (transposed: " + shapeText(expected) + ")" : "",
+          hint));
+    }
+    const std::vector<double> &values = valuesFor(spec, tensor, transposed);
+    std::copy(values.begin(), values.end(), row.data() + spec.offset);
+    return true;
+  }
+
+  /// The tensor's values in the parameter's layout, converted once for
+  /// all the models that start from this file.
+  const std::vector<double> &
+  valuesFor(const ParamSpec &spec, const ArrayView &tensor, bool transposed) {
+    auto cached = converted.find(spec.name);
+    if (cached != converted.end())
+      return cached->second;
+    std::vector<double> values = valuesOf(tensor);
+    if (transposed) {
+      int64_t rows = spec.shape[0], cols = spec.shape[1];
+      std::vector<double> file = std::move(values);
+      values.assign(file.size(), 0.0);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          values[i * cols + j] = file[j * rows + i];
+    }
+    return converted.emplace(spec.name, std::move(values)).first->second;
+  }
+
+  const Manifest &manifest;
+  std::string path;
+  std::vector<std::string> names; // sorted
+  std::map<std::string, std::vector<double>> converted;
+};
+
+/// Row `model` of a [M, width] buffer, widened to double.
+std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
+                          int64_t width) {
+  std::vector<double> row(static_cast<size_t>(width));
+  for (int64_t i = 0; i < width; ++i)
+    row[i] = buffer.get(model * width + i);
+  return row;
+}
+
+} // namespace
+
+void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
+                        FloatBuffer &buffers) {
+  if (!manifest.initCheckpoint)
+    return;
+  int64_t p = manifest.paramCount, q = manifest.bufferCount;
+  std::map<std::string, CheckpointRows> files;
+  for (int64_t model = 0; model < manifest.models; ++model) {
+    const std::string &path = manifest.initCheckpoint->fileOf(model);
+    auto file = files.find(path);
+    if (file == files.end())
+      file = files.emplace(path, CheckpointRows(manifest, path)).first;
+    // Each model's own rows: what a partial file lacks keeps the model's
+    // own initial values.
+    std::vector<double> paramRow = rowOf(params, model, p);
+    std::vector<double> bufferRow = rowOf(buffers, model, q);
+    file->second.load(paramRow, bufferRow);
+    params.store(model * p, paramRow.data(), p);
+    buffers.store(model * q, bufferRow.data(), q);
+  }
+}
+
+} // namespace runtime
+} // namespace mbt

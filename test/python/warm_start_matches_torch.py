@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""A sweep that starts from PyTorch's weights trains as PyTorch does.
+
+Builds a two-layer MLP in PyTorch (nn.Linear 8-16-3, tanh), initialized by
+torch's own rules, and writes its state dict as a .safetensors file (by the
+format's definition: a little-endian u64 header length, the JSON header,
+the raw float32 tensors) under the spec's parameter names, each
+nn.Linear weight in PyTorch's [out, in] layout. The mbt sweep starts two
+models from it with `init = checkpoint(..., transpose = [...])`:
+  - model 0 has lr 0: its test loss is the initial one, which must be the
+    loss of the PyTorch module on the same test set (within 1e-6), and its
+    parameters stay the file's, bit for bit;
+  - model 1 trains 20 steps of SGD (lr 0.1, every step the whole training
+    set, so the batch order cannot matter): its parameters must be those
+    of the PyTorch module after the same 20 steps (within 1e-5).
+A loader that ignores the file, transposes the wrong parameter or reads a
+tensor into another's place fails it, and so does a step that is not
+torch's SGD. Exit status 0 when all agree; a message and 1 otherwise.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+SPEC = """
+import "nn"
+model mlp {
+  input  x: f32[8]
+  target y: class[3]
+  fc1    = linear(x, 16)
+  fc2    = linear(tanh(fc1), 3)
+  loss   = cross_entropy(fc2, y)
+}
+sweep {
+  models = 2
+  seed   = [0, 1]
+  optim  = sgd(lr = [0.0, 0.1])
+  data   = npy(x = "x.npy", y = "y.npy", test_x = "tx.npy", test_y = "ty.npy",
+               batch = 64)
+  epochs = 20
+  init   = checkpoint("base.safetensors", transpose = ["fc1.w", "fc2.w"])
+}
+"""
+STEPS, LR = 20, 0.1
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> float32 torch tensor, written in order."""
+    header, offset, blobs = {}, 0, []
+    for name, tensor in tensors.items():
+        blob = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + len(blob)]}
+        offset += len(blob)
+        blobs.append(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        dtype = {"F32": "<f4", "F64": "<f8"}[entry["dtype"]]
+        out[name] = np.frombuffer(data[8 + size + begin:8 + size + end],
+                                  dtype=dtype).reshape(entry["shape"])
+    return out
+
+
+def mbt_names(module):
+    """The module's tensors under the spec's names, in PyTorch's layout."""
+    return {"fc1.w": module.fc1.weight, "fc1.b": module.fc1.bias,
+            "fc2.w": module.fc2.weight, "fc2.b": module.fc2.bias}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mbtc", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    w = lambda name: os.path.join(args.work, name)
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 64).astype(np.int64)
+    tx = rng.standard_normal((32, 8)).astype(np.float32)
+    ty = rng.integers(0, 3, 32).astype(np.int64)
+    for name, array in (("x", x), ("y", y), ("tx", tx), ("ty", ty)):
+        np.save(w(name + ".npy"), array)
+
+    torch.manual_seed(3)
+    module = Mlp()
+    start = {k: v.detach().clone() for k, v in mbt_names(module).items()}
+    write_safetensors(w("base.safetensors"), start)
+    with torch.no_grad():
+        initial = torch.nn.functional.cross_entropy(
+            module(torch.from_numpy(tx)), torch.from_numpy(ty)).item()
+    optimizer = torch.optim.SGD(module.parameters(), lr=LR)
+    for _ in range(STEPS):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(
+            module(torch.from_numpy(x)), torch.from_numpy(y)).backward()
+        optimizer.step()
+    trained = {k: v.detach().numpy() for k, v in mbt_names(module).items()}
+
+    with open(w("spec.mbt"), "w") as f:
+        f.write(SPEC)
+    run = subprocess.run([args.mbtc, "train", w("spec.mbt"), "--out",
+                          w("run"), "--quiet"], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(run.stdout + run.stderr)
+        return 1
+    with open(w("run/leaderboard.json")) as f:
+        board = {row["model"]: row for row in json.load(f)}
+    failures = []
+    loss0 = board[0]["test_loss"]
+    print("initial test loss: torch %.9f, mbt (lr 0) %.9f" % (initial, loss0))
+    if abs(loss0 - initial) > 1e-6:
+        failures.append("initial test loss %r, torch's %r" % (loss0, initial))
+
+    def layout(name, array):  # the spec's [in, out] from torch's [out, in]
+        return array.T if name.endswith(".w") else array
+
+    unchanged = read_safetensors(w("run/models/model-0.safetensors"))
+    for name, tensor in start.items():
+        if not np.array_equal(unchanged[name], layout(name, tensor.numpy())):
+            failures.append("model 0 (lr 0): %s is not the file's" % name)
+    after = read_safetensors(w("run/models/model-1.safetensors"))
+    worst = max(float(np.max(np.abs(after[n] - layout(n, trained[n]))))
+                for n in trained)
+    print("after %d SGD steps: largest parameter difference to torch %.2e "
+          "(tolerance 1e-5)" % (STEPS, worst))
+    if worst > 1e-5:
+        failures.append("parameters after %d steps differ by %g" %
+                        (STEPS, worst))
+    for failure in failures:
+        print("warm_start_matches_torch: " + failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,6 +27,8 @@ import sys
 
 import torch
 
+from safetensors_io import read_safetensors
+
 SPEC = """
 model mlp {
   input  x: f32[784]
@@ -81,25 +83,10 @@ def read_idx(path):
                             dtype=torch.uint8).reshape(shape)
 
 
-TORCH_DTYPES = {"F32": torch.float32, "F64": torch.float64,
-                "F16": torch.float16, "BF16": torch.bfloat16}
-
-
-def read_safetensors(path):
+def read_safetensors_as_torch(path):
     """The tensors of a .safetensors file, read by the format's definition."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + size])
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        raw = bytearray(data[8 + size + begin:8 + size + end])
-        tensors[name] = torch.frombuffer(
-            raw, dtype=TORCH_DTYPES[entry["dtype"]]).reshape(entry["shape"])
-    return tensors
+    return {name: torch.from_numpy(array.copy())
+            for name, array in read_safetensors(path).items()}
 
 
 def same_tensors(state, other):
@@ -116,7 +103,7 @@ def same_tensors(state, other):
 def safetensors_agree(path, state):
     """What differs between the .safetensors at `path` and `state`."""
     problems = []
-    readers = [("by hand", read_safetensors)]
+    readers = [("by hand", read_safetensors_as_torch)]
     try:
         from safetensors.torch import load_file
         readers.append(("safetensors.torch", load_file))

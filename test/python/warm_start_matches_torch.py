@@ -21,12 +21,13 @@ import argparse
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
 import numpy as np
 import torch
+
+from safetensors_io import read_safetensors, write_safetensors
 
 SPEC = """
 import "nn"
@@ -60,37 +61,6 @@ class Mlp(torch.nn.Module):
         return self.fc2(torch.tanh(self.fc1(x)))
 
 
-def write_safetensors(path, tensors):
-    """tensors: name -> float32 torch tensor, written in order."""
-    header, offset, blobs = {}, 0, []
-    for name, tensor in tensors.items():
-        blob = tensor.detach().contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        offset += len(blob)
-        blobs.append(blob)
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + size])
-    out = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        dtype = {"F32": "<f4", "F64": "<f8"}[entry["dtype"]]
-        out[name] = np.frombuffer(data[8 + size + begin:8 + size + end],
-                                  dtype=dtype).reshape(entry["shape"])
-    return out
-
-
 def mbt_names(module):
     """The module's tensors under the spec's names, in PyTorch's layout."""
     return {"fc1.w": module.fc1.weight, "fc1.b": module.fc1.bias,
@@ -117,7 +87,8 @@ def main():
     torch.manual_seed(3)
     module = Mlp()
     start = {k: v.detach().clone() for k, v in mbt_names(module).items()}
-    write_safetensors(w("base.safetensors"), start)
+    write_safetensors(w("base.safetensors"),
+                      {k: v.numpy() for k, v in start.items()})
     with torch.no_grad():
         initial = torch.nn.functional.cross_entropy(
             module(torch.from_numpy(tx)), torch.from_numpy(ty)).item()

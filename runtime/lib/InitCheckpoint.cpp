@@ -49,22 +49,23 @@ std::vector<double> valuesOf(const ArrayView &tensor) {
 /// buffers and laid out as one model's rows of params and buffers.
 class CheckpointRows {
 public:
-  CheckpointRows(const Manifest &manifest, const std::string &path)
-      : manifest(manifest), path(path), names(safetensorNames(path)) {}
+  CheckpointRows(const Manifest &manifest, const InitCheckpointSpec &init,
+                 const std::string &path)
+      : manifest(manifest), init(init), path(path),
+        names(safetensorNames(path)) {}
 
   /// Writes the file's tensors into one model's rows (a tensor the file
   /// lacks leaves its place as it is, under `partial`).
   void load(std::vector<double> &paramRow, std::vector<double> &bufferRow) {
-    const InitCheckpointSpec &init = *manifest.initCheckpoint;
     std::set<std::string> used;
     for (const ParamSpec &param : manifest.params)
-      if (read(param, init, paramRow))
+      if (read(param, paramRow))
         used.insert(param.name);
     for (size_t k = 0; k < manifest.buffers.size(); ++k) {
       if (manifest.lossScale &&
           manifest.lossScale->holds(static_cast<int64_t>(k)))
         continue;
-      if (read(manifest.buffers[k], init, bufferRow))
+      if (read(manifest.buffers[k], bufferRow))
         used.insert(manifest.buffers[k].name);
     }
     std::vector<std::string> extra;
@@ -81,8 +82,7 @@ public:
 private:
   /// Reads `spec`'s tensor into row[spec.offset, + size); false when the
   /// file lacks it and that is allowed.
-  bool read(const ParamSpec &spec, const InitCheckpointSpec &init,
-            std::vector<double> &row) {
+  bool read(const ParamSpec &spec, std::vector<double> &row) {
     if (!std::binary_search(names.begin(), names.end(), spec.name)) {
       if (init.partial)
         return false;
@@ -139,6 +139,7 @@ private:
   }
 
   const Manifest &manifest;
+  const InitCheckpointSpec &init;
   std::string path;
   std::vector<std::string> names; // sorted
   std::map<std::string, std::vector<double>> converted;
@@ -157,15 +158,31 @@ std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
 
 void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
                         FloatBuffer &buffers) {
-  if (!manifest.initCheckpoint)
-    return;
+  if (manifest.initCheckpoint)
+    loadInitCheckpoint(manifest, *manifest.initCheckpoint, params, buffers);
+}
+
+std::optional<InitCheckpointSpec>
+chosenInitCheckpoint(const Manifest &manifest, const std::string &initFile) {
+  std::optional<InitCheckpointSpec> init = manifest.initCheckpoint;
+  if (initFile.empty())
+    return init;
+  if (!init)
+    init.emplace();
+  init->files = {initFile};
+  return init;
+}
+
+void loadInitCheckpoint(const Manifest &manifest,
+                        const InitCheckpointSpec &init, FloatBuffer &params,
+                        FloatBuffer &buffers) {
   int64_t p = manifest.paramCount, q = manifest.bufferCount;
   std::map<std::string, CheckpointRows> files;
   for (int64_t model = 0; model < manifest.models; ++model) {
-    const std::string &path = manifest.initCheckpoint->fileOf(model);
+    const std::string &path = init.fileOf(model);
     auto file = files.find(path);
     if (file == files.end())
-      file = files.emplace(path, CheckpointRows(manifest, path)).first;
+      file = files.emplace(path, CheckpointRows(manifest, init, path)).first;
     // Each model's own rows: what a partial file lacks keeps the model's
     // own initial values.
     std::vector<double> paramRow = rowOf(params, model, p);

@@ -75,6 +75,10 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     const Manifest &manifest = artifact.manifest();
     TrainOptions options = request.train;
     options.quiet = options.quiet || options.reportJson;
+    if (options.resume && !options.initFile.empty())
+      throw RuntimeError("--init starts the models from a file and --resume "
+                         "continues them from the run's checkpoint: give one "
+                         "of them");
     // The data: token sequences for a tokens input, else float features.
     DataSplits data;
     SequenceSplits sequences;

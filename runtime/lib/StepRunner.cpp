@@ -40,7 +40,7 @@ StepRunner::StepRunner(const Artifact &artifact, const TrainOptions &options)
       valueTargets(manifest.targetKind == Manifest::TargetKind::Values),
       targetWidth(manifest.targetWidth), progress(options.progress) {
   allocate();
-  initialize();
+  initialize(options);
   idleModels.assign(m, 0);
   // Last: the device copies start from the initialized host buffers.
   if (manifest.device == Manifest::Device::CUDA) {
@@ -85,7 +85,7 @@ void StepRunner::allocate() {
   }
 }
 
-void StepRunner::initialize() {
+void StepRunner::initialize(const TrainOptions &options) {
   // The initial values are drawn in f32 whatever the dtype (Init.h), so an
   // f64 model starts where its f32 twin does.
   if (manifest.dtype == DType::F32) {
@@ -102,7 +102,8 @@ void StepRunner::initialize() {
     initModelBuffers(manifest, manifest.seeds[model], bufferRow.data());
     buffersBuf.store(model * q, bufferRow.data(), q);
   }
-  loadInitCheckpoint(manifest, paramsBuf, buffersBuf);
+  if (auto init = chosenInitCheckpoint(manifest, options.initFile))
+    loadInitCheckpoint(manifest, *init, paramsBuf, buffersBuf);
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];

@@ -1,7 +1,7 @@
 //===- mbt-run.cpp - Train with an already-compiled artifact --------------===//
 //
 //   mbt-run ARTIFACT.so [--out DIR] [--epochs N] [--data-dir D] [--quiet]
-//           [--checkpoint-every N] [--resume] [--steps FILE] ...
+//           [--init FILE] [--checkpoint-every N] [--resume] [--steps FILE] ...
 //
 // The options are CLI11's (mbt-run --help lists them).
 //
@@ -49,6 +49,10 @@ void addOptions(CLI::App &app, RunRequest &request) {
                "holds and the time it took, write nothing");
   app.add_flag("--resume", train.resume,
                "Continue the run whose checkpoint is in DIR");
+  app.add_option("--init", train.initFile,
+                 "Start every model from this safetensors file's tensors "
+                 "instead of the sweep's initializers or checkpoint files")
+      ->type_name("FILE");
   // The training flags mbtc train takes too.
   for (const TrainCountFlag &flag : kTrainCountFlags)
     tools::addCount(app, std::string("--") + flag.name, train.*flag.field,

@@ -149,6 +149,12 @@ static cl::opt<std::string> outDir("out",
                                    cl::value_desc("dir"),
                                    cl::cat(trainCategory));
 static cl::opt<std::string>
+    initFile("init",
+             cl::desc("Start every model from this safetensors file's tensors "
+                      "instead of the sweep's initializers or checkpoint "
+                      "files"),
+             cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string>
     dataDir("data-dir",
             cl::desc("Fashion-MNIST directory (default: "
                      "$MBT_DATA_DIR or Debian's)"),
@@ -359,6 +365,7 @@ static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
 static FailureOr<::mbt::runtime::RunRequest> trainRequest() {
   ::mbt::runtime::RunRequest request;
   request.dataDir = dataDir;
+  request.train.initFile = initFile;
   if (failed(applyTrainFlags(request.train)))
     return failure();
   return request;

@@ -20,6 +20,9 @@
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Manifest.h"
 
+#include <optional>
+#include <string>
+
 namespace mbt {
 namespace runtime {
 
@@ -32,6 +35,17 @@ namespace runtime {
 /// value, or a file that is not a consistent safetensors file.
 void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
                         FloatBuffer &buffers);
+
+/// The same from `init` in place of the manifest's (`--init FILE`).
+void loadInitCheckpoint(const Manifest &manifest,
+                        const InitCheckpointSpec &init, FloatBuffer &params,
+                        FloatBuffer &buffers);
+
+/// The warm start a run makes: the manifest's, with its files replaced by
+/// `initFile` when that is not empty (TrainOptions::initFile); none when
+/// neither says one.
+std::optional<InitCheckpointSpec>
+chosenInitCheckpoint(const Manifest &manifest, const std::string &initFile);
 
 } // namespace runtime
 } // namespace mbt

@@ -112,7 +112,7 @@ public:
 private:
   /// The buffers, sized for the largest batch, and their initial values.
   void allocate();
-  void initialize();
+  void initialize(const TrainOptions &options);
   /// The descriptor of x for a loaded batch of `b` samples: dense, or with
   /// stride 0 along the model dimension when every model shares the batch.
   template <typename T> MemRef<T, 3> xDescriptor(T *base, int64_t b);

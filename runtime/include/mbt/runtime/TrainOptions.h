@@ -33,6 +33,10 @@ struct TrainOptions {
   /// In-place progress: 1 yes, 0 no, -1 when `progress` is std::cerr and
   /// stderr is a terminal.
   int progressTty = -1;
+  /// A safetensors file every model starts from (`--init FILE`), in place
+  /// of the files of the sweep's `init = checkpoint(...)`, whose transpose
+  /// and partial still apply; empty: the sweep's (InitCheckpoint.h).
+  std::string initFile;
   /// Where run() prints the leaderboard table (null: nowhere).
   std::ostream *report = &std::cout;
   /// run() prints the leaderboard as JSON (leaderboard.json's text)

@@ -91,6 +91,17 @@ private:
           "= true) keeps the initializer of what the file lacks)",
           path, spec.name, manifest.model));
     }
+    const std::vector<double> &values = valuesFor(spec);
+    std::copy(values.begin(), values.end(), row.data() + spec.offset);
+    return true;
+  }
+
+  /// The tensor's values in the parameter's layout: read, checked and
+  /// converted once for all the models that start from this file.
+  const std::vector<double> &valuesFor(const ParamSpec &spec) {
+    auto cached = converted.find(spec.name);
+    if (cached != converted.end())
+      return cached->second;
     ArrayView tensor = readSafetensor(path, spec.name);
     bool transposed =
         std::count(init.transpose.begin(), init.transpose.end(), spec.name) > 0;
@@ -114,18 +125,6 @@ private:
           transposed ? " (transposed: " + shapeText(expected) + ")" : "",
           hint));
     }
-    const std::vector<double> &values = valuesFor(spec, tensor, transposed);
-    std::copy(values.begin(), values.end(), row.data() + spec.offset);
-    return true;
-  }
-
-  /// The tensor's values in the parameter's layout, converted once for
-  /// all the models that start from this file.
-  const std::vector<double> &
-  valuesFor(const ParamSpec &spec, const ArrayView &tensor, bool transposed) {
-    auto cached = converted.find(spec.name);
-    if (cached != converted.end())
-      return cached->second;
     std::vector<double> values = valuesOf(tensor);
     if (transposed) {
       int64_t rows = spec.shape[0], cols = spec.shape[1];

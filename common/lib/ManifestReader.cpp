@@ -555,8 +555,31 @@ void parseSplitOutputs(const Reader &r, const json &root, Manifest &m) {
   }
 }
 
+/// "rename": {spec name (a parameter or buffer): the file's name}.
+std::map<std::string, std::string>
+parseRename(const Reader &r, const json &rename, const Manifest &m) {
+  const char *path = "init_checkpoint.rename";
+  if (!rename.is_object())
+    r.fail(path, "must map parameter names to the file's tensor names");
+  std::map<std::string, std::string> names;
+  for (const auto &item : rename.items()) {
+    const std::string &name = item.key();
+    const json &tensor = item.value();
+    auto named = [&](const ParamSpec &p) { return p.name == name; };
+    if (std::none_of(m.params.begin(), m.params.end(), named) &&
+        std::none_of(m.buffers.begin(), m.buffers.end(), named))
+      r.fail(std::string(path) + "." + name,
+             "is not a parameter or buffer of the model");
+    if (!tensor.is_string())
+      r.fail(std::string(path) + "." + name, "must be a tensor name");
+    names[name] = tensor.get<std::string>();
+  }
+  return names;
+}
+
 /// "init_checkpoint"? : {"files" (one, or one per model), "transpose"?
-/// (parameter names), "partial"? (a bool)}.
+/// (parameter names), "rename"? (spec name -> file name), "partial"? (a
+/// bool)}.
 void parseInitCheckpoint(const Reader &r, const json &root, Manifest &m) {
   if (!root.contains("init_checkpoint"))
     return;
@@ -582,6 +605,8 @@ void parseInitCheckpoint(const Reader &r, const json &root, Manifest &m) {
              "names '" + spec.transpose[i] +
                  "', which is not a parameter of two dimensions");
   }
+  if (init.contains("rename"))
+    spec.rename = parseRename(r, init["rename"], m);
   if (init.contains("partial")) {
     if (!init["partial"].is_boolean())
       r.fail("init_checkpoint.partial", "must be true or false");

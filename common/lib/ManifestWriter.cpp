@@ -191,6 +191,8 @@ std::string writeManifest(const Manifest &m) {
     json init = {{"files", m.initCheckpoint->files}};
     if (!m.initCheckpoint->transpose.empty())
       init["transpose"] = m.initCheckpoint->transpose;
+    if (!m.initCheckpoint->rename.empty())
+      init["rename"] = m.initCheckpoint->rename;
     if (m.initCheckpoint->partial)
       init["partial"] = true;
     root["init_checkpoint"] = init;

@@ -153,6 +153,12 @@ std::unique_ptr<ExprAST> Cloner::clone(const ExprAST &expr) {
       elements.push_back(clone(*element));
     return std::make_unique<ListExprAST>(expr.loc(), std::move(elements));
   }
+  case ExprAST::Expr_Dict: {
+    std::vector<DictExprAST::Entry> entries;
+    for (const DictExprAST::Entry &entry : cast<DictExprAST>(expr).getEntries())
+      entries.push_back({clone(*entry.key), clone(*entry.value)});
+    return std::make_unique<DictExprAST>(expr.loc(), std::move(entries));
+  }
   }
   llvm_unreachable("unknown expression kind");
 }
@@ -244,6 +250,9 @@ static size_t countNodes(const ExprAST &expr) {
   } else if (const auto *list = llvm::dyn_cast<ListExprAST>(&expr)) {
     for (const auto &element : list->getElements())
       count += countNodes(*element);
+  } else if (const auto *dict = llvm::dyn_cast<DictExprAST>(&expr)) {
+    for (const DictExprAST::Entry &entry : dict->getEntries())
+      count += countNodes(*entry.key) + countNodes(*entry.value);
   }
   return count;
 }

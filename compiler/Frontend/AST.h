@@ -26,6 +26,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Casting.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -415,10 +416,12 @@ struct SweepConfig {
   ::mbt::DataSource source;
   /// init = checkpoint(...): the files the models start from (one for all,
   /// or one per model; empty: the spec's initializers), the parameters
-  /// stored transposed in them, and whether a file may lack parameters
-  /// (which keep their initializers) and hold others (ignored).
+  /// stored transposed in them, the file's names of those named otherwise
+  /// there (spec name -> file name), and whether a file may lack
+  /// parameters (which keep their initializers) and hold others (ignored).
   std::vector<std::string> initFiles;
   std::vector<std::string> initTranspose;
+  std::map<std::string, std::string> initRename;
   bool initPartial = false;
   /// Where the sweep chooses its data set (unset without a `data` setting).
   Location dataLoc;

@@ -274,6 +274,9 @@ void ASTDumper::dump(const ExprAST &expr) {
       .Case([&](const ListExprAST *list) {
         os << "List [" << list->getElements().size() << "]";
       })
+      .Case([&](const DictExprAST *dict) {
+        os << "Dict {" << dict->getEntries().size() << "}";
+      })
       .Case([&](const StringExprAST *string) {
         os << "String \"" << string->getValue() << "\"";
       });
@@ -303,6 +306,11 @@ void ASTDumper::dump(const ExprAST &expr) {
   } else if (const auto *list = llvm::dyn_cast<ListExprAST>(&expr)) {
     for (const auto &element : list->getElements())
       dump(*element);
+  } else if (const auto *dict = llvm::dyn_cast<DictExprAST>(&expr)) {
+    for (const DictExprAST::Entry &entry : dict->getEntries()) {
+      dump(*entry.key);
+      dump(*entry.value);
+    }
   }
 }
 
@@ -341,6 +349,16 @@ void ASTDumper::printExpr(const ExprAST &expr) {
             list->getElements(), os,
             [&](const auto &element) { printExpr(*element); });
         os << "]";
+      })
+      .Case([&](const DictExprAST *dict) {
+        os << "{";
+        llvm::interleaveComma(dict->getEntries(), os,
+                              [&](const DictExprAST::Entry &entry) {
+                                printExpr(*entry.key);
+                                os << ": ";
+                                printExpr(*entry.value);
+                              });
+        os << "}";
       })
       .Case([&](const StringExprAST *string) {
         os << "\"" << string->getValue() << "\"";

@@ -109,6 +109,7 @@ public:
     Expr_Call,
     Expr_List,
     Expr_String,
+    Expr_Dict,
   };
 
   ExprAST(ExprASTKind kind, Location location)
@@ -292,6 +293,30 @@ public:
 
 private:
   ExprASTList elements;
+};
+
+/// A dict literal, like `{"fc1.w": "0.weight"}`: the only one the language
+/// has is checkpoint's `rename`. The location is the '{'.
+class DictExprAST : public ExprAST {
+public:
+  struct Entry {
+    std::unique_ptr<ExprAST> key, value;
+  };
+
+  DictExprAST(Location loc, std::vector<Entry> entries)
+      : ExprAST(Expr_Dict, std::move(loc)), entries(std::move(entries)) {
+    for (const Entry &entry : this->entries) {
+      setDepthAbove(entry.key.get());
+      setDepthAbove(entry.value.get());
+    }
+  }
+
+  llvm::ArrayRef<Entry> getEntries() const { return entries; }
+
+  static bool classof(const ExprAST *c) { return c->getKind() == Expr_Dict; }
+
+private:
+  std::vector<Entry> entries;
 };
 
 /// The one-character codes of the operators that only conditions use.

@@ -131,6 +131,9 @@ FailureOr<ConstValue> ConstEvaluator::eval(const ExprAST &expr) {
   case ExprAST::Expr_String:
     emitError(ctx, expr.loc()) << expectedNumber() << ", got a string";
     return failure();
+  case ExprAST::Expr_Dict:
+    emitError(ctx, expr.loc()) << expectedNumber() << ", got a dict";
+    return failure();
   }
   llvm_unreachable("unknown expression kind");
 }

@@ -53,6 +53,14 @@ mlir::DictionaryAttr initCheckpointAttr(mlir::Builder &builder,
   if (!config.initTranspose.empty())
     entries.push_back(
         builder.getNamedAttr("transpose", strings(config.initTranspose)));
+  if (!config.initRename.empty()) {
+    llvm::SmallVector<mlir::NamedAttribute> renames;
+    for (const auto &[name, tensor] : config.initRename)
+      renames.push_back(
+          builder.getNamedAttr(name, builder.getStringAttr(tensor)));
+    entries.push_back(
+        builder.getNamedAttr("rename", builder.getDictionaryAttr(renames)));
+  }
   if (config.initPartial)
     entries.push_back(
         builder.getNamedAttr("partial", builder.getBoolAttr(true)));
@@ -400,6 +408,7 @@ mlir::Value MLIRGenImpl::genExpr(const ExprAST &expr) {
     return genCall(cast<CallExprAST>(expr));
   case ExprAST::Expr_List:
   case ExprAST::Expr_String:
+  case ExprAST::Expr_Dict:
     break;
   }
   llvm_unreachable("unchecked expression in MLIRGen");

@@ -255,8 +255,7 @@ bool Parser::parseSweepSetting(SweepSettingAST &setting) {
 bool Parser::parseCommaSeparatedUntil(Token close, llvm::StringRef what,
                                       llvm::function_ref<bool()> parseElement) {
   std::string separator =
-      ("',' or '" + llvm::Twine(close == tok_rparen ? ')' : ']') + "' in " +
-       what)
+      ("',' or '" + llvm::Twine(static_cast<char>(close)) + "' in " + what)
           .str();
   while (lexer.getCurToken() != close) {
     if (!parseElement())

@@ -71,6 +71,7 @@ private:
   std::unique_ptr<ExprAST> parseNumberExpr();
   std::unique_ptr<ExprAST> parseParenExpr();
   std::unique_ptr<ExprAST> parseListExpr();
+  std::unique_ptr<ExprAST> parseDictExpr();
   std::unique_ptr<ExprAST> parseIdentifierExpr(std::string name, Location loc);
   bool parseCallArgs(std::vector<ArgumentAST> &args);
 

@@ -199,6 +199,8 @@ std::unique_ptr<ExprAST> Parser::parsePrimary() {
     return parseParenExpr();
   case tok_lbracket:
     return parseListExpr();
+  case tok_lbrace:
+    return parseDictExpr();
   case tok_string: {
     auto result = std::make_unique<StringExprAST>(lexer.getLastLocation(),
                                                   lexer.getSpelling());
@@ -244,6 +246,26 @@ std::unique_ptr<ExprAST> Parser::parseListExpr() {
   if (!ok)
     return nullptr;
   return std::make_unique<ListExprAST>(std::move(loc), std::move(elements));
+}
+
+/// dictExpr ::= '{' (expr ':' expr (',' expr ':' expr)* ','?)? '}'
+std::unique_ptr<ExprAST> Parser::parseDictExpr() {
+  Location loc = lexer.getLastLocation();
+  lexer.consume(tok_lbrace);
+  std::vector<DictExprAST::Entry> entries;
+  bool ok = parseCommaSeparatedUntil(tok_rbrace, "the dict", [&] {
+    auto key = parseExpression();
+    if (!key || !expect(tok_colon, "':' after the dict's key"))
+      return false;
+    auto value = parseExpression();
+    if (!value)
+      return false;
+    entries.push_back({std::move(key), std::move(value)});
+    return true;
+  });
+  if (!ok)
+    return nullptr;
+  return std::make_unique<DictExprAST>(std::move(loc), std::move(entries));
 }
 
 /// identifierExpr ::= IDENT | IDENT '(' args ')'

@@ -453,6 +453,9 @@ ValueType BodyChecker::checkExpr(ExprAST &expr) {
   case ExprAST::Expr_String:
     error(expr.loc()) << "strings are not allowed in model expressions";
     break;
+  case ExprAST::Expr_Dict:
+    error(expr.loc()) << "dicts are not allowed in model expressions";
+    break;
   }
   expr.type = type;
   return type;

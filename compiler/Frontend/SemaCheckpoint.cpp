@@ -1,7 +1,7 @@
 //===- SemaCheckpoint.cpp - init = checkpoint(...) in the sweep -----------===//
 //
-// A warm start: every model begins from the tensors of a safetensors file
-// rather than from its parameters' initializers. The files are resolved
+// A warm start: every model begins from the tensors of a safetensors or .pt
+// file rather than from its parameters' initializers. The files are resolved
 // against the spec's folder here; their tensors are matched to the
 // parameters by name when training starts (runtime/lib/InitCheckpoint.cpp).
 //
@@ -36,6 +36,35 @@ stringsOf(mlir::MLIRContext &ctx, const ExprAST &value, llvm::StringRef what) {
   return strings;
 }
 
+/// rename = {"spec name": "file's name", ...}: each parameter once.
+mlir::LogicalResult checkRename(mlir::MLIRContext &ctx, const ExprAST &value,
+                                SweepConfig &config) {
+  const auto *dict = llvm::dyn_cast<DictExprAST>(&value);
+  if (!dict) {
+    emitError(ctx, value.loc())
+        << "rename must map parameter names to the file's tensor names, "
+           "such as {\"fc1.w\": \"0.weight\"}";
+    return mlir::failure();
+  }
+  for (const DictExprAST::Entry &entry : dict->getEntries()) {
+    const auto *name = llvm::dyn_cast<StringExprAST>(entry.key.get());
+    const auto *tensor = llvm::dyn_cast<StringExprAST>(entry.value.get());
+    if (!name || !tensor) {
+      emitError(ctx, (name ? entry.value : entry.key)->loc())
+          << "rename's names must be in quotes, such as "
+             "{\"fc1.w\": \"0.weight\"}";
+      return mlir::failure();
+    }
+    if (!config.initRename.emplace(name->getValue().str(), tensor->getValue())
+             .second) {
+      emitError(ctx, name->loc())
+          << "rename names '" << name->getValue() << "' twice";
+      return mlir::failure();
+    }
+  }
+  return mlir::success();
+}
+
 } // namespace
 
 mlir::LogicalResult mbt::checkInitCheckpoint(mlir::MLIRContext &ctx,
@@ -45,12 +74,13 @@ mlir::LogicalResult mbt::checkInitCheckpoint(mlir::MLIRContext &ctx,
   const auto *call = llvm::dyn_cast<CallExprAST>(&value);
   if (!call || call->getCallee() != "checkpoint") {
     emitError(ctx, value.loc())
-        << "init must be checkpoint(\"FILE.safetensors\"), or "
+        << "init must be checkpoint(\"FILE.safetensors\" or \"FILE.pt\"), or "
            "checkpoint([\"FILE\", ...]) with one file per model";
     return mlir::failure();
   }
-  auto bound = bindArguments(ctx, *call, {"file", "transpose", "partial"},
-                             "init 'checkpoint'", "argument");
+  auto bound =
+      bindArguments(ctx, *call, {"file", "transpose", "partial", "rename"},
+                    "init 'checkpoint'", "argument");
   if (mlir::failed(bound))
     return mlir::failure();
   const ExprAST *files = (*bound)[0];
@@ -94,5 +124,7 @@ mlir::LogicalResult mbt::checkInitCheckpoint(mlir::MLIRContext &ctx,
     }
     config.initPartial = var->getName() == "true";
   }
+  if (const ExprAST *rename = (*bound)[3])
+    return checkRename(ctx, *rename, config);
   return mlir::success();
 }

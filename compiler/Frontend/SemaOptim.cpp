@@ -340,7 +340,9 @@ OptType BodyChecker::checkExpr(const ExprAST &expr) {
     return checkCall(cast<CallExprAST>(expr));
   case ExprAST::Expr_List:
   case ExprAST::Expr_String:
-    error(expr.loc()) << "lists and strings have no meaning in an optimizer";
+  case ExprAST::Expr_Dict:
+    error(expr.loc())
+        << "lists, strings and dicts have no meaning in an optimizer";
     return OptType::invalid();
   }
   return OptType::invalid();

@@ -286,6 +286,10 @@ void readInitCheckpoint(mlir::mbt::SweepOp sweep, ::mbt::Manifest &m) {
   spec.files = strings(init.getAs<ArrayAttr>("files"));
   if (auto transpose = init.getAs<ArrayAttr>("transpose"))
     spec.transpose = strings(transpose);
+  if (auto rename = init.getAs<DictionaryAttr>("rename"))
+    for (NamedAttribute entry : rename)
+      spec.rename[entry.getName().str()] =
+          cast<StringAttr>(entry.getValue()).getValue().str();
   if (auto partial = init.getAs<BoolAttr>("partial"))
     spec.partial = partial.getValue();
   m.initCheckpoint = spec;

@@ -2,6 +2,7 @@
 #include "mbt/runtime/DeviceMemory.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/Plugin.h"
 
 #include <dlfcn.h>
 
@@ -16,19 +17,6 @@ using Factory = DeviceMemory *(*)(char *error, size_t errorSize);
 constexpr const char *kCudaLibrary = "libmbt_runtime_cuda.so";
 constexpr const char *kFactorySymbol = "mbt_cuda_open_device_memory";
 
-/// libmbt_runtime_cuda.so beside this library, else the bare name.
-std::string cudaLibraryPath() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&loadCudaRuntime), &info) &&
-      info.dli_fname) {
-    std::string self = info.dli_fname;
-    size_t slash = self.rfind('/');
-    if (slash != std::string::npos)
-      return self.substr(0, slash + 1) + kCudaLibrary;
-  }
-  return kCudaLibrary;
-}
-
 void *cudaHandle = nullptr;
 std::string cudaLoadError;
 std::once_flag cudaOnce;
@@ -36,15 +24,7 @@ std::once_flag cudaOnce;
 
 bool loadCudaRuntime(std::string &why) {
   std::call_once(cudaOnce, [] {
-    for (const std::string &path :
-         {cudaLibraryPath(), std::string(kCudaLibrary)}) {
-      cudaHandle = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-      if (cudaHandle)
-        return;
-      const char *error = dlerror();
-      if (cudaLoadError.empty())
-        cudaLoadError = error ? error : "unknown dynamic loader error";
-    }
+    cudaHandle = openPlugin(kCudaLibrary, RTLD_GLOBAL, cudaLoadError);
   });
   why = cudaLoadError;
   return cudaHandle != nullptr;

@@ -3,6 +3,7 @@
 
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/data/Safetensors.h"
+#include "mbt/runtime/data/TorchCheckpoint.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -45,14 +46,53 @@ std::vector<double> valuesOf(const ArrayView &tensor) {
   return values;
 }
 
+/// A checkpoint file's tensors: a .pt file (a zip archive, as torch.save
+/// writes) is read whole, its tensors views into its mapping; a
+/// safetensors file is read a tensor at a time.
+class StateDictFile {
+public:
+  explicit StateDictFile(const std::string &path) : path(path) {
+    if (!isTorchFile(path)) {
+      tensorNames = safetensorNames(path);
+      return;
+    }
+#ifdef MBT_HAVE_NPZ
+    for (auto &[name, tensor] : readTorchStateDict(path)) {
+      tensorNames.push_back(name);
+      tensors.emplace(name, std::move(tensor));
+    }
+    std::sort(tensorNames.begin(), tensorNames.end());
+#else
+    throw RuntimeError(fmt::format(
+        "'{}' is a .pt file, which this mbt runtime was built without "
+        "(MBT_WITH_NPZ=OFF: no minizip); use a .safetensors file",
+        path));
+#endif
+  }
+
+  /// Sorted.
+  const std::vector<std::string> &names() const { return tensorNames; }
+  bool has(const std::string &name) const {
+    return std::binary_search(tensorNames.begin(), tensorNames.end(), name);
+  }
+  ArrayView tensor(const std::string &name) const {
+    auto found = tensors.find(name);
+    return found != tensors.end() ? found->second : readSafetensor(path, name);
+  }
+
+private:
+  std::string path;
+  std::vector<std::string> tensorNames;
+  std::map<std::string, ArrayView> tensors; // a .pt file's
+};
+
 /// The tensors of one file, checked against the model's parameters and
 /// buffers and laid out as one model's rows of params and buffers.
 class CheckpointRows {
 public:
   CheckpointRows(const Manifest &manifest, const InitCheckpointSpec &init,
                  const std::string &path)
-      : manifest(manifest), init(init), path(path),
-        names(safetensorNames(path)) {}
+      : manifest(manifest), init(init), path(path), file(path) {}
 
   /// Writes the file's tensors into one model's rows (a tensor the file
   /// lacks leaves its place as it is, under `partial`).
@@ -60,17 +100,17 @@ public:
     std::set<std::string> used;
     for (const ParamSpec &param : manifest.params)
       if (read(param, paramRow))
-        used.insert(param.name);
+        used.insert(init.tensorOf(param.name));
     for (size_t k = 0; k < manifest.buffers.size(); ++k) {
       if (manifest.lossScale &&
           manifest.lossScale->holds(static_cast<int64_t>(k)))
         continue;
       if (read(manifest.buffers[k], bufferRow))
-        used.insert(manifest.buffers[k].name);
+        used.insert(init.tensorOf(manifest.buffers[k].name));
     }
     std::vector<std::string> extra;
-    for (const std::string &name : names)
-      if (!used.count(name))
+    for (const std::string &name : file.names())
+      if (!used.count(name) && !isBatchCount(name))
         extra.push_back("'" + name + "'");
     if (!extra.empty() && !init.partial)
       throw RuntimeError(fmt::format(
@@ -80,16 +120,36 @@ public:
   }
 
 private:
+  /// PyTorch's `BN.num_batches_tracked`, for a batch norm BN of the model
+  /// (one with a buffer `BN.running_mean`): mbt's batch norm updates its
+  /// statistics with a fixed momentum and never reads the count, so the
+  /// count is not one of its buffers and is skipped even where the load is
+  /// strict.
+  bool isBatchCount(const std::string &name) const {
+    static const std::string suffix = ".num_batches_tracked";
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+      return false;
+    std::string mean =
+        name.substr(0, name.size() - suffix.size()) + ".running_mean";
+    return std::any_of(manifest.buffers.begin(), manifest.buffers.end(),
+                       [&](const ParamSpec &b) { return b.name == mean; });
+  }
+
   /// Reads `spec`'s tensor into row[spec.offset, + size); false when the
   /// file lacks it and that is allowed.
   bool read(const ParamSpec &spec, std::vector<double> &row) {
-    if (!std::binary_search(names.begin(), names.end(), spec.name)) {
+    const std::string &tensor = init.tensorOf(spec.name);
+    if (!file.has(tensor)) {
       if (init.partial)
         return false;
+      std::string renamed =
+          tensor == spec.name ? "" : fmt::format(" (renamed '{}')", spec.name);
       throw RuntimeError(fmt::format(
-          "'{}' has no tensor '{}' for model '{}' (checkpoint(..., partial "
-          "= true) keeps the initializer of what the file lacks)",
-          path, spec.name, manifest.model));
+          "'{}' has no tensor '{}'{} for model '{}' (checkpoint(..., partial "
+          "= true) keeps the initializer of what the file lacks; rename = "
+          "{{\"{}\": \"...\"}} reads it from a tensor of another name)",
+          path, tensor, renamed, manifest.model, spec.name));
     }
     const std::vector<double> &values = valuesFor(spec);
     std::copy(values.begin(), values.end(), row.data() + spec.offset);
@@ -102,7 +162,7 @@ private:
     auto cached = converted.find(spec.name);
     if (cached != converted.end())
       return cached->second;
-    ArrayView tensor = readSafetensor(path, spec.name);
+    ArrayView tensor = file.tensor(init.tensorOf(spec.name));
     bool transposed =
         std::count(init.transpose.begin(), init.transpose.end(), spec.name) > 0;
     std::vector<int64_t> expected = spec.shape;
@@ -128,11 +188,11 @@ private:
     std::vector<double> values = valuesOf(tensor);
     if (transposed) {
       int64_t rows = spec.shape[0], cols = spec.shape[1];
-      std::vector<double> file = std::move(values);
-      values.assign(file.size(), 0.0);
+      std::vector<double> stored = std::move(values);
+      values.assign(stored.size(), 0.0);
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < cols; ++j)
-          values[i * cols + j] = file[j * rows + i];
+          values[i * cols + j] = stored[j * rows + i];
     }
     return converted.emplace(spec.name, std::move(values)).first->second;
   }
@@ -140,7 +200,7 @@ private:
   const Manifest &manifest;
   const InitCheckpointSpec &init;
   std::string path;
-  std::vector<std::string> names; // sorted
+  StateDictFile file;
   std::map<std::string, std::vector<double>> converted;
 };
 

@@ -149,10 +149,19 @@ void Trainer::writeStateDicts() const {
   createDirectories(dir);
   // The same tensors twice: PyTorch's pickle for torch.load, and
   // safetensors for the Hugging Face ecosystem and loaders without pickle.
+  std::string why;
+  bool writePt = canWriteTorchFiles(why);
+  if (!writePt)
+    fmt::print(stderr,
+               "mbt: warning: models/model-<i>.pt not written: this runtime "
+               "has no LibTorch ({}); models/model-<i>.safetensors hold the "
+               "same tensors\n",
+               why);
   for (int64_t model = 0; model < m; ++model) {
     std::vector<NamedTensor> tensors = modelStateDict(model);
-    writeFileAtomically(fmt::format("{}/model-{}.pt", dir, model),
-                        torchStateDict(tensors));
+    if (writePt)
+      writeFileAtomically(fmt::format("{}/model-{}.pt", dir, model),
+                          torchStateDict(tensors));
     writeFileAtomically(fmt::format("{}/model-{}.safetensors", dir, model),
                         safetensorsFile(tensors));
   }

@@ -49,9 +49,10 @@ void addOptions(CLI::App &app, RunRequest &request) {
                "holds and the time it took, write nothing");
   app.add_flag("--resume", train.resume,
                "Continue the run whose checkpoint is in DIR");
-  app.add_option("--init", train.initFile,
-                 "Start every model from this safetensors file's tensors "
-                 "instead of the sweep's initializers or checkpoint files")
+  app.add_option(
+         "--init", train.initFile,
+         "Start every model from the tensors of this .safetensors or .pt file "
+         "instead of the sweep's initializers or checkpoint files")
       ->type_name("FILE");
   // The training flags mbtc train takes too.
   for (const TrainCountFlag &flag : kTrainCountFlags)

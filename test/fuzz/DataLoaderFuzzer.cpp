@@ -5,7 +5,8 @@
 // run checkpoint, an artifact's manifest (which must also come back the
 // same when written and read again), sequence data (JSONL, .mbtseq, a
 // fortunes file), and the user's own data: .npy, .npz, .safetensors, CSV
-// and PNG or JPEG images (a .safetensors also as a warm start's weights).
+// and PNG or JPEG images, and a warm start's weights (.safetensors, or a
+// .pt file as torch.save writes it: a zip archive holding a pickle).
 // The first byte picks the reader; the rest is the file.
 // One more case checks the batcher's promises on arbitrary lengths and
 // settings: every sample in exactly one step, no step over the budget. A reader
@@ -28,6 +29,7 @@
 #include "mbt/runtime/data/ImageFolder.h"
 #include "mbt/runtime/data/Numpy.h"
 #include "mbt/runtime/data/Safetensors.h"
+#include "mbt/runtime/data/TorchCheckpoint.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -333,12 +335,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           [&](const std::string &name) { return readNpzArray(path, name); });
       break;
     }
-    case 10: { // every tensor of a .safetensors file, then as a warm start
-      std::string path = scratch("data.safetensors");
+    case 10: { // every tensor of a .safetensors or .pt file (told apart
+               // as a warm start tells them), then as a warm start
+      std::string path = scratch("data.checkpoint");
       writeFile(path, file, n);
-      useEach(
-          safetensorNames(path), data[0] / 13 % 2,
-          [&](const std::string &name) { return readSafetensor(path, name); });
+      try {
+        if (isTorchFile(path)) {
+          StateDict tensors = readTorchStateDict(path);
+          for (size_t i = 0; i < tensors.size() && i < 8; ++i)
+            useArray(tensors[i].second, data[0] / 13 % 2);
+        } else {
+          useEach(safetensorNames(path), data[0] / 13 % 2,
+                  [&](const std::string &name) {
+                    return readSafetensor(path, name);
+                  });
+        }
+      } catch (const RuntimeError &) {
+      }
       checkInitCheckpoint(path, data[0] / 13 % 2);
       break;
     }

@@ -148,12 +148,13 @@ static cl::opt<std::string> outDir("out",
                                             "(default: results/<spec name>)"),
                                    cl::value_desc("dir"),
                                    cl::cat(trainCategory));
-static cl::opt<std::string>
-    initFile("init",
-             cl::desc("Start every model from this safetensors file's tensors "
-                      "instead of the sweep's initializers or checkpoint "
-                      "files"),
-             cl::value_desc("file"), cl::cat(trainCategory));
+static cl::opt<std::string> initFile(
+    "init",
+    cl::desc(
+        "Start every model from the tensors of this .safetensors or .pt file "
+        "instead of the sweep's initializers or checkpoint "
+        "files"),
+    cl::value_desc("file"), cl::cat(trainCategory));
 static cl::opt<std::string>
     dataDir("data-dir",
             cl::desc("Fashion-MNIST directory (default: "

@@ -289,7 +289,7 @@ static LogicalResult verifyDataSource(SweepOp sweep) {
 }
 
 /// init_checkpoint: {files = [one, or one per model], transpose = [...]?,
-/// partial = bool?} and nothing else.
+/// rename = {name = "file's name", ...}?, partial = bool?} and nothing else.
 static LogicalResult verifyInitCheckpoint(SweepOp sweep, int64_t models) {
   DictionaryAttr init = sweep.getInitCheckpointAttr();
   if (!init)
@@ -298,6 +298,12 @@ static LogicalResult verifyInitCheckpoint(SweepOp sweep, int64_t models) {
     auto list = dyn_cast_or_null<ArrayAttr>(attr);
     return list &&
            llvm::all_of(list, [](Attribute a) { return isa<StringAttr>(a); });
+  };
+  auto renames = [](Attribute attr) {
+    auto dict = dyn_cast<DictionaryAttr>(attr);
+    return dict && llvm::all_of(dict, [](NamedAttribute entry) {
+             return isa<StringAttr>(entry.getValue());
+           });
   };
   auto files = init.getAs<ArrayAttr>("files");
   if (!strings(files) || files.empty() ||
@@ -309,10 +315,13 @@ static LogicalResult verifyInitCheckpoint(SweepOp sweep, int64_t models) {
     StringRef key = entry.getName().getValue();
     bool fits = key == "files" ||
                 (key == "transpose" && strings(entry.getValue())) ||
+                (key == "rename" && renames(entry.getValue())) ||
                 (key == "partial" && isa<BoolAttr>(entry.getValue()));
     if (!fits)
       return sweep.emitOpError("init_checkpoint has a bad entry '")
-             << key << "' (files, transpose: strings; partial: a bool)";
+             << key
+             << "' (files, transpose: strings; rename: a dictionary of "
+                "strings; partial: a bool)";
   }
   return success();
 }

@@ -310,9 +310,11 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     set has none. `rank_by`, when present, names the output of the model
     (its loss or a metric, `mbt.outputs`) that the results rank the models
     by. `init_checkpoint`, when present, is the warm start `init =
-    checkpoint(...)`: `files` (absolute paths of safetensors files, one for
-    every model or one per model), `transpose` (parameters stored
-    transposed) and `partial` (a file may lack parameters and hold others).
+    checkpoint(...)`: `files` (absolute paths of safetensors or .pt files,
+    one for every model or one per model), `transpose` (parameters stored
+    transposed), `rename` (a dictionary from a parameter's or buffer's name
+    to its tensor's name in the files, where they differ) and `partial` (a
+    file may lack parameters and hold others).
     The enumerations are enum attributes
     (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
     `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.

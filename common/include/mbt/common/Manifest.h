@@ -185,8 +185,16 @@ struct InitCheckpointSpec {
   /// Whether a file may lack parameters (they keep their initializers)
   /// and hold tensors the model does not have (ignored).
   bool partial = false;
+  /// The file's name of a parameter or buffer whose name differs from the
+  /// spec's (spec name -> file name; `rename = {...}`).
+  std::map<std::string, std::string> rename;
   const std::string &fileOf(int64_t model) const {
     return files.size() == 1 ? files[0] : files[static_cast<size_t>(model)];
+  }
+  /// The name of parameter or buffer `name`'s tensor in the file.
+  const std::string &tensorOf(const std::string &name) const {
+    auto renamed = rename.find(name);
+    return renamed == rename.end() ? name : renamed->second;
   }
 };
 

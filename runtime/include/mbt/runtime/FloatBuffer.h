@@ -64,6 +64,8 @@ public:
 
   /// Writes `src[0, n)`, converted to the buffer's type, at `offset`.
   void store(int64_t offset, const float *src, int64_t n) {
+    if (n == 0) // src may be null (an empty vector's data())
+      return;
     if (type == DType::F32) {
       std::memcpy(f32.data() + offset, src, sizeof(float) * n);
       return;
@@ -75,6 +77,8 @@ public:
 
   /// Writes `src[0, n)`, rounded to the buffer's type, at `offset`.
   void store(int64_t offset, const double *src, int64_t n) {
+    if (n == 0) // src may be null (an empty vector's data())
+      return;
     if (type == DType::F64) {
       std::memcpy(f64.data() + offset, src, sizeof(double) * n);
       return;

@@ -3,14 +3,16 @@
 //
 // A warm start (`init = checkpoint(...)`, Manifest::initCheckpoint): after
 // the parameters and buffers are drawn from their initializers, each model
-// takes the tensors of its safetensors file, matched by name, as PyTorch's
+// takes the tensors of its file (safetensors, or .pt as torch.save writes
+// it: data/TorchCheckpoint.h; told apart by their first bytes), matched by
+// name (the spec's, or the one `rename` gives), as PyTorch's
 // load_state_dict does: by default every parameter and buffer must be in
-// the file and the file must hold nothing else (strict); `partial` lets a
-// parameter the file lacks keep its initializer and ignores the file's
-// other tensors. Shapes must match, or match reversed for a parameter the
-// sweep lists in `transpose`; F32, F64, F16 and BF16 tensors convert to the
-// model's float type (exactly, except F64 into an f32 model, which rounds).
-// The optimizer's state starts fresh.
+// the file and the file must hold nothing else (strict; a batch norm's
+// num_batches_tracked aside); `partial` lets a parameter the file lacks
+// keep its initializer and ignores the file's other tensors. Shapes must match,
+// or match reversed for a parameter the sweep lists in `transpose`; F32, F64,
+// F16 and BF16 tensors convert to the model's float type (exactly, except F64
+// into an f32 model, which rounds). The optimizer's state starts fresh.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +34,8 @@ namespace runtime {
 /// converted once however many models start from its file. Throws RuntimeError
 /// naming the file and the tensor: a missing tensor, one the model does not
 /// have, a wrong shape (both shown), a tensor of integers or with a non-finite
-/// value, or a file that is not a consistent safetensors file.
+/// value, or a file that is neither a consistent safetensors file nor a .pt
+/// state dict.
 void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
                         FloatBuffer &buffers);
 

@@ -1,14 +1,12 @@
 //===- TorchStateDict.h - Write a model's parameters as a .pt file -*- C++ -*-//
 //
-// `torch.save(module.state_dict(), path)`'s file format, written without
-// LibTorch: a ZIP archive (entries stored, not compressed) holding
-// `archive/data.pkl`, a pickle (protocol 2) of an OrderedDict from
-// parameter name to tensor, each tensor a `torch._utils._rebuild_tensor_v2`
-// call on a storage the pickle names by a persistent id, and each storage's
-// bytes as `archive/data/<key>` (64-byte aligned, as torch writes them so
-// they can be mapped), plus `archive/version` and `archive/byteorder`.
-// `torch.load(path)` returns the OrderedDict; `module.load_state_dict` of
-// a module whose parameters have the same names and shapes takes it.
+// `torch.save(module.state_dict(), path)`'s file format, written by
+// LibTorch (torch::pickle_save) in libmbt_runtime_torch.so, which the
+// runtime loads the first time it writes one (lib/torch/TorchSaveAbi.h says
+// why). `torch.load(path)` returns a dict from parameter name to tensor, in
+// the given order; `module.load_state_dict` of a module whose parameters
+// have the same names and shapes takes it. Reading .pt files is
+// data/TorchCheckpoint.h's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +31,13 @@ struct NamedTensor {
   const void *data = nullptr;
 };
 
-/// The bytes of a .pt file holding `tensors` as an OrderedDict, in order.
+/// Whether .pt files can be written here: false (and `why`) where
+/// libmbt_runtime_torch.so does not load (a runtime built without
+/// LibTorch).
+bool canWriteTorchFiles(std::string &why);
+
+/// The bytes of a .pt file holding `tensors` (f32 or f64) as a dict, in
+/// order. Throws RuntimeError where canWriteTorchFiles is false.
 std::string torchStateDict(const std::vector<NamedTensor> &tensors);
 
 } // namespace runtime

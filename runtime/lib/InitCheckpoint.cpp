@@ -47,13 +47,14 @@ std::vector<double> valuesOf(const ArrayView &tensor) {
 }
 
 /// A checkpoint file's tensors: a .pt file (a zip archive, as torch.save
-/// writes) is read whole, its tensors views into its mapping; a
-/// safetensors file is read a tensor at a time.
+/// writes) is read whole, a safetensors file's header once; both give
+/// views into the file's mapping.
 class StateDictFile {
 public:
-  explicit StateDictFile(const std::string &path) : path(path) {
+  explicit StateDictFile(const std::string &path) {
     if (!isTorchFile(path)) {
-      tensorNames = safetensorNames(path);
+      safetensors.emplace(path);
+      tensorNames = safetensors->names();
       return;
     }
 #ifdef MBT_HAVE_NPZ
@@ -76,12 +77,11 @@ public:
     return std::binary_search(tensorNames.begin(), tensorNames.end(), name);
   }
   ArrayView tensor(const std::string &name) const {
-    auto found = tensors.find(name);
-    return found != tensors.end() ? found->second : readSafetensor(path, name);
+    return safetensors ? safetensors->tensor(name) : tensors.at(name);
   }
 
 private:
-  std::string path;
+  std::optional<SafetensorsArchive> safetensors;
   std::vector<std::string> tensorNames;
   std::map<std::string, ArrayView> tensors; // a .pt file's
 };

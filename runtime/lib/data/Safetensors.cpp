@@ -50,6 +50,8 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
+} // namespace
+
 /// A mapped, checked .safetensors file.
 struct SafetensorsFile {
   std::string path;
@@ -57,6 +59,8 @@ struct SafetensorsFile {
   uint64_t dataStart = 0;
   std::map<std::string, Entry> entries;
 };
+
+namespace {
 
 [[noreturn]] void failTensor(const std::string &path, const std::string &name,
                              const std::string &message) {
@@ -205,28 +209,27 @@ SafetensorsFile openSafetensors(const std::string &path) {
 
 } // namespace
 
-std::vector<std::string> safetensorNames(const std::string &path) {
+SafetensorsArchive::SafetensorsArchive(const std::string &path)
+    : file(std::make_shared<SafetensorsFile>(openSafetensors(path))) {}
+
+std::vector<std::string> SafetensorsArchive::names() const {
   std::vector<std::string> names;
-  for (const auto &entry : openSafetensors(path).entries)
+  for (const auto &entry : file->entries)
     names.push_back(entry.first);
   return names;
 }
 
-ArrayView readSafetensor(const std::string &path, const std::string &name) {
-  SafetensorsFile file = openSafetensors(path);
-  auto found = file.entries.find(name);
-  if (found == file.entries.end()) {
-    std::vector<std::string> names;
-    for (const auto &entry : file.entries)
-      names.push_back(entry.first);
+ArrayView SafetensorsArchive::tensor(const std::string &name) const {
+  auto found = file->entries.find(name);
+  if (found == file->entries.end()) {
+    std::vector<std::string> all = names();
     throw RuntimeError(fmt::format(
-        "'{}' holds no tensor '{}': {}", path, name,
-        names.empty()
-            ? "it holds no tensors"
-            : fmt::format("it holds '{}'", fmt::join(names, "', '"))));
+        "'{}' holds no tensor '{}': {}", file->path, name,
+        all.empty() ? "it holds no tensors"
+                    : fmt::format("it holds '{}'", fmt::join(all, "', '"))));
   }
   const Entry &entry = found->second;
-  std::string origin = fmt::format("'{}': tensor '{}'", path, name);
+  std::string origin = fmt::format("'{}': tensor '{}'", file->path, name);
   if (!entry.dtype->type)
     throw RuntimeError(fmt::format(
         "{} is {}, which mbt does not convert; save it as F32, F16 or BF16",
@@ -235,9 +238,17 @@ ArrayView readSafetensor(const std::string &path, const std::string &name) {
   view.origin = origin;
   view.type = *entry.dtype->type;
   view.shape = entry.shape;
-  view.data = file.file.bytes + file.dataStart + entry.begin;
-  view.owner = file.file.owner;
+  view.data = file->file.bytes + file->dataStart + entry.begin;
+  view.owner = file->file.owner;
   return view;
+}
+
+std::vector<std::string> safetensorNames(const std::string &path) {
+  return SafetensorsArchive(path).names();
+}
+
+ArrayView readSafetensor(const std::string &path, const std::string &name) {
+  return SafetensorsArchive(path).tensor(name);
 }
 
 std::string safetensorsFile(const std::vector<NamedTensor> &tensors) {

@@ -18,11 +18,30 @@
 #include "mbt/runtime/TorchStateDict.h"
 #include "mbt/runtime/data/Arrays.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mbt {
 namespace runtime {
+
+struct SafetensorsFile;
+
+/// An open .safetensors file: its header parsed and checked once, its
+/// tensors views into the mapping, which lives as long as any of them.
+/// The constructor throws RuntimeError naming the path (and the byte
+/// offset or tensor) for a file that is not a consistent safetensors file.
+class SafetensorsArchive {
+public:
+  explicit SafetensorsArchive(const std::string &path);
+  /// Sorted, without "__metadata__".
+  std::vector<std::string> names() const;
+  /// As readSafetensor.
+  ArrayView tensor(const std::string &name) const;
+
+private:
+  std::shared_ptr<const SafetensorsFile> file;
+};
 
 /// The tensors' names, sorted (without "__metadata__"). Throws RuntimeError
 /// naming the path (and the byte offset or tensor) for a file that is not

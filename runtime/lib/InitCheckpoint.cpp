@@ -19,10 +19,6 @@ namespace runtime {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
 /// A float tensor's elements as double (exact for every dtype read).
 std::vector<double> valuesOf(const ArrayView &tensor) {
   std::vector<double> values(static_cast<size_t>(tensor.elements()));
@@ -180,9 +176,9 @@ private:
       throw RuntimeError(fmt::format(
           "{} has shape {}, but '{}' of model '{}' "
           "is {}{}{}",
-          tensor.origin, shapeText(tensor.shape), spec.name, manifest.model,
-          shapeText(spec.shape),
-          transposed ? " (transposed: " + shapeText(expected) + ")" : "",
+          tensor.origin, formatShape(tensor.shape), spec.name, manifest.model,
+          formatShape(spec.shape),
+          transposed ? " (transposed: " + formatShape(expected) + ")" : "",
           hint));
     }
     std::vector<double> values = valuesOf(tensor);
@@ -203,15 +199,6 @@ private:
   StateDictFile file;
   std::map<std::string, std::vector<double>> converted;
 };
-
-/// Row `model` of a [M, width] buffer, widened to double.
-std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
-                          int64_t width) {
-  std::vector<double> row(static_cast<size_t>(width));
-  for (int64_t i = 0; i < width; ++i)
-    row[i] = buffer.get(model * width + i);
-  return row;
-}
 
 } // namespace
 
@@ -244,8 +231,8 @@ void loadInitCheckpoint(const Manifest &manifest,
       file = files.emplace(path, CheckpointRows(manifest, init, path)).first;
     // Each model's own rows: what a partial file lacks keeps the model's
     // own initial values.
-    std::vector<double> paramRow = rowOf(params, model, p);
-    std::vector<double> bufferRow = rowOf(buffers, model, q);
+    std::vector<double> paramRow = params.load(model * p, p);
+    std::vector<double> bufferRow = buffers.load(model * q, q);
     file->second.load(paramRow, bufferRow);
     params.store(model * p, paramRow.data(), p);
     buffers.store(model * q, bufferRow.data(), q);

@@ -312,10 +312,7 @@ std::vector<double> rowOf(const FloatBuffer &buffer, int64_t model,
   if (model < 0 || model >= models)
     throw RuntimeError(
         fmt::format("model index {} out of range [0, {})", model, models));
-  std::vector<double> row(width);
-  for (int64_t i = 0; i < width; ++i)
-    row[i] = buffer.get(model * width + i);
-  return row;
+  return buffer.load(model * width, width);
 }
 } // namespace
 

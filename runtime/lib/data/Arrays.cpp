@@ -123,10 +123,6 @@ void convertTyped(const unsigned char *in, size_t count, float *out) {
   convertLoop(in, sizeof(T), count, out, elementToFloat<T>);
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
-
 std::vector<int64_t> withoutOnes(const std::vector<int64_t> &shape) {
   std::vector<int64_t> result;
   for (int64_t dim : shape)
@@ -288,6 +284,10 @@ void convertTargets(const ArrayView &y, const SampleLayout &layout,
 }
 
 } // namespace
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 const char *elementTypeName(ElementType type) { return typeInfo(type).name; }
 

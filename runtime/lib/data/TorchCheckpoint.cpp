@@ -16,7 +16,6 @@
 #include "ZipArchive.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
@@ -559,9 +558,9 @@ PyRef Unpickler::rebuildTensor(const std::vector<PyRef> &args) {
     elements *= shape[d];
   }
   if (offset < 0 || (elements > 0 && extent > available - offset))
-    fail(fmt::format("a tensor of size [{}] at offset {} runs past its "
+    fail(fmt::format("a tensor of size {} at offset {} runs past its "
                      "storage of {} elements",
-                     fmt::join(shape, ", "), offset, available));
+                     formatShape(shape), offset, available));
   PyRef tensor = make(PyValue::Kind::Tensor);
   bool dense = true; // C order without gaps
   int64_t cStride = 1;

@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace mbt {
 namespace runtime {
@@ -60,6 +61,14 @@ public:
   /// Element `i`, widened to double.
   double get(int64_t i) const {
     return type == DType::F64 ? f64[i] : static_cast<double>(f32[i]);
+  }
+
+  /// Elements [offset, offset + n), widened to double.
+  std::vector<double> load(int64_t offset, int64_t n) const {
+    std::vector<double> out(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = get(offset + i);
+    return out;
   }
 
   /// Writes `src[0, n)`, converted to the buffer's type, at `offset`.

@@ -48,6 +48,9 @@ enum class ElementType {
 
 /// "bool", "u8", ..., "bf16", "f32", "f64" (numpy-like short names).
 const char *elementTypeName(ElementType type);
+/// "[2, 3]" ("[]" for a scalar): a shape as messages show it.
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// Bytes per element: 1, 2, 4 or 8.
 size_t elementSize(ElementType type);
 

@@ -54,11 +54,10 @@ public:
       return;
     }
 #ifdef MBT_HAVE_NPZ
-    for (auto &[name, tensor] : readTorchStateDict(path)) {
-      tensorNames.push_back(name);
+    for (auto &[name, tensor] : readTorchStateDict(path))
       tensors.emplace(name, std::move(tensor));
-    }
-    std::sort(tensorNames.begin(), tensorNames.end());
+    for (const auto &entry : tensors) // a map's order: sorted
+      tensorNames.push_back(entry.first);
 #else
     throw RuntimeError(fmt::format(
         "'{}' is a .pt file, which this mbt runtime was built without "

@@ -86,6 +86,9 @@ const std::map<std::string, ElementType> kStorageTypes = {
     {"torch.ByteStorage", ElementType::U8},
     {"torch.BoolStorage", ElementType::Bool}};
 
+/// Who writes .pt archives, for the message about a compressed member.
+constexpr const char *kWriter = "torch.save writes";
+
 /// The globals a state dict's pickle may name; anything else is refused.
 const char *const kAllowedGlobals[] = {
     "collections.OrderedDict", "torch._utils._rebuild_tensor_v2",
@@ -477,7 +480,7 @@ void Unpickler::persistentLoad() {
   if (!found)
     fail(fmt::format("the storage '{}' has no member '{}' in the archive",
                      id->items[2]->text, member));
-  zip.checkMethod(*found, origin, false, "torch.save writes");
+  const unsigned char *data = zip.storedBytes(*found, origin, kWriter);
   uint64_t elementBytes = elementSize(type->second);
   if (numel < 0 || found->size / elementBytes != uint64_t(numel) ||
       found->size % elementBytes)
@@ -489,7 +492,7 @@ void Unpickler::persistentLoad() {
   storage->array.origin = origin;
   storage->array.type = type->second;
   storage->array.shape = {numel};
-  storage->array.data = zip.storedBytes(*found, origin);
+  storage->array.data = data;
   storage->array.owner = zip.file().owner;
   push(storage);
 }
@@ -662,18 +665,17 @@ StateDict readTorchStateDict(const std::string &path) {
   ZipArchive zip(path, "a .pt file (torch.save writes a zip archive)");
   std::string prefix = picklePrefix(zip);
   const ZipMember &pickle = *zip.find(prefix + "data.pkl");
-  std::string origin = fmt::format("'{}': member '{}'", path, pickle.name);
-  zip.checkMethod(pickle, origin, false, "torch.save writes");
   if (const ZipMember *order = zip.find(prefix + "byteorder")) {
-    zip.checkMethod(*order, origin, false, "torch.save writes");
-    const unsigned char *text = zip.storedBytes(*order, origin);
+    const unsigned char *text = zip.storedBytes(
+        *order, fmt::format("'{}': member '{}'", path, order->name), kWriter);
     if (std::string(reinterpret_cast<const char *>(text), order->size) !=
         "little")
       throw RuntimeError(fmt::format(
           "'{}' was saved on a big-endian host, which mbt does not read",
           path));
   }
-  Unpickler unpickler(zip, prefix, zip.storedBytes(pickle, origin),
+  std::string origin = fmt::format("'{}': member '{}'", path, pickle.name);
+  Unpickler unpickler(zip, prefix, zip.storedBytes(pickle, origin, kWriter),
                       pickle.size);
   return stateDictOf(unpickler.run(), path);
 }

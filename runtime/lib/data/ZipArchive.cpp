@@ -193,9 +193,9 @@ void ZipArchive::checkMethod(const ZipMember &member, const std::string &origin,
 }
 
 const unsigned char *ZipArchive::storedBytes(const ZipMember &member,
-                                             const std::string &origin) const {
-  if (member.method != 0)
-    throw RuntimeError(origin + ": expected a stored (uncompressed) member");
+                                             const std::string &origin,
+                                             const std::string &writer) const {
+  checkMethod(member, origin, false, writer);
   if (member.size != member.compressedSize)
     throw RuntimeError(fmt::format(
         "{}: a stored member of {} bytes claims {} bytes uncompressed", origin,

@@ -59,10 +59,12 @@ public:
   /// such archives (e.g. "torch.save writes"), for the message.
   void checkMethod(const ZipMember &member, const std::string &origin,
                    bool allowDeflate, const std::string &writer) const;
-  /// A stored member's bytes, in place in the mapping (sizes checked; its
-  /// CRC is not, which would read the member once more).
+  /// A stored member's bytes, in place in the mapping, after checkMethod
+  /// (no deflate) and a check of its sizes; its CRC is not checked, which
+  /// would read the member once more.
   const unsigned char *storedBytes(const ZipMember &member,
-                                   const std::string &origin) const;
+                                   const std::string &origin,
+                                   const std::string &writer) const;
 
 private:
   [[noreturn]] void fail(uint64_t at, const std::string &message) const;

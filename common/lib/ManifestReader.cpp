@@ -17,6 +17,7 @@
 #include <cmath>
 #include <iterator>
 #include <set>
+#include <tuple>
 
 using nlohmann::json;
 
@@ -242,12 +243,83 @@ InitSpec parseInit(const Reader &r, const json &value, const std::string &path,
   return init;
 }
 
+/// Where the tensors of a layout go: back to back in manifest order, the
+/// trainable ones first, from column 0, then the frozen ones (only
+/// parameters can be frozen).
+class LayoutPacker {
+public:
+  LayoutPacker(const Reader &r, const json &list, const std::string &what)
+      : r(r) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string path = Reader::index(what, i);
+      const json &entry = list[i];
+      bool trainable = true;
+      if (entry.is_object() && entry.contains("trainable")) {
+        if (!entry["trainable"].is_boolean() || what != "params")
+          r.fail(path + ".trainable", what == "params"
+                                          ? "must be true or false"
+                                          : "a buffer cannot be frozen");
+        trainable = entry["trainable"].get<bool>();
+      }
+      flags.push_back(trainable);
+      // The sizes are checked as each entry is read; here they only place
+      // the frozen ones after the trainable ones.
+      if (trainable && entry.is_object() && entry.contains("size") &&
+          entry["size"].is_number_integer()) {
+        int64_t size = entry["size"].get<int64_t>();
+        if (size > INT64_MAX - trainableColumns)
+          r.fail(path + ".size", "parameter count overflows");
+        trainableColumns += std::max<int64_t>(size, 0);
+      }
+    }
+  }
+
+  bool trainable(size_t i) const { return flags[i]; }
+
+  /// Checks entry `i`'s offset and places it.
+  void place(size_t i, const ParamSpec &p, const std::string &path,
+             const std::vector<ParamSpec> &before) {
+    int64_t &next = flags[i] ? nextTrainable : nextFrozen;
+    int64_t expected = flags[i] ? next : trainableColumns + next;
+    if (p.offset != expected) {
+      const ParamSpec *previous = nullptr;
+      for (size_t j = 0; j < i; ++j)
+        if (flags[j] == flags[i])
+          previous = &before[j];
+      std::string after = previous ? " (right after '" + previous->name + "')"
+                          : flags[i]
+                              ? std::string(" (the first one starts at 0)")
+                              : " (the first frozen one starts after the " +
+                                    std::to_string(trainableColumns) +
+                                    " trainable columns)";
+      r.fail(path + ".offset", "expected " + std::to_string(expected) + after +
+                                   ", got " + std::to_string(p.offset));
+    }
+    if (p.size > INT64_MAX - expected)
+      r.fail(path + ".size", "parameter count overflows");
+    next += p.size;
+  }
+
+  /// The columns of the trainable tensors, and of all of them.
+  int64_t trainableCount() const { return nextTrainable; }
+  int64_t count() const { return trainableColumns + nextFrozen; }
+
+private:
+  const Reader &r;
+  std::vector<bool> flags;
+  int64_t trainableColumns = 0, nextTrainable = 0, nextFrozen = 0;
+};
+
 /// "params" and "param_count", or "buffers" and "buffer_count" (`what`:
-/// "params" or "buffers"): tensors packed back to back in a row.
-int64_t parseLayout(const Reader &r, const json &list, const json &count,
-                    const std::string &what, std::set<std::string> &names,
-                    std::vector<ParamSpec> &out) {
-  int64_t nextOffset = 0;
+/// "params" or "buffers"): tensors packed back to back in a row (the
+/// frozen parameters after the trainable ones). Returns the count and the
+/// trainable columns.
+std::pair<int64_t, int64_t> parseLayout(const Reader &r, const json &list,
+                                        const json &count,
+                                        const std::string &what,
+                                        std::set<std::string> &names,
+                                        std::vector<ParamSpec> &out) {
+  LayoutPacker packer(r, list, what);
   for (size_t i = 0; i < list.size(); ++i) {
     std::string path = Reader::index(what, i);
     const json &entry = list[i];
@@ -264,16 +336,8 @@ int64_t parseLayout(const Reader &r, const json &list, const json &count,
       r.fail(path + ".size", "is " + std::to_string(p.size) +
                                  " but shape holds " +
                                  std::to_string(elements) + " elements");
-    // Tensors are packed back to back in manifest order.
-    if (p.offset != nextOffset)
-      r.fail(path + ".offset",
-             "expected " + std::to_string(nextOffset) +
-                 (i == 0 ? std::string(" (the first one starts at 0)")
-                         : " (right after '" + out.back().name + "')") +
-                 ", got " + std::to_string(p.offset));
-    if (p.size > INT64_MAX - nextOffset)
-      r.fail(path + ".size", "parameter count overflows");
-    nextOffset += p.size;
+    p.trainable = packer.trainable(i);
+    packer.place(i, p, path, out);
     p.init =
         parseInit(r, r.field(entry, "init", path), path + ".init", p.shape);
     if (entry.contains("decay")) {
@@ -285,22 +349,32 @@ int64_t parseLayout(const Reader &r, const json &list, const json &count,
   }
   std::string countName = what == "params" ? "param_count" : "buffer_count";
   int64_t total = r.nonNegative(count, countName);
-  if (total != nextOffset)
+  if (total != packer.count())
     r.fail(countName, "is " + std::to_string(total) + " but the " + what +
-                          "' sizes sum to " + std::to_string(nextOffset));
-  return total;
+                          "' sizes sum to " + std::to_string(packer.count()));
+  return {total, packer.trainableCount()};
 }
 
 void parseParams(const Reader &r, const json &root, Manifest &m) {
   std::set<std::string> names;
-  m.paramCount =
+  std::tie(m.paramCount, m.trainableCount) =
       parseLayout(r, r.array(r.field(root, "params", ""), "params"),
                   r.field(root, "param_count", ""), "params", names, m.params);
+  // Optional: P when no parameter is frozen.
+  if (root.contains("trainable_count") &&
+      r.nonNegative(root["trainable_count"], "trainable_count") !=
+          m.trainableCount)
+    r.fail("trainable_count",
+           "is " + root["trainable_count"].dump() +
+               " but the trainable parameters' sizes sum to " +
+               std::to_string(m.trainableCount));
   // Optional: a model without running statistics may omit them.
   if (root.contains("buffers") || root.contains("buffer_count"))
-    m.bufferCount = parseLayout(
-        r, r.array(r.field(root, "buffers", ""), "buffers"),
-        r.field(root, "buffer_count", ""), "buffers", names, m.buffers);
+    m.bufferCount =
+        parseLayout(r, r.array(r.field(root, "buffers", ""), "buffers"),
+                    r.field(root, "buffer_count", ""), "buffers", names,
+                    m.buffers)
+            .first;
 }
 
 /// A table of one row per model and `width` numbers per row (one per name

@@ -39,10 +39,12 @@ json initToJson(const InitSpec &init) {
 }
 
 /// A layout's entries; `decay` on each where any of them does not decay
-/// (the sweep's no_decay matched it).
+/// (the sweep's no_decay matched it), `trainable` where any is frozen.
 json layoutToJson(const std::vector<ParamSpec> &layout) {
   bool anyExcluded = std::any_of(layout.begin(), layout.end(),
                                  [](const ParamSpec &p) { return !p.decay; });
+  bool anyFrozen = std::any_of(layout.begin(), layout.end(),
+                               [](const ParamSpec &p) { return !p.trainable; });
   json entries = json::array();
   for (const ParamSpec &p : layout) {
     json entry{{"name", p.name},
@@ -52,6 +54,8 @@ json layoutToJson(const std::vector<ParamSpec> &layout) {
                {"init", initToJson(p.init)}};
     if (anyExcluded)
       entry["decay"] = p.decay;
+    if (anyFrozen)
+      entry["trainable"] = p.trainable;
     entries.push_back(std::move(entry));
   }
   return entries;
@@ -162,6 +166,7 @@ std::string writeManifest(const Manifest &m) {
       {"models", m.models},
       {"params", layoutToJson(m.params)},
       {"param_count", m.paramCount},
+      {"trainable_count", m.trainableCount},
       {"buffers", layoutToJson(m.buffers)},
       {"buffer_count", m.bufferCount},
       {"input", inputToJson(m)},

@@ -460,9 +460,10 @@ struct SweepConfig {
   /// in the rule's order (ScheduleRules.h), one value per model.
   std::optional<mlir::mbt::Schedule> schedule;
   std::vector<std::vector<double>> scheduleParams;
-  /// Glob patterns of parameter names that get no weight decay, with the
-  /// location of each (to report one that matches no parameter).
-  std::vector<std::pair<std::string, Location>> noDecay;
+  /// Glob patterns of parameter names that get no weight decay, and of
+  /// those that do not train (`freeze`), with the location of each (to
+  /// report one that matches no parameter).
+  std::vector<std::pair<std::string, Location>> noDecay, freeze;
 };
 
 /// `sweep { ... }`.

@@ -262,7 +262,7 @@ private:
 };
 
 /// A string literal, like `"*.b"`: only sweep settings that name things
-/// (such as `no_decay`) take them.
+/// (such as `no_decay` and `freeze`) take them.
 class StringExprAST : public ExprAST {
 public:
   StringExprAST(Location loc, llvm::StringRef value)
@@ -294,6 +294,18 @@ public:
 private:
   ExprASTList elements;
 };
+
+/// The elements of `value` if it is a list literal, else `value` alone: the
+/// items of a setting that takes one value or a list of them.
+inline std::vector<const ExprAST *> listItems(const ExprAST &value) {
+  std::vector<const ExprAST *> items;
+  if (const auto *list = llvm::dyn_cast<ListExprAST>(&value))
+    for (const auto &element : list->getElements())
+      items.push_back(element.get());
+  else
+    items.push_back(&value);
+  return items;
+}
 
 /// A dict literal, like `{"fc1.w": "0.weight"}`: the only one the language
 /// has is checkpoint's `rename`. The location is the '{'.

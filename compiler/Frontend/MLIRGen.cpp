@@ -496,9 +496,13 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
     names.push_back(builder.getStringAttr(name));
     hyper.push_back(builder.getDenseF64ArrayAttr(values));
   }
-  llvm::SmallVector<mlir::Attribute> noDecay;
-  for (const auto &pattern : config.noDecay)
-    noDecay.push_back(builder.getStringAttr(pattern.first));
+  auto patternsAttr =
+      [&](llvm::ArrayRef<std::pair<std::string, Location>> patterns) {
+        llvm::SmallVector<mlir::Attribute> texts;
+        for (const auto &pattern : patterns)
+          texts.push_back(builder.getStringAttr(pattern.first));
+        return texts.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(texts);
+      };
   llvm::SmallVector<mlir::Attribute> scheduleParams;
   for (const std::vector<double> &values : config.scheduleParams)
     scheduleParams.push_back(builder.getDenseF64ArrayAttr(values));
@@ -549,7 +553,7 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
                       : mlir::mbt::ScheduleAttr(),
       config.schedule ? builder.getArrayAttr(scheduleParams)
                       : mlir::ArrayAttr(),
-      noDecay.empty() ? mlir::ArrayAttr() : builder.getArrayAttr(noDecay),
+      patternsAttr(config.noDecay), patternsAttr(config.freeze),
       builder.getF64FloatAttr(config.validation),
       builder.getI64IntegerAttr(config.crop), builder.getBoolAttr(config.flip),
       config.batching ? mlir::mbt::BatchingAttr::get(&ctx, *config.batching)

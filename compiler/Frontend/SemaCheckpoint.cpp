@@ -18,14 +18,8 @@ namespace {
 /// The strings of a string or a list of strings; null after an error.
 std::optional<std::vector<const StringExprAST *>>
 stringsOf(mlir::MLIRContext &ctx, const ExprAST &value, llvm::StringRef what) {
-  std::vector<const ExprAST *> items;
-  if (const auto *list = llvm::dyn_cast<ListExprAST>(&value))
-    for (const auto &element : list->getElements())
-      items.push_back(element.get());
-  else
-    items.push_back(&value);
   std::vector<const StringExprAST *> strings;
-  for (const ExprAST *item : items) {
+  for (const ExprAST *item : listItems(value)) {
     const auto *string = llvm::dyn_cast<StringExprAST>(item);
     if (!string) {
       emitError(ctx, item->loc()) << what;

@@ -120,14 +120,8 @@ std::optional<bool> SourceChecker::flag(const ExprAST &value,
 /// One number per channel: a list, or one number for every channel.
 std::optional<std::vector<double>>
 SourceChecker::numbers(const ExprAST &value, llvm::StringRef what) {
-  std::vector<const ExprAST *> items;
-  if (const auto *list = llvm::dyn_cast<ListExprAST>(&value))
-    for (const auto &element : list->getElements())
-      items.push_back(element.get());
-  else
-    items.push_back(&value);
   std::vector<double> result;
-  for (const ExprAST *item : items) {
+  for (const ExprAST *item : listItems(value)) {
     auto number = eval.evaluateNumber(*item, what);
     if (failed(number)) {
       ok = false;

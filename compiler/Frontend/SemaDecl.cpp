@@ -33,8 +33,6 @@ using llvm::dyn_cast;
 using mlir::failed;
 using mlir::LogicalResult;
 
-/// Every no_decay pattern of the sweep must match a parameter of its model:
-/// a typo would otherwise silently decay everything.
 /// The metrics an expanded body declares (in the branches taken).
 static void collectMetrics(llvm::ArrayRef<std::unique_ptr<StmtAST>> body,
                            std::vector<std::string> &names) {
@@ -62,25 +60,46 @@ static bool checkRankBy(mlir::MLIRContext &ctx, const SweepConfig &config,
   return false;
 }
 
-static bool checkNoDecayPatterns(mlir::MLIRContext &ctx,
-                                 const SweepConfig &config,
-                                 llvm::ArrayRef<FlatParam> params) {
-  bool ok = true;
-  for (const auto &[text, loc] : config.noDecay) {
+/// Every no_decay and freeze pattern of the sweep must match a parameter of
+/// its model (a typo would otherwise silently decay, or train, everything),
+/// and freeze must leave a parameter to train.
+static bool checkParamPatterns(mlir::MLIRContext &ctx,
+                               const SweepConfig &config,
+                               llvm::ArrayRef<FlatParam> params) {
+  std::vector<std::string> names;
+  for (const FlatParam &p : params)
+    names.push_back(p.name);
+  auto matches = [&](const std::string &text, const std::string &name) {
     auto pattern = llvm::GlobPattern::create(text);
     if (!pattern) {
-      llvm::consumeError(pattern.takeError());
-      continue; // reported by the sweep's check
+      llvm::consumeError(pattern.takeError()); // reported by the sweep's check
+      return true;
     }
-    if (llvm::any_of(
-            params, [&](const FlatParam &p) { return pattern->match(p.name); }))
-      continue;
-    std::vector<std::string> names;
-    for (const FlatParam &p : params)
-      names.push_back(p.name);
-    emitError(ctx, loc) << "no_decay pattern '" << text
-                        << "' matches no parameter of model '" << config.model
-                        << "' (parameters: " << llvm::join(names, ", ") << ")";
+    return pattern->match(name);
+  };
+  bool ok = true;
+  for (auto [key, patterns] : {std::pair("no_decay", &config.noDecay),
+                               std::pair("freeze", &config.freeze)})
+    for (const auto &[text, loc] : *patterns) {
+      if (llvm::any_of(names, [&](const std::string &name) {
+            return matches(text, name);
+          }))
+        continue;
+      emitError(ctx, loc) << key << " pattern '" << text
+                          << "' matches no parameter of model '" << config.model
+                          << "' (parameters: " << llvm::join(names, ", ")
+                          << ")";
+      ok = false;
+    }
+  bool trains = llvm::any_of(names, [&](const std::string &name) {
+    return llvm::none_of(config.freeze, [&](const auto &pattern) {
+      return matches(pattern.first, name);
+    });
+  });
+  if (ok && !config.freeze.empty() && !trains) {
+    emitError(ctx, config.freeze.front().second)
+        << "freeze matches every parameter of model '" << config.model << "' ("
+        << llvm::join(names, ", ") << "): nothing would train";
     ok = false;
   }
   return ok;
@@ -475,7 +494,7 @@ LogicalResult mbt::checkModule(mlir::MLIRContext &ctx, ModuleAST &module) {
     model->buffers = std::move(expansion->buffers);
     model->floatType = expansion->floatType;
     if (isSwept) {
-      ok &= checkNoDecayPatterns(ctx, *config, model->params);
+      ok &= checkParamPatterns(ctx, *config, model->params);
       ok &= checkRankBy(ctx, *config, *model);
       ok &= succeeded(checkDataFitsInput(ctx, *config, *model));
       // bf16 products are rounded f32 values: an f64 model has none.

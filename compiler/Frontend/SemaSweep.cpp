@@ -29,9 +29,9 @@ using mlir::success;
 namespace {
 /// The settings a sweep understands.
 const llvm::StringRef kSweepKeys[] = {
-    "models",    "model",      "seed",    "optim", "data",     "epochs",
-    "grid",      "draw_seed",  "fold",    "clip",  "schedule", "no_decay",
-    "precision", "loss_scale", "rank_by", "init"};
+    "models", "model",     "seed",       "optim",   "data",     "epochs",
+    "grid",   "draw_seed", "fold",       "clip",    "schedule", "no_decay",
+    "freeze", "precision", "loss_scale", "rank_by", "init"};
 
 /// The arguments every data set of samples takes (after a data set of
 /// files' own, SemaDataSource.cpp).
@@ -66,7 +66,9 @@ private:
   void checkEpochs(SweepEvaluator &eval);
   void checkClip(SweepEvaluator &eval);
   void checkSchedule(SweepEvaluator &eval);
-  void checkNoDecay();
+  void
+  checkParamPatterns(llvm::StringRef key,
+                     std::vector<std::pair<std::string, Location>> &patterns);
   void checkRankBy();
   void checkPrecision(SweepEvaluator &eval);
 
@@ -122,7 +124,8 @@ LogicalResult SweepChecker::check() {
   checkEpochs(eval);
   checkClip(eval);
   checkSchedule(eval);
-  checkNoDecay();
+  checkParamPatterns("no_decay", config.noDecay);
+  checkParamPatterns("freeze", config.freeze);
   checkRankBy();
   checkPrecision(eval);
   if (const ExprAST *init = lookup("init"))
@@ -701,9 +704,6 @@ void SweepChecker::checkSchedule(SweepEvaluator &eval) {
   config.scheduleParams = std::move(table);
 }
 
-/// no_decay = "PATTERN" or ["PATTERN", ...]: parameters whose names match a
-/// glob pattern (`*` any text, `?` one character, `[...]` a set) get no
-/// weight decay. Sema checks each against the model's parameters.
 /// precision and loss_scale (SemaPrecision.cpp).
 void SweepChecker::checkPrecision(SweepEvaluator &eval) {
   if (!checkPrecisionSettings(ctx, lookup("precision"), lookup("loss_scale"),
@@ -727,21 +727,22 @@ void SweepChecker::checkRankBy() {
   config.rankByLoc = value->loc();
 }
 
-void SweepChecker::checkNoDecay() {
-  const ExprAST *value = lookup("no_decay");
+/// no_decay (or freeze) = "PATTERN" or ["PATTERN", ...]: parameters whose
+/// names match a glob pattern (`*` any text, `?` one character, `[...]` a
+/// set) get no weight decay (or do not train). Sema checks each against
+/// the model's parameters once it is expanded (SemaDecl.cpp).
+void SweepChecker::checkParamPatterns(
+    llvm::StringRef key,
+    std::vector<std::pair<std::string, Location>> &patterns) {
+  const ExprAST *value = lookup(key);
   if (!value)
     return;
-  llvm::SmallVector<const ExprAST *> items;
-  if (const auto *list = dyn_cast<ListExprAST>(value))
-    for (const auto &element : list->getElements())
-      items.push_back(element.get());
-  else
-    items.push_back(value);
-  for (const ExprAST *item : items) {
+  for (const ExprAST *item : listItems(*value)) {
     const auto *string = dyn_cast<StringExprAST>(item);
     if (!string) {
-      error(item->loc()) << "no_decay must list parameter name patterns in "
-                            "quotes, such as [\"*.b\", \"norm.*\"]";
+      error(item->loc()) << key
+                         << " must list parameter name patterns in quotes, "
+                            "such as [\"*.b\", \"norm.*\"]";
       return;
     }
     if (auto pattern = llvm::GlobPattern::create(string->getValue());
@@ -750,7 +751,7 @@ void SweepChecker::checkNoDecay() {
                          << "': " << llvm::toString(pattern.takeError());
       return;
     }
-    config.noDecay.emplace_back(string->getValue().str(), item->loc());
+    patterns.emplace_back(string->getValue().str(), item->loc());
   }
 }
 

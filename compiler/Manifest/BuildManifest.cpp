@@ -58,9 +58,10 @@ namespace {
 }
 
 /// The tensors of a layout (mbt.layout or mbt.buffer_layout) in [M, P] or
-/// [M, Q]; returns their total size.
-int64_t readLayout(ArrayAttr layout, std::vector<::mbt::ParamSpec> &out) {
-  int64_t count = 0;
+/// [M, Q]; returns their total size and that of the trainable ones.
+std::pair<int64_t, int64_t> readLayout(ArrayAttr layout,
+                                       std::vector<::mbt::ParamSpec> &out) {
+  int64_t count = 0, trainable = 0;
   for (Attribute a : layout) {
     auto entry = cast<DictionaryAttr>(a);
     ::mbt::ParamSpec p;
@@ -73,10 +74,13 @@ int64_t readLayout(ArrayAttr layout, std::vector<::mbt::ParamSpec> &out) {
     p.init = toInitSpec(entry.getAs<mlir::mbt::InitAttr>("init"));
     if (auto decay = entry.getAs<BoolAttr>("decay"))
       p.decay = decay.getValue();
+    if (auto flag = entry.getAs<BoolAttr>("trainable"))
+      p.trainable = flag.getValue();
     count += p.size;
+    trainable += p.trainable ? p.size : 0;
     out.push_back(std::move(p));
   }
-  return count;
+  return {count, trainable};
 }
 
 std::vector<std::string> strings(ArrayAttr names) {
@@ -352,10 +356,10 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       moduleAttr<StringAttr>(module, MBTDialect::ModelAttrHelper::getNameStr());
   m.model = modelName ? modelName.getValue().str() : "model";
   m.models = static_cast<int64_t>(sweep.getModels());
-  m.paramCount = readLayout(layout, m.params);
+  std::tie(m.paramCount, m.trainableCount) = readLayout(layout, m.params);
   if (auto buffers = moduleAttr<ArrayAttr>(
           module, MBTDialect::BufferLayoutAttrHelper::getNameStr()))
-    m.bufferCount = readLayout(buffers, m.buffers);
+    m.bufferCount = readLayout(buffers, m.buffers).first;
   readInputAndTarget(module, train, m);
   readOptimizer(rule, sweep, m);
   readPerModelSettings(sweep, m);

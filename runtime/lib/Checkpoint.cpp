@@ -1,13 +1,13 @@
 //===- Checkpoint.cpp - Serialize and parse a run's state -----------------===//
 //
 // Layout (all integers little-endian int64 unless noted):
-//   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | Q | S | K |
+//   "MBTRUN\0\0" | version | manifest digest (u64) | M | P | P_t | Q | S | K |
 //   element bytes | step | epochs started | batch in epoch |
 //   running samples | metrics bytes | running sums (M*K f64) |
 //   diverged step (M) | stopped step (M) |
 //   stop reason (M strings: length, bytes) | best validation loss (M f64) |
 //   evaluations since best (M) | params (M*P elements) |
-//   state (S*M*P elements) | buffers (M*Q elements) |
+//   state (S*M*P_t elements) | buffers (M*Q elements) |
 //   CRC-32 of all the above (u32)
 //
 //===----------------------------------------------------------------------===//
@@ -30,7 +30,7 @@ namespace runtime {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'B', 'T', 'R', 'U', 'N', '\0', '\0'};
-constexpr int64_t kVersion = 4;
+constexpr int64_t kVersion = 5;
 
 class Writer {
 public:
@@ -129,9 +129,9 @@ std::string serializeCheckpoint(const RunCheckpoint &c) {
   w.bytes(kMagic, sizeof(kMagic));
   w.i64(kVersion);
   w.i64(static_cast<int64_t>(c.manifestDigest));
-  for (int64_t v : {c.models, c.paramCount, c.bufferCount, c.slots, c.outputs,
-                    c.elementBytes, c.step, c.epochsStarted, c.batchInEpoch,
-                    c.runningWeight, c.metricsBytes})
+  for (int64_t v : {c.models, c.paramCount, c.trainableCount, c.bufferCount,
+                    c.slots, c.outputs, c.elementBytes, c.step, c.epochsStarted,
+                    c.batchInEpoch, c.runningWeight, c.metricsBytes})
     w.i64(v);
   for (double v : c.runningSums)
     w.f64(v);
@@ -187,6 +187,7 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   c.manifestDigest = static_cast<uint64_t>(r.i64("the manifest digest"));
   c.models = r.count("model count", 1 << 30);
   c.paramCount = r.count("parameter count", kMax);
+  c.trainableCount = r.count("trainable parameter count", c.paramCount);
   c.bufferCount = r.count("buffer count", kMax);
   c.slots = r.count("slot count", 64);
   c.outputs = r.count("output count", 1 << 20);
@@ -225,7 +226,11 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   int64_t paramBytes =
       product(r, product(r, c.models, c.paramCount, kMax, "params"),
               c.elementBytes, kMax, "params");
-  int64_t stateBytes = product(r, c.slots, paramBytes, kMax, "state");
+  int64_t stateBytes =
+      product(r, c.slots,
+              product(r, product(r, c.models, c.trainableCount, kMax, "state"),
+                      c.elementBytes, kMax, "state"),
+              kMax, "state");
   const char *params = r.take(paramBytes, "the parameters");
   c.params.assign(params, params + paramBytes);
   const char *state = r.take(stateBytes, "the optimizer state");

@@ -32,8 +32,9 @@ int64_t checkedMul(int64_t a, int64_t b, const char *what) {
 
 StepRunner::StepRunner(const Artifact &artifact, const TrainOptions &options)
     : artifact(artifact), manifest(artifact.manifest()), m(manifest.models),
-      p(manifest.paramCount), q(manifest.bufferCount), s(manifest.numSlots()),
-      h(manifest.numHyper()), k(manifest.numColumns()), f(manifest.features),
+      p(manifest.paramCount), pt(manifest.trainableCount),
+      q(manifest.bufferCount), s(manifest.numSlots()), h(manifest.numHyper()),
+      k(manifest.numColumns()), f(manifest.features),
       batch(manifest.data.batch),
       tokens(manifest.inputKind == Manifest::InputKind::Tokens),
       nextTokens(manifest.targetKind == Manifest::TargetKind::NextTokens),
@@ -65,7 +66,8 @@ void StepRunner::allocate() {
   DType dtype = manifest.dtype;
   paramsBuf = FloatBuffer(dtype, mp, "params");
   buffersBuf = FloatBuffer(dtype, checkedMul(m, q, "buffers"), "buffers");
-  stateBuf = FloatBuffer(dtype, checkedMul(s, mp, "state"), "state");
+  stateBuf = FloatBuffer(
+      dtype, checkedMul(s, checkedMul(m, pt, "state"), "state"), "state");
   hyperBuf = AlignedBuffer<double>(checkedMul(m, h, "hyper"), "hyper");
   stepBuf = AlignedBuffer<double>(m, "step");
   outBuf = FloatBuffer(dtype, checkedMul(m, k, "out"), "out");
@@ -192,7 +194,7 @@ template <typename T> void StepRunner::reserveWorkspace() {
   // Only the descriptors' sizes are read: x's layout does not matter.
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
   auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
-  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, pt});
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
   auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, batch, f});
@@ -312,7 +314,7 @@ void StepRunner::reserveTokenWorkspace(MemRef<int32_t, 3> &x, int64_t b,
   // Only the descriptors' sizes are read.
   auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
   auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
-  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, p});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, pt});
   auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
   auto y = yFor<YRank>(b);
@@ -345,7 +347,7 @@ void StepRunner::issueTrainStep(int64_t b) {
   auto buffers =
       makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
   auto state =
-      makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, p});
+      makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, pt});
   auto hyper = makeDenseMemRef<double, 2>(
       pick<double>(d.hyper, hyperBuf.data()), {m, h});
   auto step =

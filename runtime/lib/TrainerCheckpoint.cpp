@@ -49,6 +49,7 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.manifestDigest = manifestDigest(artifact.manifestJson());
   c.models = m;
   c.paramCount = p;
+  c.trainableCount = manifest.trainableCount;
   c.slots = s;
   c.outputs = k;
   c.elementBytes = dtype() == DType::F64 ? 8 : 4;
@@ -75,7 +76,8 @@ void Trainer::restore(const RunCheckpoint &c) {
   if (c.manifestDigest != manifestDigest(artifact.manifestJson()))
     mismatch("it was written by an artifact with another manifest "
              "(recompiled or another spec)");
-  if (c.models != m || c.paramCount != p || c.bufferCount != q ||
+  if (c.models != m || c.paramCount != p ||
+      c.trainableCount != manifest.trainableCount || c.bufferCount != q ||
       c.slots != s || c.outputs != k ||
       c.elementBytes != (dtype() == DType::F64 ? 8 : 4))
     mismatch("its buffer sizes differ");

@@ -109,16 +109,17 @@ void addOptions(CLI::App &app, Arguments &args) {
 
 /// The host buffers of one model batch, and their descriptors.
 struct HostBatch {
-  int64_t m, p, q, s, h, k, b, f;
+  int64_t m, p, pt, q, s, h, k, b, f;
   std::vector<float> params, buffers, state, x, out;
   std::vector<double> hyper, step;
   std::vector<int32_t> y;
 
   explicit HostBatch(const Manifest &man)
-      : m(man.models), p(man.paramCount), q(man.bufferCount), s(man.numSlots()),
-        h(man.numHyper()), k(man.numColumns()), b(man.data.batch),
-        f(man.features), params(m * p), buffers(m * q), state(s * m * p, 0.0f),
-        x(b * f), out(m * k), hyper(m * h), step(m), y(m * b) {
+      : m(man.models), p(man.paramCount), pt(man.trainableCount),
+        q(man.bufferCount), s(man.numSlots()), h(man.numHyper()),
+        k(man.numColumns()), b(man.data.batch), f(man.features), params(m * p),
+        buffers(m * q), state(s * m * pt, 0.0f), x(b * f), out(m * k),
+        hyper(m * h), step(m), y(m * b) {
     initAllParams(man, params.data());
     for (int64_t i = 0; i < m; ++i)
       initModelBuffers(man, man.seeds[i], buffers.data() + i * q);
@@ -156,7 +157,7 @@ struct StepArgs {
            double *hyper, double *step, float *x, int32_t *y, float *out)
       : params(makeDenseMemRef<float, 2>(params, {hb.m, hb.p})),
         buffers(makeDenseMemRef<float, 2>(buffers, {hb.m, hb.q})),
-        state(makeDenseMemRef<float, 3>(state, {hb.s, hb.m, hb.p})),
+        state(makeDenseMemRef<float, 3>(state, {hb.s, hb.m, hb.pt})),
         hyper(makeDenseMemRef<double, 2>(hyper, {hb.m, hb.h})),
         step(makeDenseMemRef<double, 1>(step, {hb.m})),
         x(makeDenseMemRef<float, 3>(x, {hb.m, hb.b, hb.f})),

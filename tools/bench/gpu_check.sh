@@ -14,6 +14,7 @@
 #      one). These comparisons use tanh for relu: a
 #      ReLU input within rounding of zero flips between the two devices and
 #      moves its model far more than rounding does;
+#   2a. the same check at N = 64 with the first layer frozen (freeze);
 #   2b. the same check at N = 1024 with precision = bf16 and f16, whose
 #      GEMMs run on the tensor cores (cuBLAS's FAST_16BF / FAST_16F compute
 #      types on operands that hold 16-bit values), with SGD for Adam: each
@@ -90,6 +91,10 @@ for n in 64 1024; do
   echo "== mbt-gpu-check, MLP-S N = $n: $steps GPU steps timed"
   time_step "mlp-s-$n" "$n"
 done
+
+echo "== mbt-gpu-check, MLP-S N = 64, first layer frozen, tanh: 10 steps against the CPU"
+"$check" "$prep/artifacts/mlp-s-64-freeze-check.cpu.so" \
+  "$prep/artifacts/mlp-s-64-freeze-check.cuda.so" --steps 10 || status=1
 
 declare -A rounding=([bf16]=3.9e-3 [f16]=9.8e-4)
 for p in bf16 f16; do

@@ -12,6 +12,8 @@
 #                                               with SGD for Adam: the
 #                                               comparisons, whose step must
 #                                               be smooth (gpu_check.sh)
+#   build-gpu/artifacts/mlp-s-64-freeze.*.so   the N = 64 spec with its
+#                                               first layer frozen
 #   build-gpu/artifacts/mlp-s-1024-P.{cpu,cuda}.so  the N = 1024 spec with
 #                                               precision = P, P in {bf16,
 #                                               f16}: its GEMMs on the
@@ -60,6 +62,11 @@ for p in bf16 f16; do
     > "$out/artifacts/mlp-s-1024-$p.mbt"
   names+=("mlp-s-1024-$p")
 done
+# The N = 64 spec with its first layer frozen (the sweep's freeze: the
+# trainable parameters first in a row, the update over their columns).
+sed -e "\$ s/^}\$/  freeze = [\"w0\", \"b0\"]\n}/" "$out/artifacts/mlp-s-64.mbt" \
+  > "$out/artifacts/mlp-s-64-freeze.mbt"
+names+=("mlp-s-64-freeze")
 for name in "${names[@]}"; do
   smooth=(-e 's/= relu(/= tanh(/')
   case "$name" in *-bf16|*-f16) smooth+=(-e 's/= adam(/= sgd(/') ;; esac

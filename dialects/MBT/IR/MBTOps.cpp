@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include "llvm/Support/GlobPattern.h"
+
 using namespace mlir;
 using namespace mlir::mbt;
 
@@ -174,6 +176,48 @@ LossScaleSettings SweepOp::getLossScaleSettings() {
   if (auto v = getGrowthInterval())
     settings.growthInterval = static_cast<int64_t>(*v);
   return settings;
+}
+
+/// Whether one of `patterns` (globs, which the verifier checked) matches
+/// `name`; false without patterns.
+static bool matchesAnyPattern(std::optional<ArrayAttr> patterns,
+                              StringRef name) {
+  if (!patterns)
+    return false;
+  for (Attribute p : *patterns) {
+    auto glob = llvm::GlobPattern::create(cast<StringAttr>(p).getValue());
+    if (!glob)
+      llvm::consumeError(glob.takeError());
+    else if (glob->match(name))
+      return true;
+  }
+  return false;
+}
+
+bool SweepOp::isExcludedFromDecay(StringRef name) {
+  return matchesAnyPattern(getNoDecay(), name);
+}
+
+bool SweepOp::isFrozen(StringRef name) {
+  return matchesAnyPattern(getFreeze(), name);
+}
+
+/// no_decay and freeze hold glob patterns of parameter names.
+static LogicalResult verifyParamPatterns(SweepOp sweep) {
+  for (auto [key, patterns] :
+       {std::pair(StringRef("no_decay"), sweep.getNoDecay()),
+        std::pair(StringRef("freeze"), sweep.getFreeze())}) {
+    if (!patterns)
+      continue;
+    for (Attribute p : *patterns) {
+      StringRef text = cast<StringAttr>(p).getValue();
+      if (auto glob = llvm::GlobPattern::create(text); !glob)
+        return sweep.emitOpError(key)
+               << " pattern '" << text
+               << "' is invalid: " << llvm::toString(glob.takeError());
+    }
+  }
+  return success();
 }
 
 /// The dynamic loss scale's settings: only under precision = "f16", and
@@ -407,7 +451,7 @@ LogicalResult SweepOp::verify() {
   } else if (getFold()) {
     return emitOpError("fold indices given without kfold routing");
   }
-  if (failed(verifyDataSource(*this)))
+  if (failed(verifyDataSource(*this)) || failed(verifyParamPatterns(*this)))
     return failure();
   bool sequences = isSequenceDataSet(getData());
   if (sequences != getBatching().has_value())

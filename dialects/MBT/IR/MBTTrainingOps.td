@@ -279,7 +279,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     `schedule` names a learning-rate schedule and `schedule_params` gives
     one array of per-model values per parameter of it (see
     `mbt.lr_schedule`). `no_decay` lists glob patterns of parameter names
-    that get no weight decay. `validation` (a fraction in [0, 1), 0: none)
+    that get no weight decay. `freeze` lists glob patterns of parameter
+    names that do not train, as `requires_grad_(False)` in PyTorch: the
+    train step computes no gradient for them and keeps no optimizer state
+    (see `mbt-autodiff` and `mbt-fuse-optimizer`). `validation` (a fraction in [0, 1), 0: none)
     carves a validation split, the same for every model, out of the
     training data (keyed by the shuffle seed); the models train on the
     rest. `crop` (padding, 0: none) and `flip` augment image inputs in
@@ -355,6 +358,7 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<TypedArrayAttrBase<DenseF64ArrayAttr,
                                     "per-model values">>:$schedule_params,
                        OptionalAttr<StrArrayAttr>:$no_decay,
+                       OptionalAttr<StrArrayAttr>:$freeze,
                        DefaultValuedAttr<F64Attr, "0.0">:$validation,
                        DefaultValuedAttr<I64Attr, "0">:$crop,
                        DefaultValuedAttr<BoolAttr, "false">:$flip,
@@ -377,6 +381,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     ::llvm::ArrayRef<double> getHyperValues(::llvm::StringRef name);
     /// The loss scale's settings, GradScaler's defaults where absent.
     LossScaleSettings getLossScaleSettings();
+    /// Whether the sweep's no_decay patterns match parameter `name`.
+    bool isExcludedFromDecay(::llvm::StringRef name);
+    /// Whether the sweep's freeze patterns match parameter `name`.
+    bool isFrozen(::llvm::StringRef name);
   }];
 }
 

@@ -1,14 +1,17 @@
 //===- Autodiff.cpp - reverse-mode AD of the model into a train step ------===//
 //
 // Builds @train_step from the model function: a copy of the forward pass, a
-// reverse sweep over it, and one mbt.update per parameter. The sweep asks
-// each op's GradientOpInterface for its operands' adjoints, so adding an op
-// to the language never touches this file.
+// reverse sweep over it, and one mbt.update per trainable parameter (the
+// sweep's `freeze` leaves some out). The sweep asks each op's
+// GradientOpInterface for its operands' adjoints, so adding an op to the
+// language never touches this file.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/MBT/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+
+#include "llvm/Support/GlobPattern.h"
 
 namespace mlir::mbt {
 #define GEN_PASS_DEF_MBTAUTODIFF
@@ -203,16 +206,22 @@ static LogicalResult trainBatchNorms(Block &block, size_t firstBuffer,
 
 namespace {
 /// Where each group of @train_step's arguments starts: parameters,
-/// buffers, state slots (slot-major), the hyperparameters, the step, the
-/// data; and which of the model's arguments each group takes.
+/// buffers, state slots (slot-major, of the trainable parameters), the
+/// hyperparameters, the step, the data; and which of the model's arguments
+/// each group takes. A frozen parameter (the sweep's `freeze`) is an
+/// argument like the others, but has no slots, no update and no result.
 struct TrainStepLayout {
   SmallVector<unsigned> paramArgs, bufferArgs, dataArgs;
+  /// The positions in paramArgs of the parameters that train.
+  SmallVector<unsigned> trainable;
   size_t numSlots = 0;
 
   size_t numParams() const { return paramArgs.size(); }
+  size_t numTrainable() const { return trainable.size(); }
   size_t numBuffers() const { return bufferArgs.size(); }
-  size_t slotIndex(size_t slot, size_t param) const {
-    return numParams() + numBuffers() + numParams() * slot + param;
+  /// Slot `slot` of the `j`th trainable parameter.
+  size_t slotIndex(size_t slot, size_t j) const {
+    return numParams() + numBuffers() + numTrainable() * slot + j;
   }
   size_t hyperIndex() const { return slotIndex(numSlots, 0); }
   size_t stepIndex() const { return hyperIndex() + 1; }
@@ -220,8 +229,20 @@ struct TrainStepLayout {
 };
 } // namespace
 
-/// Splits the model's arguments into parameters, buffers and data.
-static TrainStepLayout layoutTrainStep(func::FuncOp model, OptimizerOp rule) {
+/// The name of the model's parameter argument `i`.
+static StringRef paramName(func::FuncOp model, unsigned i) {
+  return model
+      .getArgAttrOfType<StringAttr>(i,
+                                    MBTDialect::ParamAttrHelper::getNameStr())
+      .getValue();
+}
+
+/// Splits the model's arguments into parameters, buffers and data, and the
+/// parameters into trainable and frozen ones. Fails (after an error) on a
+/// freeze pattern that matches no parameter, or one that leaves none to
+/// train.
+static FailureOr<TrainStepLayout>
+layoutTrainStep(func::FuncOp model, OptimizerOp rule, SweepOp sweep) {
   TrainStepLayout layout;
   layout.numSlots = rule.getNumSlots();
   for (unsigned i = 0; i < model.getNumArguments(); ++i)
@@ -231,12 +252,32 @@ static TrainStepLayout layoutTrainStep(func::FuncOp model, OptimizerOp rule) {
          ? layout.bufferArgs
          : layout.dataArgs)
         .push_back(i);
+  for (auto [k, i] : llvm::enumerate(layout.paramArgs))
+    if (!sweep.isFrozen(paramName(model, i)))
+      layout.trainable.push_back(k);
+  if (auto patterns = sweep.getFreeze()) {
+    for (Attribute pattern : *patterns) {
+      StringRef text = cast<StringAttr>(pattern).getValue();
+      auto glob = llvm::GlobPattern::create(text);
+      if (!glob) // the sweep's verifier reports it
+        return sweep.emitOpError("freeze pattern '")
+               << text << "' is invalid: " << llvm::toString(glob.takeError());
+      if (llvm::none_of(layout.paramArgs, [&](unsigned i) {
+            return glob->match(paramName(model, i));
+          }))
+        return sweep.emitOpError("freeze pattern '")
+               << text << "' matches no parameter of @" << model.getSymName();
+    }
+    if (layout.trainable.empty())
+      return sweep.emitOpError("freezes every parameter of @")
+             << model.getSymName() << ": nothing would train";
+  }
   return layout;
 }
 
 /// An empty @train_step after `model`: its arguments (with their roles as
-/// attributes) are `layout`'s, its results the updated parameters, state
-/// and buffers followed by the model's results.
+/// attributes) are `layout`'s, its results the updated trainable
+/// parameters, state and buffers followed by the model's results.
 static func::FuncOp createTrainStep(OpBuilder &builder, func::FuncOp model,
                                     OptimizerOp rule,
                                     const TrainStepLayout &layout) {
@@ -256,7 +297,8 @@ static func::FuncOp createTrainStep(OpBuilder &builder, func::FuncOp model,
     argAttrs.push_back(model.getArgAttrDict(i));
   }
   for (Attribute slotAttr : rule.getSlots())
-    for (unsigned i : layout.paramArgs) {
+    for (unsigned k : layout.trainable) {
+      unsigned i = layout.paramArgs[k];
       StringRef slot = cast<StringAttr>(slotAttr).getValue();
       argTypes.push_back(modelType.getInput(i));
       auto name = model.getArgAttrOfType<StringAttr>(
@@ -275,11 +317,9 @@ static func::FuncOp createTrainStep(OpBuilder &builder, func::FuncOp model,
   }
 
   SmallVector<Type> resultTypes;
-  for (unsigned i : layout.paramArgs)
-    resultTypes.push_back(modelType.getInput(i));
-  for (size_t s = 0; s < layout.numSlots; ++s)
-    for (unsigned i : layout.paramArgs)
-      resultTypes.push_back(modelType.getInput(i));
+  for (size_t s = 0; s < 1 + layout.numSlots; ++s)
+    for (unsigned k : layout.trainable)
+      resultTypes.push_back(modelType.getInput(layout.paramArgs[k]));
   for (unsigned i : layout.bufferArgs)
     resultTypes.push_back(modelType.getInput(i));
   llvm::append_range(resultTypes, modelType.getResults());
@@ -323,19 +363,19 @@ static Value lossScaleOf(func::FuncOp model, Block *entry,
   return {};
 }
 
-/// One mbt.update per parameter, before `ret`: the updated parameters,
-/// then the updated state (slot-major).
+/// One mbt.update per trainable parameter, before `ret`: the updated
+/// parameters, then the updated state (slot-major).
 static SmallVector<Value> buildUpdates(Block *entry, func::ReturnOp ret,
                                        OptimizerOp rule,
                                        const TrainStepLayout &layout,
                                        AdjointMap &adjoints,
                                        OpBuilder &builder) {
   builder.setInsertionPoint(ret);
-  size_t numParams = layout.numParams();
+  size_t numTrainable = layout.numTrainable();
   Value hyper = entry->getArgument(layout.hyperIndex());
   Value step = entry->getArgument(layout.stepIndex());
-  SmallVector<Value> newParams, newState(numParams * layout.numSlots);
-  for (size_t k = 0; k < numParams; ++k) {
+  SmallVector<Value> newParams, newState(numTrainable * layout.numSlots);
+  for (auto [j, k] : llvm::enumerate(layout.trainable)) {
     Value param = entry->getArgument(k);
     Value grad = adjoints.lookup(param);
     auto type = cast<RankedTensorType>(param.getType());
@@ -346,12 +386,12 @@ static SmallVector<Value> buildUpdates(Block *entry, func::ReturnOp ret,
               type, builder.getFloatAttr(type.getElementType(), 0.0)));
     SmallVector<Value> slots;
     for (size_t s = 0; s < layout.numSlots; ++s)
-      slots.push_back(entry->getArgument(layout.slotIndex(s, k)));
+      slots.push_back(entry->getArgument(layout.slotIndex(s, j)));
     auto update = builder.create<UpdateOp>(param.getLoc(), rule.getSymName(),
                                            param, grad, slots, hyper, step);
     newParams.push_back(update.getNewParam());
     for (size_t s = 0; s < layout.numSlots; ++s)
-      newState[s * numParams + k] = update.getNewState()[s];
+      newState[s * numTrainable + j] = update.getNewState()[s];
   }
   llvm::append_range(newParams, newState);
   return newParams;
@@ -375,7 +415,10 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  TrainStepLayout layout = layoutTrainStep(model, rule);
+  FailureOr<TrainStepLayout> laidOut = layoutTrainStep(model, rule, sweep);
+  if (failed(laidOut))
+    return signalPassFailure();
+  const TrainStepLayout &layout = *laidOut;
   OpBuilder builder(module.getContext());
   func::FuncOp step = createTrainStep(builder, model, rule, layout);
   Block *entry = step.addEntryBlock();
@@ -387,12 +430,17 @@ void AutodiffPass::runOnOperation() {
   if (failed(trainBatchNorms(*entry, layout.numParams(), newBuffers, builder)))
     return signalPassFailure();
 
-  // Reverse sweep, then one update per parameter.
+  // Reverse sweep from the trainable parameters only: no adjoint reaches a
+  // frozen parameter, nor the ops that depend on nothing but frozen ones
+  // and data (a frozen prefix of the model is not differentiated at all).
+  // Then one update per trainable parameter.
+  SmallVector<Value> trainable;
+  for (unsigned k : layout.trainable)
+    trainable.push_back(entry->getArgument(k));
   AdjointMap adjoints(builder);
-  if (failed(buildReverseSweep(
-          *entry, ret.getOperand(0), lossScaleOf(model, entry, layout),
-          entry->getArguments().take_front(layout.numParams()), builder,
-          adjoints)))
+  if (failed(buildReverseSweep(*entry, ret.getOperand(0),
+                               lossScaleOf(model, entry, layout), trainable,
+                               builder, adjoints)))
     return signalPassFailure();
   SmallVector<Value> results =
       buildUpdates(entry, ret, rule, layout, adjoints, builder);

@@ -21,8 +21,10 @@ func::FuncOp mlir::mbt::buildEntryPoint(
         finish) {
   Location loc = source.getLoc();
   int64_t numParams = static_cast<int64_t>(slots.size());
-  int64_t paramCount =
-      slots.empty() ? 0 : slots.back().offset + slots.back().size;
+  // (Frozen parameters come last in a row, whatever their argument order.)
+  int64_t paramCount = 0;
+  for (const ParamSlot &slot : slots)
+    paramCount = std::max(paramCount, slot.offset + slot.size);
   unsigned numSourceArgs = source.getNumArguments();
   // The ABI passes x as [M, B, F] (docs/abi.md); a model whose input has
   // a per-sample shape of higher rank reshapes it to [M, B, d0, d1, ...].

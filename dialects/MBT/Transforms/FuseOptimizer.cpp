@@ -5,7 +5,10 @@
 // artifact's entry points over the flat layout of docs/abi.md: every
 // parameter of model m is a column range of row m of one [M, P] tensor, so
 // the whole optimizer step is one mbt.fused_update (one loop nest, one
-// kernel on a GPU) whatever the number of parameters and models.
+// kernel on a GPU) whatever the number of parameters and models. Frozen
+// parameters (the sweep's `freeze`) take the last columns of a row, after
+// the P_t trainable ones, and the update, the gradients and the state
+// cover only the first P_t.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/MBT/IR/LossScaleRules.h"
@@ -125,10 +128,11 @@ public:
 
 private:
   LogicalResult checkLossScaleBuffers();
-  void markNoDecay();
+  void placeParams();
   Value clipGradients(Value grads);
   Value scheduleHyper(Value hyper, Value step);
   Value decayMask();
+  Value trainableColumns(Value params);
   OptimizerStep buildOptimizerStep(Value params, Value grads, ValueRange state,
                                    Value hyper, Value step, Value loss,
                                    ValueRange scale);
@@ -143,7 +147,8 @@ private:
                         SmallVectorImpl<Operation *> &updates);
   Value updatedBuffers(IRMapping &mapping, func::ReturnOp ret, Value old,
                        const OptimizerStep &next);
-  ArrayAttr layoutAttr(ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded);
+  ArrayAttr layoutAttr(ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded,
+                       ArrayRef<bool> frozenFlags);
 
   ModuleOp module;
   SweepOp sweep;
@@ -156,12 +161,19 @@ private:
   /// the type the rule updates; the verifier of mbt.update checked it.
   Type element;
   int64_t numSlots;
-  /// The layouts: parameters in argument order, each row-major, and the
-  /// buffers (running statistics) likewise in a [M, Q] buffer of their own.
+  /// The layouts: parameters in argument order, each row-major (the
+  /// trainable ones in columns [0, P_t), the frozen ones after them), and
+  /// the buffers (running statistics) likewise in a [M, Q] buffer of their
+  /// own.
   SmallVector<ParamSlot> slots, bufferSlots;
   int64_t numParams = 0, numBuffers = 0, paramCount = 0, bufferCount = 0;
-  /// Which parameters the sweep's no_decay patterns exclude from decay.
-  SmallVector<bool> noDecay;
+  /// P_t: the columns of the trainable parameters.
+  int64_t trainableCount = 0;
+  /// The indices into `slots` of the trainable parameters.
+  SmallVector<int64_t> trainable;
+  /// Per parameter: whether the sweep's freeze patterns match it, and
+  /// whether its no_decay patterns exclude it from decay.
+  SmallVector<bool> frozen, noDecay;
   MemRefType stateType;
   RankedTensorType hyperType, stepType, buffersType;
   /// The train step's slot views and the tensors that alias them.
@@ -171,7 +183,7 @@ private:
 } // namespace
 
 LogicalResult FusedStepBuilder::collectLayouts() {
-  int64_t offset = 0, bufferOffset = 0;
+  int64_t bufferOffset = 0;
   for (unsigned i = 0; i < model.getNumArguments(); ++i) {
     auto name = model.getArgAttrOfType<StringAttr>(
         i, MBTDialect::ParamAttrHelper::getNameStr());
@@ -203,22 +215,20 @@ LogicalResult FusedStepBuilder::collectLayouts() {
       return model.emitError("parameter '")
              << name.getValue() << "' follows a buffer: the model's arguments "
              << "are its parameters, then its buffers, then the data";
-    slots.push_back({name, type, offset, size, init});
-    offset += size;
+    slots.push_back({name, type, /*offset=*/0, size, init});
   }
   numParams = static_cast<int64_t>(slots.size());
-  paramCount = offset;
   numBuffers = static_cast<int64_t>(bufferSlots.size());
   bufferCount = bufferOffset;
   if (failed(checkLossScaleBuffers()))
     return failure();
-  markNoDecay();
+  placeParams();
   if (model.getNumArguments() != numParams + numBuffers + 2)
     return model.emitError("the model must take exactly one input and one "
                            "target after its parameters and buffers");
   // The state is a memref: each slot is written in place through its own
   // subview (see slotTensors).
-  stateType = MemRefType::get({numSlots, numModels, paramCount}, element);
+  stateType = MemRefType::get({numSlots, numModels, trainableCount}, element);
   hyperType = RankedTensorType::get(
       {numModels, static_cast<int64_t>(rule.getNumHyper())}, b.getF64Type());
   stepType = RankedTensorType::get({numModels}, b.getF64Type());
@@ -243,19 +253,27 @@ LogicalResult FusedStepBuilder::checkLossScaleBuffers() {
   return success();
 }
 
-void FusedStepBuilder::markNoDecay() {
-  noDecay.assign(slots.size(), false);
-  auto patterns = sweep.getNoDecay();
-  if (!patterns)
-    return;
-  for (auto [slot, excluded] : llvm::zip(slots, noDecay))
-    for (Attribute p : *patterns) {
-      auto glob = llvm::GlobPattern::create(cast<StringAttr>(p).getValue());
-      if (!glob)
-        llvm::consumeError(glob.takeError()); // Sema reported it
-      else if (glob->match(slot.name.getValue()))
-        excluded = true;
+/// Gives each parameter its columns: the trainable ones first, in argument
+/// order, then the frozen ones; and marks which decay.
+void FusedStepBuilder::placeParams() {
+  int64_t offset = 0;
+  for (ParamSlot &slot : slots) {
+    frozen.push_back(sweep.isFrozen(slot.name.getValue()));
+    noDecay.push_back(sweep.isExcludedFromDecay(slot.name.getValue()));
+  }
+  for (auto [p, slot] : llvm::enumerate(slots))
+    if (!frozen[p]) {
+      trainable.push_back(static_cast<int64_t>(p));
+      slot.offset = offset;
+      offset += slot.size;
     }
+  trainableCount = offset;
+  for (auto [p, slot] : llvm::enumerate(slots))
+    if (frozen[p]) {
+      slot.offset = offset;
+      offset += slot.size;
+    }
+  paramCount = offset;
 }
 
 /// Per-model clipping of the gradient's global norm, if the sweep clips.
@@ -292,23 +310,38 @@ Value FusedStepBuilder::scheduleHyper(Value hyper, Value step) {
 Value FusedStepBuilder::decayMask() {
   if (!sweep.getNoDecay())
     return Value();
-  SmallVector<float> mask(paramCount, 1.0f);
-  for (auto [slot, excluded] : llvm::zip(slots, noDecay))
-    if (excluded)
-      std::fill(mask.begin() + slot.offset,
-                mask.begin() + slot.offset + slot.size, 0.0f);
+  SmallVector<float> mask(trainableCount, 1.0f);
+  for (int64_t p : trainable)
+    if (noDecay[p])
+      std::fill(mask.begin() + slots[p].offset,
+                mask.begin() + slots[p].offset + slots[p].size, 0.0f);
   // The mask is 1 or 0 whatever the model's float type.
-  auto maskType = RankedTensorType::get({paramCount}, b.getF32Type());
+  auto maskType = RankedTensorType::get({trainableCount}, b.getF32Type());
   return b.create<ConstantOp>(loc, maskType,
                               DenseElementsAttr::get(maskType, ArrayRef(mask)));
+}
+
+/// Columns [0, P_t) of the [M, P] `params`: the trainable parameters (all
+/// of them without freeze).
+Value FusedStepBuilder::trainableColumns(Value params) {
+  if (trainableCount == paramCount)
+    return params;
+  auto type = RankedTensorType::get({numModels, trainableCount}, element);
+  return b.create<tensor::ExtractSliceOp>(
+      loc, type, params,
+      SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{b.getIndexAttr(numModels),
+                                b.getIndexAttr(trainableCount)},
+      SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
 }
 
 /// The optimizer step on flat buffers: the models whose loss or gradients
 /// are not finite set aside (their step becomes 0 and their reported loss
 /// NaN), the gradients [M, P] clipped (if the sweep clips), the
 /// hyperparameters scheduled (if it has a schedule), then one fused update,
-/// with a decay mask under no_decay. Under a loss scale (`scale`: the [M]
-/// scale, good steps and skipped steps), the gradients are unscaled first,
+/// with a decay mask under no_decay, over the trainable columns of
+/// `params` (the gradients are theirs alone). Under a loss scale (`scale`: the
+/// [M] scale, good steps and skipped steps), the gradients are unscaled first,
 /// an overflow skips the model's step without freezing it, and the scale is
 /// updated; the optimizer counts only the steps it takes.
 OptimizerStep FusedStepBuilder::buildOptimizerStep(Value params, Value grads,
@@ -338,10 +371,14 @@ OptimizerStep FusedStepBuilder::buildOptimizerStep(Value params, Value grads,
   grads = clipGradients(grads);
   hyper = scheduleHyper(hyper, step);
   Value mask = decayMask();
-  auto fused = b.create<FusedUpdateOp>(loc, rule.getSymName(), params, grads,
-                                       state, hyper, optimizerStep, mask);
-  return OptimizerStep{fused.getNewParams(),
-                       SmallVector<Value>(fused.getNewState()),
+  auto fused =
+      b.create<FusedUpdateOp>(loc, rule.getSymName(), trainableColumns(params),
+                              grads, state, hyper, optimizerStep, mask);
+  Value newParams = fused.getNewParams();
+  if (trainableCount != paramCount)
+    newParams = FlatLayout(b, numModels, element)
+                    .insertColumns(loc, newParams, params, 0, trainableCount);
+  return OptimizerStep{newParams, SmallVector<Value>(fused.getNewState()),
                        guard.getReportedLoss(), buffersStep, newScale};
 }
 
@@ -360,11 +397,11 @@ FusedStepBuilder::slotTensors(Value state, SmallVectorImpl<Value> &views) {
                                       b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
                                     b.getIndexAttr(numModels),
-                                    b.getIndexAttr(paramCount)};
+                                    b.getIndexAttr(trainableCount)};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
     auto viewType =
         cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-            {numModels, paramCount}, type, offsets, sizes, strides));
+            {numModels, trainableCount}, type, offsets, sizes, strides));
     Value view = b.create<memref::SubViewOp>(loc, viewType, state, offsets,
                                              sizes, strides);
     views.push_back(view);
@@ -420,25 +457,26 @@ void FusedStepBuilder::mapTrainArguments(IRMapping &mapping, Block *entry) {
   FlatLayout layout(b, numModels, element);
   mapBuffers(mapping, trainStep, entry->getArgument(1));
   trainSlots = slotTensors(entry->getArgument(2), trainViews);
+  int64_t numTrainable = static_cast<int64_t>(trainable.size());
   for (int64_t s = 0; s < numSlots; ++s)
-    for (int64_t p = 0; p < numParams; ++p)
-      mapping.map(trainStep.getArgument(slotBase + numParams * s + p),
+    for (auto [j, p] : llvm::enumerate(trainable))
+      mapping.map(trainStep.getArgument(slotBase + numTrainable * s + j),
                   layout.extract(trainStep.getLoc(), trainSlots[s], slots[p]));
-  int64_t hyperIndex = slotBase + numParams * numSlots;
+  int64_t hyperIndex = slotBase + numTrainable * numSlots;
   mapping.map(trainStep.getArgument(hyperIndex), entry->getArgument(3));
   mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(4));
 }
 
-/// Every parameter's gradient gathered into one [M, P] tensor; `updates`
-/// gets the per-parameter mbt.update ops they came from.
+/// Every trainable parameter's gradient gathered into one [M, P_t] tensor;
+/// `updates` gets the per-parameter mbt.update ops they came from.
 Value FusedStepBuilder::gatherGradients(IRMapping &mapping, func::ReturnOp ret,
                                         SmallVectorImpl<Operation *> &updates) {
   FlatLayout layout(b, numModels, element);
-  auto flatType = RankedTensorType::get({numModels, paramCount}, element);
-  Value grads = b.create<tensor::EmptyOp>(loc, flatType.getShape(), element);
-  for (int64_t p = 0; p < numParams; ++p) {
+  Value grads = b.create<tensor::EmptyOp>(
+      loc, ArrayRef<int64_t>{numModels, trainableCount}, element);
+  for (auto [j, p] : llvm::enumerate(trainable)) {
     auto update =
-        cast<UpdateOp>(mapping.lookup(ret.getOperand(p)).getDefiningOp());
+        cast<UpdateOp>(mapping.lookup(ret.getOperand(j)).getDefiningOp());
     Value row = layout.flatten(loc, update.getGrad(), slots[p].size);
     grads =
         layout.insertColumns(loc, row, grads, slots[p].offset, slots[p].size);
@@ -492,7 +530,7 @@ Value FusedStepBuilder::updatedBuffers(IRMapping &mapping, func::ReturnOp ret,
                                        Value old, const OptimizerStep &next) {
   FlatLayout layout(b, numModels, element);
   Value updated = old;
-  int64_t firstBuffer = numParams * (1 + numSlots);
+  int64_t firstBuffer = static_cast<int64_t>(trainable.size()) * (1 + numSlots);
   for (int64_t k = 0; k < numBuffers; ++k) {
     Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
     for (auto [buffer, newValue] : llvm::zip(kLossScaleBuffers, next.lossScale))
@@ -506,11 +544,13 @@ Value FusedStepBuilder::updatedBuffers(IRMapping &mapping, func::ReturnOp ret,
 }
 
 /// @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer
-/// step alone, on gradients the caller computed (docs/abi.md).
+/// step alone, on the trainable parameters' gradients ([M, P_t]) the
+/// caller computed (docs/abi.md).
 void FusedStepBuilder::buildOptimizerStepFunction() {
   auto flatType = RankedTensorType::get({numModels, paramCount}, element);
+  auto gradsType = RankedTensorType::get({numModels, trainableCount}, element);
   SmallVector<Type> argTypes{flatType, stateType, hyperType, stepType,
-                             flatType};
+                             gradsType};
   b.setInsertionPointToEnd(module.getBody());
   auto func = b.create<func::FuncOp>(loc, "mbt_optimizer_step",
                                      b.getFunctionType(argTypes, {}));
@@ -551,9 +591,10 @@ void FusedStepBuilder::buildEvalStep() {
 }
 
 /// Each tensor's name, shape, columns and initializer (and, for parameters
-/// under no_decay, whether it decays).
+/// under no_decay, whether it decays; under freeze, whether it trains).
 ArrayAttr FusedStepBuilder::layoutAttr(ArrayRef<ParamSlot> layout,
-                                       ArrayRef<bool> excluded) {
+                                       ArrayRef<bool> excluded,
+                                       ArrayRef<bool> frozenFlags) {
   SmallVector<Attribute> entries;
   for (auto [k, slot] : llvm::enumerate(layout)) {
     SmallVector<NamedAttribute> fields{
@@ -566,6 +607,9 @@ ArrayAttr FusedStepBuilder::layoutAttr(ArrayRef<ParamSlot> layout,
       fields.push_back(b.getNamedAttr("init", slot.init));
     if (!excluded.empty())
       fields.push_back(b.getNamedAttr("decay", b.getBoolAttr(!excluded[k])));
+    if (!frozenFlags.empty())
+      fields.push_back(
+          b.getNamedAttr("trainable", b.getBoolAttr(!frozenFlags[k])));
     entries.push_back(b.getDictionaryAttr(fields));
   }
   return b.getArrayAttr(entries);
@@ -573,10 +617,13 @@ ArrayAttr FusedStepBuilder::layoutAttr(ArrayRef<ParamSlot> layout,
 
 void FusedStepBuilder::recordModuleFacts() {
   module->setAttr(MBTDialect::LayoutAttrHelper::getNameStr(),
-                  layoutAttr(slots, sweep.getNoDecay() ? ArrayRef<bool>(noDecay)
-                                                       : ArrayRef<bool>()));
+                  layoutAttr(slots,
+                             sweep.getNoDecay() ? ArrayRef<bool>(noDecay)
+                                                : ArrayRef<bool>(),
+                             sweep.getFreeze() ? ArrayRef<bool>(frozen)
+                                               : ArrayRef<bool>()));
   module->setAttr(MBTDialect::BufferLayoutAttrHelper::getNameStr(),
-                  layoutAttr(bufferSlots, {}));
+                  layoutAttr(bufferSlots, {}, {}));
   if (auto outputs =
           model->getAttr(MBTDialect::OutputsAttrHelper::getNameStr()))
     module->setAttr(MBTDialect::OutputsAttrHelper::getNameStr(), outputs);

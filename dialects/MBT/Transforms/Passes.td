@@ -44,6 +44,12 @@ def MBTAutodiff : Pass<"mbt-autodiff", "::mlir::ModuleOp"> {
     statistics), the parameters' state slots, the hyperparameter vector,
     the step, the inputs and the targets; its results are the new
     parameters, the new state, the new buffers and the loss and metrics.
+    The parameters the sweep's `freeze` patterns match stay arguments but
+    have no state slots, no update and no result; the reverse sweep starts
+    from the trainable parameters only, so no adjoint is built for a frozen
+    parameter, nor for ops that depend on frozen parameters and data alone.
+    A freeze pattern that matches no parameter, or freezing them all, is an
+    error.
     Each `mbt.batch_norm` (the evaluation form, normalizing with its
     running statistics) becomes its training form, whose new running
     statistics are the new values of the buffers it reads; those must be
@@ -87,6 +93,11 @@ def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
     one `[M, Q]` tensor that the train step rewrites (the rows of the
     models that stepped) and the evaluation step reads. The layouts are
     recorded in the `mbt.layout` and `mbt.buffer_layout` attributes.
+    Under the sweep's `freeze`, the trainable parameters take the first
+    `P_t` columns of a row and the frozen ones the rest: the state is
+    `[S, M, P_t]`, the gradients `[M, P_t]`, and the fused update covers
+    columns `[0, P_t)` only; each frozen parameter's layout entry says
+    `trainable = false`.
   }];
   let dependentDialects = ["::mlir::mbt::MBTDialect",
                            "::mlir::arith::ArithDialect",

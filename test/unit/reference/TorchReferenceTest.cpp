@@ -157,16 +157,21 @@ public:
       auto values =
           torch::from_blob(const_cast<double *>(row.data()) + param.offset,
                            {param.size}, torch::kFloat64);
+      // A parameter the sweep freezes is requires_grad_(False), and the
+      // optimizer does not get it, as one fine-tunes in PyTorch.
       params.push_back(values.to(dtype)
                            .reshape(param.shape)
                            .clone()
-                           .set_requires_grad(true));
+                           .set_requires_grad(param.trainable));
+      if (param.trainable)
+        trainable.push_back(params.back());
     }
     // Parameters the sweep's no_decay excludes go in a second param group
     // with weight_decay 0, as one writes it in PyTorch.
     std::vector<torch::Tensor> decayed, undecayed;
     for (size_t k = 0; k < params.size(); ++k)
-      (manifest.params[k].decay ? decayed : undecayed).push_back(params[k]);
+      if (manifest.params[k].trainable)
+        (manifest.params[k].decay ? decayed : undecayed).push_back(params[k]);
     auto groups = [&](const auto &options) {
       using Options = std::decay_t<decltype(options)>;
       std::vector<torch::optim::OptimizerParamGroup> result;
@@ -241,7 +246,7 @@ public:
     torch::Tensor logits = round((reluHead ? torch::relu(z) : z) + param("b2"));
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
     loss.backward();
-    perturbGradients(params, member, stepsTaken + 1);
+    perturbGradients(trainable, member, stepsTaken + 1);
     // The learning rate the schedule gives this step, from the formulas
     // below (written from PyTorch's and transformers' definitions).
     if (!manifest.scheduleName.empty())
@@ -252,7 +257,7 @@ public:
                                                stepsTaken));
     if (!manifest.clipNorm.empty()) {
       double norm =
-          torch::nn::utils::clip_grad_norm_(params, manifest.clipNorm[0]);
+          torch::nn::utils::clip_grad_norm_(trainable, manifest.clipNorm[0]);
       clippedSteps += norm > manifest.clipNorm[0];
     }
     optimizer->step();
@@ -296,7 +301,7 @@ private:
   torch::Dtype dtype;
   double dropout;
   int member;
-  std::vector<torch::Tensor> params;
+  std::vector<torch::Tensor> params, trainable;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
 };
 
@@ -331,8 +336,13 @@ struct Result {
   /// Per parameter, each float32 member's distance from float64.
   std::vector<std::vector<double>> membersVsTorch64;
   std::vector<double> moved; // final vs initial (not vacuous)
-  double worstLossDiff = 0;  // max over steps |loss_mbt - loss_t32|
-  int clippedSteps = 0;      // steps torch float32 clipped
+  /// Per parameter: whether its bytes in mbt's params row are the initial
+  /// ones after the last step (a frozen parameter's must be).
+  std::vector<bool> bytesUnchanged;
+  /// Per parameter: the manifest's `trainable` (false: the sweep froze it).
+  std::vector<bool> trainable;
+  double worstLossDiff = 0; // max over steps |loss_mbt - loss_t32|
+  int clippedSteps = 0;     // steps torch float32 clipped
 };
 
 /// Trains the case in mbt and, from the same initial parameters on the same
@@ -351,6 +361,12 @@ Result trainBoth(const Case &c) {
   options.outDir = path + ".out";
   Trainer trainer(artifact, data.train, data.test, options);
   std::vector<double> initial = trainer.modelParams(0);
+  size_t elementBytes = f64 ? sizeof(double) : sizeof(float);
+  auto rowBytes = [&] {
+    const auto *row = reinterpret_cast<const char *>(trainer.params<float>());
+    return std::string(row, row + manifest.paramCount * elementBytes);
+  };
+  std::string initialBytes = rowBytes();
 
   std::vector<std::unique_ptr<TorchReference>> refs32;
   for (int j = 0; !f64 && j < c.members; ++j)
@@ -369,8 +385,10 @@ Result trainBoth(const Case &c) {
 
   Result result;
   size_t numParams = manifest.params.size();
-  for (const ParamSpec &param : manifest.params)
+  for (const ParamSpec &param : manifest.params) {
     result.names.push_back(param.name);
+    result.trainable.push_back(param.trainable);
+  }
   result.membersVsTorch64.resize(numParams);
   std::cout << "[ " << c.name << " ] max over parameters of the relative "
             << "difference (max|a-b|/max|b|) after each step:\n"
@@ -414,6 +432,13 @@ Result trainBoth(const Case &c) {
                 << d << "    " << lossMbt - lossRef << "\n"
                 << std::defaultfloat;
   }
+  std::string finalBytes = rowBytes();
+  for (const ParamSpec &param : manifest.params)
+    result.bytesUnchanged.push_back(
+        finalBytes.compare(param.offset * elementBytes,
+                           param.size * elementBytes, initialBytes,
+                           param.offset * elementBytes,
+                           param.size * elementBytes) == 0);
   if (!refs32.empty())
     result.clippedSteps = refs32[0]->clippedSteps;
   std::cout << "[ " << c.name << " ] after " << c.steps << " steps (largest "
@@ -454,8 +479,14 @@ void checkMatchesTorch(const std::string &name, const std::string &logits,
   for (size_t k = 0; k < r.names.size(); ++k) {
     EXPECT_LE(r.mbtVsTorch32[k], 1e-5) << r.names[k];
     EXPECT_LE(r.mbtVsTorch64[k], 1e-5) << r.names[k];
-    // Training moved every parameter: the comparison is not vacuous.
-    EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
+    // Training moved every trainable parameter (the comparison is not
+    // vacuous), and left every frozen one as it was, bit for bit.
+    if (!r.trainable[k]) {
+      EXPECT_TRUE(r.bytesUnchanged[k]) << r.names[k];
+    } else {
+      EXPECT_GT(r.moved[k], 1e-3) << r.names[k];
+      EXPECT_FALSE(r.bytesUnchanged[k]) << r.names[k];
+    }
   }
 }
 
@@ -570,6 +601,22 @@ TEST(EquivalenceWithLibTorch, AdamWeightDecayExcludingBiasesMatchesTorch) {
   checkMatchesTorch("adam_no_decay", "h @ w2 + b2",
                     "adam(lr = [0.001], weight_decay = 0.1)", false,
                     "  no_decay = \"b*\"\n", kLongSteps);
+}
+
+// Fine-tuning the head: the hidden layer frozen, as requires_grad_(False)
+// (and left out of the optimizer) in torch, under weight decay and clipping,
+// which must touch neither the frozen parameters nor count their
+// (absent) gradients in the norm.
+TEST(EquivalenceWithLibTorch, AdamFreezingTheHiddenLayerMatchesTorch) {
+  checkMatchesTorch("adam_freeze", "h @ w2 + b2",
+                    "adam(lr = [0.001], weight_decay = 0.1)", false,
+                    "  freeze = [\"w1\", \"b1\"]\n  clip = 0.1\n");
+}
+
+TEST(EquivalenceWithLibTorch, SgdFreezingTheOutputWeightsMatchesTorch) {
+  checkMatchesTorch("sgd_freeze", "relu(h @ w2) + b2",
+                    "sgd(lr = [0.05], momentum = 0.9, weight_decay = 0.05)",
+                    true, "  freeze = \"w2\"\n");
 }
 
 // The other two pairings, where float32 rounding alone exceeds 1e-5.

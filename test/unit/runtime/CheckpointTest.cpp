@@ -31,6 +31,7 @@ RunCheckpoint sample() {
   c.manifestDigest = 0x1234567890abcdefull;
   c.models = 2;
   c.paramCount = 3;
+  c.trainableCount = 2; // one column frozen: the state covers two
   c.bufferCount = 2;
   c.slots = 1;
   c.outputs = 2;
@@ -47,11 +48,11 @@ RunCheckpoint sample() {
   c.evaluationsSinceBest = {3, 0};
   c.metricsBytes = 4242;
   c.params.assign(2 * 3 * 4, 0);
-  c.state.assign(2 * 3 * 4, 0);
-  for (size_t i = 0; i < c.params.size(); ++i) {
+  c.state.assign(1 * 2 * 2 * 4, 0);
+  for (size_t i = 0; i < c.params.size(); ++i)
     c.params[i] = static_cast<uint8_t>(i * 7);
+  for (size_t i = 0; i < c.state.size(); ++i)
     c.state[i] = static_cast<uint8_t>(255 - i);
-  }
   c.buffers.assign(2 * 2 * 4, 0);
   for (size_t i = 0; i < c.buffers.size(); ++i)
     c.buffers[i] = static_cast<uint8_t>(100 + i);
@@ -64,6 +65,7 @@ TEST(CheckpointTest, RoundTripsEveryField) {
   EXPECT_EQ(back.manifestDigest, c.manifestDigest);
   EXPECT_EQ(back.models, 2);
   EXPECT_EQ(back.paramCount, 3);
+  EXPECT_EQ(back.trainableCount, 2);
   EXPECT_EQ(back.bufferCount, 2);
   EXPECT_EQ(back.slots, 1);
   EXPECT_EQ(back.outputs, 2);
@@ -104,7 +106,7 @@ TEST(CheckpointTest, DamagedFilesAreNamedWithTheReason) {
   std::string other = bytes;
   other[8] = 9;
   EXPECT_THAT(errorOf([&] { parseCheckpoint(other, "c"); }),
-              HasSubstr("version 9, this runtime reads 4"));
+              HasSubstr("version 9, this runtime reads 5"));
   EXPECT_THAT(
       errorOf([] { readCheckpoint("/nonexistent/checkpoint.mbtrun"); }),
       HasSubstr("cannot read checkpoint '/nonexistent/checkpoint.mbtrun'"));

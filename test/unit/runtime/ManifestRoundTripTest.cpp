@@ -3,7 +3,7 @@
 // The manifest has one schema (mbt/common/Manifest.h) that the compiler
 // writes and the runtime reads. Two manifests that set every field to
 // something other than its default (an image sweep with kfold, buffers, a
-// loss scale, a schedule, clipping, no_decay; a language model of token
+// loss scale, a schedule, clipping, no_decay, freeze; a language model of token
 // sequences) go through writeManifest and readManifest and must come back
 // equal, field by field: a field the writer forgets or the reader drops
 // fails here. (ManifestTest checks that the ABI example keeps every key.)
@@ -56,11 +56,14 @@ Manifest imageSweep() {
   m.model = "cnn";
   m.models = 2;
   using K = InitSpec::Kind;
-  m.params = {param("w", {1, 3, 3, 2}, 0, init(K::KaimingUniform)),
-              param("b", {2}, 18, init(K::Uniform, -0.25, 0.125), false),
-              param("head", {2, 10}, 20, init(K::XavierUniform)),
-              param("bias", {10}, 40, init(K::Normal, 0.5, 0.1))};
+  // The convolution is frozen: its columns follow the head's.
+  m.params = {param("w", {1, 3, 3, 2}, 30, init(K::KaimingUniform)),
+              param("b", {2}, 48, init(K::Uniform, -0.25, 0.125), false),
+              param("head", {2, 10}, 0, init(K::XavierUniform)),
+              param("bias", {10}, 20, init(K::Normal, 0.5, 0.1))};
+  m.params[0].trainable = m.params[1].trainable = false;
   m.paramCount = 50;
+  m.trainableCount = 30;
   m.buffers = {param("bn.mean", {2}, 0, init(K::Zeros)),
                param("bn.var", {2}, 2, init(K::Ones)),
                param("amp.loss_scale", {}, 4, init(K::Constant, 65536)),
@@ -115,7 +118,7 @@ Manifest tokenSweep() {
   m.model = "lm";
   m.models = 1;
   m.params = {param("embed", {259, 16}, 0, init(InitSpec::Kind::Normal, 0, 1))};
-  m.paramCount = 259 * 16;
+  m.paramCount = m.trainableCount = 259 * 16;
   m.inputName = "text";
   m.inputKind = Manifest::InputKind::Tokens;
   m.vocab = 259;
@@ -147,6 +150,7 @@ void expectSameParams(const std::vector<ParamSpec> &a,
     EXPECT_EQ(a[k].offset, b[k].offset);
     EXPECT_EQ(a[k].size, b[k].size);
     EXPECT_EQ(a[k].decay, b[k].decay);
+    EXPECT_EQ(a[k].trainable, b[k].trainable);
     EXPECT_EQ(a[k].init.kind, b[k].init.kind);
     EXPECT_EQ(a[k].init.mean, b[k].init.mean);
     EXPECT_EQ(a[k].init.stddev, b[k].init.stddev);
@@ -181,6 +185,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.models, b.models);
   expectSameParams(a.params, b.params);
   EXPECT_EQ(a.paramCount, b.paramCount);
+  EXPECT_EQ(a.trainableCount, b.trainableCount);
   expectSameParams(a.buffers, b.buffers);
   EXPECT_EQ(a.bufferCount, b.bufferCount);
   EXPECT_EQ(a.inputName, b.inputName);

@@ -26,7 +26,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 11, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 12, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -58,7 +58,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 11);
+  EXPECT_EQ(m.abiVersion, 12);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -150,7 +150,7 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 11, got 99"));
+  EXPECT_THAT(errorFor(m), HasSubstr("version 12, got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {
@@ -274,6 +274,47 @@ TEST(ManifestTest, ParsesOptionalDecayFlags) {
   EXPECT_FALSE(parseManifest(m.dump(), "model.so").params[1].decay);
   m["params"][1]["decay"] = 0;
   EXPECT_THAT(errorFor(m), HasSubstr("params[1].decay"));
+}
+
+/// Frozen parameters (the sweep's freeze) follow the trainable ones: with
+/// w1 frozen, b1, w2, b2 take columns [0, 1418) and w1 the rest.
+TEST(ManifestTest, PlacesFrozenParametersAfterTheTrainableOnes) {
+  json m = goodManifest();
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").trainableCount, 101770);
+  m["params"][0]["trainable"] = false;
+  m["params"][0]["offset"] = 1418;
+  m["params"][1]["offset"] = 0;
+  m["params"][2]["offset"] = 128;
+  m["params"][3]["offset"] = 1408;
+  Manifest parsed = parseManifest(m.dump(), "model.so");
+  EXPECT_FALSE(parsed.params[0].trainable);
+  EXPECT_TRUE(parsed.params[1].trainable);
+  EXPECT_EQ(parsed.trainableCount, 1418);
+  EXPECT_EQ(parsed.paramCount, 101770);
+  m["trainable_count"] = 1418;
+  EXPECT_EQ(parseManifest(m.dump(), "model.so").trainableCount, 1418);
+
+  json wrongCount = m;
+  wrongCount["trainable_count"] = 101770;
+  EXPECT_THAT(errorFor(wrongCount), AllOf(HasSubstr("field 'trainable_count'"),
+                                          HasSubstr("sizes sum to 1418")));
+  // The frozen one where it would be without freeze.
+  json inOrder = goodManifest();
+  inOrder["params"][0]["trainable"] = false;
+  EXPECT_THAT(errorFor(inOrder),
+              AllOf(HasSubstr("params[0].offset"), HasSubstr("expected 1418"),
+                    HasSubstr("after the 1418 trainable columns")));
+  json notABool = m;
+  notABool["params"][0]["trainable"] = "no";
+  EXPECT_THAT(errorFor(notABool), HasSubstr("params[0].trainable"));
+  json frozenBuffer = m;
+  frozenBuffer["buffers"] = json::parse(R"([
+      {"name": "bn.running_mean", "shape": [4], "offset": 0, "size": 4,
+       "init": {"kind": "zeros"}, "trainable": false}])");
+  frozenBuffer["buffer_count"] = 4;
+  EXPECT_THAT(errorFor(frozenBuffer),
+              AllOf(HasSubstr("buffers[0].trainable"),
+                    HasSubstr("a buffer cannot be frozen")));
 }
 
 TEST(ManifestTest, ParsesOptionalBuffers) {

@@ -125,6 +125,10 @@ int main(int argc, char **argv) try {
     throw RuntimeError("the bench compares with torch::optim::Adam, but the "
                        "artifact's optimizer is '" +
                        man.optimizerRule + "'");
+  if (man.trainableCount != man.paramCount)
+    throw RuntimeError("the bench updates every parameter, as its "
+                       "torch::optim::Adam does; compile the spec without "
+                       "freeze");
   int64_t M = man.models, P = man.paramCount;
   int64_t S = static_cast<int64_t>(man.slots.size());
   int64_t H = static_cast<int64_t>(man.hyperNames.size());

@@ -48,6 +48,8 @@ struct InitSpec {
 const char *initKindName(InitSpec::Kind kind);
 
 /// One parameter tensor: columns [offset, offset + size) of a params row.
+/// The trainable parameters take columns [0, trainableCount) in manifest
+/// order, the frozen ones (the sweep's freeze) the columns after them.
 struct ParamSpec {
   std::string name;
   std::vector<int64_t> shape;
@@ -57,6 +59,9 @@ struct ParamSpec {
   /// Whether the optimizer's weight decay applies to it (the sweep's
   /// no_decay patterns exclude parameters; optional, default true).
   bool decay = true;
+  /// Whether the optimizer updates it (the sweep's freeze patterns exclude
+  /// parameters; optional, default true).
+  bool trainable = true;
 };
 
 /// The user's own data (docs/data.md, "Your own data"): the files of a data
@@ -210,6 +215,9 @@ struct Manifest {
   int64_t models = 0; // M
   std::vector<ParamSpec> params;
   int64_t paramCount = 0; // P
+  /// P_t: the columns of the trainable parameters, the first of a row; the
+  /// state is [S, M, P_t] and the gradients [M, P_t] (P without freeze).
+  int64_t trainableCount = 0;
   /// The buffers (running statistics: per-model tensors the train step
   /// updates but does not train), in a [M, Q] buffer of their own.
   std::vector<ParamSpec> buffers;

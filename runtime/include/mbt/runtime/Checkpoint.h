@@ -27,6 +27,8 @@ struct RunCheckpoint {
   /// manifestDigest(mbt_manifest()) of the artifact that wrote it.
   uint64_t manifestDigest = 0;
   int64_t models = 0, paramCount = 0, bufferCount = 0, slots = 0, outputs = 0;
+  /// P_t: the trainable columns of a params row, which the state covers.
+  int64_t trainableCount = 0;
   /// 4 (f32) or 8 (f64): the width of the parameter and state elements.
   int64_t elementBytes = 4;
   /// Train steps taken; the data-order cursor: epochs started (0 before

@@ -156,7 +156,9 @@ private:
 
   const Artifact &artifact;
   const Manifest &manifest;
-  int64_t m, p, q, s, h, k, f, batch;
+  /// The ABI's sizes (pt: P_t, the trainable columns of a params row,
+  /// which the state covers) and the batch.
+  int64_t m, p, pt, q, s, h, k, f, batch;
   /// Whether x holds token ids, y the next tokens (a language model) or
   /// targetWidth values per sample (regression).
   bool tokens, nextTokens, valueTargets;

@@ -246,6 +246,14 @@ RunCheckpoint parseCheckpoint(const std::string &bytes,
   return c;
 }
 
+bool isRunCheckpoint(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[sizeof(kMagic)] = {};
+  in.read(head, sizeof(head));
+  return in.gcount() == sizeof(head) &&
+         std::memcmp(head, kMagic, sizeof(kMagic)) == 0;
+}
+
 RunCheckpoint readCheckpoint(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)

@@ -2,6 +2,7 @@
 #include "mbt/runtime/InitCheckpoint.h"
 
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/RunStateDict.h"
 #include "mbt/runtime/data/Safetensors.h"
 #include "mbt/runtime/data/TorchCheckpoint.h"
 
@@ -42,9 +43,10 @@ std::vector<double> valuesOf(const ArrayView &tensor) {
   return values;
 }
 
-/// A checkpoint file's tensors: a .pt file (a zip archive, as torch.save
+/// A checkpoint's tensors: a .pt file (a zip archive, as torch.save
 /// writes) is read whole, a safetensors file's header once; both give
-/// views into the file's mapping.
+/// views into the file's mapping. A model of a run checkpoint comes as
+/// its state dict (RunStateDicts).
 class StateDictFile {
 public:
   explicit StateDictFile(const std::string &path) {
@@ -54,10 +56,7 @@ public:
       return;
     }
 #ifdef MBT_HAVE_NPZ
-    for (auto &[name, tensor] : readTorchStateDict(path))
-      tensors.emplace(name, std::move(tensor));
-    for (const auto &entry : tensors) // a map's order: sorted
-      tensorNames.push_back(entry.first);
+    take(readTorchStateDict(path));
 #else
     throw RuntimeError(fmt::format(
         "'{}' is a .pt file, which this mbt runtime was built without "
@@ -65,6 +64,7 @@ public:
         path));
 #endif
   }
+  explicit StateDictFile(StateDict dict) { take(std::move(dict)); }
 
   /// Sorted.
   const std::vector<std::string> &names() const { return tensorNames; }
@@ -76,18 +76,27 @@ public:
   }
 
 private:
+  void take(StateDict dict) {
+    for (auto &[name, tensor] : dict)
+      tensors.emplace(name, std::move(tensor));
+    for (const auto &entry : tensors) // a map's order: sorted
+      tensorNames.push_back(entry.first);
+  }
+
   std::optional<SafetensorsArchive> safetensors;
   std::vector<std::string> tensorNames;
   std::map<std::string, ArrayView> tensors; // a .pt file's
 };
 
-/// The tensors of one file, checked against the model's parameters and
-/// buffers and laid out as one model's rows of params and buffers.
+/// The tensors of one file (or one model of a run checkpoint), checked
+/// against the model's parameters and buffers and laid out as one model's
+/// rows of params and buffers. `source` names it in messages ("'a.pt'").
 class CheckpointRows {
 public:
   CheckpointRows(const Manifest &manifest, const InitCheckpointSpec &init,
-                 const std::string &path)
-      : manifest(manifest), init(init), path(path), file(path) {}
+                 std::string source, StateDictFile file)
+      : manifest(manifest), init(init), source(std::move(source)),
+        file(std::move(file)) {}
 
   /// Writes the file's tensors into one model's rows (a tensor the file
   /// lacks leaves its place as it is, under `partial`).
@@ -109,9 +118,9 @@ public:
         extra.push_back("'" + name + "'");
     if (!extra.empty() && !init.partial)
       throw RuntimeError(fmt::format(
-          "'{}' holds tensors that are not parameters or buffers of model "
+          "{} holds tensors that are not parameters or buffers of model "
           "'{}': {} (checkpoint(..., partial = true) ignores them)",
-          path, manifest.model, fmt::join(extra, ", ")));
+          source, manifest.model, fmt::join(extra, ", ")));
   }
 
 private:
@@ -141,10 +150,10 @@ private:
       std::string renamed =
           tensor == spec.name ? "" : fmt::format(" (renamed '{}')", spec.name);
       throw RuntimeError(fmt::format(
-          "'{}' has no tensor '{}'{} for model '{}' (checkpoint(..., partial "
+          "{} has no tensor '{}'{} for model '{}' (checkpoint(..., partial "
           "= true) keeps the initializer of what the file lacks; rename = "
           "{{\"{}\": \"...\"}} reads it from a tensor of another name)",
-          path, tensor, renamed, manifest.model, spec.name));
+          source, tensor, renamed, manifest.model, spec.name));
     }
     const std::vector<double> &values = valuesFor(spec);
     std::copy(values.begin(), values.end(), row.data() + spec.offset);
@@ -194,10 +203,25 @@ private:
 
   const Manifest &manifest;
   const InitCheckpointSpec &init;
-  std::string path;
+  std::string source;
   StateDictFile file;
   std::map<std::string, std::vector<double>> converted;
 };
+
+/// The model of a run checkpoint's run that model `model` of a sweep of
+/// `models` starts from: its own, or the only one.
+int64_t modelOfRun(const RunStateDicts &run, int64_t model, int64_t models,
+                   const std::string &path) {
+  if (run.models() == 1)
+    return 0;
+  if (run.models() == models)
+    return model;
+  throw RuntimeError(fmt::format(
+      "'{}' holds the {} models of its run, and the sweep has {}: model i "
+      "starts from model i of a run of as many models (or every one from "
+      "a run of one); start from one of its models/model-<i>.pt instead",
+      path, run.models(), models));
+}
 
 } // namespace
 
@@ -222,12 +246,29 @@ void loadInitCheckpoint(const Manifest &manifest,
                         const InitCheckpointSpec &init, FloatBuffer &params,
                         FloatBuffer &buffers) {
   int64_t p = manifest.paramCount, q = manifest.bufferCount;
-  std::map<std::string, CheckpointRows> files;
+  // By file and, for a run checkpoint, the model of its run.
+  std::map<std::pair<std::string, int64_t>, CheckpointRows> files;
+  std::map<std::string, RunStateDicts> runs;
   for (int64_t model = 0; model < manifest.models; ++model) {
     const std::string &path = init.fileOf(model);
-    auto file = files.find(path);
+    const RunStateDicts *run = nullptr;
+    int64_t runModel = 0;
+    if (isRunCheckpoint(path)) {
+      run = &runs.try_emplace(path, path).first->second;
+      runModel = modelOfRun(*run, model, manifest.models, path);
+    }
+    auto file = files.find({path, runModel});
     if (file == files.end())
-      file = files.emplace(path, CheckpointRows(manifest, init, path)).first;
+      file = files
+                 .emplace(std::pair(path, runModel),
+                          run ? CheckpointRows(
+                                    manifest, init,
+                                    fmt::format("'{}' (model {} of its run)",
+                                                path, runModel),
+                                    StateDictFile(run->stateDict(runModel)))
+                              : CheckpointRows(manifest, init, "'" + path + "'",
+                                               StateDictFile(path)))
+                 .first;
     // Each model's own rows: what a partial file lacks keeps the model's
     // own initial values.
     std::vector<double> paramRow = params.load(model * p, p);

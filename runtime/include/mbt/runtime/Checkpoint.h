@@ -48,7 +48,7 @@ struct RunCheckpoint {
   std::vector<int64_t> evaluationsSinceBest;
   /// Bytes of metrics.jsonl when the checkpoint was written.
   int64_t metricsBytes = 0;
-  /// params [M, P], state [S, M, P] and buffers [M, Q], raw elements.
+  /// params [M, P], state [S, M, P_t] and buffers [M, Q], raw elements.
   std::vector<uint8_t> params, state, buffers;
 };
 
@@ -66,6 +66,9 @@ std::string serializeCheckpoint(const RunCheckpoint &checkpoint);
 /// a checksum mismatch, inconsistent sizes).
 RunCheckpoint parseCheckpoint(const std::string &bytes,
                               const std::string &path);
+
+/// Whether the file at `path` starts as a checkpoint does (its magic).
+bool isRunCheckpoint(const std::string &path);
 
 /// Reads and parses `path`; RuntimeError if it cannot be read.
 RunCheckpoint readCheckpoint(const std::string &path);

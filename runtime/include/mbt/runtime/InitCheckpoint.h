@@ -1,10 +1,10 @@
-//===- InitCheckpoint.h - Models that start from trained weights -*- C++
-//-*-===//
+//===- InitCheckpoint.h - Models that start from given weights -*- C++ -*-===//
 //
 // A warm start (`init = checkpoint(...)`, Manifest::initCheckpoint): after
 // the parameters and buffers are drawn from their initializers, each model
 // takes the tensors of its file (safetensors, or .pt as torch.save writes
-// it: data/TorchCheckpoint.h; told apart by their first bytes), matched by
+// it: data/TorchCheckpoint.h, or its model of a run checkpoint:
+// RunStateDict.h; told apart by their first bytes), matched by
 // name (the spec's, or the one `rename` gives), as PyTorch's
 // load_state_dict does: by default every parameter and buffer must be in
 // the file and the file must hold nothing else (strict; a batch norm's

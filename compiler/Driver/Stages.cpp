@@ -77,13 +77,14 @@ static LogicalResult locateCudaToolkit(ModuleOp module) {
 namespace mbt {
 LogicalResult lowerTo(ModuleOp module, mlir::mbt::Stage to,
                       const mlir::mbt::LoweringOptions &codegen,
-                      std::string *manifest) {
+                      std::string *manifest, bool commandLineOptions) {
   using mlir::mbt::Stage;
   bool toLLVM = to == Stage::LLVMDialect;
   if (toLLVM && codegen.target == "cuda" && failed(locateCudaToolkit(module)))
     return failure();
   PassManager pm(module.getContext());
-  if (failed(applyPassManagerCLOptions(pm)))
+  // (Fails where the tool did not register them: a library caller.)
+  if (commandLineOptions && failed(applyPassManagerCLOptions(pm)))
     return failure();
   // --mlir-timing: the report prints when the manager goes out of scope.
   DefaultTimingManager timing;

@@ -13,12 +13,14 @@ namespace mbt {
 /// Runs the pipeline (compiler/Pipelines) on a module at the mbt stage up
 /// to stage `to`, in one pass manager that takes MLIR's pass-manager
 /// command-line options (--mlir-print-ir-after-all, --mlir-timing, crash
-/// reproducers) where the tool registered them. Up to llvm-dialect, it
+/// reproducers) where the tool registered them (`commandLineOptions`; a
+/// library caller has none). Up to llvm-dialect, it
 /// finds the CUDA toolkit first (--target=cuda), writes the manifest's text
 /// into `manifest` when given, and checks the entry points against the ABI.
 mlir::LogicalResult lowerTo(mlir::ModuleOp module, mlir::mbt::Stage to,
                             const mlir::mbt::LoweringOptions &codegen,
-                            std::string *manifest = nullptr);
+                            std::string *manifest = nullptr,
+                            bool commandLineOptions = true);
 
 /// Prints the PTX of every kernel of a module lowered with cudaFormat "isa",
 /// each after a `// kernel NAME` line.

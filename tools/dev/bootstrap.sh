@@ -13,6 +13,7 @@ packages=(build-essential cmake ninja-build python3
   zlib1g-dev nlohmann-json3-dev
   libminizip-dev libcsv-dev libpng-dev libjpeg62-turbo-dev  # your own data: npz, CSV, images
   libcli11-dev dataset-fashion-mnist libtorch-dev
+  pybind11-dev python3-dev  # the Python module (python/): import mbt
   python3-numpy  # test/python: writes .npy/.npz as NumPy does
   python3-torch  # test/python: mbt's .pt state dicts, loaded by PyTorch
   python3-sklearn  # examples/: its data sets (Boston housing, iris) as CSV
@@ -41,3 +42,13 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
 ninja -C "$build" -j"$(nproc)"
+
+# `import mbt` from the build tree, for the system's Python: a .pth file in
+# its site-packages names build/python (python/CMakeLists.txt).
+if [ -d "$build/python/mbt" ]; then
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo mkdir -p "$site"
+  echo "$build/python" | $sudo tee "$site/mbt.pth" > /dev/null
+fi

@@ -27,9 +27,6 @@ SampleLayout sampleLayout(const Manifest &manifest) {
   return layout;
 }
 
-namespace {
-
-/// A split that was not given: no samples, the shape of the others.
 Dataset emptySplit(const SampleLayout &layout, const std::string &name) {
   Dataset data;
   data.name = name;
@@ -39,6 +36,8 @@ Dataset emptySplit(const SampleLayout &layout, const std::string &name) {
     data.targetWidth = layout.targetWidth;
   return data;
 }
+
+namespace {
 
 /// A runtime configured without one reader (MBT_WITH_IMAGES or
 /// MBT_WITH_NPZ off, for a host without its library) refuses that data.

@@ -24,6 +24,9 @@ namespace runtime {
 /// What the artifact's input and target ask of every sample.
 SampleLayout sampleLayout(const Manifest &manifest);
 
+/// A split that was not given: no samples, the layout's shape.
+Dataset emptySplit(const SampleLayout &layout, const std::string &name);
+
 /// The training and test splits of the manifest's data set, converted to
 /// sampleLayout(manifest). Without test files the test split is empty
 /// (count 0). `dataDir` overrides where Fashion-MNIST is read from (empty:

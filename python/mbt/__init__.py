@@ -1,0 +1,183 @@
+"""mbt: compile a sweep of models and train them all at once, from Python.
+
+    import mbt
+
+    sweep = mbt.compile("spec.mbt")          # or mbt.compile(source="...")
+    run = sweep.train(train=(x, y), test=(x_test, y_test), out="results/run")
+    run.leaderboard                          # as leaderboard.json
+    run.state_dict(3)                        # {name: torch.Tensor or ndarray}
+
+The spec's own data set is replaced by the arrays given to `train`: NumPy
+arrays or CPU torch tensors, x holding samples of the model's input shape
+and y its targets (class indices, or values for a regression target).
+Errors of the compiler (with its diagnostics) and of the runtime are
+raised as mbt.Error. docs/python.md has the whole API.
+"""
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import _mbt
+
+__all__ = ["Error", "Sweep", "Run", "compile"]
+
+
+class Error(Exception):
+    """A spec that does not compile, data that does not fit the model, or a
+    run that fails; the message says where, as mbtc does."""
+
+
+def _reraise(error):
+    raise Error(str(error)) from None
+
+
+def compile(path=None, *, source=None, out=None, parallel=True):
+    """Compiles a spec (a file, or its text as `source`) into a Sweep.
+
+    `out` is where the artifact (a shared library) goes; by default a
+    temporary folder that lives as long as the Sweep. Paths in the spec
+    (data files, checkpoints, imports) resolve against the spec's folder,
+    or the working directory for `source`.
+    """
+    if (path is None) == (source is None):
+        raise TypeError("mbt.compile takes a spec's path or source=, not both")
+    if path is not None:
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+        except OSError as e:
+            raise Error(f"cannot read spec '{path}': {e.strerror}") from None
+        name = path
+    else:
+        name = "<string>"
+    workdir = None
+    if out is None:
+        workdir = tempfile.TemporaryDirectory(prefix="mbt-")
+        out = os.path.join(workdir.name, "model.so")
+    out = os.fspath(out)
+    ok, diagnostics, manifest = _mbt.compile_spec(source, name, out, parallel)
+    if not ok:
+        raise Error(diagnostics.rstrip() or f"cannot compile '{name}'")
+    return Sweep(out, json.loads(manifest), diagnostics, workdir)
+
+
+def _as_array(value, what):
+    """A C-contiguous NumPy view of an array or CPU torch tensor."""
+    if type(value).__module__.startswith("torch"):
+        if value.device.type != "cpu":
+            raise Error(f"{what} is on {value.device}; pass a CPU tensor")
+        value = value.detach().numpy()
+    array = np.asarray(value)
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)
+    return array
+
+
+def _split(pair, name):
+    if pair is None:
+        return None, None
+    try:
+        x, y = pair
+    except (TypeError, ValueError):
+        raise Error(f"{name} must be a pair (x, y) of arrays") from None
+    if x is None or y is None:
+        raise Error(f"the {name} split needs both x and y")
+    return _as_array(x, f"{name} x"), _as_array(y, f"{name} y")
+
+
+class Sweep:
+    """A compiled sweep: the artifact and its manifest."""
+
+    def __init__(self, library, manifest, warnings, workdir=None):
+        self.library = library
+        self.manifest = manifest
+        #: The compiler's warnings, as mbtc prints them ("" for none).
+        self.warnings = warnings
+        self._workdir = workdir
+
+    @property
+    def models(self):
+        """The number of models the sweep trains."""
+        return self.manifest["models"]
+
+    def train(self, train, test=None, out=None, epochs=None, quiet=True):
+        """Trains every model on `train` = (x, y), evaluating on `test`;
+        writes the run's results (leaderboard.json, models/, the
+        checkpoint) to `out` (default: a new temporary folder) and returns
+        the Run. `epochs` overrides the spec's; `quiet=False` shows the
+        progress and prints the leaderboard, as `mbtc train` does."""
+        train_x, train_y = _split(train, "train")
+        if train_x is None:
+            raise Error("train needs the training split: train=(x, y)")
+        test_x, test_y = _split(test, "test")
+        if out is None:
+            out = tempfile.mkdtemp(prefix="mbt-run-")
+        out = os.fspath(out)
+        os.makedirs(out, exist_ok=True)
+        try:
+            _mbt.train(self.library, out, -1 if epochs is None else int(epochs),
+                       quiet, train_x, train_y, test_x, test_y)
+        except _mbt.Error as e:
+            _reraise(e)
+        return Run(out, self)
+
+    def __repr__(self):
+        return (f"mbt.Sweep({self.manifest['model']!r}, "
+                f"models={self.models}, library={self.library!r})")
+
+
+class Run:
+    """The results of one training run, in its folder."""
+
+    def __init__(self, out, sweep):
+        self.out = out
+        self.sweep = sweep
+
+    @property
+    def leaderboard(self):
+        """The models ranked, as leaderboard.json holds them."""
+        with open(os.path.join(self.out, "leaderboard.json"),
+                  encoding="utf-8") as f:
+            return json.load(f)
+
+    def state_dict(self, model):
+        """Model `model`'s parameters and buffers by name: torch tensors
+        where torch is installed, NumPy arrays otherwise."""
+        if not 0 <= model < self.sweep.models:
+            raise Error(f"model {model} is not one of the sweep's "
+                        f"{self.sweep.models}")
+        path = os.path.join(self.out, "models", f"model-{model}.safetensors")
+        tensors = _read_safetensors(path)
+        try:
+            import torch
+        except ImportError:
+            return tensors
+        return {name: torch.from_numpy(array) for name, array in tensors.items()}
+
+    def __repr__(self):
+        return f"mbt.Run({self.out!r})"
+
+
+_DTYPES = {"F32": np.float32, "F64": np.float64}
+
+
+def _read_safetensors(path):
+    """The tensors of a safetensors file that mbt wrote, as NumPy arrays."""
+    with open(path, "rb") as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    base = 8 + length
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        array = np.frombuffer(data[base + begin:base + end],
+                              dtype=_DTYPES[entry["dtype"]])
+        tensors[name] = array.reshape(entry["shape"]).copy()
+    return tensors

@@ -1,0 +1,174 @@
+//===- MbtModule.cpp - the _mbt extension behind `import mbt` -------------===//
+//
+// The compiled half of the Python module (python/mbt/__init__.py is the
+// other): compiling a spec in this process (compiler/Driver/CompileSpec.h)
+// and training an artifact on arrays the caller holds. Arrays arrive
+// through the buffer protocol as views (no copy until the runtime converts
+// them to its float samples); training runs with the GIL released; every
+// error of the compiler or the runtime becomes mbt.Error.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Driver/CompileSpec.h"
+#include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Error.h"
+#include "mbt/runtime/Trainer.h"
+#include "mbt/runtime/data/Arrays.h"
+#include "mbt/runtime/data/DataSources.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
+namespace py = pybind11;
+using namespace mbt;
+using namespace mbt::runtime;
+
+namespace {
+
+/// The element type of a buffer's struct format ("f", "<d", "B", ...).
+ElementType elementTypeOf(const py::buffer_info &info, const char *what) {
+  std::string format = info.format;
+  if (!format.empty() && (format[0] == '<' || format[0] == '=' ||
+                          format[0] == '@' || format[0] == '|'))
+    format.erase(0, 1);
+  struct Kind {
+    const char *format;
+    ElementType type;
+  };
+  static const Kind kinds[] = {
+      {"?", ElementType::Bool}, {"B", ElementType::U8},
+      {"b", ElementType::I8},   {"H", ElementType::U16},
+      {"h", ElementType::I16},  {"I", ElementType::U32},
+      {"i", ElementType::I32},  {"e", ElementType::F16},
+      {"f", ElementType::F32},  {"d", ElementType::F64}};
+  for (const Kind &kind : kinds)
+    if (format == kind.format)
+      return kind.type;
+  // 64-bit integers: "l" and "q" on LP64, by their size.
+  if ((format == "l" || format == "q") && info.itemsize == 8)
+    return ElementType::I64;
+  if ((format == "L" || format == "Q") && info.itemsize == 8)
+    return ElementType::U64;
+  throw RuntimeError(std::string(what) + " holds elements of format '" +
+                     info.format +
+                     "', which mbt does not read (floats, integers or bools)");
+}
+
+/// A view of a C-contiguous buffer (the Python side made it one), kept
+/// alive while the view lives.
+ArrayView viewOf(const py::buffer &buffer, const char *what) {
+  py::buffer_info info = buffer.request();
+  ArrayView view;
+  view.origin = what;
+  view.type = elementTypeOf(info, what);
+  view.shape.assign(info.shape.begin(), info.shape.end());
+  int64_t stride = info.itemsize;
+  for (size_t d = info.shape.size(); d-- > 0;) {
+    if (info.shape[d] > 1 && info.strides[d] != stride)
+      throw RuntimeError(std::string(what) + " is not C-contiguous");
+    stride *= info.shape[d];
+  }
+  view.data = info.ptr;
+  // The buffer's owner lives as long as the view (released with the GIL).
+  auto *owner = new py::buffer(buffer);
+  view.owner = std::shared_ptr<const void>(owner, [](const void *p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<const py::buffer *>(p);
+  });
+  return view;
+}
+
+/// One split from (x, y), or an empty split.
+Dataset splitOf(const Manifest &manifest, const std::optional<py::buffer> &x,
+                const std::optional<py::buffer> &y, const std::string &name) {
+  if (!x && !y)
+    return emptySplit(sampleLayout(manifest), name);
+  if (!x || !y)
+    throw RuntimeError("the " + name + " split needs both x and y");
+  return datasetFromArrays(viewOf(*x, (name + " x").c_str()),
+                           viewOf(*y, (name + " y").c_str()),
+                           sampleLayout(manifest), name);
+}
+
+struct TrainArgs {
+  std::string library, out;
+  int64_t epochs = -1;
+  bool quiet = true;
+};
+
+/// Trains the artifact at `library` on the given splits, writing the
+/// results (leaderboard.json, models/, checkpoint.mbtrun) to `out`.
+void train(const TrainArgs &args, const py::buffer &trainX,
+           const py::buffer &trainY, const std::optional<py::buffer> &testX,
+           const std::optional<py::buffer> &testY) {
+  Artifact artifact = Artifact::load(args.library);
+  const Manifest &manifest = artifact.manifest();
+  Dataset train = splitOf(manifest, trainX, trainY, "train");
+  Dataset test = splitOf(manifest, testX, testY, "test");
+  TrainOptions options;
+  options.outDir = args.out;
+  options.epochs = args.epochs;
+  options.quiet = args.quiet;
+  // The leaderboard is the Run's to give, not stdout's (quiet = False
+  // prints it, and the progress, as mbtc train does).
+  if (args.quiet)
+    options.report = nullptr;
+  py::gil_scoped_release release;
+  Trainer trainer(artifact, train, test, options);
+  trainer.run();
+}
+
+} // namespace
+
+PYBIND11_MODULE(_mbt, m) {
+  m.doc() = "mbt's compiler and runtime (use the mbt package, not this)";
+  // The runtime's errors (a bad array, an artifact that does not load);
+  // the package re-exports it as mbt.Error.
+  py::register_exception<RuntimeError>(m, "Error");
+
+  m.def(
+      "compile_spec",
+      [](const std::string &source, const std::string &name,
+         const std::string &library, bool parallel) {
+        SpecCompileRequest request;
+        request.source = source;
+        request.name = name;
+        request.libraryPath = library;
+        request.parallel = parallel;
+        SpecCompileResult result;
+        {
+          py::gil_scoped_release release;
+          result = compileSpec(request);
+        }
+        return py::make_tuple(result.ok, result.diagnostics, result.manifest);
+      },
+      py::arg("source"), py::arg("name"), py::arg("library"),
+      py::arg("parallel") = true,
+      "Compiles a spec's text into the artifact at `library`; returns (ok, "
+      "diagnostics, manifest JSON).");
+
+  m.def(
+      "train",
+      [](const std::string &library, const std::string &out, int64_t epochs,
+         bool quiet, const py::buffer &trainX, const py::buffer &trainY,
+         const std::optional<py::buffer> &testX,
+         const std::optional<py::buffer> &testY) {
+        try {
+          train({library, out, epochs, quiet}, trainX, trainY, testX, testY);
+        } catch (const RuntimeError &) {
+          throw;
+        } catch (const py::error_already_set &) {
+          throw;
+        } catch (const std::exception &e) {
+          // Whatever else the runtime throws is mbt.Error too.
+          throw RuntimeError(e.what());
+        }
+      },
+      py::arg("library"), py::arg("out"), py::arg("epochs"), py::arg("quiet"),
+      py::arg("train_x"), py::arg("train_y"), py::arg("test_x") = py::none(),
+      py::arg("test_y") = py::none(),
+      "Trains the artifact at `library` on C-contiguous arrays; writes the "
+      "run's results to `out`.");
+}

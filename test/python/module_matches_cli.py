@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`import mbt` trains to the CLI's parameters, bit for bit.
+
+One spec (an MLP on the user's arrays, 3 models, Adam, a validation split
+and dropout: every model draws its own masks and the data order is the
+runtime's) is trained twice: by `mbtc train` on x.npy / y.npy, and by the
+Python module on the same arrays as NumPy arrays (float64 x, int64 y:
+converted by the runtime as the .npy reader converts them) and, a third
+time, as torch tensors. Each run's models/model-<i>.safetensors must be
+the CLI's byte for byte, and the leaderboards must agree. Also: a spec
+given as text compiles as its file does, and state_dict(i) holds the
+file's tensors. Exit status 0 when all hold; a message and 1 otherwise.
+"""
+import argparse
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+SPEC = """
+import "nn"
+
+model mlp {
+  input  x: f32[6]
+  target y: class[3]
+  h      = relu(linear(x, 8))
+  logits = linear(dropout(h, rate = 0.25), 3)
+  loss   = cross_entropy(logits, y)
+  metric acc = accuracy(logits, y)
+}
+sweep {
+  models = 3
+  optim  = adam(lr = [0.01, 0.003, 0.001])
+  data   = npy(x = "x.npy", y = "y.npy", test_x = "xt.npy",
+               test_y = "yt.npy", batch = 16, validation = 0.2)
+  epochs = 3
+}
+"""
+
+
+def fail(message):
+    print(f"module_matches_cli: FAIL: {message}")
+    sys.exit(1)
+
+
+def same_models(a, b, models, what):
+    for i in range(models):
+        name = f"models/model-{i}.safetensors"
+        if not filecmp.cmp(os.path.join(a, name), os.path.join(b, name),
+                           shallow=False):
+            fail(f"{what}: {name} differs from the CLI's")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mbtc", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    import mbt
+
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(200, 6))
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int64) + (x[:, 2] > 1)
+    xt = rng.normal(size=(50, 6))
+    yt = (xt[:, 0] + xt[:, 1] > 0).astype(np.int64) + (xt[:, 2] > 1)
+    for name, array in [("x", x), ("y", y), ("xt", xt), ("yt", yt)]:
+        np.save(os.path.join(args.work, f"{name}.npy"), array)
+    spec = os.path.join(args.work, "spec.mbt")
+    with open(spec, "w") as f:
+        f.write(SPEC)
+
+    cli = os.path.join(args.work, "cli")
+    subprocess.run([args.mbtc, "train", spec, "--out", cli, "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+    sweep = mbt.compile(spec)
+    if sweep.models != 3:
+        fail(f"the sweep has {sweep.models} models, not 3")
+    numpy_run = sweep.train(train=(x, y), test=(xt, yt),
+                            out=os.path.join(args.work, "numpy"))
+    same_models(cli, numpy_run.out, 3, "NumPy arrays")
+    with open(os.path.join(cli, "leaderboard.json")) as f:
+        if json.load(f) != numpy_run.leaderboard:
+            fail("the leaderboards differ")
+
+    # The spec as text (its paths resolve against the working directory).
+    os.chdir(args.work)
+    from_text = mbt.compile(source=SPEC)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch_run = from_text.train(
+            train=(torch.from_numpy(x), torch.from_numpy(y)),
+            test=(torch.from_numpy(xt), torch.from_numpy(yt)), out="torch")
+        same_models(cli, torch_run.out, 3, "torch tensors, spec as text")
+        state = torch_run.state_dict(2)
+        if sorted(state) != ["linear_0.b", "linear_0.w", "logits.b",
+                             "logits.w"]:
+            fail(f"state_dict(2) holds {sorted(state)}")
+        if tuple(state["linear_0.w"].shape) != (6, 8):
+            fail(f"linear_0.w has shape {tuple(state['linear_0.w'].shape)}")
+    print("module_matches_cli: the module's models equal the CLI's, bit "
+          "for bit (NumPy" + (", torch" if torch is not None else "") + ")")
+
+
+if __name__ == "__main__":
+    main()

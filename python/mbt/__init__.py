@@ -104,12 +104,42 @@ class Sweep:
         """The number of models the sweep trains."""
         return self.manifest["models"]
 
-    def train(self, train, test=None, out=None, epochs=None, quiet=True):
+    def hyperparameters(self):
+        """Each model's optimizer hyperparameters as the spec set them: one
+        dict per model ({"lr": ..., "weight_decay": ..., ...})."""
+        names = self.manifest["optimizer"]["hyper"]
+        return [dict(zip(names, row)) for row in self.manifest["hyper_values"]]
+
+    def _hyper_table(self, hparams):
+        """The [M, H] table of `hparams` (one dict per model) over the
+        spec's values."""
+        if len(hparams) != self.models:
+            raise Error(f"hparams has {len(hparams)} dicts for the sweep's "
+                        f"{self.models} models")
+        names = self.manifest["optimizer"]["hyper"]
+        rule = self.manifest["optimizer"]["rule"]
+        table = [list(row) for row in self.manifest["hyper_values"]]
+        for model, given in enumerate(hparams):
+            for name, value in given.items():
+                if name not in names:
+                    raise Error(
+                        f"model {model}: '{name}' is not a hyperparameter of "
+                        f"optimizer '{rule}' ({', '.join(names)}); the "
+                        "schedule, clipping and model arguments are compiled "
+                        "into the artifact: set them in the spec")
+                table[model][names.index(name)] = float(value)
+        return table
+
+    def train(self, train, test=None, out=None, epochs=None, quiet=True,
+              hparams=None):
         """Trains every model on `train` = (x, y), evaluating on `test`;
         writes the run's results (leaderboard.json, models/, the
         checkpoint) to `out` (default: a new temporary folder) and returns
         the Run. `epochs` overrides the spec's; `quiet=False` shows the
-        progress and prints the leaderboard, as `mbtc train` does."""
+        progress and prints the leaderboard, as `mbtc train` does.
+        `hparams`, one dict per model, sets optimizer hyperparameters
+        without recompiling ([{"lr": 1e-3}, ...]: what a dict leaves out
+        keeps the spec's value)."""
         train_x, train_y = _split(train, "train")
         if train_x is None:
             raise Error("train needs the training split: train=(x, y)")
@@ -118,9 +148,10 @@ class Sweep:
             out = tempfile.mkdtemp(prefix="mbt-run-")
         out = os.fspath(out)
         os.makedirs(out, exist_ok=True)
+        hyper = [] if hparams is None else self._hyper_table(hparams)
         try:
             _mbt.train(self.library, out, -1 if epochs is None else int(epochs),
-                       quiet, train_x, train_y, test_x, test_y)
+                       quiet, train_x, train_y, test_x, test_y, hyper)
         except _mbt.Error as e:
             _reraise(e)
         return Run(out, self)

@@ -96,6 +96,8 @@ struct TrainArgs {
   std::string library, out;
   int64_t epochs = -1;
   bool quiet = true;
+  /// The optimizer's hyperparameters, M rows of H (empty: the spec's).
+  std::vector<std::vector<double>> hyper;
 };
 
 /// Trains the artifact at `library` on the given splits, writing the
@@ -104,6 +106,8 @@ void train(const TrainArgs &args, const py::buffer &trainX,
            const py::buffer &trainY, const std::optional<py::buffer> &testX,
            const std::optional<py::buffer> &testY) {
   Artifact artifact = Artifact::load(args.library);
+  if (!args.hyper.empty())
+    artifact.setHyperValues(args.hyper);
   const Manifest &manifest = artifact.manifest();
   Dataset train = splitOf(manifest, trainX, trainY, "train");
   Dataset test = splitOf(manifest, testX, testY, "test");
@@ -154,9 +158,11 @@ PYBIND11_MODULE(_mbt, m) {
       [](const std::string &library, const std::string &out, int64_t epochs,
          bool quiet, const py::buffer &trainX, const py::buffer &trainY,
          const std::optional<py::buffer> &testX,
-         const std::optional<py::buffer> &testY) {
+         const std::optional<py::buffer> &testY,
+         std::vector<std::vector<double>> hyper) {
         try {
-          train({library, out, epochs, quiet}, trainX, trainY, testX, testY);
+          train({library, out, epochs, quiet, std::move(hyper)}, trainX, trainY,
+                testX, testY);
         } catch (const RuntimeError &) {
           throw;
         } catch (const py::error_already_set &) {
@@ -169,6 +175,7 @@ PYBIND11_MODULE(_mbt, m) {
       py::arg("library"), py::arg("out"), py::arg("epochs"), py::arg("quiet"),
       py::arg("train_x"), py::arg("train_y"), py::arg("test_x") = py::none(),
       py::arg("test_y") = py::none(),
+      py::arg("hyper") = std::vector<std::vector<double>>(),
       "Trains the artifact at `library` on C-contiguous arrays; writes the "
       "run's results to `out`.");
 }

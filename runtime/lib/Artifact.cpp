@@ -16,6 +16,9 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
 
 #include <utility>
 
@@ -51,6 +54,26 @@ Fn lookup(void *handle, const std::string &path, const char *symbol) {
   return reinterpret_cast<Fn>(address);
 }
 } // namespace
+
+void Artifact::setHyperValues(std::vector<std::vector<double>> rows) {
+  const Manifest &m = parsedManifest;
+  if (static_cast<int64_t>(rows.size()) != m.models)
+    throw RuntimeError(fmt::format("{} rows of hyperparameters for the {} "
+                                   "models of '{}'",
+                                   rows.size(), m.models, libraryPath));
+  for (size_t model = 0; model < rows.size(); ++model) {
+    if (static_cast<int64_t>(rows[model].size()) != m.numHyper())
+      throw RuntimeError(fmt::format(
+          "model {} has {} hyperparameters, but optimizer '{}' takes {} ({})",
+          model, rows[model].size(), m.optimizerRule, m.numHyper(),
+          fmt::join(m.hyperNames, ", ")));
+    for (size_t h = 0; h < rows[model].size(); ++h)
+      if (!std::isfinite(rows[model][h]))
+        throw RuntimeError(fmt::format("model {}'s {} is {}", model,
+                                       m.hyperNames[h], rows[model][h]));
+  }
+  parsedManifest.hyperValues = std::move(rows);
+}
 
 Artifact Artifact::load(const std::string &path) {
   exportRuntimeSymbols();

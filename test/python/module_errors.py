@@ -6,8 +6,9 @@ holds the expected text (the interpreter must survive every one): a spec
 with a syntax error (the compiler's diagnostic, with its line), a
 semantic error, a spec file that is not there; training data whose
 samples have the wrong shape, labels out of range, x and y of different
-lengths, a NaN, strings, a split given as one array or half a pair; a
-model index out of range. Exit status 0 when all behave; a message and 1
+lengths, a NaN, strings, a split given as one array or half a pair;
+hyperparameters the optimizer lacks, for another model count or not
+finite; a model index out of range. Exit status 0 when all behave; a message and 1
 otherwise.
 """
 import os
@@ -75,6 +76,16 @@ def main():
            lambda: sweep.train(train=x))
     expect("half a test split", "the test split needs both x and y",
            lambda: sweep.train(train=(x, y), test=(x, None)))
+    expect("a hyperparameter the optimizer lacks",
+           "model 1: 'momentum_x' is not a hyperparameter of optimizer 'sgd'",
+           lambda: sweep.train(train=(x, y),
+                               hparams=[{"lr": 0.1}, {"momentum_x": 0.9}]))
+    expect("hparams for another model count",
+           "hparams has 1 dicts for the sweep's 2 models",
+           lambda: sweep.train(train=(x, y), hparams=[{"lr": 0.1}]))
+    expect("a hyperparameter that is not finite", "model 0's lr is inf",
+           lambda: sweep.train(train=(x, y),
+                               hparams=[{"lr": float("inf")}, {}]))
     run = sweep.train(train=(x, y))
     expect("a model out of range", "model 2 is not one of the sweep's 2",
            lambda: run.state_dict(2))

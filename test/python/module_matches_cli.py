@@ -3,13 +3,14 @@
 
 One spec (an MLP on the user's arrays, 3 models, Adam, a validation split
 and dropout: every model draws its own masks and the data order is the
-runtime's) is trained twice: by `mbtc train` on x.npy / y.npy, and by the
+runtime's) is trained by `mbtc train` on x.npy / y.npy, and by the
 Python module on the same arrays as NumPy arrays (float64 x, int64 y:
 converted by the runtime as the .npy reader converts them) and, a third
 time, as torch tensors. Each run's models/model-<i>.safetensors must be
 the CLI's byte for byte, and the leaderboards must agree. Also: a spec
-given as text compiles as its file does, and state_dict(i) holds the
-file's tensors. Exit status 0 when all hold; a message and 1 otherwise.
+given as text compiles as its file does; state_dict(i) holds the file's
+tensors; and hyperparameters given at run time (hparams=) train to the
+bytes of a spec that writes the same values, and are reported as such. Exit status 0 when all hold; a message and 1 otherwise.
 """
 import argparse
 import filecmp
@@ -88,6 +89,24 @@ def main():
     with open(os.path.join(cli, "leaderboard.json")) as f:
         if json.load(f) != numpy_run.leaderboard:
             fail("the leaderboards differ")
+
+    # Hyperparameters at run time: the first artifact trained with another
+    # spec's learning rates and weight decay ends where that spec's own
+    # artifact ends, and reports them.
+    other = SPEC.replace("lr = [0.01, 0.003, 0.001]",
+                         "lr = [0.02, 0.005, 0.002], weight_decay = 0.01")
+    written = mbt.compile(source=other, out=os.path.join(args.work, "b.so"))
+    written_run = written.train(train=(x, y), test=(xt, yt),
+                                out=os.path.join(args.work, "written"))
+    hparams = [{"lr": lr, "weight_decay": 0.01} for lr in (0.02, 0.005, 0.002)]
+    if written.hyperparameters()[1]["lr"] != 0.005:
+        fail(f"hyperparameters() gives {written.hyperparameters()}")
+    given_run = sweep.train(train=(x, y), test=(xt, yt), hparams=hparams,
+                            out=os.path.join(args.work, "given"))
+    same_models(written_run.out, given_run.out, 3,
+                "hparams at run time (against the spec that writes them)")
+    if given_run.leaderboard != written_run.leaderboard:
+        fail("hparams at run time: the leaderboard differs from the spec's")
 
     # The spec as text (its paths resolve against the working directory).
     os.chdir(args.work)

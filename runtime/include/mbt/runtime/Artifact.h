@@ -36,6 +36,15 @@ public:
   /// The manifest JSON exactly as the artifact returned it.
   const std::string &manifestJson() const { return rawManifest; }
 
+  /// Replaces the optimizer's hyperparameters of every model (M rows of H
+  /// values, in the manifest's order) for the runs of this Artifact: the
+  /// train step reads them from its `hyper` argument, so they need no
+  /// recompiling, and the results report them. Throws RuntimeError on a
+  /// table of another size or a value that is not finite. (The rule's
+  /// asserts, such as Adam's beta1 in [0, 1), are checked by the compiler
+  /// on the spec's values only.)
+  void setHyperValues(std::vector<std::vector<double>> rows);
+
   /// The model's float type: the element type of params, state, x, out.
   DType dtype() const { return parsedManifest.dtype; }
 

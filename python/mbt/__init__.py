@@ -131,7 +131,7 @@ class Sweep:
         return table
 
     def train(self, train, test=None, out=None, epochs=None, quiet=True,
-              hparams=None):
+              hparams=None, on_eval=None, eval_every=0, resume=False):
         """Trains every model on `train` = (x, y), evaluating on `test`;
         writes the run's results (leaderboard.json, models/, the
         checkpoint) to `out` (default: a new temporary folder) and returns
@@ -139,7 +139,16 @@ class Sweep:
         progress and prints the leaderboard, as `mbtc train` does.
         `hparams`, one dict per model, sets optimizer hyperparameters
         without recompiling ([{"lr": 1e-3}, ...]: what a dict leaves out
-        keeps the spec's value)."""
+        keeps the spec's value).
+
+        `on_eval(step, metrics)` is called at every evaluation (each
+        epoch's end, and every `eval_every` steps): `metrics` holds the
+        epoch, the step and each model's test and validation means
+        ({"loss": ..., "acc": ...} per model; None for a split the run does
+        not have); it may return the models to stop, which freeze as
+        halving's do. Ctrl-C stops the run between two steps with
+        KeyboardInterrupt, after writing its checkpoint: `resume=True`
+        with the same `out` continues it."""
         train_x, train_y = _split(train, "train")
         if train_x is None:
             raise Error("train needs the training split: train=(x, y)")
@@ -147,11 +156,15 @@ class Sweep:
         if out is None:
             out = tempfile.mkdtemp(prefix="mbt-run-")
         out = os.fspath(out)
+        if resume and not os.path.exists(os.path.join(out, "checkpoint.mbtrun")):
+            raise Error(f"resume=True continues the run in '{out}', which has "
+                        "no checkpoint.mbtrun")
         os.makedirs(out, exist_ok=True)
         hyper = [] if hparams is None else self._hyper_table(hparams)
         try:
             _mbt.train(self.library, out, -1 if epochs is None else int(epochs),
-                       quiet, train_x, train_y, test_x, test_y, hyper)
+                       quiet, train_x, train_y, test_x, test_y, hyper,
+                       on_eval, int(eval_every), resume)
         except _mbt.Error as e:
             _reraise(e)
         return Run(out, self)

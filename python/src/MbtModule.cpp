@@ -98,7 +98,55 @@ struct TrainArgs {
   bool quiet = true;
   /// The optimizer's hyperparameters, M rows of H (empty: the spec's).
   std::vector<std::vector<double>> hyper;
+  /// on_eval(step, metrics) -> models to stop, or None.
+  py::object onEval;
+  int64_t evalEvery = 0;
+  bool resume = false;
 };
+
+/// Each model's means by output name, or None for a split not evaluated.
+py::object perModel(const std::vector<std::vector<double>> &means,
+                    const std::vector<std::string> &outputs) {
+  if (means.empty())
+    return py::none();
+  py::list models;
+  for (const std::vector<double> &row : means) {
+    py::dict values;
+    for (size_t k = 0; k < outputs.size() && k < row.size(); ++k)
+      values[py::str(outputs[k])] = row[k];
+    models.append(values);
+  }
+  return std::move(models);
+}
+
+/// The options' hooks into Python: on_eval at every evaluation, and the
+/// interpreter's signals (Ctrl-C) after every step. Both run in the
+/// training thread, which holds no GIL, so they take it.
+void hookPython(TrainOptions &options, const TrainArgs &args,
+                const Manifest &manifest) {
+  options.evalEvery = args.evalEvery;
+  options.interrupted = [] {
+    py::gil_scoped_acquire gil;
+    // A SIGINT runs Python's handler, which sets KeyboardInterrupt.
+    return PyErr_CheckSignals() != 0;
+  };
+  if (args.onEval.is_none())
+    return;
+  options.onEvaluation = [&args, &manifest](const Evaluation &evaluation) {
+    py::gil_scoped_acquire gil;
+    py::dict metrics;
+    metrics["epoch"] = evaluation.epoch;
+    metrics["step"] = evaluation.step;
+    metrics["test"] = perModel(evaluation.test, manifest.outputs);
+    metrics["validation"] = perModel(evaluation.validation, manifest.outputs);
+    py::object stop = args.onEval(evaluation.step, metrics);
+    std::vector<int64_t> models;
+    if (!stop.is_none())
+      for (py::handle model : stop)
+        models.push_back(model.cast<int64_t>());
+    return models;
+  };
+}
 
 /// Trains the artifact at `library` on the given splits, writing the
 /// results (leaderboard.json, models/, checkpoint.mbtrun) to `out`.
@@ -115,6 +163,8 @@ void train(const TrainArgs &args, const py::buffer &trainX,
   options.outDir = args.out;
   options.epochs = args.epochs;
   options.quiet = args.quiet;
+  options.resume = args.resume;
+  hookPython(options, args, manifest);
   // The leaderboard is the Run's to give, not stdout's (quiet = False
   // prints it, and the progress, as mbtc train does).
   if (args.quiet)
@@ -159,10 +209,17 @@ PYBIND11_MODULE(_mbt, m) {
          bool quiet, const py::buffer &trainX, const py::buffer &trainY,
          const std::optional<py::buffer> &testX,
          const std::optional<py::buffer> &testY,
-         std::vector<std::vector<double>> hyper) {
+         std::vector<std::vector<double>> hyper, py::object onEval,
+         int64_t evalEvery, bool resume) {
         try {
-          train({library, out, epochs, quiet, std::move(hyper)}, trainX, trainY,
-                testX, testY);
+          train({library, out, epochs, quiet, std::move(hyper),
+                 std::move(onEval), evalEvery, resume},
+                trainX, trainY, testX, testY);
+        } catch (const RunInterrupted &) {
+          // Ctrl-C: KeyboardInterrupt, the checkpoint written.
+          if (PyErr_Occurred())
+            throw py::error_already_set();
+          throw;
         } catch (const RuntimeError &) {
           throw;
         } catch (const py::error_already_set &) {
@@ -176,6 +233,8 @@ PYBIND11_MODULE(_mbt, m) {
       py::arg("train_x"), py::arg("train_y"), py::arg("test_x") = py::none(),
       py::arg("test_y") = py::none(),
       py::arg("hyper") = std::vector<std::vector<double>>(),
+      py::arg("on_eval") = py::none(), py::arg("eval_every") = 0,
+      py::arg("resume") = false,
       "Trains the artifact at `library` on C-contiguous arrays; writes the "
       "run's results to `out`.");
 }

@@ -23,6 +23,15 @@ void ModelStatus::stop(int64_t model, int64_t step, std::string reason,
   stopped.push_back({model, std::move(reason)});
 }
 
+bool ModelStatus::stopModel(int64_t model, int64_t step,
+                            const std::string &reason) {
+  if (!training(model))
+    return false;
+  std::vector<StoppedModel> stopped;
+  stop(model, step, reason, stopped);
+  return true;
+}
+
 std::vector<StoppedModel>
 ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
                            int64_t patience, bool halve,

@@ -72,6 +72,8 @@ Leaderboard Trainer::run() {
   for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
     trainEpoch(run, epoch, epoch == firstEpoch ? firstStep : 1);
     means = finishEpoch(run, epoch);
+    if (epoch < epochs)
+      stopIfInterrupted(run);
   }
   if (means.test.empty()) { // no epoch trained here: still report the models
     means.test = evaluateTest();
@@ -129,8 +131,10 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
           "are not finite); it is frozen at its parameters of the step "
           "before, and the other models go on",
           model, stepCount));
-    if (step < steps)
+    if (step < steps) {
       afterStepWithinEpoch(run, epoch, step);
+      stopIfInterrupted(run);
+    }
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -170,6 +174,8 @@ void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
       applyStopping(held, halveNow, run.progress);
     }
   }
+  if (evalNow)
+    reportEvaluation({epoch, stepCount, tested, held}, run.progress);
   if (!lines.empty())
     run.metrics.append(lines);
   // A live leaderboard: each evaluation republishes it.
@@ -201,6 +207,8 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
   means.validation = evaluateValidation();
   if (!means.validation.empty())
     applyStopping(means.validation, halvingDue(), run.progress);
+  reportEvaluation({epoch, stepCount, means.test, means.validation},
+                   run.progress);
   run.metrics.append(run.results.epochMetricsLines(
       epoch, stepCount, means.train, means.test, means.validation));
   writeStateDicts();
@@ -212,6 +220,30 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
   // this epoch without logging it twice.
   writeCheckpoint(run.metrics.path());
   return means;
+}
+
+void Trainer::reportEvaluation(Evaluation evaluation, ProgressMeter &progress) {
+  if (!options.onEvaluation)
+    return;
+  for (int64_t model : options.onEvaluation(evaluation)) {
+    if (model < 0 || model >= m)
+      throw RuntimeError(fmt::format("the evaluation callback stops model "
+                                     "{}, which is not one of the run's {}",
+                                     model, m));
+    if (status.stopModel(model, stepCount, "stopped by the caller"))
+      progress.note(fmt::format("mbt: model {} stopped at step {} (by the "
+                                "caller)",
+                                model, stepCount));
+  }
+}
+
+void Trainer::stopIfInterrupted(const RunContext &run) {
+  if (!options.interrupted || !options.interrupted())
+    return;
+  writeCheckpoint(run.metrics.path());
+  throw RunInterrupted(fmt::format(
+      "interrupted at step {}; the checkpoint in '{}' resumes from there",
+      stepCount, options.outDir));
 }
 
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,

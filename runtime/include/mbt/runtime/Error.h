@@ -25,6 +25,13 @@ public:
       : std::runtime_error(message) {}
 };
 
+/// A run that TrainOptions::interrupted stopped between two steps, after
+/// writing its checkpoint.
+class RunInterrupted : public RuntimeError {
+public:
+  using RuntimeError::RuntimeError;
+};
+
 } // namespace runtime
 } // namespace mbt
 

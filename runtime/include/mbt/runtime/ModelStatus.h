@@ -52,6 +52,10 @@ public:
                 bool halve, const std::vector<std::string> &outputs,
                 const std::string &rankBy, int64_t step);
 
+  /// Stops `model` at `step` for `reason` if it is still training; returns
+  /// whether it did.
+  bool stopModel(int64_t model, int64_t step, const std::string &reason);
+
   /// Per model, the step it diverged or was stopped at (0: never), and the
   /// policy that stopped it.
   const std::vector<int64_t> &divergedSteps() const { return divergedAt; }

@@ -20,6 +20,15 @@
 namespace mbt {
 namespace runtime {
 
+/// One evaluation of a run (TrainOptions::onEvaluation): where it is, and
+/// each model's means of the outputs ([M][K], in the manifest's order) on
+/// the test and validation splits, empty for a split the run lacks or did
+/// not evaluate.
+struct Evaluation {
+  int64_t epoch = 0, step = 0;
+  std::vector<std::vector<double>> test, validation;
+};
+
 struct TrainOptions {
   /// Results directory (metrics.jsonl, leaderboard.json); created if
   /// missing. Empty: write no files.
@@ -72,6 +81,14 @@ struct TrainOptions {
   /// run() continues the run whose checkpoint is in outDir instead of
   /// starting a new one (metrics.jsonl is cut back to what it held then).
   bool resume = false;
+  /// Called at every evaluation of run() (each epoch's end, and every
+  /// evalEvery steps); returns models to stop, which freeze as a stopping
+  /// policy's do ("stopped by the caller"). Null: none.
+  std::function<std::vector<int64_t>(const Evaluation &)> onEvaluation;
+  /// Polled by run() after every step: true stops the run there, after it
+  /// writes its checkpoint (a resume continues from that step), with
+  /// RunInterrupted. Null: never.
+  std::function<bool()> interrupted;
 };
 
 } // namespace runtime

@@ -211,6 +211,12 @@ private:
   /// validation means `held` ([M][K]); reports each stopped model.
   void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
                      ProgressMeter &progress);
+  /// Hands an evaluation to options.onEvaluation and stops the models it
+  /// names; reports each.
+  void reportEvaluation(Evaluation evaluation, ProgressMeter &progress);
+  /// After a step: when options.interrupted says so, writes the checkpoint
+  /// and throws RunInterrupted.
+  void stopIfInterrupted(const RunContext &run);
   /// Takes the next batch of the data order and runs one train step.
   void trainNextBatch();
   /// Copies samples `indices[0, b)` of `data` into every model's x, y slice.

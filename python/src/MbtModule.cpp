@@ -87,9 +87,10 @@ Dataset splitOf(const Manifest &manifest, const std::optional<py::buffer> &x,
     return emptySplit(sampleLayout(manifest), name);
   if (!x || !y)
     throw RuntimeError("the " + name + " split needs both x and y");
+  // A float32 x is read in place (the array stays alive with the view).
   return datasetFromArrays(viewOf(*x, (name + " x").c_str()),
                            viewOf(*y, (name + " y").c_str()),
-                           sampleLayout(manifest), name);
+                           sampleLayout(manifest), name, /*borrowX=*/true);
 }
 
 struct TrainArgs {

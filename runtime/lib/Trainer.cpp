@@ -47,7 +47,7 @@ void checkData(const Dataset &data, const Manifest &manifest,
       values ? static_cast<int64_t>(data.targets.size()) / manifest.targetWidth
              : static_cast<int64_t>(data.y.size());
   if (targetCount != data.count ||
-      static_cast<int64_t>(data.x.size()) !=
+      static_cast<int64_t>(data.storedFeatures()) !=
           checkedMul(data.count, data.numFeatures, "data set"))
     throw RuntimeError(fmt::format(
         "data set '{}' is inconsistent: its arrays do not hold {} samples",

@@ -7,6 +7,9 @@
   end, ends with the parameters of a one-epoch run, bit for bit, and the
   leaderboard says when it stopped; the others train on.
 - An exception in the callback reaches the caller as itself.
+- Zero copy: a float32 x is read in place (NaNs written into it from the
+  callback make every model diverge), a float64 one converted once (the
+  same change is not seen).
 - Ctrl-C (a SIGINT sent by another thread while the training runs with
   the GIL released) stops the run between two steps with
   KeyboardInterrupt after writing its checkpoint; resume=True then ends
@@ -106,6 +109,24 @@ def main():
     except ValueError as error:
         if str(error) != "from the callback":
             fail(f"on_eval's ValueError came back as {error!r}")
+
+    # Zero copy: a float32 x is read where it is. Poisoned with NaN at the
+    # first evaluation (step 500), it makes every model diverge after that
+    # step; a float64 x is converted once, and the same change does not
+    # reach the run.
+    for dtype, seen in ((np.float32, True), (np.float64, False)):
+        mutable = x.astype(dtype)
+
+        def poison(step, metrics, mutable=mutable):
+            mutable[:] = np.nan
+
+        poisoned = sweep.train(train=(mutable, y), out=f"poisoned-{dtype.__name__}",
+                               on_eval=poison, eval_every=500, epochs=1)
+        diverged = [row["diverged_at_step"] for row in poisoned.leaderboard]
+        if seen and not all(step and step > 500 for step in diverged):
+            fail(f"a float32 x changed in place was not seen: {diverged}")
+        if not seen and any(diverged):
+            fail(f"a float64 x is converted, yet its change was seen: {diverged}")
 
     # Ctrl-C, from another thread, once training has started.
     straight = sweep.train(train=(x, y), test=(xt, yt), out="straight")

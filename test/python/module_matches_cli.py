@@ -89,6 +89,11 @@ def main():
     with open(os.path.join(cli, "leaderboard.json")) as f:
         if json.load(f) != numpy_run.leaderboard:
             fail("the leaderboards differ")
+    # float32 samples are read in place, not converted: the same models.
+    borrowed = sweep.train(train=(x.astype(np.float32), y.astype(np.int32)),
+                           test=(xt.astype(np.float32), yt),
+                           out=os.path.join(args.work, "float32"))
+    same_models(cli, borrowed.out, 3, "float32 arrays read in place")
 
     # Hyperparameters at run time: the first artifact trained with another
     # spec's learning rates and weight decay ends where that spec's own

@@ -359,7 +359,8 @@ void checkSampleShape(const std::string &origin,
 }
 
 Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
-                          const SampleLayout &layout, const std::string &name) {
+                          const SampleLayout &layout, const std::string &name,
+                          bool borrowX) {
   if (x.shape.empty() || y.shape.empty())
     throw RuntimeError(fmt::format(
         "{} is a scalar: data arrays hold one row per sample, shape (n, ...)",
@@ -379,6 +380,17 @@ Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
     convertLabels(y, layout, data);
   } else {
     convertTargets(y, layout, data);
+  }
+  if (borrowX && x.type == ElementType::F32) {
+    data.borrowed = static_cast<const float *>(x.data);
+    data.borrowedOwner = x.owner;
+    for (int64_t i = 0; i < data.count; ++i) {
+      const float *row = data.sample(i);
+      if (!std::all_of(row, row + data.numFeatures,
+                       [](float v) { return std::isfinite(v); }))
+        throwNotFinite(x, i, data.numFeatures, data.borrowed, "the input");
+    }
+    return data;
   }
   data.x.resize(size_t(data.count) * size_t(data.numFeatures));
   int64_t bad = convertRows(x, data.count, data.numFeatures, data.x.data());

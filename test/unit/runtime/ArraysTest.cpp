@@ -89,6 +89,35 @@ TEST(ArraysTest, ConvertsBytesAndLabelsAsTheyAre) {
   EXPECT_TRUE(data.targets.empty());
 }
 
+// borrowX reads a float32 x where it is (the Python module's arrays): the
+// Dataset's samples are the caller's memory, kept alive by the view's
+// owner, and still checked for NaN; any other type is converted as ever.
+TEST(ArraysTest, BorrowsAFloat32InputInPlace) {
+  ArrayView x =
+      view<float>("x", ElementType::F32, {2, 3}, {0.5f, 1, 2, 3, 4, 5});
+  Dataset data =
+      datasetFromArrays(x, labels({1, 0}), classes({3}, 2), "mine", true);
+  EXPECT_TRUE(data.x.empty());
+  EXPECT_EQ(data.sample(1), static_cast<const float *>(x.data) + 3);
+  EXPECT_EQ(data.storedFeatures(), 6u);
+  EXPECT_EQ(data.borrowedOwner, x.owner);
+
+  ArrayView nan =
+      view<float>("x", ElementType::F32, {2, 3}, {0, 1, 2, 3, NAN, 5});
+  EXPECT_THAT(errorOf([&] {
+                datasetFromArrays(nan, labels({1, 0}), classes({3}, 2), "m",
+                                  true);
+              }),
+              HasSubstr("sample 1 holds NaN at element 1"));
+
+  ArrayView wide =
+      view<double>("x", ElementType::F64, {2, 3}, {0.5, 1, 2, 3, 4, 5});
+  Dataset copied =
+      datasetFromArrays(wide, labels({1, 0}), classes({3}, 2), "m", true);
+  EXPECT_EQ(copied.borrowed, nullptr);
+  EXPECT_EQ(copied.x, (std::vector<float>{0.5f, 1, 2, 3, 4, 5}));
+}
+
 TEST(ArraysTest, HalfAndBfloatConvertBitForBit) {
   // f16 bits -> the f32 bits numpy's astype(np.float32) gives.
   std::vector<uint16_t> halves = {0x0000, 0x8000, 0x3c00, 0xc000,

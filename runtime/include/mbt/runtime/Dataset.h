@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ struct Dataset {
   int64_t count = 0;       // n
   int64_t numFeatures = 0; // F
   int64_t numClasses = 0;  // labels lie in [0, numClasses)
-  std::vector<float> x;    // [n, F] row-major
+  std::vector<float> x;    // [n, F] row-major (empty for a borrowed x)
   std::vector<int32_t> y;  // [n]; empty for regression
   /// Regression: K float targets per sample, [n, K] row-major.
   int64_t targetWidth = 0; // K; 0 for classification
@@ -35,8 +36,20 @@ struct Dataset {
   /// classNames[i], sorted); empty when the labels were numbers.
   std::vector<std::string> classNames;
 
+  /// A borrowed x: [n, F] float32 samples where the caller keeps them (a
+  /// NumPy array, read in place), alive as long as `borrowedOwner`; null
+  /// when the Dataset holds its own samples in `x`.
+  const float *borrowed = nullptr;
+  std::shared_ptr<const void> borrowedOwner;
+
   bool regression() const { return targetWidth > 0; }
-  const float *sample(int64_t i) const { return x.data() + i * numFeatures; }
+  const float *sample(int64_t i) const {
+    return (borrowed ? borrowed : x.data()) + i * numFeatures;
+  }
+  /// The floats of x the Dataset reads: n * F when it is complete.
+  size_t storedFeatures() const {
+    return borrowed ? size_t(count) * size_t(numFeatures) : x.size();
+  }
 };
 
 /// What the spec's input and target declare for one sample.

@@ -75,8 +75,12 @@ struct ArrayView {
 /// array at fault: sample counts that differ, a per-sample shape that is not
 /// the input's, labels that are not integers or not in [0, classes), a NaN
 /// or infinity in x or in the targets (with the sample's index).
+/// With `borrowX`, an x of F32 elements is read where it is, not copied
+/// (Dataset::borrowed; `x.owner` keeps it alive): what the caller changes
+/// in it later, training sees.
 Dataset datasetFromArrays(const ArrayView &x, const ArrayView &y,
-                          const SampleLayout &layout, const std::string &name);
+                          const SampleLayout &layout, const std::string &name,
+                          bool borrowX = false);
 
 /// Checks that arrays of `shape` ([n, ...]) hold samples of the input's
 /// shape, dims of size 1 aside; else throws RuntimeError "ORIGIN holds

@@ -80,15 +80,16 @@ static bool checkParamPatterns(mlir::MLIRContext &ctx,
   bool ok = true;
   for (auto [key, patterns] : {std::pair("no_decay", &config.noDecay),
                                std::pair("freeze", &config.freeze)})
-    for (const auto &[text, loc] : *patterns) {
+    for (const auto &pattern : *patterns) {
+      const std::string &text = pattern.first;
       if (llvm::any_of(names, [&](const std::string &name) {
             return matches(text, name);
           }))
         continue;
-      emitError(ctx, loc) << key << " pattern '" << text
-                          << "' matches no parameter of model '" << config.model
-                          << "' (parameters: " << llvm::join(names, ", ")
-                          << ")";
+      emitError(ctx, pattern.second)
+          << key << " pattern '" << text << "' matches no parameter of model '"
+          << config.model << "' (parameters: " << llvm::join(names, ", ")
+          << ")";
       ok = false;
     }
   bool trains = llvm::any_of(names, [&](const std::string &name) {

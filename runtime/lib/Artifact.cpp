@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Checkpoint.h"
 
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
@@ -19,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include <utility>
 
@@ -54,6 +56,26 @@ Fn lookup(void *handle, const std::string &path, const char *symbol) {
   return reinterpret_cast<Fn>(address);
 }
 } // namespace
+
+Manifest manifestBesideCheckpoint(const std::string &path,
+                                  const RunCheckpoint &checkpoint) {
+  std::filesystem::path artifactPath =
+      std::filesystem::path(path).parent_path() / "model.so";
+  if (!std::filesystem::exists(artifactPath))
+    throw RuntimeError(fmt::format(
+        "'{}' is a run checkpoint, whose tensors are named by the artifact "
+        "that wrote it, and there is no '{}' beside it (mbtc train keeps it "
+        "there); start from the run's models/model-<i>.pt or "
+        ".safetensors instead",
+        path, artifactPath.string()));
+  Artifact artifact = Artifact::load(artifactPath.string());
+  if (manifestDigest(artifact.manifestJson()) != checkpoint.manifestDigest)
+    throw RuntimeError(fmt::format(
+        "'{}' was not written by '{}' beside it (the artifact was "
+        "recompiled since, or the checkpoint copied from another run)",
+        path, artifactPath.string()));
+  return artifact.manifest();
+}
 
 void Artifact::setHyperValues(std::vector<std::vector<double>> rows) {
   const Manifest &m = parsedManifest;

@@ -226,9 +226,11 @@ int64_t modelOfRun(const RunStateDicts &run, int64_t model, int64_t models,
 } // namespace
 
 void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
-                        FloatBuffer &buffers) {
+                        FloatBuffer &buffers,
+                        const RunWriterManifest &writerOf) {
   if (manifest.initCheckpoint)
-    loadInitCheckpoint(manifest, *manifest.initCheckpoint, params, buffers);
+    loadInitCheckpoint(manifest, *manifest.initCheckpoint, params, buffers,
+                       writerOf);
 }
 
 std::optional<InitCheckpointSpec>
@@ -244,7 +246,8 @@ chosenInitCheckpoint(const Manifest &manifest, const std::string &initFile) {
 
 void loadInitCheckpoint(const Manifest &manifest,
                         const InitCheckpointSpec &init, FloatBuffer &params,
-                        FloatBuffer &buffers) {
+                        FloatBuffer &buffers,
+                        const RunWriterManifest &writerOf) {
   int64_t p = manifest.paramCount, q = manifest.bufferCount;
   // By file and, for a run checkpoint, the model of its run.
   std::map<std::pair<std::string, int64_t>, CheckpointRows> files;
@@ -254,7 +257,12 @@ void loadInitCheckpoint(const Manifest &manifest,
     const RunStateDicts *run = nullptr;
     int64_t runModel = 0;
     if (isRunCheckpoint(path)) {
-      run = &runs.try_emplace(path, path).first->second;
+      if (!writerOf)
+        throw RuntimeError(fmt::format(
+            "'{}' is a run checkpoint, and nothing here reads the artifact "
+            "that names its rows",
+            path));
+      run = &runs.try_emplace(path, path, writerOf).first->second;
       runModel = modelOfRun(*run, model, manifest.models, path);
     }
     auto file = files.find({path, runModel});

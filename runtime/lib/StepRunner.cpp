@@ -105,7 +105,8 @@ void StepRunner::initialize(const TrainOptions &options) {
     buffersBuf.store(model * q, bufferRow.data(), q);
   }
   if (auto init = chosenInitCheckpoint(manifest, options.initFile))
-    loadInitCheckpoint(manifest, *init, paramsBuf, buffersBuf);
+    loadInitCheckpoint(manifest, *init, paramsBuf, buffersBuf,
+                       manifestBesideCheckpoint);
   for (int64_t row = 0; row < m; ++row)
     for (int64_t col = 0; col < h; ++col)
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];

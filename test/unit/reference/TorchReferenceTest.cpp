@@ -363,7 +363,9 @@ Result trainBoth(const Case &c) {
   std::vector<double> initial = trainer.modelParams(0);
   size_t elementBytes = f64 ? sizeof(double) : sizeof(float);
   auto rowBytes = [&] {
-    const auto *row = reinterpret_cast<const char *>(trainer.params<float>());
+    const char *row =
+        f64 ? reinterpret_cast<const char *>(trainer.params<double>())
+            : reinterpret_cast<const char *>(trainer.params<float>());
     return std::string(row, row + manifest.paramCount * elementBytes);
   };
   std::string initialBytes = rowBytes();

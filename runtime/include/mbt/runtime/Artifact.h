@@ -19,6 +19,16 @@
 namespace mbt {
 namespace runtime {
 
+struct RunCheckpoint;
+
+/// The manifest of the artifact beside the run checkpoint `checkpoint`
+/// read from `path` (DIR/model.so, where mbtc train keeps it), which must
+/// be the artifact that wrote it (the checkpoint's manifest digest); throws
+/// RuntimeError naming both otherwise. A warm start from a run checkpoint
+/// names its rows with it (RunStateDict.h).
+Manifest manifestBesideCheckpoint(const std::string &path,
+                                  const RunCheckpoint &checkpoint);
+
 class Artifact {
 public:
   /// dlopen(path, RTLD_NOW | RTLD_LOCAL) and validate. Throws RuntimeError

@@ -21,6 +21,7 @@
 
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/RunStateDict.h"
 
 #include <optional>
 #include <string>
@@ -35,14 +36,18 @@ namespace runtime {
 /// naming the file and the tensor: a missing tensor, one the model does not
 /// have, a wrong shape (both shown), a tensor of integers or with a non-finite
 /// value, or a file that is neither a consistent safetensors file nor a .pt
-/// state dict.
+/// state dict. A run checkpoint's rows are named by `writerOf`'s manifest
+/// (StepRunner passes manifestBesideCheckpoint); without one, a run
+/// checkpoint is an error.
 void loadInitCheckpoint(const Manifest &manifest, FloatBuffer &params,
-                        FloatBuffer &buffers);
+                        FloatBuffer &buffers,
+                        const RunWriterManifest &writerOf = {});
 
 /// The same from `init` in place of the manifest's (`--init FILE`).
 void loadInitCheckpoint(const Manifest &manifest,
                         const InitCheckpointSpec &init, FloatBuffer &params,
-                        FloatBuffer &buffers);
+                        FloatBuffer &buffers,
+                        const RunWriterManifest &writerOf = {});
 
 /// The warm start a run makes: the manifest's, with its files replaced by
 /// `initFile` when that is not empty (TrainOptions::initFile); none when

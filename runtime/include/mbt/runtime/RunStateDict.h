@@ -18,19 +18,27 @@
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/data/TorchCheckpoint.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
 namespace mbt {
 namespace runtime {
 
+/// The manifest of the artifact that wrote the run checkpoint `checkpoint`
+/// read from `path` (manifestBesideCheckpoint in Artifact.h finds it
+/// beside the file); throws RuntimeError when there is none or it is not
+/// the writer.
+using RunWriterManifest = std::function<Manifest(
+    const std::string &path, const RunCheckpoint &checkpoint)>;
+
 /// The models of one run checkpoint file.
 class RunStateDicts {
 public:
-  /// Reads `path` and the manifest of the artifact beside it; throws
-  /// RuntimeError naming the file: no artifact beside it, one that did not
-  /// write it, a damaged checkpoint.
-  explicit RunStateDicts(const std::string &path);
+  /// Reads `path` and, through `writerOf`, the manifest of the artifact
+  /// that wrote it; throws RuntimeError naming the file: no such artifact,
+  /// sizes that are not its, a damaged checkpoint.
+  RunStateDicts(const std::string &path, const RunWriterManifest &writerOf);
 
   /// The number of models the run trained.
   int64_t models() const { return checkpoint->models; }

@@ -316,6 +316,7 @@ static func::FuncOp createTrainStep(OpBuilder &builder, func::FuncOp model,
     argAttrs.push_back(model.getArgAttrDict(i));
   }
 
+  // The new trainable parameters, then their state slot by slot.
   SmallVector<Type> resultTypes;
   for (size_t s = 0; s < 1 + layout.numSlots; ++s)
     for (unsigned k : layout.trainable)

@@ -337,7 +337,7 @@ Value FusedStepBuilder::trainableColumns(Value params) {
 
 /// The optimizer step on flat buffers: the models whose loss or gradients
 /// are not finite set aside (their step becomes 0 and their reported loss
-/// NaN), the gradients [M, P] clipped (if the sweep clips), the
+/// NaN), the gradients [M, P_t] clipped (if the sweep clips), the
 /// hyperparameters scheduled (if it has a schedule), then one fused update,
 /// with a decay mask under no_decay, over the trainable columns of
 /// `params` (the gradients are theirs alone). Under a loss scale (`scale`: the

@@ -33,6 +33,7 @@ SpecCompileResult compileSpec(const SpecCompileRequest &request) {
 
   FrontendOptions frontend;
   frontend.stdlibDir = findStdlibDir(request.stdlibDir);
+  frontend.sweepSettings = request.sweepSettings;
   std::unique_ptr<ModuleAST> ast = parseAndCheck(sourceMgr, ctx, frontend);
   if (!ast)
     return result;

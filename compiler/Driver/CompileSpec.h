@@ -11,6 +11,7 @@
 #define MBT_COMPILER_DRIVER_COMPILESPEC_H
 
 #include <string>
+#include <vector>
 
 namespace mbt {
 
@@ -26,6 +27,9 @@ struct SpecCompileRequest {
   std::string libraryPath;
   /// The standard library's folder (empty: findStdlibDir's choice).
   std::string stdlibDir;
+  /// Sweep settings that replace the spec's, each `KEY = VALUE` as the
+  /// sweep would hold it (FrontendOptions::sweepSettings; mbtc --set).
+  std::vector<std::string> sweepSettings;
   /// The compiled loops on all cores with OpenMP (where libomp was found
   /// when mbt was built).
   bool parallel = true;

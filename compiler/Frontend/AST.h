@@ -474,6 +474,16 @@ public:
 
   const Location &loc() const { return location; }
   llvm::ArrayRef<SweepSettingAST> getSettings() const { return settings; }
+  /// Replaces the setting of the same key, or adds it (a setting given
+  /// from outside the spec: mbtc --set, the Python module's settings=).
+  void overrideSetting(SweepSettingAST setting) {
+    for (SweepSettingAST &existing : settings)
+      if (existing.key == setting.key) {
+        existing = std::move(setting);
+        return;
+      }
+    settings.push_back(std::move(setting));
+  }
 
   /// Set by Sema.
   std::optional<SweepConfig> config;

@@ -209,6 +209,35 @@ void ImportLoader::loadImports(ModuleAST &into,
   }
 }
 
+/// Parses each of `settings` (its own buffer in `sourceMgr`, named "--set",
+/// or "--set #k" among several) and puts it in the spec's sweep in place of
+/// the spec's own.
+static bool applySweepSettings(llvm::SourceMgr &sourceMgr,
+                               mlir::MLIRContext &ctx,
+                               llvm::ArrayRef<std::string> settings,
+                               ModuleAST &module) {
+  for (auto [k, text] : llvm::enumerate(settings)) {
+    std::string name =
+        settings.size() == 1 ? "--set" : "--set #" + std::to_string(k + 1);
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+    Lexer lexer(text, name);
+    Parser parser(lexer, ctx);
+    SweepSettingAST setting;
+    if (!parser.parseSettingOnly(setting))
+      return false;
+    SweepAST *sweep = module.getSweep();
+    if (!sweep) {
+      emitError(ctx, setting.loc)
+          << "setting '" << setting.key << "' is given, but the spec has no "
+          << "sweep to set it in";
+      return false;
+    }
+    sweep->overrideSetting(std::move(setting));
+  }
+  return true;
+}
+
 std::unique_ptr<ModuleAST> mbt::parseAndCheck(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext &ctx,
                                               const FrontendOptions &options) {
@@ -227,6 +256,8 @@ std::unique_ptr<ModuleAST> mbt::parseAndCheck(llvm::SourceMgr &sourceMgr,
              .load(*module, sourceFilePath(mainPath)))
       return nullptr;
   }
+  if (!applySweepSettings(sourceMgr, ctx, options.sweepSettings, *module))
+    return nullptr;
   if (module->getModels().empty() && module->getSweeps().empty() &&
       module->getOptimizers().empty()) {
     emitError(ctx, Location{lexer.getFile(), 1, 1})

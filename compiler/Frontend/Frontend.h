@@ -21,11 +21,16 @@
 
 namespace mbt {
 
-/// How the frontend finds what a spec imports.
+/// How the frontend finds what a spec imports, and what it changes in it.
 struct FrontendOptions {
   /// The directory of the standard library: `import "nn"` loads nn.mbt from
   /// it. Empty: findStdlibDir("").
   std::string stdlibDir;
+  /// Sweep settings that replace the spec's (or add to them), each the
+  /// text of one `KEY = VALUE` as the sweep would hold it: `models = 16`,
+  /// `model = mlp(hidden = 64)`. Checked as if the spec held them; their
+  /// diagnostics name the buffer "--set" ("--set #k" among several).
+  std::vector<std::string> sweepSettings;
 };
 
 /// The standard library's directory: `explicitDir` when given, else

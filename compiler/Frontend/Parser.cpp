@@ -232,6 +232,19 @@ std::unique_ptr<SweepAST> Parser::parseSweep() {
   return std::make_unique<SweepAST>(std::move(loc), std::move(settings));
 }
 
+bool Parser::parseSettingOnly(SweepSettingAST &setting) {
+  lexer.getNextToken(); // prime the lexer
+  if (!parseSweepSetting(setting))
+    return false;
+  if (lexer.getCurToken() == tok_newline)
+    lexer.consume(tok_newline);
+  if (lexer.getCurToken() != tok_eof) {
+    reportUnexpected("the end of the setting (one NAME = VALUE)");
+    return false;
+  }
+  return true;
+}
+
 /// sweepSetting ::= (IDENT | 'model' | 'optim') '=' expr
 bool Parser::parseSweepSetting(SweepSettingAST &setting) {
   Token tok = lexer.getCurToken();

@@ -29,6 +29,10 @@ public:
   /// them have been reported).
   std::unique_ptr<ModuleAST> parseModule();
 
+  /// Parses a buffer that holds one sweep setting, `KEY = VALUE` (mbtc
+  /// --set); false after reporting a syntax error.
+  bool parseSettingOnly(SweepSettingAST &setting);
+
 private:
   /// What a block of statements belongs to: statements allowed differ.
   enum class BodyKind { Model, Function, Optimizer };

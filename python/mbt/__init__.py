@@ -34,13 +34,30 @@ def _reraise(error):
     raise Error(str(error)) from None
 
 
-def compile(path=None, *, source=None, out=None, parallel=True):
+def _spec_text(value):
+    """A Python value as the spec language writes it."""
+    if isinstance(value, str):
+        return value                     # spec text as it is: "mlp(hidden = 64)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_spec_text(v) for v in value) + "]"
+    raise Error(f"cannot write {value!r} ({type(value).__name__}) as a "
+                "sweep setting; give its spec text as a string")
+
+
+def compile(path=None, *, source=None, out=None, parallel=True, settings=None):
     """Compiles a spec (a file, or its text as `source`) into a Sweep.
 
     `out` is where the artifact (a shared library) goes; by default a
     temporary folder that lives as long as the Sweep. Paths in the spec
     (data files, checkpoints, imports) resolve against the spec's folder,
-    or the working directory for `source`.
+    or the working directory for `source`. `settings` replaces (or adds)
+    settings of the spec's sweep, as `mbtc --set` does: {"models": 16,
+    "model": "mlp(hidden = 64)", "epochs": 3}, numbers and lists as
+    Python values, anything else as its spec text.
     """
     if (path is None) == (source is None):
         raise TypeError("mbt.compile takes a spec's path or source=, not both")
@@ -59,7 +76,10 @@ def compile(path=None, *, source=None, out=None, parallel=True):
         workdir = tempfile.TemporaryDirectory(prefix="mbt-")
         out = os.path.join(workdir.name, "model.so")
     out = os.fspath(out)
-    ok, diagnostics, manifest = _mbt.compile_spec(source, name, out, parallel)
+    lines = [f"{key} = {_spec_text(value)}"
+             for key, value in (settings or {}).items()]
+    ok, diagnostics, manifest = _mbt.compile_spec(source, name, out, parallel,
+                                                  lines)
     if not ok:
         raise Error(diagnostics.rstrip() or f"cannot compile '{name}'")
     return Sweep(out, json.loads(manifest), diagnostics, workdir)

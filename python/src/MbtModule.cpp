@@ -186,12 +186,14 @@ PYBIND11_MODULE(_mbt, m) {
   m.def(
       "compile_spec",
       [](const std::string &source, const std::string &name,
-         const std::string &library, bool parallel) {
+         const std::string &library, bool parallel,
+         std::vector<std::string> settings) {
         SpecCompileRequest request;
         request.source = source;
         request.name = name;
         request.libraryPath = library;
         request.parallel = parallel;
+        request.sweepSettings = std::move(settings);
         SpecCompileResult result;
         {
           py::gil_scoped_release release;
@@ -201,6 +203,7 @@ PYBIND11_MODULE(_mbt, m) {
       },
       py::arg("source"), py::arg("name"), py::arg("library"),
       py::arg("parallel") = true,
+      py::arg("settings") = std::vector<std::string>(),
       "Compiles a spec's text into the artifact at `library`; returns (ok, "
       "diagnostics, manifest JSON).");
 

@@ -57,6 +57,12 @@ def main():
            lambda: mbt.compile(source=SPEC.replace("x @ w", "x @ v")))
     expect("a missing spec", "cannot read spec 'nowhere.mbt'",
            lambda: mbt.compile("nowhere.mbt"))
+    expect("a setting the sweep does not know", "--set #2:1:1: error: "
+           "unknown sweep setting 'modles'",
+           lambda: mbt.compile(source=SPEC,
+                               settings={"epochs": 2, "modles": 3}))
+    expect("a setting that is not spec text", "cannot write {1: 2} (dict)",
+           lambda: mbt.compile(source=SPEC, settings={"models": {1: 2}}))
     sweep = mbt.compile(source=SPEC)
     x = np.zeros((8, 4), np.float32)
     y = np.zeros(8, np.int64)

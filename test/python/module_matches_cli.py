@@ -9,8 +9,9 @@ converted by the runtime as the .npy reader converts them) and, a third
 time, as torch tensors. Each run's models/model-<i>.safetensors must be
 the CLI's byte for byte, and the leaderboards must agree. Also: a spec
 given as text compiles as its file does; state_dict(i) holds the file's
-tensors; and hyperparameters given at run time (hparams=) train to the
-bytes of a spec that writes the same values, and are reported as such. Exit status 0 when all hold; a message and 1 otherwise.
+tensors; hyperparameters given at run time (hparams=) train to the
+bytes of a spec that writes the same values, and are reported as such;
+and sweep settings given at compile time (settings=) do the same. Exit status 0 when all hold; a message and 1 otherwise.
 """
 import argparse
 import filecmp
@@ -112,6 +113,20 @@ def main():
                 "hparams at run time (against the spec that writes them)")
     if given_run.leaderboard != written_run.leaderboard:
         fail("hparams at run time: the leaderboard differs from the spec's")
+
+    # settings= replaces the spec's sweep settings at compile time: the
+    # first spec with the other spec's optim trains to its models.
+    overridden = mbt.compile(spec, settings={
+        "optim": "adam(lr = [0.02, 0.005, 0.002], weight_decay = 0.01)",
+        "epochs": 3})
+    settings_run = overridden.train(train=(x, y), test=(xt, yt),
+                                    out=os.path.join(args.work, "settings"))
+    same_models(written_run.out, settings_run.out, 3,
+                "settings= (against the spec that writes them)")
+    resized = mbt.compile(spec, settings={"models": 2,
+                                          "optim": "adam(lr = [0.1, 0.2])"})
+    if resized.models != 2:
+        fail(f"settings={{'models': 2}} gave {resized.models} models")
 
     # The spec as text (its paths resolve against the working directory).
     os.chdir(args.work)

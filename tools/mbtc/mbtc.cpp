@@ -137,6 +137,12 @@ static cl::opt<std::string> stdlibDir(
              "loads from (default: $MBT_STDLIB_PATH, the installed "
              "share/mbt/stdlib, or the source tree's)"),
     cl::value_desc("dir"), cl::cat(category));
+static cl::list<std::string> sweepSettings(
+    "set",
+    cl::desc("Replace (or add) a setting of the spec's sweep, as the sweep "
+             "would hold it: --set 'models = 16', --set 'model = "
+             "mlp(hidden = 64)'; may repeat"),
+    cl::value_desc("KEY = VALUE"), cl::cat(category));
 static cl::opt<bool> splitInput(
     "split-input-file",
     cl::desc("Treat each chunk between '# -----' lines as its own input"),
@@ -457,6 +463,8 @@ int main(int argc, char **argv) {
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(installed, "share", "mbt", "stdlib");
   frontendOptions.stdlibDir = ::mbt::findStdlibDir(stdlibDir, installed);
+  frontendOptions.sweepSettings.assign(sweepSettings.begin(),
+                                       sweepSettings.end());
 
   // CUDA 13's ptxas takes sm_75 and newer.
   {

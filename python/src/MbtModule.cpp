@@ -3,8 +3,9 @@
 // The compiled half of the Python module (python/mbt/__init__.py is the
 // other): compiling a spec in this process (compiler/Driver/CompileSpec.h)
 // and training an artifact on arrays the caller holds. Arrays arrive
-// through the buffer protocol as views (no copy until the runtime converts
-// them to its float samples); training runs with the GIL released; every
+// through the buffer protocol as views: a float32 x is read in place,
+// other types are converted once to the runtime's float samples. Training
+// runs with the GIL released (the hooks into Python take it back); every
 // error of the compiler or the runtime becomes mbt.Error.
 //
 //===----------------------------------------------------------------------===//

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -277,16 +278,13 @@ public:
   bool trainable(size_t i) const { return flags[i]; }
 
   /// Checks entry `i`'s offset and places it.
-  void place(size_t i, const ParamSpec &p, const std::string &path,
-             const std::vector<ParamSpec> &before) {
+  void place(size_t i, const ParamSpec &p, const std::string &path) {
     int64_t &next = flags[i] ? nextTrainable : nextFrozen;
+    std::optional<std::string> &previous =
+        flags[i] ? lastTrainable : lastFrozen;
     int64_t expected = flags[i] ? next : trainableColumns + next;
     if (p.offset != expected) {
-      const ParamSpec *previous = nullptr;
-      for (size_t j = 0; j < i; ++j)
-        if (flags[j] == flags[i])
-          previous = &before[j];
-      std::string after = previous ? " (right after '" + previous->name + "')"
+      std::string after = previous ? " (right after '" + *previous + "')"
                           : flags[i]
                               ? std::string(" (the first one starts at 0)")
                               : " (the first frozen one starts after the " +
@@ -298,6 +296,7 @@ public:
     if (p.size > INT64_MAX - expected)
       r.fail(path + ".size", "parameter count overflows");
     next += p.size;
+    previous = p.name;
   }
 
   /// The columns of the trainable tensors, and of all of them.
@@ -308,6 +307,8 @@ private:
   const Reader &r;
   std::vector<bool> flags;
   int64_t trainableColumns = 0, nextTrainable = 0, nextFrozen = 0;
+  /// The names of the last trainable and frozen tensors placed.
+  std::optional<std::string> lastTrainable, lastFrozen;
 };
 
 /// "params" and "param_count", or "buffers" and "buffer_count" (`what`:
@@ -337,7 +338,7 @@ std::pair<int64_t, int64_t> parseLayout(const Reader &r, const json &list,
                                  " but shape holds " +
                                  std::to_string(elements) + " elements");
     p.trainable = packer.trainable(i);
-    packer.place(i, p, path, out);
+    packer.place(i, p, path);
     p.init =
         parseInit(r, r.field(entry, "init", path), path + ".init", p.shape);
     if (entry.contains("decay")) {

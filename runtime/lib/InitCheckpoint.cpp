@@ -106,8 +106,7 @@ public:
       if (read(param, paramRow))
         used.insert(init.tensorOf(param.name));
     for (size_t k = 0; k < manifest.buffers.size(); ++k) {
-      if (manifest.lossScale &&
-          manifest.lossScale->holds(static_cast<int64_t>(k)))
+      if (manifest.isLossScaleBuffer(k))
         continue;
       if (read(manifest.buffers[k], bufferRow))
         used.insert(init.tensorOf(manifest.buffers[k].name));

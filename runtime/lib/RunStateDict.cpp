@@ -15,7 +15,7 @@ RunStateDicts::RunStateDicts(const std::string &path,
   writer = writerOf(path, *read);
   if (read->paramCount != writer.paramCount ||
       read->bufferCount != writer.bufferCount ||
-      read->elementBytes != (writer.dtype == DType::F64 ? 8 : 4))
+      read->elementBytes != dtypeBytes(writer.dtype))
     throw RuntimeError(fmt::format(
         "'{}': its sizes are not those of the artifact that wrote it", path));
   checkpoint = std::move(read);
@@ -38,7 +38,7 @@ StateDict RunStateDicts::stateDict(int64_t model) const {
   for (const ParamSpec &param : writer.params)
     add(param, c.params, c.paramCount);
   for (size_t k = 0; k < writer.buffers.size(); ++k)
-    if (!writer.lossScale || !writer.lossScale->holds(static_cast<int64_t>(k)))
+    if (!writer.isLossScaleBuffer(k))
       add(writer.buffers[k], c.buffers, c.bufferCount);
   return tensors;
 }

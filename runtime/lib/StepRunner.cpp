@@ -245,7 +245,7 @@ void StepRunner::mirrorOnDevice(const TrainOptions &options) {
 }
 
 void StepRunner::uploadStepInputs(int64_t b, bool train) {
-  size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
+  size_t element = static_cast<size_t>(dtypeBytes(dtype()));
   // A shared batch is model 0's slice only (x has stride 0 along models).
   size_t xBytes = element * static_cast<size_t>((xShared ? 1 : m) * b * f);
   device->upload(onDevice.x, xBuf.raw(), xBytes);

@@ -52,7 +52,7 @@ RunCheckpoint Trainer::checkpoint(int64_t metricsBytes) const {
   c.trainableCount = manifest.trainableCount;
   c.slots = s;
   c.outputs = k;
-  c.elementBytes = dtype() == DType::F64 ? 8 : 4;
+  c.elementBytes = dtypeBytes(dtype());
   c.step = stepCount;
   c.epochsStarted = epochBatches ? epochIndex + 1 : 0;
   c.batchInEpoch = batchIndex;
@@ -78,8 +78,7 @@ void Trainer::restore(const RunCheckpoint &c) {
              "(recompiled or another spec)");
   if (c.models != m || c.paramCount != p ||
       c.trainableCount != manifest.trainableCount || c.bufferCount != q ||
-      c.slots != s || c.outputs != k ||
-      c.elementBytes != (dtype() == DType::F64 ? 8 : 4))
+      c.slots != s || c.outputs != k || c.elementBytes != dtypeBytes(dtype()))
     mismatch("its buffer sizes differ");
   if (static_cast<int64_t>(c.params.size()) !=
           static_cast<int64_t>(steps->paramBytes()) ||
@@ -121,7 +120,7 @@ std::vector<NamedTensor> Trainer::modelStateDict(int64_t model) const {
   const auto *row =
       static_cast<const uint8_t *>(const_cast<FloatBuffer &>(params).raw()) +
       params.bytes() / m * model;
-  size_t element = dtype() == DType::F64 ? sizeof(double) : sizeof(float);
+  size_t element = static_cast<size_t>(dtypeBytes(dtype()));
   std::vector<NamedTensor> tensors;
   for (const ParamSpec &param : manifest.params)
     tensors.push_back({param.name, param.shape, dtype(),
@@ -133,8 +132,7 @@ std::vector<NamedTensor> Trainer::modelStateDict(int64_t model) const {
       static_cast<const uint8_t *>(const_cast<FloatBuffer &>(buffers).raw()) +
       buffers.bytes() / m * model;
   for (size_t k = 0; k < manifest.buffers.size(); ++k) {
-    if (manifest.lossScale &&
-        manifest.lossScale->holds(static_cast<int64_t>(k)))
+    if (manifest.isLossScaleBuffer(k))
       continue;
     const ParamSpec &buffer = manifest.buffers[k];
     tensors.push_back(

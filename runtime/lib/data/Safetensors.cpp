@@ -262,7 +262,7 @@ std::string safetensorsFile(const std::vector<NamedTensor> &tensors) {
     uint64_t elements = 1;
     for (int64_t dim : tensor.shape)
       elements *= static_cast<uint64_t>(dim);
-    uint64_t bytes = elements * (tensor.dtype == DType::F64 ? 8 : 4);
+    uint64_t bytes = elements * static_cast<uint64_t>(dtypeBytes(tensor.dtype));
     header[tensor.name] = {
         {"dtype", tensor.dtype == DType::F64 ? "F64" : "F32"},
         {"shape", tensor.shape},

@@ -35,6 +35,9 @@ inline const char *dtypeName(DType type) {
   return type == DType::F64 ? "f64" : "f32";
 }
 
+/// Bytes per element of a DType.
+inline int64_t dtypeBytes(DType type) { return type == DType::F64 ? 8 : 4; }
+
 /// The C++ type of a DType's elements.
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }

@@ -272,6 +272,11 @@ struct Manifest {
   std::string precision;
   /// The loss scale of precision f16, if the artifact has one.
   std::optional<LossScaleSpec> lossScale;
+  /// Whether buffer `k` holds the loss scale's state (the run's, not the
+  /// model's: state dicts and warm starts leave it out).
+  bool isLossScaleBuffer(size_t k) const {
+    return lossScale && lossScale->holds(static_cast<int64_t>(k));
+  }
   /// Where the models start from, if not from their initializers.
   std::optional<InitCheckpointSpec> initCheckpoint;
 

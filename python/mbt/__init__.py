@@ -25,6 +25,15 @@ from . import _mbt
 __all__ = ["Error", "Sweep", "Run", "compile"]
 
 
+def __getattr__(name):
+    # mbt.optuna imports Optuna, which mbt itself does not need: it loads
+    # on first use.
+    if name == "optuna":
+        import importlib
+        return importlib.import_module(".optuna", __name__)
+    raise AttributeError(f"module 'mbt' has no attribute '{name}'")
+
+
 class Error(Exception):
     """A spec that does not compile, data that does not fit the model, or a
     run that fails; the message says where, as mbtc does."""
@@ -71,18 +80,35 @@ def compile(path=None, *, source=None, out=None, parallel=True, settings=None):
         name = path
     else:
         name = "<string>"
-    workdir = None
-    if out is None:
-        workdir = tempfile.TemporaryDirectory(prefix="mbt-")
-        out = os.path.join(workdir.name, "model.so")
-    out = os.fspath(out)
-    lines = [f"{key} = {_spec_text(value)}"
-             for key, value in (settings or {}).items()]
-    ok, diagnostics, manifest = _mbt.compile_spec(source, name, out, parallel,
-                                                  lines)
-    if not ok:
-        raise Error(diagnostics.rstrip() or f"cannot compile '{name}'")
-    return Sweep(out, json.loads(manifest), diagnostics, workdir)
+    return _Spec(source, name, parallel, dict(settings or {})).compile({}, out)
+
+
+class _Spec:
+    """What a Sweep is compiled from; Sweep.recompile compiles it again
+    with other settings (mbt.optuna compiles one program per structure)."""
+
+    def __init__(self, source, name, parallel, settings):
+        self.source = source
+        self.name = name          # the file, or "<string>"
+        self.parallel = parallel
+        self.settings = settings
+
+    def compile(self, settings, out=None):
+        merged = dict(self.settings)
+        merged.update(settings)
+        workdir = None
+        if out is None:
+            workdir = tempfile.TemporaryDirectory(prefix="mbt-")
+            out = os.path.join(workdir.name, "model.so")
+        out = os.fspath(out)
+        lines = [f"{key} = {_spec_text(value)}"
+                 for key, value in merged.items()]
+        ok, diagnostics, manifest = _mbt.compile_spec(
+            self.source, self.name, out, self.parallel, lines)
+        if not ok:
+            raise Error(diagnostics.rstrip() or f"cannot compile '{self.name}'")
+        spec = _Spec(self.source, self.name, self.parallel, merged)
+        return Sweep(out, json.loads(manifest), diagnostics, workdir, spec)
 
 
 def _as_array(value, what):
@@ -112,12 +138,21 @@ def _split(pair, name):
 class Sweep:
     """A compiled sweep: the artifact and its manifest."""
 
-    def __init__(self, library, manifest, warnings, workdir=None):
+    def __init__(self, library, manifest, warnings, workdir=None, spec=None):
         self.library = library
         self.manifest = manifest
         #: The compiler's warnings, as mbtc prints them ("" for none).
         self.warnings = warnings
         self._workdir = workdir
+        self._spec = spec
+
+    def recompile(self, settings, out=None):
+        """The same spec compiled with more settings (over those it was
+        compiled with), as a new Sweep: {"models": 4, "model": "mlp(width
+        = 64)"}."""
+        if self._spec is None:
+            raise Error("this Sweep was not compiled by mbt.compile")
+        return self._spec.compile(settings, out)
 
     @property
     def models(self):
@@ -150,9 +185,19 @@ class Sweep:
                 table[model][names.index(name)] = float(value)
         return table
 
-    def train(self, train, test=None, out=None, epochs=None, quiet=True,
+    def data(self):
+        """The spec's own data set, as `train` reads it when given no
+        arrays: {"train": (x, y), "test": (x, y)}, NumPy arrays (x float32
+        of the input's shape, y int64 class indices or float32 values)."""
+        try:
+            return _mbt.load_data(self.library)
+        except _mbt.Error as e:
+            _reraise(e)
+
+    def train(self, train=None, test=None, out=None, epochs=None, quiet=True,
               hparams=None, on_eval=None, eval_every=0, resume=False):
-        """Trains every model on `train` = (x, y), evaluating on `test`;
+        """Trains every model on `train` = (x, y), evaluating on `test`
+        (without `train`: on the spec's own data set, as mbtc train does);
         writes the run's results (leaderboard.json, models/, the
         checkpoint) to `out` (default: a new temporary folder) and returns
         the Run. `epochs` overrides the spec's; `quiet=False` shows the
@@ -170,8 +215,6 @@ class Sweep:
         KeyboardInterrupt, after writing its checkpoint: `resume=True`
         with the same `out` continues it."""
         train_x, train_y = _split(train, "train")
-        if train_x is None:
-            raise Error("train needs the training split: train=(x, y)")
         test_x, test_y = _split(test, "test")
         if out is None:
             out = tempfile.mkdtemp(prefix="mbt-run-")

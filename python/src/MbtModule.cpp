@@ -16,9 +16,11 @@
 #include "mbt/runtime/data/Arrays.h"
 #include "mbt/runtime/data/DataSources.h"
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -152,15 +154,27 @@ void hookPython(TrainOptions &options, const TrainArgs &args,
 
 /// Trains the artifact at `library` on the given splits, writing the
 /// results (leaderboard.json, models/, checkpoint.mbtrun) to `out`.
-void train(const TrainArgs &args, const py::buffer &trainX,
-           const py::buffer &trainY, const std::optional<py::buffer> &testX,
+/// Without train arrays the spec's own data set is read, as mbtc train
+/// reads it; test arrays then replace its test split.
+void train(const TrainArgs &args, const std::optional<py::buffer> &trainX,
+           const std::optional<py::buffer> &trainY,
+           const std::optional<py::buffer> &testX,
            const std::optional<py::buffer> &testY) {
   Artifact artifact = Artifact::load(args.library);
   if (!args.hyper.empty())
     artifact.setHyperValues(args.hyper);
   const Manifest &manifest = artifact.manifest();
-  Dataset train = splitOf(manifest, trainX, trainY, "train");
-  Dataset test = splitOf(manifest, testX, testY, "test");
+  Dataset train, test;
+  if (trainX || trainY) {
+    train = splitOf(manifest, trainX, trainY, "train");
+  } else {
+    py::gil_scoped_release release;
+    DataSplits splits = loadDataSource(manifest);
+    train = std::move(splits.train);
+    test = std::move(splits.test);
+  }
+  if (testX || testY || trainX || trainY)
+    test = splitOf(manifest, testX, testY, "test");
   TrainOptions options;
   options.outDir = args.out;
   options.epochs = args.epochs;
@@ -174,6 +188,42 @@ void train(const TrainArgs &args, const py::buffer &trainX,
   py::gil_scoped_release release;
   Trainer trainer(artifact, train, test, options);
   trainer.run();
+}
+
+/// A split's samples as NumPy arrays: x of the input's shape (float32),
+/// y int64 class indices or [n, K] float32 values.
+py::tuple arraysOf(Dataset &&split, const SampleLayout &layout) {
+  auto owner = std::make_shared<Dataset>(std::move(split));
+  std::vector<py::ssize_t> shape{py::ssize_t(owner->count)};
+  shape.insert(shape.end(), layout.inputShape.begin(), layout.inputShape.end());
+  py::array_t<float> x(shape);
+  if (owner->count > 0)
+    std::memcpy(x.mutable_data(), owner->sample(0),
+                owner->storedFeatures() * sizeof(float));
+  if (owner->regression()) {
+    py::array_t<float> y(
+        {py::ssize_t(owner->count), py::ssize_t(owner->targetWidth)});
+    std::copy(owner->targets.begin(), owner->targets.end(), y.mutable_data());
+    return py::make_tuple(x, y);
+  }
+  py::array_t<int64_t> y(py::ssize_t(owner->count));
+  std::copy(owner->y.begin(), owner->y.end(), y.mutable_data());
+  return py::make_tuple(x, y);
+}
+
+py::dict loadData(const std::string &library) {
+  Artifact artifact = Artifact::load(library);
+  const Manifest &manifest = artifact.manifest();
+  DataSplits splits;
+  {
+    py::gil_scoped_release release;
+    splits = loadDataSource(manifest);
+  }
+  SampleLayout layout = sampleLayout(manifest);
+  py::dict data;
+  data["train"] = arraysOf(std::move(splits.train), layout);
+  data["test"] = arraysOf(std::move(splits.test), layout);
+  return data;
 }
 
 } // namespace
@@ -211,7 +261,8 @@ PYBIND11_MODULE(_mbt, m) {
   m.def(
       "train",
       [](const std::string &library, const std::string &out, int64_t epochs,
-         bool quiet, const py::buffer &trainX, const py::buffer &trainY,
+         bool quiet, const std::optional<py::buffer> &trainX,
+         const std::optional<py::buffer> &trainY,
          const std::optional<py::buffer> &testX,
          const std::optional<py::buffer> &testY,
          std::vector<std::vector<double>> hyper, py::object onEval,
@@ -235,11 +286,15 @@ PYBIND11_MODULE(_mbt, m) {
         }
       },
       py::arg("library"), py::arg("out"), py::arg("epochs"), py::arg("quiet"),
-      py::arg("train_x"), py::arg("train_y"), py::arg("test_x") = py::none(),
-      py::arg("test_y") = py::none(),
+      py::arg("train_x") = py::none(), py::arg("train_y") = py::none(),
+      py::arg("test_x") = py::none(), py::arg("test_y") = py::none(),
       py::arg("hyper") = std::vector<std::vector<double>>(),
       py::arg("on_eval") = py::none(), py::arg("eval_every") = 0,
       py::arg("resume") = false,
-      "Trains the artifact at `library` on C-contiguous arrays; writes the "
-      "run's results to `out`.");
+      "Trains the artifact at `library` on C-contiguous arrays (none: the "
+      "spec's data set); writes the run's results to `out`.");
+
+  m.def("load_data", &loadData, py::arg("library"),
+        "The spec's data set, as the artifact at `library` names it: "
+        "{'train': (x, y), 'test': (x, y)} of NumPy arrays.");
 }

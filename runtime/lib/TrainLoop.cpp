@@ -230,7 +230,9 @@ void Trainer::reportEvaluation(Evaluation evaluation, ProgressMeter &progress) {
       throw RuntimeError(fmt::format("the evaluation callback stops model "
                                      "{}, which is not one of the run's {}",
                                      model, m));
-    if (status.stopModel(model, stepCount, "stopped by the caller"))
+    // The caller knows whom it stopped; a quiet run does not repeat it.
+    if (status.stopModel(model, stepCount, "stopped by the caller") &&
+        !options.quiet)
       progress.note(fmt::format("mbt: model {} stopped at step {} (by the "
                                 "caller)",
                                 model, stepCount));

@@ -11,7 +11,9 @@ the CLI's byte for byte, and the leaderboards must agree. Also: a spec
 given as text compiles as its file does; state_dict(i) holds the file's
 tensors; hyperparameters given at run time (hparams=) train to the
 bytes of a spec that writes the same values, and are reported as such;
-and sweep settings given at compile time (settings=) do the same. Exit status 0 when all hold; a message and 1 otherwise.
+and sweep settings given at compile time (settings=) do the same; with
+no arrays, train() reads the spec's own files and ends where the CLI
+does, and data() returns them. Exit status 0 when all hold; a message and 1 otherwise.
 """
 import argparse
 import filecmp
@@ -90,6 +92,15 @@ def main():
     with open(os.path.join(cli, "leaderboard.json")) as f:
         if json.load(f) != numpy_run.leaderboard:
             fail("the leaderboards differ")
+    # Without arrays, train reads the spec's own files, as mbtc does, and
+    # data() gives them as arrays (float32 x, int64 y).
+    own_run = sweep.train(out=os.path.join(args.work, "own"))
+    same_models(cli, own_run.out, 3, "the spec's own data set")
+    own = sweep.data()
+    if not (np.array_equal(own["train"][0], x.astype(np.float32))
+            and own["train"][0].dtype == np.float32
+            and np.array_equal(own["test"][1], yt)):
+        fail("data() does not give the spec's arrays")
     # float32 samples are read in place, not converted: the same models.
     borrowed = sweep.train(train=(x.astype(np.float32), y.astype(np.int32)),
                            test=(xt.astype(np.float32), yt),

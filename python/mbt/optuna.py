@@ -210,13 +210,27 @@ def _train_batch(trials, programs, metric, train_kwargs, runs, keep):
                 t.trial.set_user_attr("mbt_model", model)
 
 
+# Under Optuna's logger, so that optuna.logging's verbosity applies.
+_LOG = optuna.logging.get_logger("optuna.mbt")
+
+
 def _tell(study, t):
+    """Tells the study a trial's end, and logs it as Study.optimize does."""
+    number = t.trial.number
     if t.pruned:
         study.tell(t.trial, state=optuna.trial.TrialState.PRUNED)
+        step = max(study.trials[number].intermediate_values, default=0)
+        _LOG.info(f"Trial {number} pruned at step {step}.")
     elif t.value is None:
         study.tell(t.trial, state=optuna.trial.TrialState.FAIL)
+        _LOG.warning(f"Trial {number} failed: its model diverged "
+                     f"({t.trial.params}).")
     else:
         study.tell(t.trial, t.value)
+        best = study.best_trial
+        _LOG.info(f"Trial {number} finished with value: {t.value} and "
+                  f"parameters: {t.trial.params}. Best is trial "
+                  f"{best.number} with value: {best.value}.")
 
 
 def optimize(study, sweep, space, n_trials=64, batch=16, metric="acc", *,

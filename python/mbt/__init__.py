@@ -20,7 +20,8 @@ import tempfile
 
 import numpy as np
 
-from . import _mbt
+from . import _hparams, _mbt
+from ._errors import Error
 
 __all__ = ["Error", "Sweep", "Run", "compile"]
 
@@ -32,11 +33,6 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(".optuna", __name__)
     raise AttributeError(f"module 'mbt' has no attribute '{name}'")
-
-
-class Error(Exception):
-    """A spec that does not compile, data that does not fit the model, or a
-    run that fails; the message says where, as mbtc does."""
 
 
 def _reraise(error):
@@ -145,6 +141,7 @@ class Sweep:
         self.warnings = warnings
         self._workdir = workdir
         self._spec = spec
+        self._programs = {}
 
     def recompile(self, settings, out=None):
         """The same spec compiled with more settings (over those it was
@@ -165,25 +162,12 @@ class Sweep:
         names = self.manifest["optimizer"]["hyper"]
         return [dict(zip(names, row)) for row in self.manifest["hyper_values"]]
 
-    def _hyper_table(self, hparams):
-        """The [M, H] table of `hparams` (one dict per model) over the
-        spec's values."""
-        if len(hparams) != self.models:
-            raise Error(f"hparams has {len(hparams)} dicts for the sweep's "
-                        f"{self.models} models")
-        names = self.manifest["optimizer"]["hyper"]
-        rule = self.manifest["optimizer"]["rule"]
-        table = [list(row) for row in self.manifest["hyper_values"]]
-        for model, given in enumerate(hparams):
-            for name, value in given.items():
-                if name not in names:
-                    raise Error(
-                        f"model {model}: '{name}' is not a hyperparameter of "
-                        f"optimizer '{rule}' ({', '.join(names)}); the "
-                        "schedule, clipping and model arguments are compiled "
-                        "into the artifact: set them in the spec")
-                table[model][names.index(name)] = float(value)
-        return table
+    def _program_for(self, settings):
+        """This sweep compiled with `settings` too (once per settings)."""
+        key = repr(sorted(settings.items()))
+        if key not in self._programs:
+            self._programs[key] = self.recompile(settings)
+        return self._programs[key]
 
     def data(self):
         """The spec's own data set, as `train` reads it when given no
@@ -202,9 +186,12 @@ class Sweep:
         checkpoint) to `out` (default: a new temporary folder) and returns
         the Run. `epochs` overrides the spec's; `quiet=False` shows the
         progress and prints the leaderboard, as `mbtc train` does.
-        `hparams`, one dict per model, sets optimizer hyperparameters
-        without recompiling ([{"lr": 1e-3}, ...]: what a dict leaves out
-        keeps the spec's value).
+        `hparams`, one dict per model, sets hyperparameters of each model
+        ([{"lr": 1e-3, "dropout": 0.1}, ...]: what a dict leaves out keeps
+        the spec's value): the optimizer's without recompiling; the
+        clipping bound ("clip"), the schedule's parameters and the model's
+        numeric arguments by compiling the spec once more with those
+        values (once per values: the Sweep keeps the program).
 
         `on_eval(step, metrics)` is called at every evaluation (each
         epoch's end, and every `eval_every` steps): `metrics` holds the
@@ -223,14 +210,19 @@ class Sweep:
             raise Error(f"resume=True continues the run in '{out}', which has "
                         "no checkpoint.mbtrun")
         os.makedirs(out, exist_ok=True)
-        hyper = [] if hparams is None else self._hyper_table(hparams)
+        program, hyper = self, []
+        if hparams is not None:
+            hyper, settings = _hparams.split(self.manifest, hparams)
+            if settings:
+                program = self._program_for(settings)
         try:
-            _mbt.train(self.library, out, -1 if epochs is None else int(epochs),
-                       quiet, train_x, train_y, test_x, test_y, hyper,
-                       on_eval, int(eval_every), resume)
+            _mbt.train(program.library, out,
+                       -1 if epochs is None else int(epochs), quiet, train_x,
+                       train_y, test_x, test_y, hyper, on_eval,
+                       int(eval_every), resume)
         except _mbt.Error as e:
             _reraise(e)
-        return Run(out, self)
+        return Run(out, program)
 
     def __repr__(self):
         return (f"mbt.Sweep({self.manifest['model']!r}, "

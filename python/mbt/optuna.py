@@ -30,7 +30,7 @@ import warnings
 
 import optuna
 
-from . import Error, Sweep, compile as _compile
+from . import Error, Sweep, _hparams, _spec_text, compile as _compile
 
 __all__ = ["optimize"]
 
@@ -62,20 +62,17 @@ def _structure(trial, constant_args):
     a compile found must be constants (`constant_args`). The models of
     one program may hold different values of the others."""
     return tuple(sorted(
-        (k, repr(v)) for k, v in trial.args.items()
+        (k, v) for k, v in trial.args.items()
         if not isinstance(v, float) or k in constant_args))
 
 
 def _model_setting(model, trials, structure):
     """The sweep's `model` setting for these trials: the structure's
-    constants, one value per model for the other arguments."""
-    args = dict(structure)
+    values, one value per model for the other arguments."""
+    args = {k: _spec_text(v) for k, v in structure}
     for name in sorted(trials[0].args):
-        if name in args:
-            continue
-        values = [t.args[name] for t in trials]
-        args[name] = ("[" + ", ".join(repr(float(v)) for v in values) + "]"
-                      if len(set(values)) > 1 else repr(values[0]))
+        if name not in args:
+            args[name] = _hparams.per_model([t.args[name] for t in trials])
     if not args:
         return model
     return f"{model}(" + ", ".join(f"{k} = {v}" for k, v in args.items()) + ")"

@@ -7,8 +7,8 @@ with a syntax error (the compiler's diagnostic, with its line), a
 semantic error, a spec file that is not there; training data whose
 samples have the wrong shape, labels out of range, x and y of different
 lengths, a NaN, strings, a split given as one array or half a pair;
-hyperparameters the optimizer lacks, for another model count or not
-finite; a model index out of range. Exit status 0 when all behave; a message and 1
+hyperparameters the sweep lacks, for another model count or not
+finite, a model argument's value that does not compile; a model index out of range. Exit status 0 when all behave; a message and 1
 otherwise.
 """
 import os
@@ -83,9 +83,18 @@ def main():
     expect("half a test split", "the test split needs both x and y",
            lambda: sweep.train(train=(x, y), test=(x, None)))
     expect("a hyperparameter the optimizer lacks",
-           "model 1: 'momentum_x' is not a hyperparameter of optimizer 'sgd'",
+           "model 1: 'momentum_x' is not a hyperparameter of the sweep (lr, "
+           "momentum, dampening, weight_decay)",
            lambda: sweep.train(train=(x, y),
                                hparams=[{"lr": 0.1}, {"momentum_x": 0.9}]))
+    # A model argument given at run time compiles the spec again: its
+    # diagnostic, for the value hparams gave, is the error.
+    with_width = mbt.compile(source=SPEC.replace("model m {", "model m(width: int = 4) {")
+                             .replace("f32[4, 3]", "f32[width, 3]"))
+    expect("a model argument's value that does not compile",
+           "argument 'width' of model 'm' must be an int, got 4.5",
+           lambda: with_width.train(train=(x, y),
+                                    hparams=[{"width": 4.5}, {}]))
     expect("hparams for another model count",
            "hparams has 1 dicts for the sweep's 2 models",
            lambda: sweep.train(train=(x, y), hparams=[{"lr": 0.1}]))

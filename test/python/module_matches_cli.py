@@ -11,7 +11,9 @@ the CLI's byte for byte, and the leaderboards must agree. Also: a spec
 given as text compiles as its file does; state_dict(i) holds the file's
 tensors; hyperparameters given at run time (hparams=) train to the
 bytes of a spec that writes the same values, and are reported as such;
-and sweep settings given at compile time (settings=) do the same; with
+and sweep settings given at compile time (settings=) do the same; model arguments,
+a schedule's parameters and the clipping bound given in hparams (the
+spec compiled again once, with them) do the same; with
 no arrays, train() reads the spec's own files and ends where the CLI
 does, and data() returns them. Exit status 0 when all hold; a message and 1 otherwise.
 """
@@ -24,6 +26,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+import mbt
 
 SPEC = """
 import "nn"
@@ -59,12 +63,68 @@ def same_models(a, b, models, what):
             fail(f"{what}: {name} differs from the CLI's")
 
 
+TUNED = """
+import "nn"
+
+model mlp(width: int = 8, rate: float = 0.25, gain: float = 1.0) {
+  input  x: f32[6]
+  target y: class[3]
+  h      = relu(linear(x, width))
+  logits = gain * linear(dropout(h, rate = rate), 3)
+  loss   = cross_entropy(logits, y)
+  metric acc = accuracy(logits, y)
+}
+sweep {
+  models   = 3
+  model    = MODEL
+  optim    = sgd(lr = LR, momentum = 0.9)
+  schedule = cosine(total = 40, warmup = WARMUP)
+  clip     = CLIP
+  data     = npy(x = "x.npy", y = "y.npy", test_x = "xt.npy",
+                 test_y = "yt.npy", batch = 16)
+  epochs   = 3
+}
+"""
+
+
+def check_compiled_hparams(work, spec, x, y, xt, yt):
+    """hparams that the program compiles in (model arguments, the
+    schedule's parameters, the clipping bound), with the optimizer's:
+    the models and leaderboard of a spec that writes the same values."""
+    def tuned(model, lr, warmup, clip):
+        text = (TUNED.replace("MODEL", model).replace("LR", lr)
+                .replace("WARMUP", warmup).replace("CLIP", clip))
+        return mbt.compile(source=text)
+
+    os.chdir(work)
+    base = tuned("mlp", "0.05", "5", "1.0")
+    written = tuned("mlp(rate = [0.1, 0.25, 0.4], gain = [1.0, 0.5, 2.0])",
+                    "[0.05, 0.02, 0.1]", "[5, 0, 10]", "[1.0, 0.5, 2.0]")
+    hparams = [{"rate": 0.1, "gain": 1.0, "warmup": 5, "clip": 1.0},
+               {"rate": 0.25, "gain": 0.5, "warmup": 0, "clip": 0.5,
+                "lr": 0.02},
+               {"rate": 0.4, "gain": 2.0, "warmup": 10, "clip": 2.0,
+                "lr": 0.1}]
+    written_run = written.train(out=os.path.join(work, "tuned-written"))
+    given_run = base.train(hparams=hparams,
+                           out=os.path.join(work, "tuned-given"))
+    same_models(written_run.out, given_run.out, 3,
+                "model arguments, schedule and clip in hparams (against the "
+                "spec that writes them)")
+    if given_run.leaderboard != written_run.leaderboard:
+        fail("model arguments, schedule and clip in hparams: the "
+             "leaderboard differs from the spec's")
+    # The program is compiled once per values, then reused.
+    again = base.train(hparams=hparams, out=os.path.join(work, "tuned-again"))
+    if again.sweep is not given_run.sweep:
+        fail("the same hparams compiled the program again")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mbtc", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
-    import mbt
 
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
@@ -138,6 +198,7 @@ def main():
                                           "optim": "adam(lr = [0.1, 0.2])"})
     if resized.models != 2:
         fail(f"settings={{'models': 2}} gave {resized.models} models")
+    check_compiled_hparams(args.work, spec, x, y, xt, yt)
 
     # The spec as text (its paths resolve against the working directory).
     os.chdir(args.work)

@@ -69,7 +69,10 @@ Leaderboard Trainer::run() {
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
   if (firstEpoch > 1 && firstStep == 1)
     means.train = runningMeans();
-  for (int64_t epoch = firstEpoch; epoch <= epochs; ++epoch) {
+  // The run ends early when no model trains any more (all stopped or
+  // diverged): the rest of the epochs would change nothing.
+  for (int64_t epoch = firstEpoch; epoch <= epochs && status.anyTraining();
+       ++epoch) {
     trainEpoch(run, epoch, epoch == firstEpoch ? firstStep : 1);
     means = finishEpoch(run, epoch);
     if (epoch < epochs)
@@ -124,6 +127,12 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
   int64_t steps = epochBatches->numBatches();
   int64_t samplesBefore = totalSamples;
   for (int64_t step = firstStep; step <= steps; ++step) {
+    if (!status.anyTraining()) {
+      if (!options.quiet)
+        run.progress.note(fmt::format(
+            "mbt: no model trains after step {}; the run ends", stepCount));
+      break;
+    }
     trainNextBatch();
     for (int64_t model : newlyDiverged)
       run.progress.note(fmt::format(

@@ -461,6 +461,49 @@ TEST_F(TrainerTest, EarlyStoppingStopsAModelWhoseValidationLossStalls) {
   EXPECT_EQ(stoppedCount, 1);
 }
 
+// A caller that stops every model at the first evaluation (step 3, inside
+// epoch 1 of 3) ends the run there: no more steps, the models keep their
+// step-3 parameters, and resuming its checkpoint trains nothing more.
+// Catches a run that goes on computing models none of which train.
+TEST_F(TrainerTest, ARunEndsWhenNoModelTrains) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TempDir dir;
+  TrainOptions options = silent(dir.file("run"));
+  options.epochs = 3;
+  options.evalEvery = 3;
+  options.quiet = false;
+  std::ostringstream notes;
+  options.progress = &notes;
+  options.progressTty = 0;
+  int64_t evaluations = 0;
+  options.onEvaluation = [&](const Evaluation &) {
+    ++evaluations;
+    return std::vector<int64_t>{0, 1, 2, 3};
+  };
+  Trainer trainer(artifact, train, test, options);
+  Leaderboard board = trainer.run();
+  EXPECT_EQ(trainer.globalStep(), 3);
+  // The one at step 3, and the epoch's end that reports the stopped run.
+  EXPECT_EQ(evaluations, 2);
+  EXPECT_THAT(notes.str(),
+              HasSubstr("no model trains after step 3; the run ends"));
+  Trainer upTo(artifact, train, test, silent());
+  upTo.runSteps(3);
+  // Model 3 (lr far too large) diverged before, at step 2.
+  EXPECT_GT(trainer.divergedSteps()[3], 0);
+  for (int64_t model = 0; model < 4; ++model) {
+    EXPECT_EQ(trainer.stoppedSteps()[model], model < 3 ? 3 : 0);
+    EXPECT_EQ(trainer.modelParams(model), upTo.modelParams(model))
+        << "model " << model;
+  }
+  TrainOptions again = silent(dir.file("run"));
+  again.epochs = 3;
+  again.resume = true;
+  Trainer resumed(artifact, train, test, again);
+  resumed.run();
+  EXPECT_EQ(resumed.globalStep(), 3);
+}
+
 TEST_F(TrainerTest, StoppingPoliciesNeedAValidationSplit) {
   Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
   TrainOptions options = silent();

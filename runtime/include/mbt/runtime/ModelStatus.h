@@ -38,6 +38,14 @@ public:
   bool training(int64_t model) const {
     return !divergedAt[model] && !stoppedAt[model];
   }
+  /// Whether any model still trains: a run whose models have all
+  /// diverged or stopped has nothing left to train and ends.
+  bool anyTraining() const {
+    for (size_t model = 0; model < divergedAt.size(); ++model)
+      if (training(static_cast<int64_t>(model)))
+        return true;
+    return false;
+  }
   /// Records that `model` diverged at train step `step` (1-based).
   void markDiverged(int64_t model, int64_t step) { divergedAt[model] = step; }
 

@@ -51,7 +51,7 @@ class _Trial:
         self.trial = trial
         self.hyper = {k: v for k, v in params.items() if k in hyper_names}
         self.args = {k: v for k, v in params.items() if k not in hyper_names}
-        self.reported = False
+        self.trained = False   # its program's run has ended
         self.pruned = False
         self.value = None
 
@@ -127,7 +127,6 @@ def _train_group(program, trials, metric, train_kwargs, out):
             if value is None:
                 continue   # diverged: the leaderboard tells it at the end
             t.trial.report(value, step)
-            t.reported = True
             if t.trial.should_prune():
                 t.pruned = True
                 stop.append(model)
@@ -202,6 +201,7 @@ def _train_batch(trials, programs, metric, train_kwargs, runs, keep):
         count += 1
         _train_group(program, group, metric, train_kwargs, out)
         for model, t in enumerate(group):
+            t.trained = True
             if keep:
                 t.trial.set_user_attr("mbt_run", out)
                 t.trial.set_user_attr("mbt_model", model)
@@ -275,19 +275,25 @@ def optimize(study, sweep, space, n_trials=64, batch=16, metric="acc", *,
     try:
         for first in range(0, n_trials, batch):
             asked = [study.ask() for _ in range(min(batch, n_trials - first))]
+            trials = []
             try:
-                trials = [_Trial(a, space(a), hyper_names) for a in asked]
+                for a in asked:
+                    trials.append(_Trial(a, space(a), hyper_names))
                 runs = os.path.join(root, f"batch-{first // batch}")
                 kwargs = dict(train=train, test=test, epochs=epochs,
                               eval_every=eval_every, quiet=quiet)
                 _train_batch(trials, programs, metric, kwargs, runs,
                              keep=out is not None)
-            except BaseException:
+            finally:
+                # Also when a program fails or Ctrl-C stops the search: the
+                # trials whose runs ended keep their results, the others
+                # fail rather than stay RUNNING.
                 for a in asked:
-                    study.tell(a, state=optuna.trial.TrialState.FAIL)
-                raise
-            for t in trials:
-                _tell(study, t)
+                    t = next((t for t in trials if t.trial is a), None)
+                    if t is not None and t.trained:
+                        _tell(study, t)
+                    else:
+                        study.tell(a, state=optuna.trial.TrialState.FAIL)
     finally:
         if workdir is not None:
             workdir.cleanup()

@@ -19,7 +19,9 @@ trial holds.
 - A model that diverges fails its trial (FAIL) alone.
 - Errors: a metric the model lacks, a study whose direction contradicts
   the metric, a space that returns no dict, a model argument the model
-  lacks: mbt.Error, and the asked trials are FAIL, not left running.
+  lacks: mbt.Error, and the asked trials are FAIL, not left running;
+  when one program of a batch fails, the trials of the programs trained
+  before it keep their values.
 Exit status 0 when all hold; a message and 1 otherwise.
 """
 import filecmp
@@ -194,6 +196,25 @@ def check_constant_float(sweep, x, y, work):
           f"gain, a constant argument, does not split the programs: {runs}")
 
 
+def check_failing_program(sweep, x, y, work):
+    """A batch whose second program does not compile: the first
+    program's trials keep their values, the others FAIL, and the error
+    reaches the caller."""
+    widths = [8, 8, -1]
+    study = optuna.create_study(direction="maximize")
+    try:
+        mbt.optuna.optimize(
+            study, sweep, lambda t: {"lr": 0.05, "width": widths[t.number]},
+            n_trials=3, batch=3, train=(x, y), out=os.path.join(work, "bad"))
+    except mbt.Error:
+        pass
+    else:
+        check(False, "a width of -1 compiled")
+    states = [t.state.name for t in study.trials]
+    check(states == ["COMPLETE", "COMPLETE", "FAIL"],
+          f"a batch whose second program fails: states {states}")
+
+
 def expect_error(what, call, study, text):
     try:
         call()
@@ -238,6 +259,7 @@ def main():
         check_pruning(sweep, x, y, work, unpruned)
         check_divergence(sweep, x, y, work)
         check_constant_float(sweep, x, y, work)
+        check_failing_program(sweep, x, y, work)
         check_errors(sweep, x, y)
     if FAILED:
         sys.exit(1)

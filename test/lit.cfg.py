@@ -12,7 +12,7 @@ config.suffixes = [".mlir", ".mbt", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mbt_obj_root, "test")
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "unit", "fuzz"]
+                   "unit", "fuzz", "distributed"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%mbt_src", config.mbt_src_root))

@@ -533,6 +533,16 @@ void parseHeader(const Reader &r, const json &root, Manifest &m) {
   m.models = r.integer(r.field(root, "models", ""), "models");
   if (m.models < 1)
     r.fail("models", "must be at least 1, got " + std::to_string(m.models));
+  m.sweepModels = m.models;
+  if (root.contains("sweep_models")) {
+    m.sweepModels = r.integer(root["sweep_models"], "sweep_models");
+    m.firstModel = r.integer(r.field(root, "first_model", ""), "first_model");
+    if (m.firstModel < 0 || m.firstModel + m.models > m.sweepModels)
+      r.fail("first_model", "models [" + std::to_string(m.firstModel) + ", " +
+                                std::to_string(m.firstModel + m.models) +
+                                ") are not a slice of the sweep's " +
+                                std::to_string(m.sweepModels));
+  }
 }
 
 /// "input": {"name", "kind"?, "shape", "features"} or, for token ids,

@@ -187,6 +187,10 @@ std::string writeManifest(const Manifest &m) {
     root["precision"] = m.precision;
   if (!m.rankBy.empty())
     root["rank_by"] = m.rankBy;
+  if (m.isSlice()) {
+    root["first_model"] = m.firstModel;
+    root["sweep_models"] = m.sweepModels;
+  }
   // Optional, and one row per model where present: a manifest made
   // without them (no rows) reads back the same.
   if (!m.modelArgValues.empty())

@@ -1,6 +1,8 @@
 //===- Stages.cpp - mbtc's way through the pipeline ----------------------===//
 #include "compiler/Driver/Stages.h"
 
+#include "dialects/MBT/Transforms/Passes.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -95,6 +97,15 @@ LogicalResult lowerTo(ModuleOp module, mlir::mbt::Stage to,
   if (failed(pm.run(module)))
     return failure();
   return toLLVM ? checkEntryPoints(module) : success();
+}
+
+LogicalResult selectModels(ModuleOp module, ModelSlice slice) {
+  PassManager pm(module.getContext());
+  mlir::mbt::MBTSelectModelsOptions options;
+  options.first = slice.first;
+  options.count = slice.count;
+  pm.addPass(mlir::mbt::createMBTSelectModels(options));
+  return pm.run(module);
 }
 } // namespace mbt
 

@@ -3,6 +3,7 @@
 #define MBT_COMPILER_DRIVER_STAGES_H
 
 #include "compiler/Pipelines/Pipelines.h"
+#include "mbt/common/ModelSlices.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -21,6 +22,10 @@ mlir::LogicalResult lowerTo(mlir::ModuleOp module, mlir::mbt::Stage to,
                             const mlir::mbt::LoweringOptions &codegen,
                             std::string *manifest = nullptr,
                             bool commandLineOptions = true);
+
+/// Keeps the models of `slice` in `module` (at the mbt stage) and drops
+/// the others: mbt-select-models.
+mlir::LogicalResult selectModels(mlir::ModuleOp module, ModelSlice slice);
 
 /// Prints the PTX of every kernel of a module lowered with cudaFormat "isa",
 /// each after a `// kernel NAME` line.

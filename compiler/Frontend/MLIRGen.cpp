@@ -571,7 +571,9 @@ void MLIRGenImpl::genSweep(const SweepAST &sweep, const ModuleAST &moduleAST) {
             : mlir::IntegerAttr(),
       config.rankBy.empty() ? mlir::StringAttr()
                             : builder.getStringAttr(config.rankBy),
-      initCheckpointAttr(builder, config));
+      initCheckpointAttr(builder, config),
+      /*first_model=*/builder.getI64IntegerAttr(0),
+      /*sweep_models=*/mlir::IntegerAttr());
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> mbt::mlirGen(mlir::MLIRContext &ctx,

@@ -356,6 +356,10 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
       moduleAttr<StringAttr>(module, MBTDialect::ModelAttrHelper::getNameStr());
   m.model = modelName ? modelName.getValue().str() : "model";
   m.models = static_cast<int64_t>(sweep.getModels());
+  m.firstModel = static_cast<int64_t>(sweep.getFirstModel());
+  m.sweepModels = sweep.getSweepModels()
+                      ? static_cast<int64_t>(*sweep.getSweepModels())
+                      : m.models;
   std::tie(m.paramCount, m.trainableCount) = readLayout(layout, m.params);
   if (auto buffers = moduleAttr<ArrayAttr>(
           module, MBTDialect::BufferLayoutAttrHelper::getNameStr()))

@@ -2,10 +2,13 @@
 
 #include "mbt/runtime/ModelStatus.h"
 
+#include "mbt/runtime/Error.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace mbt {
@@ -88,6 +91,77 @@ ModelStatus::applyStopping(const std::vector<std::vector<double>> &held,
                      active.size(), outputs[key.output]),
          stopped);
   return stopped;
+}
+
+ModelStatus ModelStatus::slice(int64_t first, int64_t count) const {
+  ModelStatus part(count);
+  for (int64_t i = 0; i < count; ++i) {
+    part.divergedAt[i] = divergedAt[first + i];
+    part.stoppedAt[i] = stoppedAt[first + i];
+    part.stopReason[i] = stopReason[first + i];
+    part.bestValidationLoss[i] = bestValidationLoss[first + i];
+    part.evaluationsSinceBest[i] = evaluationsSinceBest[first + i];
+  }
+  return part;
+}
+
+void ModelStatus::assign(int64_t first, const ModelStatus &part) {
+  for (int64_t i = 0; i < part.size(); ++i) {
+    divergedAt[first + i] = part.divergedAt[i];
+    stoppedAt[first + i] = part.stoppedAt[i];
+    stopReason[first + i] = part.stopReason[i];
+    bestValidationLoss[first + i] = part.bestValidationLoss[i];
+    evaluationsSinceBest[first + i] = part.evaluationsSinceBest[i];
+  }
+}
+
+namespace {
+template <typename T> void put(std::string &bytes, T value) {
+  bytes.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+template <typename T> T take(const std::string &bytes, size_t &at) {
+  if (at + sizeof(T) > bytes.size())
+    throw RuntimeError("a model status of another rank is cut short");
+  T value;
+  std::memcpy(&value, bytes.data() + at, sizeof value);
+  at += sizeof value;
+  return value;
+}
+} // namespace
+
+std::string ModelStatus::toBytes() const {
+  std::string bytes;
+  put<int64_t>(bytes, size());
+  for (int64_t i = 0; i < size(); ++i) {
+    put(bytes, divergedAt[i]);
+    put(bytes, stoppedAt[i]);
+    put(bytes, bestValidationLoss[i]);
+    put(bytes, evaluationsSinceBest[i]);
+    put<int64_t>(bytes, static_cast<int64_t>(stopReason[i].size()));
+    bytes += stopReason[i];
+  }
+  return bytes;
+}
+
+ModelStatus ModelStatus::fromBytes(const std::string &bytes) {
+  size_t at = 0;
+  auto models = take<int64_t>(bytes, at);
+  if (models < 0 || static_cast<size_t>(models) > bytes.size())
+    throw RuntimeError("a model status of another rank is malformed");
+  ModelStatus status(models);
+  for (int64_t i = 0; i < models; ++i) {
+    status.divergedAt[i] = take<int64_t>(bytes, at);
+    status.stoppedAt[i] = take<int64_t>(bytes, at);
+    status.bestValidationLoss[i] = take<double>(bytes, at);
+    status.evaluationsSinceBest[i] = take<int64_t>(bytes, at);
+    auto length = take<int64_t>(bytes, at);
+    if (length < 0 || at + static_cast<size_t>(length) > bytes.size())
+      throw RuntimeError("a model status of another rank is cut short");
+    status.stopReason[i] = bytes.substr(at, length);
+    at += length;
+  }
+  return status;
 }
 
 void ModelStatus::saveTo(RunCheckpoint &c) const {

@@ -1,6 +1,7 @@
 //===- Run.cpp - train a compiled artifact, the whole job -----------------===//
 #include "mbt/runtime/Run.h"
 
+#include "mbt/common/ModelSlices.h"
 #include "mbt/runtime/Artifact.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
@@ -8,6 +9,8 @@
 #include "mbt/runtime/StepPlan.h"
 #include "mbt/runtime/Trainer.h"
 #include "mbt/runtime/data/DataSources.h"
+#include "mbt/runtime/distributed/RankGroup.h"
+#include "mbt/runtime/distributed/SweepRanks.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,6 +23,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace mbt {
 namespace runtime {
@@ -67,14 +71,48 @@ void checkData(const Manifest &manifest, const RunRequest &request) {
   describeSplit("test", data.test);
   fmt::print("loaded in {:.3f} s\n", seconds);
 }
+
+/// Under torchrun: the artifact of this rank's models, which mbtc --ranks
+/// wrote beside the whole sweep's.
+std::string rankArtifact(const RunRequest &request,
+                         const LaunchEnvironment &launch) {
+  if (request.benchSteps > 0 || request.checkData)
+    throw RuntimeError("--bench-steps and --check-data run in one process, "
+                       "not under torchrun");
+  std::string path =
+      rankArtifactPath(request.artifact, launch.rank, launch.worldSize);
+  if (!std::filesystem::exists(path))
+    throw RuntimeError(fmt::format(
+        "rank {} of {} trains its share of the models with '{}', which does "
+        "not exist: compile the spec with mbtc --ranks {} -o {}",
+        launch.rank, launch.worldSize, path, launch.worldSize,
+        request.artifact));
+  return path;
+}
 } // namespace
 
 int runArtifact(const RunRequest &request, const char *tool) noexcept {
   try {
-    Artifact artifact = Artifact::load(request.artifact);
+    LaunchEnvironment launch = readLaunchEnvironment();
+    // Across ranks: the whole sweep's artifact (its manifest names every
+    // model in the results) and this rank's.
+    std::optional<Artifact> sweepArtifact;
+    if (launch.distributed())
+      sweepArtifact.emplace(Artifact::load(request.artifact));
+    Artifact artifact =
+        Artifact::load(launch.distributed() ? rankArtifact(request, launch)
+                                            : request.artifact);
     const Manifest &manifest = artifact.manifest();
     TrainOptions options = request.train;
     options.quiet = options.quiet || options.reportJson;
+    if (launch.distributed()) {
+      if (options.rankTimeout < 1)
+        throw RuntimeError("--rank-timeout must be at least 1 second");
+      options.ranks = std::make_shared<SweepRanks>(
+          joinRankGroup(launch, std::chrono::seconds(options.rankTimeout)),
+          sweepArtifact->manifest(), manifest);
+    }
+    bool leader = !options.ranks || options.ranks->leader();
     if (options.resume && !options.initFile.empty())
       throw RuntimeError("--init starts the models from a file and --resume "
                          "continues them from the run's checkpoint: give one "
@@ -136,12 +174,31 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
     writeClassNames(data.train, options.outDir);
     int64_t trainCount =
         manifest.data.sequences() ? sequences.train.count() : data.train.count;
-    if (!options.quiet)
+    if (!options.quiet && leader) {
+      const Manifest &sweep =
+          sweepArtifact ? sweepArtifact->manifest() : manifest;
       std::cerr << tool << ": " << (options.resume ? "resuming " : "")
-                << manifest.models << " models of '" << manifest.model << "', "
-                << trainCount << " training samples, results in "
+                << sweep.models << " models of '" << sweep.model << "'"
+                << (launch.distributed()
+                        ? fmt::format(" on {} ranks", launch.worldSize)
+                        : std::string())
+                << ", " << trainCount << " training samples, results in "
                 << options.outDir << "\n";
+    }
+    auto start = std::chrono::steady_clock::now();
     trainer->run();
+    if (options.ranks && leader && !options.quiet) {
+      const RankGroup &group = *options.ranks->rankGroup();
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      std::cerr << fmt::format(
+          "{}: rank 0 spent {:.3f} s of {:.2f} s ({:.1f}%) in {} "
+          "collectives with the other {} ranks\n",
+          tool, group.collectiveSeconds(), seconds,
+          100.0 * group.collectiveSeconds() / seconds, group.collectives(),
+          group.size() - 1);
+    }
   } catch (const std::exception &error) {
     std::cerr << tool << ": error: " << error.what() << "\n";
     return 1;

@@ -75,19 +75,6 @@ std::vector<double> hyperValues(const Manifest &manifest,
   return values;
 }
 
-/// Model `model`'s loss scale and skipped steps, from the buffers that
-/// hold the scale's state (which may be on the GPU).
-void readLossScale(const Manifest &manifest, const StepRunner &steps,
-                   int64_t model, ModelResult &row) {
-  const LossScaleSpec &scale = *manifest.lossScale;
-  const FloatBuffer &buffers = steps.buffers();
-  auto buffer = [&](int64_t k) {
-    return buffers.get(model * manifest.bufferCount +
-                       manifest.buffers[k].offset);
-  };
-  row.lossScale = buffer(scale.scaleBuffer);
-  row.skippedSteps = static_cast<int64_t>(buffer(scale.skippedStepsBuffer));
-}
 } // namespace
 
 RunResults::RunResults(const Manifest &manifest, std::string outDir,
@@ -121,10 +108,29 @@ std::string RunResults::epochMetricsLines(int64_t epoch, int64_t step,
   return lines;
 }
 
-Leaderboard RunResults::leaderboard(const Means &train, const Means &test,
-                                    const Means &validation,
-                                    const ModelStatus &status,
-                                    const StepRunner &steps) const {
+std::vector<LossScaleReading>
+RunResults::readLossScales(const Manifest &manifest, const StepRunner &steps) {
+  std::vector<LossScaleReading> readings;
+  if (!manifest.lossScale)
+    return readings;
+  const LossScaleSpec &scale = *manifest.lossScale;
+  const FloatBuffer &buffers = steps.buffers();
+  for (int64_t model = 0; model < manifest.models; ++model) {
+    auto buffer = [&](int64_t k) {
+      return buffers.get(model * manifest.bufferCount +
+                         manifest.buffers[k].offset);
+    };
+    readings.push_back(
+        {buffer(scale.scaleBuffer),
+         static_cast<int64_t>(buffer(scale.skippedStepsBuffer))});
+  }
+  return readings;
+}
+
+Leaderboard
+RunResults::leaderboard(const Means &train, const Means &test,
+                        const Means &validation, const ModelStatus &status,
+                        const std::vector<LossScaleReading> &lossScales) const {
   HyperColumns columns = hyperColumns(manifest);
   Leaderboard board;
   board.hyperNames = hyperNames(manifest, columns);
@@ -155,8 +161,10 @@ Leaderboard RunResults::leaderboard(const Means &train, const Means &test,
     row.divergedStep = status.divergedSteps()[model];
     row.stoppedStep = status.stoppedSteps()[model];
     row.stopReason = status.stopReasons()[model];
-    if (manifest.lossScale)
-      readLossScale(manifest, steps, model, row);
+    if (manifest.lossScale) {
+      row.lossScale = lossScales[model].scale;
+      row.skippedSteps = lossScales[model].skippedSteps;
+    }
     board.rows.push_back(std::move(row));
   }
   board.ranked = hasTestData           ? Leaderboard::Split::Test

@@ -52,12 +52,16 @@ Leaderboard Trainer::run() {
   bool tty = options.progressTty >= 0
                  ? options.progressTty != 0
                  : options.progress == &std::cerr && stderrIsTty();
-  ProgressMeter progress(options.progress, tty, options.quiet);
+  // Across ranks, rank 0 speaks for the run and writes its results.
+  bool leader = sweepRanks->leader();
+  ProgressMeter progress(options.progress, tty, options.quiet || !leader);
   // For the curve's spacing: the first epoch's steps.
   int64_t logEvery = options.logEvery >= 0
                          ? options.logEvery
                          : std::max<int64_t>(1, (stepsPerEpoch() + 19) / 20);
-  RunResults results(manifest, options.outDir, nextTokens(), testCount() > 0);
+  RunResults results(sweepRanks->sweepManifest(),
+                     leader ? options.outDir : std::string(), nextTokens(),
+                     testCount() > 0);
   RunContext run{epochs, logEvery, metrics, progress, results};
 
   // A resumed run goes on inside the epoch it stopped in; one stopped
@@ -69,9 +73,11 @@ Leaderboard Trainer::run() {
       m, std::vector<double>(k, std::numeric_limits<double>::quiet_NaN()));
   if (firstEpoch > 1 && firstStep == 1)
     means.train = runningMeans();
+  means.train = sweepRanks->gather(means.train, "the train means");
+  sweepStatus("the start of the run");
   // The run ends early when no model trains any more (all stopped or
   // diverged): the rest of the epochs would change nothing.
-  for (int64_t epoch = firstEpoch; epoch <= epochs && status.anyTraining();
+  for (int64_t epoch = firstEpoch; epoch <= epochs && sweepStillTrains();
        ++epoch) {
     trainEpoch(run, epoch, epoch == firstEpoch ? firstStep : 1);
     means = finishEpoch(run, epoch);
@@ -79,14 +85,15 @@ Leaderboard Trainer::run() {
       stopIfInterrupted(run);
   }
   if (means.test.empty()) { // no epoch trained here: still report the models
-    means.test = evaluateTest();
-    means.validation = evaluateValidation();
+    means.test = sweepRanks->gather(evaluateTest(), "the test means");
+    means.validation =
+        sweepRanks->gather(evaluateValidation(), "the validation means");
   }
 
-  Leaderboard board = results.leaderboard(means.train, means.test,
-                                          means.validation, status, *steps);
+  Leaderboard board =
+      sweepLeaderboard(run, means.train, means.test, means.validation);
   results.publish(metrics.path(), board);
-  if (options.report)
+  if (options.report && leader)
     *options.report << (options.reportJson ? leaderboardToJson(board)
                                            : formatLeaderboard(board))
                     << std::flush;
@@ -96,12 +103,11 @@ Leaderboard Trainer::run() {
 MetricsLog Trainer::startRun() {
   if (!options.outDir.empty())
     createDirectories(options.outDir);
-  MetricsLog metrics(options.outDir);
+  MetricsLog metrics(sweepRanks->leader() ? options.outDir : std::string());
   if (options.resume) {
     if (options.outDir.empty())
       throw RuntimeError("resuming a run needs its results directory");
-    RunCheckpoint saved =
-        readCheckpoint(options.outDir + "/" + kCheckpointFile);
+    RunCheckpoint saved = readResumeCheckpoint();
     restore(saved);
     metrics.truncate(saved.metricsBytes);
   } else {
@@ -111,6 +117,11 @@ MetricsLog Trainer::startRun() {
     metrics.reset();
   }
   return metrics;
+}
+
+bool Trainer::sweepStillTrains() const {
+  // Across ranks, only what every rank knows: the last gathered status.
+  return sweepRanks->distributed() ? sweepTraining : status.anyTraining();
 }
 
 bool Trainer::halvingDue() const {
@@ -127,7 +138,7 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
   int64_t steps = epochBatches->numBatches();
   int64_t samplesBefore = totalSamples;
   for (int64_t step = firstStep; step <= steps; ++step) {
-    if (!status.anyTraining()) {
+    if (!sweepStillTrains()) {
       if (!options.quiet)
         run.progress.note(fmt::format(
             "mbt: no model trains after step {}; the run ends", stepCount));
@@ -139,7 +150,7 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
           "mbt: warning: model {} diverged at step {} (its loss or gradients "
           "are not finite); it is frozen at its parameters of the step "
           "before, and the other models go on",
-          model, stepCount));
+          sweepRanks->firstModel() + model, stepCount));
     if (step < steps) {
       afterStepWithinEpoch(run, epoch, step);
       stopIfInterrupted(run);
@@ -157,7 +168,7 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
         seconds > 0
             ? static_cast<double>(totalSamples - samplesBefore) / seconds
             : 0.0;
-    sample.models = m;
+    sample.models = sweepRanks->sweepManifest().models;
     run.progress.update(sample, step == steps);
   }
 }
@@ -168,16 +179,17 @@ void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
   bool halveNow = halvingDue();
   std::string lines;
   if (run.logEvery > 0 && step % run.logEvery == 0)
-    lines +=
-        run.results.metricsLines(epoch, stepCount, "train", runningMeans());
+    lines += run.results.metricsLines(
+        epoch, stepCount, "train",
+        sweepRanks->gather(runningMeans(), "the train means"));
   bool evalNow = options.evalEvery > 0 && stepCount % options.evalEvery == 0;
   std::vector<std::vector<double>> tested, held;
   if (evalNow) {
-    tested = evaluateTest();
+    tested = sweepRanks->gather(evaluateTest(), "the test means");
     lines += run.results.metricsLines(epoch, stepCount, "test", tested);
   }
   if (evalNow || halveNow) {
-    held = evaluateValidation();
+    held = sweepRanks->gather(evaluateValidation(), "the validation means");
     if (!held.empty()) {
       lines += run.results.metricsLines(epoch, stepCount, "validation", held);
       applyStopping(held, halveNow, run.progress);
@@ -191,7 +203,9 @@ void Trainer::afterStepWithinEpoch(const RunContext &run, int64_t epoch,
   if (evalNow)
     run.results.publish(
         run.metrics.path(),
-        run.results.leaderboard(runningMeans(), tested, held, status, *steps));
+        sweepLeaderboard(run,
+                         sweepRanks->gather(runningMeans(), "the train means"),
+                         tested, held));
   if (options.checkpointEvery > 0 && stepCount % options.checkpointEvery == 0)
     writeCheckpoint(run.metrics.path());
 }
@@ -211,9 +225,10 @@ double Trainer::bestRunningLoss() const {
 /// checkpoint.
 Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
   EpochMeans means;
-  means.train = runningMeans();
-  means.test = evaluateTest();
-  means.validation = evaluateValidation();
+  means.train = sweepRanks->gather(runningMeans(), "the train means");
+  means.test = sweepRanks->gather(evaluateTest(), "the test means");
+  means.validation =
+      sweepRanks->gather(evaluateValidation(), "the validation means");
   if (!means.validation.empty())
     applyStopping(means.validation, halvingDue(), run.progress);
   reportEvaluation({epoch, stepCount, means.test, means.validation},
@@ -221,10 +236,9 @@ Trainer::EpochMeans Trainer::finishEpoch(const RunContext &run, int64_t epoch) {
   run.metrics.append(run.results.epochMetricsLines(
       epoch, stepCount, means.train, means.test, means.validation));
   writeStateDicts();
-  run.results.publish(run.metrics.path(),
-                      run.results.leaderboard(means.train, means.test,
-                                              means.validation, status,
-                                              *steps));
+  run.results.publish(
+      run.metrics.path(),
+      sweepLeaderboard(run, means.train, means.test, means.validation));
   // After the epoch's metrics: a run killed from here on resumes after
   // this epoch without logging it twice.
   writeCheckpoint(run.metrics.path());
@@ -257,13 +271,38 @@ void Trainer::stopIfInterrupted(const RunContext &run) {
       stepCount, options.outDir));
 }
 
+ModelStatus Trainer::sweepStatus(const std::string &what) {
+  ModelStatus all = sweepRanks->gather(status, what);
+  sweepTraining = all.anyTraining();
+  return all;
+}
+
+Leaderboard
+Trainer::sweepLeaderboard(const RunContext &run,
+                          const std::vector<std::vector<double>> &train,
+                          const std::vector<std::vector<double>> &test,
+                          const std::vector<std::vector<double>> &held) {
+  ModelStatus all = sweepStatus("the models' status");
+  std::vector<LossScaleReading> scales = sweepRanks->gather(
+      RunResults::readLossScales(manifest, *steps), "the loss scales");
+  return run.results.leaderboard(train, test, held, all, scales);
+}
+
 void Trainer::applyStopping(const std::vector<std::vector<double>> &held,
                             bool halve, ProgressMeter &progress) {
-  for (const StoppedModel &stopped :
-       status.applyStopping(held, options.earlyStopPatience, halve,
-                            manifest.outputs, manifest.rankBy, stepCount))
+  // Every rank decides for every model on the same gathered values, so
+  // the ranks agree without telling each other; each keeps its slice.
+  ModelStatus all = sweepStatus("the models' status");
+  std::vector<StoppedModel> stopped =
+      all.applyStopping(held, options.earlyStopPatience, halve,
+                        manifest.outputs, manifest.rankBy, stepCount);
+  status.assign(0, all.slice(sweepRanks->firstModel(), m));
+  sweepTraining = all.anyTraining();
+  if (!sweepRanks->leader())
+    return;
+  for (const StoppedModel &model : stopped)
     progress.note(fmt::format("mbt: model {} stopped at step {} ({})",
-                              stopped.model, stepCount, stopped.reason));
+                              model.model, stepCount, model.reason));
 }
 
 } // namespace runtime

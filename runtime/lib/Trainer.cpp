@@ -92,6 +92,11 @@ void Trainer::setUp() {
   runningSums.assign(m * k, 0.0);
   lastTrainOut.assign(m * k, std::numeric_limits<double>::quiet_NaN());
   status = ModelStatus(m);
+  sweepRanks =
+      options.ranks ? options.ranks : std::make_shared<SweepRanks>(manifest);
+  if (sweepRanks->distributed() && options.onEvaluation)
+    throw RuntimeError("an evaluation callback sees one process's models: "
+                       "a run over several processes takes none");
 }
 
 Trainer::~Trainer() = default;

@@ -17,6 +17,11 @@
 #include "mbt/runtime/data/Safetensors.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
 
 #include <sys/stat.h>
 
@@ -107,11 +112,75 @@ void Trainer::restore(const RunCheckpoint &c) {
   steps->setState(c.params, c.state, c.buffers);
 }
 
+std::string Trainer::checkpointPath(const std::string &dir) const {
+  if (!sweepRanks->distributed())
+    return dir + "/" + kCheckpointFile;
+  return fmt::format("{}/checkpoint.rank{}-of-{}.mbtrun", dir,
+                     sweepRanks->rank(), sweepRanks->ranks());
+}
+
 void Trainer::writeCheckpoint(const std::string &metricsPath) const {
   if (options.outDir.empty())
     return;
-  writeFileAtomically(options.outDir + "/" + kCheckpointFile,
+  std::string path = checkpointPath(options.outDir);
+  if (sweepRanks->distributed()) {
+    // No rank writes step S before every rank has reached it, and each
+    // keeps its checkpoint before this one: a rank killed before it wrote
+    // step S leaves the others' step S and its own before, and a resume
+    // takes the newest step every rank has (readResumeCheckpoint).
+    sweepRanks->gather(status,
+                       fmt::format("the checkpoint of step {}", stepCount));
+    if (std::filesystem::exists(path))
+      std::filesystem::rename(path, path + ".previous");
+  }
+  writeFileAtomically(path,
                       serializeCheckpoint(checkpoint(fileSize(metricsPath))));
+}
+
+RunCheckpoint Trainer::readResumeCheckpoint() {
+  std::string path = checkpointPath(options.outDir);
+  if (!sweepRanks->distributed())
+    return readCheckpoint(path);
+  std::vector<RunCheckpoint> mine;
+  std::string steps;
+  for (const std::string &candidate : {path, path + ".previous"})
+    if (std::filesystem::exists(candidate)) {
+      mine.push_back(readCheckpoint(candidate));
+      steps += std::to_string(mine.back().step) + " ";
+    }
+  // The newest step every rank has a checkpoint of.
+  std::vector<std::string> all =
+      sweepRanks->allGather(steps, "the checkpoints' steps");
+  std::vector<int64_t> common;
+  for (const RunCheckpoint &c : mine)
+    common.push_back(c.step);
+  std::string listing;
+  for (size_t r = 0; r < all.size(); ++r) {
+    std::vector<int64_t> theirs;
+    std::istringstream in(all[r]);
+    for (int64_t step; in >> step;)
+      theirs.push_back(step);
+    listing += fmt::format("{}rank {}: {}", r ? "; " : "", r,
+                           theirs.empty()
+                               ? std::string("none")
+                               : fmt::format("{}", fmt::join(theirs, ", ")));
+    common.erase(std::remove_if(common.begin(), common.end(),
+                                [&](int64_t step) {
+                                  return std::find(theirs.begin(), theirs.end(),
+                                                   step) == theirs.end();
+                                }),
+                 common.end());
+  }
+  if (common.empty())
+    throw RuntimeError(fmt::format(
+        "the ranks' checkpoints in '{}' share no step ({}): resume with the "
+        "number of processes the run had",
+        options.outDir, listing));
+  int64_t step = *std::max_element(common.begin(), common.end());
+  for (RunCheckpoint &c : mine)
+    if (c.step == step)
+      return std::move(c);
+  throw RuntimeError("internal error: no checkpoint of the common step");
 }
 
 std::vector<NamedTensor> Trainer::modelStateDict(int64_t model) const {
@@ -157,12 +226,14 @@ void Trainer::writeStateDicts() const {
                "has no LibTorch ({}); models/model-<i>.safetensors hold the "
                "same tensors\n",
                why);
+  // Named by their place in the whole sweep: every rank writes its own.
   for (int64_t model = 0; model < m; ++model) {
     std::vector<NamedTensor> tensors = modelStateDict(model);
+    int64_t name = sweepRanks->firstModel() + model;
     if (writePt)
-      writeFileAtomically(fmt::format("{}/model-{}.pt", dir, model),
+      writeFileAtomically(fmt::format("{}/model-{}.pt", dir, name),
                           torchStateDict(tensors));
-    writeFileAtomically(fmt::format("{}/model-{}.safetensors", dir, model),
+    writeFileAtomically(fmt::format("{}/model-{}.safetensors", dir, name),
                         safetensorsFile(tensors));
   }
 }

@@ -75,6 +75,9 @@ int main(int argc, char **argv) {
   CLI::App app("Trains a sweep that mbtc compiled (mbtc -o ARTIFACT.so)",
                "mbt-run");
   addOptions(app, request);
+  app.footer("Under torchrun (WORLD_SIZE > 1) each rank trains its slice of "
+             "the models with ARTIFACT.rank<r>-of-<K>.so (mbtc --ranks K) and "
+             "rank 0 writes the results: docs/distributed.md");
   if (std::optional<int> status =
           tools::parseCommandLine(app, argc, argv, "mbt-run"))
     return *status;

@@ -23,6 +23,7 @@
 #include "mbt/runtime/InitCheckpoint.h"
 #include "mbt/runtime/LengthBatching.h"
 #include "mbt/runtime/Manifest.h"
+#include "mbt/runtime/ModelStatus.h"
 #include "mbt/runtime/SequenceFiles.h"
 #include "mbt/runtime/data/Arrays.h"
 #include "mbt/runtime/data/Csv.h"
@@ -255,13 +256,24 @@ void checkImage(const uint8_t *data, size_t size, bool smallLimits) {
     __builtin_trap();
 }
 
+/// Bytes another rank of a run sent as its models' status
+/// (ModelStatus::toBytes); what parses writes back to the same bytes.
+void checkModelStatus(const uint8_t *data, size_t size) {
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  mbt::runtime::ModelStatus status =
+      mbt::runtime::ModelStatus::fromBytes(bytes);
+  if (mbt::runtime::ModelStatus::fromBytes(status.toBytes()).toBytes() !=
+      status.toBytes())
+    __builtin_trap();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   using namespace mbt::runtime;
-  uint8_t which = data[0] % 13;
+  uint8_t which = data[0] % 14;
   const uint8_t *file = data + 1;
   size_t n = size - 1;
   try {
@@ -324,14 +336,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 8: { // .npy; the first byte's other bits pick input or targets
       std::string path = scratch("data.npy");
       writeFile(path, file, n);
-      useArray(readNpy(path), data[0] / 13 % 2);
+      useArray(readNpy(path), data[0] / 14 % 2);
       break;
     }
     case 9: { // every array of an .npz
       std::string path = scratch("data.npz");
       writeFile(path, file, n);
       useEach(
-          npzArrayNames(path), data[0] / 13 % 2,
+          npzArrayNames(path), data[0] / 14 % 2,
           [&](const std::string &name) { return readNpzArray(path, name); });
       break;
     }
@@ -343,23 +355,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (isTorchFile(path)) {
           StateDict tensors = readTorchStateDict(path);
           for (size_t i = 0; i < tensors.size() && i < 8; ++i)
-            useArray(tensors[i].second, data[0] / 13 % 2);
+            useArray(tensors[i].second, data[0] / 14 % 2);
         } else {
-          useEach(safetensorNames(path), data[0] / 13 % 2,
+          useEach(safetensorNames(path), data[0] / 14 % 2,
                   [&](const std::string &name) {
                     return readSafetensor(path, name);
                   });
         }
       } catch (const RuntimeError &) {
       }
-      checkInitCheckpoint(path, data[0] / 13 % 2);
+      checkInitCheckpoint(path, data[0] / 14 % 2);
       break;
     }
     case 11:
       checkCsv(file, n);
       break;
     case 12: // a PNG or JPEG image
-      checkImage(file, n, data[0] / 13 % 2);
+      checkImage(file, n, data[0] / 14 % 2);
+      break;
+    case 13: // a model status another rank sent: read back as written
+      checkModelStatus(file, n);
       break;
     }
   } catch (const RuntimeError &) {

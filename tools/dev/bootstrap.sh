@@ -12,7 +12,7 @@ packages=(build-essential cmake ninja-build python3
   libgtest-dev libgmock-dev libfmt-dev libopenblas0-pthread libopenblas-dev
   zlib1g-dev nlohmann-json3-dev
   libminizip-dev libcsv-dev libpng-dev libjpeg62-turbo-dev  # your own data: npz, CSV, images
-  libcli11-dev dataset-fashion-mnist libtorch-dev
+  libcli11-dev dataset-fashion-mnist libtorch-dev libgloo-dev
   pybind11-dev python3-dev  # the Python module (python/): import mbt
   python3-numpy  # test/python: writes .npy/.npz as NumPy does
   python3-torch  # test/python: mbt's .pt state dicts, loaded by PyTorch

@@ -7,11 +7,14 @@
 // Errors are MLIR diagnostics: file:line:col, a caret, exit status 1.
 //
 //===----------------------------------------------------------------------===//
+#include "TorchrunLaunch.h"
+
 #include "compiler/Driver/ArtifactEmitter.h"
 #include "compiler/Driver/Stages.h"
 #include "compiler/Frontend/Frontend.h"
 #include "dialects/MBT/IR/MBTOps.h"
 #include "mbt/InitAllDialects.h"
+#include "mbt/common/ModelSlices.h"
 #include "mbt/runtime/BlasKernels.h"
 #include "mbt/runtime/Run.h"
 #include "mbt/runtime/TrainFlags.h"
@@ -143,6 +146,12 @@ static cl::list<std::string> sweepSettings(
              "would hold it: --set 'models = 16', --set 'model = "
              "mlp(hidden = 64)'; may repeat"),
     cl::value_desc("KEY = VALUE"), cl::cat(category));
+static cl::opt<int64_t> ranks(
+    "ranks",
+    cl::desc("Also write the artifact of each rank of a run whose models are "
+             "split over K processes (DIR/model.rank<r>-of-<K>.so beside "
+             "DIR/model.so; docs/distributed.md)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(category));
 static cl::opt<bool> splitInput(
     "split-input-file",
     cl::desc("Treat each chunk between '# -----' lines as its own input"),
@@ -205,6 +214,12 @@ static LogicalResult applyTrainFlags(::mbt::runtime::TrainOptions &train) {
       train.*flag.field = *option;
   return success();
 }
+static cl::opt<int64_t>
+    nproc("nproc",
+          cl::desc("Train on K processes of this host, the models split across "
+                   "them: runs mbt-run under PyTorch's torchrun "
+                   "(docs/distributed.md)"),
+          cl::value_desc("K"), cl::init(1), cl::cat(trainCategory));
 static cl::opt<std::string> resumeDir(
     "resume",
     cl::desc("Continue the run in DIR from its checkpoint, with the model "
@@ -276,6 +291,36 @@ static mlir::mbt::Stage stageOf(Emit emit) {
 /// Compiles one buffer to what `emit` asks for: printed on `os`, or the
 /// artifact at `libraryPath`. Errors go through the context's diagnostic
 /// handler.
+/// --ranks K: the artifact of each rank's slice of the models (`whole` at
+/// the mbt stage), beside `libraryPath`.
+static LogicalResult
+emitRankArtifacts(ModuleOp whole, const mlir::mbt::LoweringOptions &codegen,
+                  StringRef libraryPath) {
+  auto sweeps = whole.getOps<mlir::mbt::SweepOp>();
+  if (sweeps.empty())
+    return whole.emitError("--ranks needs a sweep");
+  mlir::mbt::SweepOp sweep = *sweeps.begin();
+  auto models = static_cast<int64_t>(sweep.getModels());
+  if (ranks > models)
+    return emitError(sweep.getLoc())
+           << "--ranks " << ranks.getValue()
+           << " splits the models over more processes than the " << models
+           << " models of the sweep";
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    OwningOpRef<ModuleOp> module = whole.clone();
+    ::mbt::ModelSlice slice = ::mbt::modelSliceOf(models, ranks, rank);
+    std::string manifest;
+    if (failed(::mbt::selectModels(*module, slice)) ||
+        failed(::mbt::lowerTo(*module, mlir::mbt::Stage::LLVMDialect, codegen,
+                              &manifest)) ||
+        failed(::mbt::emitArtifact(
+            *module, manifest, nullptr,
+            ::mbt::rankArtifactPath(libraryPath.str(), rank, ranks))))
+      return failure();
+  }
+  return success();
+}
+
 static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                    MLIRContext &ctx, StringRef libraryPath,
                                    llvm::raw_ostream &os) {
@@ -296,6 +341,10 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     if (!module)
       return failure();
     bool artifact = emit == Emit::Artifact || emit == Emit::LLVMIR;
+    // The ranks' slices start from the whole sweep at the mbt stage.
+    OwningOpRef<ModuleOp> slices;
+    if (emit == Emit::Artifact && ranks > 1)
+      slices = module->clone();
     Location sweepLoc = module->getLoc();
     for (auto sweep : module->getOps<mlir::mbt::SweepOp>())
       sweepLoc = sweep.getLoc();
@@ -317,6 +366,8 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     std::string dataProblem = ::mbt::runtime::checkArrayHeaders(manifest);
     if (!dataProblem.empty())
       return emitError(sweepLoc) << dataProblem;
+    if (slices && failed(emitRankArtifacts(*slices, codegen, libraryPath)))
+      return failure();
     return ::mbt::emitArtifact(
         *module, manifest, emit == Emit::LLVMIR ? &os : nullptr, libraryPath);
   }();
@@ -378,6 +429,32 @@ static FailureOr<::mbt::runtime::RunRequest> trainRequest() {
   return request;
 }
 
+/// --nproc K: mbt-run (beside mbtc) on K processes through torchrun, with
+/// the training flags given here.
+static int trainOnRanks(StringRef library, StringRef dir, bool resume) {
+  std::vector<std::string> args{library.str(), "--out", dir.str()};
+  if (resume)
+    args.push_back("--resume");
+  if (!dataDir.empty())
+    args.insert(args.end(), {"--data-dir", dataDir});
+  if (!initFile.empty())
+    args.insert(args.end(), {"--init", initFile});
+  for (auto [flag, option] :
+       llvm::zip(::mbt::runtime::kTrainCountFlags, trainCounts))
+    if (option->getNumOccurrences() > 0)
+      args.insert(args.end(), {std::string("--") + flag.name,
+                               std::to_string(option->getValue())});
+  for (auto [flag, option] :
+       llvm::zip(::mbt::runtime::kTrainSwitchFlags, trainSwitches))
+    if (option->getNumOccurrences() > 0 && *option)
+      args.push_back(std::string("--") + flag.name);
+  std::string self =
+      llvm::sys::fs::getMainExecutable(nullptr, (void *)&trainOnRanks);
+  SmallString<256> mbtRun(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(mbtRun, "mbt-run");
+  return ::mbt::runUnderTorchrun(nproc, mbtRun, args);
+}
+
 /// `mbtc train --resume DIR`: the run goes on with DIR's artifact.
 static int resumeMain(::mbt::runtime::RunRequest request) {
   if (inputFile.getNumOccurrences() > 0) {
@@ -392,6 +469,8 @@ static int resumeMain(::mbt::runtime::RunRequest request) {
   }
   SmallString<256> library(resumeDir.getValue());
   llvm::sys::path::append(library, "model.so");
+  if (nproc > 1)
+    return trainOnRanks(library, resumeDir, /*resume=*/true);
   request.artifact = library.str().str();
   request.train.outDir = resumeDir;
   request.train.resume = true;
@@ -416,6 +495,12 @@ static int trainMain(MLIRContext &ctx) {
   SmallString<256> library(dir);
   llvm::sys::path::append(library, "model.so");
   auto start = std::chrono::steady_clock::now();
+  if (nproc < 1) {
+    llvm::errs() << "mbtc: error: --nproc takes K >= 1, got " << nproc << "\n";
+    return 1;
+  }
+  if (nproc > 1)
+    ranks.setValue(nproc);
   if (int status = compileMain(library, ctx))
     return status;
   double seconds =
@@ -425,7 +510,12 @@ static int trainMain(MLIRContext &ctx) {
   request->train.outDir = dir;
   if (!request->train.quiet && !request->train.reportJson)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library
+                 << (nproc > 1 ? " and its " + std::to_string(nproc) +
+                                     " ranks' slices"
+                               : std::string())
                  << " in " << llvm::format("%.2f", seconds) << " s\n";
+  if (nproc > 1)
+    return trainOnRanks(library, dir, /*resume=*/false);
   return ::mbt::runtime::runArtifact(*request, "mbtc");
 }
 
@@ -453,6 +543,8 @@ int main(int argc, char **argv) {
       "  mbtc [options] spec.mbt            write the artifact (model.so)\n"
       "  mbtc --emit=STAGE spec.mbt         print a stage of the pipeline\n"
       "  mbtc train spec.mbt [--out DIR]    compile, then train every model\n"
+      "  mbtc train spec.mbt --nproc K      the same on K processes "
+      "(torchrun)\n"
       "  mbtc train --resume DIR            continue a run from its "
       "checkpoint\n");
 

@@ -426,6 +426,13 @@ LogicalResult SweepOp::verify() {
            << getSeeds().size() << " seeds for " << models << " models";
   // (The counts are read signed: an I64Attr's getter returns uint64_t, in
   // which a negative count would pass.)
+  int64_t firstModel = static_cast<int64_t>(getFirstModel());
+  int64_t sweepModels =
+      getSweepModels() ? static_cast<int64_t>(*getSweepModels()) : models;
+  if (firstModel < 0 || firstModel + models > sweepModels)
+    return emitOpError("models [")
+           << firstModel << ", " << firstModel + models
+           << ") are not a slice of the sweep's " << sweepModels;
   if (static_cast<int64_t>(getCrop()) < 0)
     return emitOpError("crop must not be negative, got ")
            << static_cast<int64_t>(getCrop());

@@ -318,6 +318,10 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
     transposed), `rename` (a dictionary from a parameter's or buffer's name
     to its tensor's name in the files, where they differ) and `partial` (a
     file may lack parameters and hold others).
+    A sweep whose models are a slice of a larger one (`mbt-select-models`:
+    the models one rank of a run over several processes trains) says
+    where: its model `i` is model `first_model + i` of the `sweep_models`
+    models of the whole sweep (absent: the sweep is whole).
     The enumerations are enum attributes
     (`#mbt.data_set<..>`, `#mbt.routing<..>`, `#mbt.schedule<..>`,
     `#mbt.batching<..>`, `#mbt.precision<..>`), spelled as in the language.
@@ -372,7 +376,9 @@ def MBT_SweepOp : MBT_Op<"sweep", [Symbol,
                        OptionalAttr<F64Attr>:$backoff_factor,
                        OptionalAttr<I64Attr>:$growth_interval,
                        OptionalAttr<StrAttr>:$rank_by,
-                       OptionalAttr<DictionaryAttr>:$init_checkpoint);
+                       OptionalAttr<DictionaryAttr>:$init_checkpoint,
+                       DefaultValuedAttr<I64Attr, "0">:$first_model,
+                       OptionalAttr<I64Attr>:$sweep_models);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

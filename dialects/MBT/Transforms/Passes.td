@@ -4,6 +4,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MBTSelectModels : Pass<"mbt-select-models", "::mlir::ModuleOp"> {
+  let summary = "Keeps a contiguous slice of the sweep's models";
+  let description = [{
+    Keeps models `[first, first + models)` of the sweep and drops the
+    others: every per-model value of `mbt.sweep` (seeds, hyperparameters,
+    folds, model arguments, clipping bounds, schedule parameters, one
+    checkpoint file per model) and of the model's `mbt.model_constant` and
+    `mbt.model_seed` ops is cut to the slice, and the sweep records where
+    the slice lies (`first_model`, `sweep_models`). Model `i` of the slice
+    computes what model `first + i` of the whole sweep computes: a model's
+    initial weights, dropout masks and data order are keyed by its seed,
+    never by its position. This is how each rank of a run over several
+    processes gets its own models (docs/distributed.md). Runs on the `mbt`
+    stage, before anything copies the sweep's values.
+
+    ```
+    mbt-opt --mbt-select-models="first=4 models=4" sweep.mlir
+    ```
+  }];
+  let options = [
+    Option<"first", "first", "int64_t", /*default=*/"0",
+           "The first model kept">,
+    Option<"count", "models", "int64_t", /*default=*/"-1",
+           "How many models are kept (-1: the rest)">
+  ];
+  let dependentDialects = ["::mlir::mbt::MBTDialect"];
+}
+
 def MBTAutocast : Pass<"mbt-autocast", "::mlir::ModuleOp"> {
   let summary = "Mixed precision: the model's matmuls and convolutions in bf16 or f16";
   let description = [{

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 
@@ -28,6 +29,25 @@ bool deviceAvailable() {
          cuDeviceGetCount(&count) == CUDA_SUCCESS && count > 0;
 }
 
+int deviceOrdinal() {
+  static int ordinal = [] {
+    const char *world = std::getenv("WORLD_SIZE");
+    const char *local = std::getenv("LOCAL_RANK");
+    if (!world || std::atoi(world) <= 1 || !local)
+      return 0;
+    int wanted = std::atoi(local), count = 0;
+    check(cuInit(0), "cuInit");
+    check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (wanted < 0 || wanted >= count)
+      throw RuntimeError("LOCAL_RANK=" + std::string(local) +
+                         " names a GPU this host does not have (it has " +
+                         std::to_string(count) +
+                         "): start at most as many ranks per host as GPUs");
+    return wanted;
+  }();
+  return ordinal;
+}
+
 namespace {
 struct Device {
   CUcontext context = nullptr;
@@ -40,7 +60,7 @@ Device &device() {
   std::call_once(once, [] {
     check(cuInit(0), "cuInit");
     CUdevice handle;
-    check(cuDeviceGet(&handle, 0), "cuDeviceGet(0)");
+    check(cuDeviceGet(&handle, deviceOrdinal()), "cuDeviceGet");
     check(cuDevicePrimaryCtxRetain(&dev.context, handle),
           "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(dev.context), "cuCtxSetCurrent");

@@ -82,9 +82,10 @@ public:
   std::string name() const override {
     CUdevice device;
     char text[256] = {0};
-    if (cuDeviceGet(&device, 0) != CUDA_SUCCESS ||
+    int ordinal = cuda::deviceOrdinal();
+    if (cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
         cuDeviceGetName(text, sizeof(text), device) != CUDA_SUCCESS)
-      return "CUDA device 0";
+      return "CUDA device " + std::to_string(ordinal);
     return text;
   }
 

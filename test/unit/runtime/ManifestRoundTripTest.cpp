@@ -183,6 +183,8 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.device, b.device);
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.models, b.models);
+  EXPECT_EQ(a.firstModel, b.firstModel);
+  EXPECT_EQ(a.totalModels(), b.totalModels());
   expectSameParams(a.params, b.params);
   EXPECT_EQ(a.paramCount, b.paramCount);
   EXPECT_EQ(a.trainableCount, b.trainableCount);
@@ -292,6 +294,23 @@ TEST(ManifestRoundTrip, ATargetOfValues) {
   written.targetWidth = 2;
   written.classes = 0;
   expectSameManifest(written, readManifest(writeManifest(written), "r.so"));
+}
+
+TEST(ManifestRoundTrip, ASliceOfASweep) {
+  // One rank's artifact (mbtc --ranks): its models are models [3, 3 + M)
+  // of a sweep of 10.
+  Manifest slice = imageSweep();
+  slice.firstModel = 3;
+  slice.sweepModels = 10;
+  Manifest read = readManifest(writeManifest(slice), "rank.so");
+  expectSameManifest(slice, read);
+  EXPECT_TRUE(read.isSlice());
+
+  std::string text = writeManifest(slice);
+  size_t at = text.find("\"sweep_models\":10");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 18, "\"sweep_models\":2");
+  EXPECT_THROW(readManifest(text, "bad.so"), ManifestError);
 }
 
 TEST(ManifestRoundTrip, WritingTwiceGivesTheSameText) {

@@ -10,6 +10,8 @@
 
 #include "mbt/runtime/ModelStatus.h"
 
+#include "mbt/runtime/Error.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -90,6 +92,35 @@ TEST(ModelStatus, CheckpointKeepsEveryPolicysState) {
   stopped = restored.applyStopping({{1.0}, {2.0}}, 2, false, kByLoss, "", 3);
   EXPECT_THAT(modelsOf(stopped), ElementsAre(1));
   EXPECT_THAT(restored.divergedSteps(), ElementsAre(5, 0));
+}
+
+TEST(ModelStatus, RanksExchangeSlicesThatMakeTheWholeStatus) {
+  // Two ranks' statuses (models 0-2 and 3-4), exchanged as bytes and put
+  // together, decide as the whole sweep's status would: a byte format that
+  // dropped a field, or an assign at the wrong offset, changes the result.
+  ModelStatus whole(5);
+  whole.markDiverged(1, 7);
+  whole.applyStopping({{1.0}, {1.0}, {1.0}, {3.0}, {1.0}}, 1, false, kByLoss,
+                      "", 10);
+  whole.stopModel(4, 12, "stopped by the caller");
+  ModelStatus joined(5);
+  joined.assign(0, ModelStatus::fromBytes(whole.slice(0, 3).toBytes()));
+  joined.assign(3, ModelStatus::fromBytes(whole.slice(3, 2).toBytes()));
+  EXPECT_EQ(joined.toBytes(), whole.toBytes());
+  EXPECT_THAT(joined.divergedSteps(), ElementsAre(0, 7, 0, 0, 0));
+  EXPECT_THAT(joined.stoppedSteps(), ElementsAre(0, 0, 0, 0, 12));
+  EXPECT_EQ(joined.stopReasons()[4], "stopped by the caller");
+  // Early stopping's counters came along: model 3 stops at its next
+  // evaluation without a lower loss, in both.
+  auto a = whole.applyStopping({{0.9}, {1.0}, {0.9}, {3.0}, {1.0}}, 1, false,
+                               kByLoss, "", 20);
+  auto b = joined.applyStopping({{0.9}, {1.0}, {0.9}, {3.0}, {1.0}}, 1, false,
+                                kByLoss, "", 20);
+  EXPECT_THAT(modelsOf(a), ElementsAre(3));
+  EXPECT_THAT(modelsOf(b), ElementsAre(3));
+  std::string bytes = whole.toBytes();
+  EXPECT_THROW(ModelStatus::fromBytes(bytes.substr(0, bytes.size() - 1)),
+               RuntimeError);
 }
 
 } // namespace

@@ -213,6 +213,16 @@ struct Manifest {
   enum class Device { CPU, CUDA } device = Device::CPU;
   std::string model;
   int64_t models = 0; // M
+  /// A slice of a larger sweep (the models one rank of a run over several
+  /// processes trains): model i is model firstModel + i of the sweep's
+  /// sweepModels. A whole sweep: 0 and M (or 0, where a test builds the
+  /// struct). Optional in the JSON ("first_model", "sweep_models"),
+  /// written for a slice only.
+  int64_t firstModel = 0;
+  int64_t sweepModels = 0;
+  bool isSlice() const { return sweepModels > models; }
+  /// The models of the whole sweep this one is (a slice of).
+  int64_t totalModels() const { return isSlice() ? sweepModels : models; }
   std::vector<ParamSpec> params;
   int64_t paramCount = 0; // P
   /// P_t: the columns of the trainable parameters, the first of a row; the

@@ -70,6 +70,18 @@ public:
   const std::vector<int64_t> &stoppedSteps() const { return stoppedAt; }
   const std::vector<std::string> &stopReasons() const { return stopReason; }
 
+  /// How many models it tracks.
+  int64_t size() const { return static_cast<int64_t>(divergedAt.size()); }
+  /// Models [first, first + count), as a status of their own.
+  ModelStatus slice(int64_t first, int64_t count) const;
+  /// Models [first, first + part.size()) become `part`'s.
+  void assign(int64_t first, const ModelStatus &part);
+  /// The whole state as bytes, and back (what the ranks of a run over
+  /// several processes exchange). fromBytes throws RuntimeError on bytes
+  /// toBytes did not write.
+  std::string toBytes() const;
+  static ModelStatus fromBytes(const std::string &bytes);
+
   /// The checkpoint's part of this state, and back.
   void saveTo(RunCheckpoint &checkpoint) const;
   void restoreFrom(const RunCheckpoint &checkpoint);

@@ -16,6 +16,7 @@
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/ModelStatus.h"
 #include "mbt/runtime/StepRunner.h"
+#include "mbt/runtime/distributed/SweepRanks.h"
 
 #include <cstdint>
 #include <string>
@@ -49,11 +50,17 @@ public:
 
   /// The ranked leaderboard of these means (`validation` may be empty),
   /// each model with its varying arguments and hyperparameters, its seed
-  /// and `status`; under a loss scale, its scale and skipped steps read
-  /// from `steps`' buffers.
-  Leaderboard leaderboard(const Means &train, const Means &test,
-                          const Means &validation, const ModelStatus &status,
-                          const StepRunner &steps) const;
+  /// and `status`; under a loss scale, its scale and skipped steps
+  /// (`lossScales`, one per model).
+  Leaderboard
+  leaderboard(const Means &train, const Means &test, const Means &validation,
+              const ModelStatus &status,
+              const std::vector<LossScaleReading> &lossScales) const;
+
+  /// Each model's loss scale and skipped steps, read from the buffers of
+  /// `steps` (which may be on the GPU); empty without a loss scale.
+  static std::vector<LossScaleReading> readLossScales(const Manifest &manifest,
+                                                      const StepRunner &steps);
 
   /// Writes `board` as outDir/leaderboard.json and renders report.html
   /// from it and the metrics at `metricsPath`: at the end, after every

@@ -54,6 +54,10 @@ inline constexpr TrainCountFlag kTrainCountFlags[] = {
      "Also write DIR/checkpoint.mbtrun every N steps (it is always written "
      "at the end of each epoch)",
      &TrainOptions::checkpointEvery},
+    {"rank-timeout",
+     "Under torchrun: seconds a rank waits for the others before it stops "
+     "with an error naming the ranks that are gone (default 1800)",
+     &TrainOptions::rankTimeout},
 };
 
 inline constexpr TrainSwitchFlag kTrainSwitchFlags[] = {

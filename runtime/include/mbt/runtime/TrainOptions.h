@@ -20,6 +20,8 @@
 namespace mbt {
 namespace runtime {
 
+class SweepRanks;
+
 /// One evaluation of a run (TrainOptions::onEvaluation): where it is, and
 /// each model's means of the outputs ([M][K], in the manifest's order) on
 /// the test and validation splits, empty for a split the run lacks or did
@@ -51,6 +53,12 @@ struct TrainOptions {
   /// run() prints the leaderboard as JSON (leaderboard.json's text)
   /// instead of the table.
   bool reportJson = false;
+  /// Across ranks: seconds a rank waits for the others (the rendezvous, a
+  /// gather) before it stops with an error that names the lost ranks.
+  int64_t rankTimeout = 1800;
+  /// A run over several processes with the sweep's models across ranks:
+  /// this rank's place (distributed/SweepRanks.h). Null: one process.
+  std::shared_ptr<SweepRanks> ranks;
   /// For an artifact whose buffers live on a device: opens that device's
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
   /// fake.

@@ -27,6 +27,7 @@
 #include "mbt/runtime/StepRunner.h"
 #include "mbt/runtime/TorchStateDict.h"
 #include "mbt/runtime/TrainOptions.h"
+#include "mbt/runtime/distributed/SweepRanks.h"
 
 #include <functional>
 #include <iostream>
@@ -203,12 +204,29 @@ private:
   void trainEpoch(const RunContext &run, int64_t epoch, int64_t firstStep);
   void afterStepWithinEpoch(const RunContext &run, int64_t epoch, int64_t step);
   EpochMeans finishEpoch(const RunContext &run, int64_t epoch);
+  /// Whether a model of the sweep still trains (the run goes on).
+  bool sweepStillTrains() const;
   /// Whether successive halving stops models at this step.
   bool halvingDue() const;
   /// The lowest running train loss of the models that did not diverge.
   double bestRunningLoss() const;
+  /// The whole sweep's status (every rank's models'), `what` naming the
+  /// moment for the error if a rank is lost; notes whether any model of
+  /// the sweep still trains.
+  ModelStatus sweepStatus(const std::string &what);
+  /// The leaderboard of the whole sweep on these sweep-wide means.
+  Leaderboard sweepLeaderboard(const RunContext &run,
+                               const std::vector<std::vector<double>> &train,
+                               const std::vector<std::vector<double>> &test,
+                               const std::vector<std::vector<double>> &held);
+  /// The checkpoint a resumed run starts from: outDir's, or across ranks
+  /// the newest step that every rank has a checkpoint of.
+  RunCheckpoint readResumeCheckpoint();
+  /// The path of this rank's checkpoint in `dir`.
+  std::string checkpointPath(const std::string &dir) const;
   /// Applies early stopping and, when `halve`, successive halving to the
-  /// validation means `held` ([M][K]); reports each stopped model.
+  /// validation means `held` ([N][K], the whole sweep's); reports each
+  /// stopped model.
   void applyStopping(const std::vector<std::vector<double>> &held, bool halve,
                      ProgressMeter &progress);
   /// Hands an evaluation to options.onEvaluation and stops the models it
@@ -294,6 +312,12 @@ private:
   std::vector<double> lastTrainOut; // [M*K], copied since eval reuses out
   /// Which models still train: divergence and the stopping policies.
   ModelStatus status;
+  /// The sweep these models belong to: the identity in one process, the
+  /// other ranks' models across processes.
+  std::shared_ptr<SweepRanks> sweepRanks;
+  /// Whether a model of the whole sweep still trains, as of the last
+  /// gathered status (every rank sees the same).
+  bool sweepTraining = true;
   /// Models that diverged in the last train step, for run() to report.
   std::vector<int64_t> newlyDiverged;
 };

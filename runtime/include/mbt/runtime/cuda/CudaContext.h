@@ -1,7 +1,9 @@
 //===- CudaContext.h - The one GPU the CUDA runtime uses --------*- C++ -*-===//
 //
-// The CUDA side of the runtime (libmbt_runtime_cuda.so) works on device 0
-// through the CUDA driver API, in its primary context, on one stream that
+// The CUDA side of the runtime (libmbt_runtime_cuda.so) works on one device
+// (deviceOrdinal(): 0, or under torchrun the rank's LOCAL_RANK, as
+// torch.cuda.set_device(local_rank) in a PyTorch job) through the CUDA
+// driver API, in its primary context, on one stream that
 // the artifact's kernel launches (the mgpu* functions, MgpuWrappers.cpp)
 // and the cuBLAS matmuls (CudaKernels.cpp) share, so they run in program
 // order. Errors become RuntimeError with the driver's message.
@@ -28,8 +30,13 @@ void check(CUresult result, const char *what);
 /// more); never throws.
 bool deviceAvailable();
 
-/// Makes the primary context of device 0 current on this thread, creating
-/// it on first use; returns the stream every launch and matmul uses.
+/// The device this process uses: LOCAL_RANK in a launch of several ranks
+/// (WORLD_SIZE > 1), else 0. Throws RuntimeError if the host has no such
+/// device.
+int deviceOrdinal();
+
+/// Makes the primary context of deviceOrdinal() current on this thread,
+/// creating it on first use; returns the stream every launch and matmul uses.
 CUstream sharedStream();
 
 /// Waits for everything queued on the shared stream.

@@ -40,9 +40,9 @@ two_ranks() {
 best_one=""; best_two=""; share=""
 for ((i = 0; i < runs; i++)); do
   t0=$(now); one_process; t1=$(now); two_ranks; t2=$(now)
-  a=$(echo "$t1 - $t0" | bc); b=$(echo "$t2 - $t1" | bc)
-  if [ -z "$best_one" ] || (( $(echo "$a < $best_one" | bc) )); then best_one=$a; fi
-  if [ -z "$best_two" ] || (( $(echo "$b < $best_two" | bc) )); then
+  a=$(awk "BEGIN{print $t1 - $t0}"); b=$(awk "BEGIN{print $t2 - $t1}")
+  if [ -z "$best_one" ] || awk "BEGIN{exit !($a < $best_one)}"; then best_one=$a; fi
+  if [ -z "$best_two" ] || awk "BEGIN{exit !($b < $best_two)}"; then
     best_two=$b; share=$(grep -h "collectives" "$work/two.0.err" | sed 's/^mbt-run: //')
   fi
 done

@@ -123,16 +123,22 @@ def check_torchrun(args, reference, models):
     compare(reference, out, "mbtc train --nproc 2 (torchrun)", models)
 
 
+def wait_for_file(path, proc, problem):
+    """Waits until `path` exists; fails with `problem` if `proc` exits or
+    five minutes pass first."""
+    deadline = time.time() + 300
+    while not os.path.exists(path):
+        if time.time() > deadline or proc.poll() is not None:
+            fail(problem)
+        time.sleep(0.05)
+
+
 def check_killed_rank(args, reference, models):
     out = os.path.join(args.work, "killed")
     procs = launch(args, out, extra_flags=["--rank-timeout", "60"])
     # Mid-epoch: once rank 1 has written two checkpoints (steps 20, 40).
-    previous = os.path.join(out, "checkpoint.rank1-of-2.mbtrun.previous")
-    deadline = time.time() + 300
-    while not os.path.exists(previous):
-        if time.time() > deadline or procs[1].poll() is not None:
-            fail("rank 1 wrote no second checkpoint")
-        time.sleep(0.05)
+    wait_for_file(os.path.join(out, "checkpoint.rank1-of-2.mbtrun.previous"),
+                  procs[1], "rank 1 wrote no second checkpoint")
     procs[1].send_signal(signal.SIGKILL)
     killed_at = time.time()
     try:
@@ -156,12 +162,8 @@ def check_hung_rank(args):
     out = os.path.join(args.work, "hung")
     timeout = 10
     procs = launch(args, out, extra_flags=["--rank-timeout", str(timeout)])
-    first = os.path.join(out, "checkpoint.rank1-of-2.mbtrun")
-    deadline = time.time() + 300
-    while not os.path.exists(first):
-        if time.time() > deadline or procs[1].poll() is not None:
-            fail("rank 1 wrote no checkpoint")
-        time.sleep(0.05)
+    wait_for_file(os.path.join(out, "checkpoint.rank1-of-2.mbtrun"), procs[1],
+                  "rank 1 wrote no checkpoint")
     procs[1].send_signal(signal.SIGSTOP)
     stopped_at = time.time()
     try:

@@ -23,7 +23,8 @@ stopping decision made on one rank's models only, a resume that mixes
 checkpoints of two steps, a lost rank that hangs its peer.
 
 Also the bad launches: more ranks than models, a missing slice artifact, a
-rank whose peer never comes, a port in use.
+rank whose peer never comes, a rank artifact from another compile, a port
+in use.
 """
 
 import argparse
@@ -199,6 +200,27 @@ def check_bad_launches(args):
         capture_output=True, text=True, timeout=120)
     if lonely.returncode == 0 or "could not join" not in lonely.stderr:
         fail(f"rank 1 without rank 0: {lonely.stderr}")
+    # Rank 1's artifact from another compile (other seeds): both ranks say
+    # so, rather than one waiting for the other.
+    stale = os.path.join(args.work, "stale")
+    os.makedirs(stale)
+    subprocess.run([args.mbtc, args.spec, "--ranks", "2", "--set",
+                    "seed = range(10, 15)", "-o",
+                    os.path.join(stale, "other.so")], check=True)
+    for name in ["model.so", "model.rank0-of-2.so"]:
+        shutil.copy(os.path.join(args.work, name), stale)
+    shutil.copy(os.path.join(stale, "other.rank1-of-2.so"),
+                os.path.join(stale, "model.rank1-of-2.so"))
+    mixed = args.work
+    args.work = stale
+    try:
+        mismatched = finish(launch(args, os.path.join(stale, "out")),
+                            timeout=120)
+    finally:
+        args.work = mixed
+    for code, _, err in mismatched:
+        if code == 0 or "rank 1's artifact is not from the compile" not in err:
+            fail(f"a stale rank artifact: {err}")
     # A port someone else listens on: rank 0 cannot serve the store there.
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -210,7 +232,8 @@ def check_bad_launches(args):
         fail(f"rank 0 on a port in use: {busy[0][2]}")
     print("ok: bad launches: " + " | ".join(
         r.strip().splitlines()[-1] for r in
-        [too_many.stderr, missing[0][2], lonely.stderr, busy[0][2]]))
+        [too_many.stderr, missing[0][2], lonely.stderr, mismatched[0][2],
+         busy[0][2]]))
 
 
 def main():

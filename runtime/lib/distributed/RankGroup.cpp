@@ -99,6 +99,9 @@ public:
     int64_t largest = 0;
     for (int64_t size : sizes)
       largest = std::max(largest, size);
+    // Nothing to send (Gloo divides by the bytes of an all-gather).
+    if (largest == 0)
+      return std::vector<std::string>(env.worldSize);
     std::string padded = bytes;
     padded.resize(largest);
     std::string all(largest * env.worldSize, '\0');

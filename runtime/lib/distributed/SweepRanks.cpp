@@ -45,26 +45,51 @@ void appendRows(const std::string &bytes, SweepRanks::Means &rows) {
 SweepRanks::SweepRanks(const Manifest &manifest)
     : sweep(manifest), mine(manifest) {}
 
+/// Why `mine` is not rank `rank` of `ranks`'s slice of `sweep`, or "".
+static std::string sliceProblem(const Manifest &sweep, const Manifest &mine,
+                                int64_t rank, int64_t ranks) {
+  ModelSlice expected = modelSliceOf(sweep.models, ranks, rank);
+  if (sweep.isSlice() || mine.totalModels() != sweep.models ||
+      mine.firstModel != expected.first || mine.models != expected.count)
+    return fmt::format(
+        "rank {} of {} trains models [{}, {}) of the {} of the sweep, but its "
+        "artifact holds models [{}, {}) of {}: compile it with mbtc --ranks {}",
+        rank, ranks, expected.first, expected.first + expected.count,
+        sweep.models, mine.firstModel, mine.firstModel + mine.models,
+        mine.totalModels(), ranks);
+  if (mine.paramCount != sweep.paramCount || mine.model != sweep.model)
+    return fmt::format(
+        "rank {}'s artifact is not a slice of the sweep's: its model '{}' has "
+        "{} parameters, the sweep's '{}' {}",
+        rank, mine.model, mine.paramCount, sweep.model, sweep.paramCount);
+  // A slice left from another compile of the spec (other seeds or
+  // hyperparameters) would train other models than the sweep reports.
+  for (int64_t i = 0; i < mine.models; ++i) {
+    int64_t model = mine.firstModel + i;
+    if (mine.seeds[i] != sweep.seeds[model] ||
+        mine.hyperValues[i] != sweep.hyperValues[model])
+      return fmt::format(
+          "rank {}'s artifact is not from the compile of the sweep's: its "
+          "model {} (model {} of the sweep) has another seed or other "
+          "hyperparameters; compile both again with mbtc --ranks {}",
+          rank, i, model, ranks);
+  }
+  return "";
+}
+
 SweepRanks::SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
                        const Manifest &mine)
     : group(std::move(group)), sweep(sweep), mine(mine) {
-  ModelSlice expected =
-      modelSliceOf(sweep.models, this->group->size(), this->group->rank());
-  if (sweep.isSlice() || mine.totalModels() != sweep.models ||
-      mine.firstModel != expected.first || mine.models != expected.count)
-    throw RuntimeError(fmt::format(
-        "rank {} of {} trains models [{}, {}) of the {} of the sweep, but its "
-        "artifact holds models [{}, {}) of {}: compile it with mbtc --ranks {}",
-        this->group->rank(), this->group->size(), expected.first,
-        expected.first + expected.count, sweep.models, mine.firstModel,
-        mine.firstModel + mine.models, mine.totalModels(),
-        this->group->size()));
-  if (mine.paramCount != sweep.paramCount || mine.model != sweep.model)
-    throw RuntimeError(fmt::format(
-        "rank {}'s artifact is not a slice of the sweep's: its model '{}' has "
-        "{} parameters, the sweep's '{}' {}",
-        this->group->rank(), mine.model, mine.paramCount, sweep.model,
-        sweep.paramCount));
+  // Every rank learns every rank's problem, so that none waits at its
+  // first gather for a rank that gave up.
+  std::string problems;
+  for (const std::string &problem : this->group->allGather(
+           sliceProblem(sweep, mine, this->group->rank(), this->group->size()),
+           "the check of the ranks' artifacts"))
+    if (!problem.empty())
+      problems += (problems.empty() ? "" : "; ") + problem;
+  if (!problems.empty())
+    throw RuntimeError(problems);
 }
 
 std::vector<std::string> SweepRanks::allGather(const std::string &bytes,

@@ -72,6 +72,39 @@ void checkData(const Manifest &manifest, const RunRequest &request) {
   fmt::print("loaded in {:.3f} s\n", seconds);
 }
 
+/// The number of processes the run in `dir` checkpointed on (its files
+/// checkpoint.rank<r>-of-<K>.mbtrun; 1: checkpoint.mbtrun), 0 if none.
+int64_t checkpointedRanks(const std::string &dir) {
+  std::error_code error;
+  if (std::filesystem::exists(dir + "/checkpoint.mbtrun", error))
+    return 1;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    long long rank = 0, ranks = 0;
+    if (std::sscanf(name.c_str(), "checkpoint.rank%lld-of-%lld.mbtrun", &rank,
+                    &ranks) == 2)
+      return ranks;
+  }
+  return 0;
+}
+
+/// A resume on another number of processes than the run had is an error
+/// that says how many it had.
+void checkResumeRanks(const TrainOptions &options,
+                      const LaunchEnvironment &launch) {
+  if (!options.resume)
+    return;
+  int64_t had = checkpointedRanks(options.outDir);
+  if (had == 0 || had == launch.worldSize)
+    return;
+  throw RuntimeError(fmt::format(
+      "the run in '{}' was checkpointed on {} process{}, not {}: resume it "
+      "on {} (mbtc train --resume {} --nproc {}, or torchrun "
+      "--nproc-per-node {})",
+      options.outDir, had, had > 1 ? "es" : "", launch.worldSize, had,
+      options.outDir, had, had));
+}
+
 /// Under torchrun: the artifact of this rank's models, which mbtc --ranks
 /// wrote beside the whole sweep's.
 std::string rankArtifact(const RunRequest &request,
@@ -94,6 +127,7 @@ std::string rankArtifact(const RunRequest &request,
 int runArtifact(const RunRequest &request, const char *tool) noexcept {
   try {
     LaunchEnvironment launch = readLaunchEnvironment();
+    checkResumeRanks(request.train, launch);
     // Across ranks: the whole sweep's artifact (its manifest names every
     // model in the results) and this rank's.
     std::optional<Artifact> sweepArtifact;

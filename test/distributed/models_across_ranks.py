@@ -155,6 +155,14 @@ def check_killed_rank(args, reference, models):
     results = finish(launch(args, out, extra_flags=["--resume"]))
     expect_ok(results, "the resumed run")
     compare(reference, out, "two ranks, one killed, resumed", models)
+    # Its checkpoints are two ranks': a resume in one process says so.
+    alone = subprocess.run(
+        [args.mbt_run, os.path.join(args.work, "model.so"), "--out", out,
+         "--data-dir", args.data, "--resume", "--quiet"], capture_output=True,
+        text=True, timeout=120)
+    if alone.returncode == 0 or "checkpointed on 2 processes, not 1" not in \
+            alone.stderr:
+        fail(f"a two-rank run resumed in one process: {alone.stderr}")
 
 
 def check_hung_rank(args):

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -264,6 +265,22 @@ RunCheckpoint readCheckpoint(const std::string &path) {
   if (in.bad())
     throw RuntimeError("cannot read checkpoint '" + path + "'");
   return parseCheckpoint(bytes.str(), path);
+}
+
+std::string rankCheckpointFile(int64_t rank, int64_t ranks) {
+  return "checkpoint.rank" + std::to_string(rank) + "-of-" +
+         std::to_string(ranks) + ".mbtrun";
+}
+
+int64_t ranksOfCheckpointFile(const std::string &name) {
+  long long rank = 0, ranks = 0;
+  int end = 0;
+  if (std::sscanf(name.c_str(), "checkpoint.rank%lld-of-%lld.mbtrun%n", &rank,
+                  &ranks, &end) != 2 ||
+      static_cast<size_t>(end) != name.size() ||
+      name != rankCheckpointFile(rank, ranks))
+    return 0;
+  return ranks;
 }
 
 } // namespace runtime

@@ -3,6 +3,7 @@
 
 #include "mbt/common/ModelSlices.h"
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Checkpoint.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/FileUtil.h"
 #include "mbt/runtime/Fortunes.h"
@@ -76,15 +77,11 @@ void checkData(const Manifest &manifest, const RunRequest &request) {
 /// checkpoint.rank<r>-of-<K>.mbtrun; 1: checkpoint.mbtrun), 0 if none.
 int64_t checkpointedRanks(const std::string &dir) {
   std::error_code error;
-  if (std::filesystem::exists(dir + "/checkpoint.mbtrun", error))
+  if (std::filesystem::exists(dir + "/" + kCheckpointFile, error))
     return 1;
-  for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
-    std::string name = entry.path().filename().string();
-    long long rank = 0, ranks = 0;
-    if (std::sscanf(name.c_str(), "checkpoint.rank%lld-of-%lld.mbtrun", &rank,
-                    &ranks) == 2)
+  for (const auto &entry : std::filesystem::directory_iterator(dir, error))
+    if (int64_t ranks = ranksOfCheckpointFile(entry.path().filename().string()))
       return ranks;
-  }
   return 0;
 }
 

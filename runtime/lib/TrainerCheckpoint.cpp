@@ -115,8 +115,8 @@ void Trainer::restore(const RunCheckpoint &c) {
 std::string Trainer::checkpointPath(const std::string &dir) const {
   if (!sweepRanks->distributed())
     return dir + "/" + kCheckpointFile;
-  return fmt::format("{}/checkpoint.rank{}-of-{}.mbtrun", dir,
-                     sweepRanks->rank(), sweepRanks->ranks());
+  return dir + "/" +
+         rankCheckpointFile(sweepRanks->rank(), sweepRanks->ranks());
 }
 
 void Trainer::writeCheckpoint(const std::string &metricsPath) const {

@@ -134,24 +134,33 @@ def wait_for_file(path, proc, problem):
         time.sleep(0.05)
 
 
+def expect_rank_1_lost(procs, sig, patience, what):
+    """Sends `sig` to rank 1; rank 0 must exit non-zero within `patience`
+    seconds with an error naming rank 1. Returns rank 0's stderr."""
+    procs[1].send_signal(sig)
+    sent_at = time.time()
+    try:
+        code, _, err = finish(procs[:1], timeout=patience)[0]
+    except subprocess.TimeoutExpired:
+        fail(f"rank 0 still waits {patience} s after rank 1 {what}")
+    finally:
+        procs[1].send_signal(signal.SIGKILL)
+        procs[1].wait()
+    if code == 0 or "lost rank 1" not in err:
+        fail(f"rank 0 after rank 1 {what}: exit {code}, stderr:\n{err}")
+    print(f"ok: rank 0 stopped {time.time() - sent_at:.1f} s after rank 1 "
+          f"{what}")
+    return err
+
+
 def check_killed_rank(args, reference, models):
     out = os.path.join(args.work, "killed")
     procs = launch(args, out, extra_flags=["--rank-timeout", "60"])
     # Mid-epoch: once rank 1 has written two checkpoints (steps 20, 40).
     wait_for_file(os.path.join(out, "checkpoint.rank1-of-2.mbtrun.previous"),
                   procs[1], "rank 1 wrote no second checkpoint")
-    procs[1].send_signal(signal.SIGKILL)
-    killed_at = time.time()
-    try:
-        code, _, err = finish(procs[:1], timeout=120)[0]
-    except subprocess.TimeoutExpired:
-        fail("rank 0 hangs after rank 1 was killed")
-    procs[1].wait()
-    waited = time.time() - killed_at
-    if code == 0 or "lost rank 1" not in err:
-        fail(f"rank 0 after rank 1's death: exit {code}, stderr:\n{err}")
-    print(f"ok: rank 0 stopped {waited:.1f} s after rank 1 was killed: "
-          f"{err.strip().splitlines()[-1]}")
+    err = expect_rank_1_lost(procs, signal.SIGKILL, 120, "was killed")
+    print(f"    {err.strip().splitlines()[-1]}")
     results = finish(launch(args, out, extra_flags=["--resume"]))
     expect_ok(results, "the resumed run")
     compare(reference, out, "two ranks, one killed, resumed", models)
@@ -173,20 +182,8 @@ def check_hung_rank(args):
     procs = launch(args, out, extra_flags=["--rank-timeout", str(timeout)])
     wait_for_file(os.path.join(out, "checkpoint.rank1-of-2.mbtrun"), procs[1],
                   "rank 1 wrote no checkpoint")
-    procs[1].send_signal(signal.SIGSTOP)
-    stopped_at = time.time()
-    try:
-        code, _, err = finish(procs[:1], timeout=timeout + 60)[0]
-    except subprocess.TimeoutExpired:
-        fail(f"rank 0 still waits {timeout + 60} s after rank 1 hung")
-    finally:
-        procs[1].send_signal(signal.SIGKILL)
-        procs[1].wait()
-    waited = time.time() - stopped_at
-    if code == 0 or "lost rank 1" not in err:
-        fail(f"rank 0 after rank 1 hung: exit {code}, stderr:\n{err}")
-    print(f"ok: rank 0 stopped {waited:.1f} s after rank 1 hung "
-          f"(--rank-timeout {timeout})")
+    expect_rank_1_lost(procs, signal.SIGSTOP, timeout + 60,
+                       f"hung (--rank-timeout {timeout})")
 
 
 def check_bad_launches(args):

@@ -211,4 +211,15 @@ TEST_F(TrainerCheckpointTest, ResumeWithoutCheckpointSaysSo) {
                         "/checkpoint.mbtrun'"));
 }
 
+TEST(Checkpoint, RankFileNamesTellTheirNumberOfRanks) {
+  EXPECT_EQ(rankCheckpointFile(1, 4), "checkpoint.rank1-of-4.mbtrun");
+  EXPECT_EQ(ranksOfCheckpointFile(rankCheckpointFile(1, 4)), 4);
+  EXPECT_EQ(ranksOfCheckpointFile(rankCheckpointFile(0, 16)), 16);
+  // The one before it, the one-process checkpoint, and near misses.
+  EXPECT_EQ(ranksOfCheckpointFile("checkpoint.rank1-of-4.mbtrun.previous"), 0);
+  EXPECT_EQ(ranksOfCheckpointFile(kCheckpointFile), 0);
+  EXPECT_EQ(ranksOfCheckpointFile("checkpoint.rank01-of-4.mbtrun"), 0);
+  EXPECT_EQ(ranksOfCheckpointFile("checkpoint.rank1-of-4.mbtru"), 0);
+}
+
 } // namespace

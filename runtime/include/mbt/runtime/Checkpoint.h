@@ -55,6 +55,12 @@ struct RunCheckpoint {
 /// The file name inside a results directory.
 constexpr const char *kCheckpointFile = "checkpoint.mbtrun";
 
+/// Rank `rank` of a run over `ranks` processes keeps its checkpoint in
+/// checkpoint.rank<r>-of-<K>.mbtrun (docs/distributed.md); K is read back
+/// from such a name, 0 from any other.
+std::string rankCheckpointFile(int64_t rank, int64_t ranks);
+int64_t ranksOfCheckpointFile(const std::string &name);
+
 /// FNV-1a (64 bits) of the manifest's JSON text.
 uint64_t manifestDigest(const std::string &manifestJson);
 

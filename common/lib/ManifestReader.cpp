@@ -533,6 +533,11 @@ void parseHeader(const Reader &r, const json &root, Manifest &m) {
   m.models = r.integer(r.field(root, "models", ""), "models");
   if (m.models < 1)
     r.fail("models", "must be at least 1, got " + std::to_string(m.models));
+  if (root.contains("grad_step")) {
+    if (!root["grad_step"].is_boolean())
+      r.fail("grad_step", "must be true or false");
+    m.gradStep = root["grad_step"].get<bool>();
+  }
   m.sweepModels = m.models;
   if (root.contains("sweep_models")) {
     m.sweepModels = r.integer(root["sweep_models"], "sweep_models");

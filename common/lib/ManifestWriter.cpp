@@ -187,6 +187,8 @@ std::string writeManifest(const Manifest &m) {
     root["precision"] = m.precision;
   if (!m.rankBy.empty())
     root["rank_by"] = m.rankBy;
+  if (m.gradStep)
+    root["grad_step"] = true;
   if (m.isSlice()) {
     root["first_model"] = m.firstModel;
     root["sweep_models"] = m.sweepModels;

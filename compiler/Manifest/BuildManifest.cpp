@@ -357,6 +357,7 @@ FailureOr<std::string> buildManifest(ModuleOp module, StringRef device) {
   m.model = modelName ? modelName.getValue().str() : "model";
   m.models = static_cast<int64_t>(sweep.getModels());
   m.firstModel = static_cast<int64_t>(sweep.getFirstModel());
+  m.gradStep = static_cast<bool>(module.lookupSymbol("mbt_grad_step"));
   m.sweepModels = sweep.getSweepModels()
                       ? static_cast<int64_t>(*sweep.getSweepModels())
                       : m.models;

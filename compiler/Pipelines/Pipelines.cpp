@@ -48,8 +48,10 @@ void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTBatchModels());
 }
 
-void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm) {
-  pm.addPass(createMBTFuseOptimizer());
+void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,
+                                            const LoweringOptions &opts) {
+  pm.addPass(createMBTFuseOptimizer(
+      MBTFuseOptimizerOptions{/*gradStep=*/opts.gradStep}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -178,7 +180,7 @@ void mlir::mbt::buildPipeline(OpPassManager &pm, Stage from, Stage to,
       buildGradToBatchedPipeline(pm);
       break;
     case Stage::Batched:
-      buildBatchedToFusedPipeline(pm);
+      buildBatchedToFusedPipeline(pm, opts);
       break;
     case Stage::Fused:
       buildFusedToLinalgPipeline(pm, opts);

@@ -29,7 +29,7 @@ enum class Stage { MBT, Grad, Batched, Fused, Linalg, LLVMDialect };
 StringRef stageName(Stage stage);
 
 /// How the pipeline generates code: the options of the pipelines that
-/// reach the linalg and LLVM-dialect stages, and of mbtc.
+/// reach the fused, linalg and LLVM-dialect stages, and of mbtc.
 struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
   Option<bool> useBlas{*this, "blas",
                        llvm::cl::desc("Call the runtime's BLAS for matmuls "
@@ -82,6 +82,11 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Report the lowering's decisions as remarks: each "
                      "matmul's BLAS call and each step's workspace plan"),
       llvm::cl::init(false)};
+  Option<bool> gradStep{
+      *this, "grad-step",
+      llvm::cl::desc("Also build @mbt_grad_step, the train step up to the "
+                     "gradients, for a run with its data across ranks"),
+      llvm::cl::init(false)};
 };
 
 /// mbt -> grad: mixed precision (mbt-autocast), then the train step's
@@ -90,7 +95,8 @@ void buildMBTToGradPipeline(OpPassManager &pm);
 /// grad -> batched: every model of the sweep in one module (mbt-batch-models).
 void buildGradToBatchedPipeline(OpPassManager &pm);
 /// batched -> fused: every model's optimizer update in one op.
-void buildBatchedToFusedPipeline(OpPassManager &pm);
+void buildBatchedToFusedPipeline(OpPassManager &pm,
+                                 const LoweringOptions &opts);
 /// fused -> linalg on tensors. For the cuda target, each fused optimizer
 /// update becomes a single loop nest (one kernel).
 void buildFusedToLinalgPipeline(OpPassManager &pm, const LoweringOptions &opts);

@@ -152,6 +152,11 @@ Artifact Artifact::load(const std::string &path) {
     throw RuntimeError("artifact '" + path + "' returned a null manifest");
   artifact.rawManifest = json;
   artifact.parsedManifest = parseManifest(artifact.rawManifest, path);
+  if (artifact.parsedManifest.gradStep) {
+    artifact.gradFn = lookup<void *>(artifact.handle, path, kGradStepSymbol);
+    artifact.gradWorkspaceFn =
+        lookup<void *>(artifact.handle, path, kGradStepWorkspaceSymbol);
+  }
   return artifact;
 }
 
@@ -185,6 +190,14 @@ void Artifact::checkTargetRank(int rank, const char *entry) const {
         libraryPath, expected, entry, rank));
 }
 
+void Artifact::checkGradStep() const {
+  if (!gradFn)
+    throw RuntimeError(fmt::format(
+        "artifact '{}' has no mbt_grad_step, which a run with its data across "
+        "ranks calls: compile the spec with mbtc --distribute=data",
+        libraryPath));
+}
+
 Artifact::~Artifact() { close(); }
 
 Artifact::Artifact(Artifact &&other) noexcept { *this = std::move(other); }
@@ -200,6 +213,8 @@ Artifact &Artifact::operator=(Artifact &&other) noexcept {
     trainWorkspaceFn = std::exchange(other.trainWorkspaceFn, nullptr);
     evalWorkspaceFn = std::exchange(other.evalWorkspaceFn, nullptr);
     optimizerWorkspaceFn = std::exchange(other.optimizerWorkspaceFn, nullptr);
+    gradFn = std::exchange(other.gradFn, nullptr);
+    gradWorkspaceFn = std::exchange(other.gradWorkspaceFn, nullptr);
     rawManifest = std::move(other.rawManifest);
     parsedManifest = std::move(other.parsedManifest);
   }

@@ -114,10 +114,29 @@ std::string rankArtifact(const RunRequest &request,
   if (!std::filesystem::exists(path))
     throw RuntimeError(fmt::format(
         "rank {} of {} trains its share of the models with '{}', which does "
-        "not exist: compile the spec with mbtc --ranks {} -o {}",
+        "not exist: compile the spec with mbtc --ranks {} -o {} (or, to "
+        "spread each step's samples instead, compile it with mbtc "
+        "--distribute=data and run with --distribute=data)",
         launch.rank, launch.worldSize, path, launch.worldSize,
         request.artifact));
   return path;
+}
+
+/// The places of this rank and the others: its slice of the models (its
+/// own artifact beside the whole sweep's), or every model on a share of
+/// the data (the sweep's artifact itself).
+std::shared_ptr<SweepRanks> joinSweep(const TrainOptions &options,
+                                      const LaunchEnvironment &launch,
+                                      const Artifact &sweep,
+                                      const Artifact &mine) {
+  if (options.rankTimeout < 1)
+    throw RuntimeError("--rank-timeout must be at least 1 second");
+  std::shared_ptr<RankGroup> group =
+      joinRankGroup(launch, std::chrono::seconds(options.rankTimeout));
+  if (options.distribute == TrainOptions::Distribute::Data)
+    return std::make_shared<SweepRanks>(group, sweep.manifest(),
+                                        SweepRanks::DataAcrossRanks{});
+  return std::make_shared<SweepRanks>(group, sweep.manifest(), mine.manifest());
 }
 } // namespace
 
@@ -125,24 +144,22 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
   try {
     LaunchEnvironment launch = readLaunchEnvironment();
     checkResumeRanks(request.train, launch);
-    // Across ranks: the whole sweep's artifact (its manifest names every
-    // model in the results) and this rank's.
+    // Across ranks of models: the whole sweep's artifact (its manifest
+    // names every model in the results) and this rank's.
+    bool modelSlices =
+        launch.distributed() &&
+        request.train.distribute == TrainOptions::Distribute::Models;
     std::optional<Artifact> sweepArtifact;
-    if (launch.distributed())
+    if (modelSlices)
       sweepArtifact.emplace(Artifact::load(request.artifact));
-    Artifact artifact =
-        Artifact::load(launch.distributed() ? rankArtifact(request, launch)
-                                            : request.artifact);
+    Artifact artifact = Artifact::load(
+        modelSlices ? rankArtifact(request, launch) : request.artifact);
     const Manifest &manifest = artifact.manifest();
     TrainOptions options = request.train;
     options.quiet = options.quiet || options.reportJson;
-    if (launch.distributed()) {
-      if (options.rankTimeout < 1)
-        throw RuntimeError("--rank-timeout must be at least 1 second");
-      options.ranks = std::make_shared<SweepRanks>(
-          joinRankGroup(launch, std::chrono::seconds(options.rankTimeout)),
-          sweepArtifact->manifest(), manifest);
-    }
+    if (launch.distributed())
+      options.ranks = joinSweep(
+          options, launch, sweepArtifact ? *sweepArtifact : artifact, artifact);
     bool leader = !options.ranks || options.ranks->leader();
     if (options.resume && !options.initFile.empty())
       throw RuntimeError("--init starts the models from a file and --resume "
@@ -192,13 +209,14 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
                            std::chrono::steady_clock::now() - start)
                            .count();
       double samples = double(trainer->samplesTrained() - samplesBefore);
-      std::printf("models %lld  batch %.1f  steps %lld  seconds %.3f  "
-                  "ms/step %.3f  samples/s %.1f  model-samples/s %.1f\n",
-                  (long long)manifest.models,
-                  samples / double(request.benchSteps),
-                  (long long)request.benchSteps, seconds,
-                  1e3 * seconds / request.benchSteps, samples / seconds,
-                  samples * manifest.models / seconds);
+      if (leader)
+        std::printf("models %lld  batch %.1f  steps %lld  seconds %.3f  "
+                    "ms/step %.3f  samples/s %.1f  model-samples/s %.1f\n",
+                    (long long)manifest.models,
+                    samples / double(request.benchSteps),
+                    (long long)request.benchSteps, seconds,
+                    1e3 * seconds / request.benchSteps, samples / seconds,
+                    samples * manifest.models / seconds);
       return 0;
     }
     makeTrainer();
@@ -211,7 +229,9 @@ int runArtifact(const RunRequest &request, const char *tool) noexcept {
       std::cerr << tool << ": " << (options.resume ? "resuming " : "")
                 << sweep.models << " models of '" << sweep.model << "'"
                 << (launch.distributed()
-                        ? fmt::format(" on {} ranks", launch.worldSize)
+                        ? fmt::format(" on {} ranks ({} across them)",
+                                      launch.worldSize,
+                                      modelSlices ? "models" : "data")
                         : std::string())
                 << ", " << trainCount << " training samples, results in "
                 << options.outDir << "\n";

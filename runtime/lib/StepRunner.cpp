@@ -369,6 +369,38 @@ void StepRunner::issueTrainStep(int64_t b) {
 }
 
 template <typename T, typename X, int YRank>
+void StepRunner::callGradStep(int64_t b) {
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto grads = makeDenseMemRef<T, 2>(gradsBuf.as<T>(), {m, pt});
+  auto x = xFor<T, X>(b);
+  auto y = yFor<YRank>(b);
+  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  workspace.reserve(artifact.gradStepWorkspace<T, X, YRank>()(
+      &params, &buffers, &step, &grads, &x, &y, &out));
+  auto ws = stepWorkspace();
+  bool anyIdle = false;
+  for (int64_t model = 0; model < m; ++model)
+    anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
+  IdleModelsGuard guard(anyIdle ? idleModels.data() : nullptr, m);
+  artifact.gradStep<T, X, YRank>()(&params, &buffers, &step, &grads, &x, &y,
+                                   &out, &ws);
+}
+
+template <typename T> void StepRunner::callOptimizerStep() {
+  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
+  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, pt});
+  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
+  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
+  auto grads = makeDenseMemRef<T, 2>(gradsBuf.as<T>(), {m, pt});
+  workspace.reserve(artifact.optimizerStepWorkspace<T>()(
+      &params, &state, &hyper, &step, &grads));
+  auto ws = stepWorkspace();
+  artifact.optimizerStep<T>()(&params, &state, &hyper, &step, &grads, &ws);
+}
+
+template <typename T, typename X, int YRank>
 void StepRunner::callEvalStep(int64_t b) {
   if (device)
     uploadStepInputs(b, /*train=*/false);
@@ -425,6 +457,28 @@ void StepRunner::trainStep(int64_t b) {
     callTrainStep<typename S::Float, typename S::Input, S::yRank>(b);
   });
   checkKernels("train_step");
+}
+
+void StepRunner::gradStep(int64_t b) {
+  if (device)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' runs on a GPU, where a run with its data across "
+                       "ranks does not go yet: compile it for the CPU, or "
+                       "spread the models across the ranks");
+  grads(); // allocated
+  withStepTypes(dtype(), tokens, nextTokens, valueTargets, [&](auto types) {
+    using S = decltype(types);
+    callGradStep<typename S::Float, typename S::Input, S::yRank>(b);
+  });
+  checkKernels("grad_step");
+}
+
+void StepRunner::optimizerStep() {
+  if (dtype() == DType::F64)
+    callOptimizerStep<double>();
+  else
+    callOptimizerStep<float>();
+  checkKernels("optimizer_step");
 }
 
 void StepRunner::evalStep(int64_t b) {

@@ -77,11 +77,11 @@ Leaderboard Trainer::run() {
   sweepStatus("the start of the run");
   // The run ends early when no model trains any more (all stopped or
   // diverged): the rest of the epochs would change nothing.
-  for (int64_t epoch = firstEpoch; epoch <= epochs && sweepStillTrains();
-       ++epoch) {
+  for (int64_t epoch = firstEpoch;
+       epoch <= epochs && sweepStillTrains() && !stepLimitReached(); ++epoch) {
     trainEpoch(run, epoch, epoch == firstEpoch ? firstStep : 1);
     means = finishEpoch(run, epoch);
-    if (epoch < epochs)
+    if (epoch < epochs && !stepLimitReached())
       stopIfInterrupted(run);
   }
   if (means.test.empty()) { // no epoch trained here: still report the models
@@ -124,6 +124,10 @@ bool Trainer::sweepStillTrains() const {
   return sweepRanks->distributed() ? sweepTraining : status.anyTraining();
 }
 
+bool Trainer::stepLimitReached() const {
+  return options.maxSteps > 0 && stepCount >= options.maxSteps;
+}
+
 bool Trainer::halvingDue() const {
   return options.halveEvery > 0 && stepCount % options.halveEvery == 0;
 }
@@ -145,13 +149,15 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
       break;
     }
     trainNextBatch();
+    // --max-steps ends the epoch, and the run, here.
+    bool last = step == steps || stepLimitReached();
     for (int64_t model : newlyDiverged)
       run.progress.note(fmt::format(
           "mbt: warning: model {} diverged at step {} (its loss or gradients "
           "are not finite); it is frozen at its parameters of the step "
           "before, and the other models go on",
           sweepRanks->firstModel() + model, stepCount));
-    if (step < steps) {
+    if (!last) {
       afterStepWithinEpoch(run, epoch, step);
       stopIfInterrupted(run);
     }
@@ -169,7 +175,9 @@ void Trainer::trainEpoch(const RunContext &run, int64_t epoch,
             ? static_cast<double>(totalSamples - samplesBefore) / seconds
             : 0.0;
     sample.models = sweepRanks->sweepManifest().models;
-    run.progress.update(sample, step == steps);
+    run.progress.update(sample, last);
+    if (last)
+      break;
   }
 }
 

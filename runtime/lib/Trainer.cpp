@@ -211,25 +211,30 @@ void Trainer::startEpochIfDue() {
 void Trainer::trainNextBatch() {
   startEpochIfDue();
   int64_t b = epochBatches->batchLength(batchIndex);
+  // Across ranks of data, this rank loads its share of the step.
+  ModelSlice share = sweepRanks->shareOf(b);
+  const int64_t *positions = epochBatches->batch(batchIndex) + share.first;
+  int64_t n = share.count;
   if (trainSeq) {
-    loadTokenBatch(*trainSeq, epochBatches->batch(batchIndex), b,
+    loadTokenBatch(*trainSeq, positions, n,
                    epochBatches->batchWidth(batchIndex));
   } else if (manifest.data.augments()) {
-    loadAugmentedBatch(*trainData, epochBatches->batch(batchIndex), b,
-                       batchIndex * batch);
+    loadAugmentedBatch(*trainData, positions, n,
+                       batchIndex * batch + share.first);
   } else if (routing.shared()) {
     // Positions are samples, unless a validation split was carved out.
-    const int64_t *positions = epochBatches->batch(batchIndex);
-    for (int64_t j = 0; j < b; ++j)
+    for (int64_t j = 0; j < n; ++j)
       batchSamples[j] = routing.sharedSample(positions[j]);
-    loadBatch(*trainData, batchSamples.data(), b);
+    loadBatch(*trainData, batchSamples.data(), n);
   } else
-    loadRoutedBatch(*trainData, epochBatches->batch(batchIndex), b,
-                    [&](int64_t model, int64_t pos) {
-                      return routing.trainSample(model, pos);
-                    });
+    loadRoutedBatch(*trainData, positions, n, [&](int64_t model, int64_t pos) {
+      return routing.trainSample(model, pos);
+    });
   ++batchIndex;
-  trainOnLoadedBatch(b);
+  if (sweepRanks->sharesData())
+    trainOnShare(n, b);
+  else
+    trainOnLoadedBatch(b);
 }
 
 void Trainer::runSteps(int64_t n) {
@@ -239,13 +244,16 @@ void Trainer::runSteps(int64_t n) {
 
 std::vector<std::vector<double>> Trainer::evaluateBatches(
     const EpochBatches &plan,
-    const std::function<void(const int64_t *, int64_t)> &load) {
-  std::vector<double> sums(m * k, 0.0), row(k);
-  int64_t n = 0;
-  for (int64_t step = 0; step < plan.numBatches(); ++step) {
+    const std::function<void(int64_t, const int64_t *, int64_t)> &load) {
+  // The weight of the samples seen last, after the sums.
+  std::vector<double> sums(m * k + 1, 0.0), row(k);
+  bool shared = sweepRanks->sharesData();
+  int64_t first = shared ? sweepRanks->rank() : 0;
+  int64_t stride = shared ? sweepRanks->ranks() : 1;
+  for (int64_t step = first; step < plan.numBatches(); step += stride) {
     int64_t b = plan.batchLength(step);
-    load(plan.batch(step), b);
-    n += loadedWeight;
+    load(step, plan.batch(step), b);
+    sums[m * k] += static_cast<double>(loadedWeight);
     steps->evalStep(b);
     for (int64_t model = 0; model < m; ++model) {
       for (int64_t col = 0; col < k; ++col)
@@ -255,6 +263,10 @@ std::vector<std::vector<double>> Trainer::evaluateBatches(
         sums[model * k + col] += row[col] * static_cast<double>(loadedWeight);
     }
   }
+  if (shared)
+    sweepRanks->sumAcrossRanks(sums.data(), sums.size(), "an evaluation");
+  auto n = static_cast<int64_t>(sums[m * k]);
+  sums.pop_back();
   return reportMeans(sums, n);
 }
 
@@ -288,16 +300,17 @@ std::vector<std::vector<double>> Trainer::evaluate(const Dataset &data) {
         "artifact '{}' takes token ids; it cannot evaluate data set '{}'",
         artifact.path(), data.name));
   checkData(data, manifest, artifact.path());
-  return evaluateBatches(
-      inOrder(data.count, batch),
-      [&](const int64_t *indices, int64_t b) { loadBatch(data, indices, b); });
+  return evaluateBatches(inOrder(data.count, batch),
+                         [&](int64_t, const int64_t *indices, int64_t b) {
+                           loadBatch(data, indices, b);
+                         });
 }
 
 std::vector<std::vector<double>> Trainer::evaluateValidation() {
   if (!routing.hasValidation())
     return {};
   return evaluateBatches(inOrder(routing.validationSize(), batch),
-                         [&](const int64_t *positions, int64_t b) {
+                         [&](int64_t, const int64_t *positions, int64_t b) {
                            loadRoutedBatch(*trainData, positions, b,
                                            [&](int64_t model, int64_t pos) {
                                              return routing.validationSample(

@@ -128,8 +128,8 @@ void Trainer::writeCheckpoint(const std::string &metricsPath) const {
     // keeps its checkpoint before this one: a rank killed before it wrote
     // step S leaves the others' step S and its own before, and a resume
     // takes the newest step every rank has (readResumeCheckpoint).
-    sweepRanks->gather(status,
-                       fmt::format("the checkpoint of step {}", stepCount));
+    sweepRanks->allGather(std::string(),
+                          fmt::format("the checkpoint of step {}", stepCount));
     if (std::filesystem::exists(path))
       std::filesystem::rename(path, path + ".previous");
   }
@@ -212,7 +212,7 @@ std::vector<NamedTensor> Trainer::modelStateDict(int64_t model) const {
 }
 
 void Trainer::writeStateDicts() const {
-  if (options.outDir.empty())
+  if (options.outDir.empty() || !sweepRanks->writesModels())
     return;
   std::string dir = options.outDir + "/models";
   createDirectories(dir);

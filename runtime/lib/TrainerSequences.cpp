@@ -226,10 +226,10 @@ Trainer::planEvaluation(const SequenceDataset &data) const {
 std::vector<std::vector<double>>
 Trainer::evaluatePlanned(const SequenceDataset &data,
                          const EpochBatches &plan) {
-  int64_t step = 0; // evaluateBatches loads the steps in order
-  return evaluateBatches(plan, [&](const int64_t *indices, int64_t b) {
-    loadTokenBatch(data, indices, b, plan.batchWidth(step++));
-  });
+  return evaluateBatches(
+      plan, [&](int64_t step, const int64_t *indices, int64_t b) {
+        loadTokenBatch(data, indices, b, plan.batchWidth(step));
+      });
 }
 
 } // namespace runtime

@@ -60,6 +60,14 @@ void addOptions(CLI::App &app, RunRequest &request) {
                     flag.help);
   for (const TrainSwitchFlag &flag : kTrainSwitchFlags)
     app.add_flag(std::string("--") + flag.name, train.*flag.field, flag.help);
+  app.add_option_function<std::string>(
+         std::string("--") + kDistributeFlag,
+         [&train](const std::string &word) {
+           parseDistribute(word, train.distribute);
+         },
+         kDistributeHelp)
+      ->check(CLI::IsMember({"models", "data"}))
+      ->type_name("MODE");
   app.add_option("--steps", request.stepsFile,
                  "Token sequences: train every epoch on this plan of steps "
                  "(JSONL, as mbt-data batch --steps-out writes) instead of "
@@ -76,8 +84,10 @@ int main(int argc, char **argv) {
                "mbt-run");
   addOptions(app, request);
   app.footer("Under torchrun (WORLD_SIZE > 1) each rank trains its slice of "
-             "the models with ARTIFACT.rank<r>-of-<K>.so (mbtc --ranks K) and "
-             "rank 0 writes the results: docs/distributed.md");
+             "the models with ARTIFACT.rank<r>-of-<K>.so (mbtc --ranks K), or "
+             "with --distribute=data every model on its share of each step's "
+             "samples (mbtc --distribute=data); rank 0 writes the results: "
+             "docs/distributed.md");
   if (std::optional<int> status =
           tools::parseCommandLine(app, argc, argv, "mbt-run"))
     return *status;

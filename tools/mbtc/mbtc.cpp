@@ -152,6 +152,18 @@ static cl::opt<int64_t> ranks(
              "split over K processes (DIR/model.rank<r>-of-<K>.so beside "
              "DIR/model.so; docs/distributed.md)"),
     cl::value_desc("K"), cl::init(1), cl::cat(category));
+using Distribute = ::mbt::runtime::TrainOptions::Distribute;
+static cl::opt<Distribute> distribute(
+    StringRef(::mbt::runtime::kDistributeFlag),
+    cl::desc("What the ranks of a run over several processes split: the "
+             "models (with --ranks K or --nproc K) or each step's samples "
+             "(the artifact gains mbt_grad_step; docs/distributed.md)"),
+    cl::values(clEnumValN(Distribute::Models, "models",
+                          "each rank trains a slice of the models (default)"),
+               clEnumValN(Distribute::Data, "data",
+                          "each rank trains every model on its share of "
+                          "each step's samples")),
+    cl::init(Distribute::Models), cl::cat(category));
 static cl::opt<bool> splitInput(
     "split-input-file",
     cl::desc("Treat each chunk between '# -----' lines as its own input"),
@@ -261,6 +273,7 @@ static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
   codegen.target = target == Target::CUDA ? "cuda" : "cpu";
   codegen.cudaChip = cudaChip.getValue();
   codegen.cudaFormat = emit == Emit::PTX ? "isa" : "fatbin";
+  codegen.gradStep = distribute == Distribute::Data;
 }
 
 /// The pipeline stage that `emit` prints or starts from (the LLVM
@@ -377,6 +390,12 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 }
 
 static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
+  if (ranks > 1 && distribute == Distribute::Data) {
+    llvm::errs() << "mbtc: error: --ranks splits the models over the ranks, "
+                    "--distribute=data gives every rank every model: give "
+                    "one of them\n";
+    return 1;
+  }
   bool printStage = emit != Emit::Artifact;
   std::string error;
   auto input = openInputFile(inputFile, &error);
@@ -435,6 +454,8 @@ static int trainOnRanks(StringRef library, StringRef dir, bool resume) {
   std::vector<std::string> args{library.str(), "--out", dir.str()};
   if (resume)
     args.push_back("--resume");
+  args.insert(args.end(), {std::string("--") + ::mbt::runtime::kDistributeFlag,
+                           ::mbt::runtime::distributeName(distribute)});
   if (!dataDir.empty())
     args.insert(args.end(), {"--data-dir", dataDir});
   if (!initFile.empty())
@@ -499,7 +520,9 @@ static int trainMain(MLIRContext &ctx) {
     llvm::errs() << "mbtc: error: --nproc takes K >= 1, got " << nproc << "\n";
     return 1;
   }
-  if (nproc > 1)
+  // Across ranks, the models are split by the compile (a slice each);
+  // the data, by the run (every rank has every model).
+  if (nproc > 1 && distribute == Distribute::Models)
     ranks.setValue(nproc);
   if (int status = compileMain(library, ctx))
     return status;
@@ -510,7 +533,7 @@ static int trainMain(MLIRContext &ctx) {
   request->train.outDir = dir;
   if (!request->train.quiet && !request->train.reportJson)
     llvm::errs() << "mbtc: compiled " << inputFile << " to " << library
-                 << (nproc > 1 ? " and its " + std::to_string(nproc) +
+                 << (ranks > 1 ? " and its " + std::to_string(nproc) +
                                      " ranks' slices"
                                : std::string())
                  << " in " << llvm::format("%.2f", seconds) << " s\n";

@@ -17,7 +17,7 @@ func::FuncOp mlir::mbt::buildEntryPoint(
     ArrayRef<ParamSlot> slots, int64_t numModels, Type element,
     bool paramsWritable, ArrayRef<std::pair<Type, bool>> extraArgs,
     function_ref<void(IRMapping &, Block *)> mapExtra,
-    function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
+    function_ref<SmallVector<ResultInto>(IRMapping &, Block *, func::ReturnOp)>
         finish) {
   Location loc = source.getLoc();
   int64_t numParams = static_cast<int64_t>(slots.size());
@@ -95,26 +95,24 @@ func::FuncOp mlir::mbt::buildEntryPoint(
   for (Operation &op : source.getBody().front().without_terminator())
     b.clone(op, mapping);
 
-  SmallVector<Value> results = finish(mapping, entry, ret);
+  SmallVector<ResultInto> written = finish(mapping, entry, ret);
   Value out = entry->getArgument(nargs - 1);
   for (unsigned j = firstOutput; j < numOutputs; ++j) {
     Value metric = mapping.lookup(ret.getOperand(j)); // [M]
     Value column = layout.flatten(loc, metric, 1);
     out = layout.insertColumns(loc, column, out, j - firstOutput, 1);
   }
-  results.push_back(out);
-  // Each result is written into the argument the ABI says holds it (the
-  // first results into the first arguments, `out` into the last). Going
+  written.push_back({out, nargs - 1});
+  // Each result is written into the argument the ABI says holds it. Going
   // through materialize_in_destination makes every result equivalent to its
   // argument, so bufferization drops the results and the entry point
   // updates the caller's buffers in place, copying only where it must.
-  for (size_t i = 0; i < results.size(); ++i) {
-    Value dest = i + 1 == results.size() ? entry->getArgument(nargs - 1)
-                                         : entry->getArgument(i);
-    results[i] = b.create<bufferization::MaterializeInDestinationOp>(
-                      loc, results[i], dest)
-                     .getResult();
-  }
+  SmallVector<Value> results;
+  for (const ResultInto &result : written)
+    results.push_back(
+        b.create<bufferization::MaterializeInDestinationOp>(
+             loc, result.value, entry->getArgument(result.argument))
+            .getResult());
   b.create<func::ReturnOp>(loc, results);
   func.setFunctionType(
       b.getFunctionType(argTypes, ValueRange(results).getTypes()));

@@ -110,18 +110,24 @@ private:
 /// argument of an entry point.
 DictionaryAttr writableArgAttrs(OpBuilder &b, bool writable);
 
+/// A value an entry point writes into one of its arguments.
+struct ResultInto {
+  Value value;
+  unsigned argument;
+};
+
 /// Builds `name(params [M,P], <extra>, x, y, out [M,K])`: slices the
 /// parameters out of the flat buffer, copies the body of `source` (whose
 /// first arguments are the parameters, then `extraSourceArgs` more mapped to
 /// the new function's `extraArgs`, then x and y), writes its trailing
-/// `numOutputs` results into `out` and returns what `finish` returns before
-/// `out`.
+/// `numOutputs` results into `out` and each value `finish` returns into
+/// its argument.
 func::FuncOp buildEntryPoint(
     OpBuilder &b, ModuleOp module, StringRef name, func::FuncOp source,
     ArrayRef<ParamSlot> slots, int64_t numModels, Type element,
     bool paramsWritable, ArrayRef<std::pair<Type, bool>> extraArgs,
     function_ref<void(IRMapping &, Block *)> mapExtra,
-    function_ref<SmallVector<Value>(IRMapping &, Block *, func::ReturnOp)>
+    function_ref<SmallVector<ResultInto>(IRMapping &, Block *, func::ReturnOp)>
         finish);
 
 } // namespace mlir::mbt

@@ -35,6 +35,7 @@ using namespace mlir::mbt;
 namespace {
 struct FuseOptimizerPass
     : public mlir::mbt::impl::MBTFuseOptimizerBase<FuseOptimizerPass> {
+  using MBTFuseOptimizerBase::MBTFuseOptimizerBase;
   void runOnOperation() override;
 };
 } // namespace
@@ -120,6 +121,9 @@ public:
   /// emits an error and fails on a model the entry points cannot take.
   LogicalResult collectLayouts();
   void buildTrainStep();
+  /// @mbt_grad_step; emits an error and fails where the model has a loss
+  /// scale, whose skipped steps the ranks would have to agree on.
+  LogicalResult buildGradStep();
   void buildOptimizerStepFunction();
   void buildEvalStep();
   /// The facts the manifest needs (layouts, input, target, classes) as
@@ -141,12 +145,17 @@ private:
   Value zeroLoss();
   void mapBuffers(IRMapping &mapping, func::FuncOp source, Value flat);
   void mapTrainArguments(IRMapping &mapping, Block *entry);
-  SmallVector<Value> finishTrainStep(IRMapping &mapping, Block *entry,
-                                     func::ReturnOp ret);
+  SmallVector<ResultInto> finishTrainStep(IRMapping &mapping, Block *entry,
+                                          func::ReturnOp ret);
+  void mapGradArguments(IRMapping &mapping, Block *entry);
+  SmallVector<ResultInto> finishGradStep(IRMapping &mapping, Block *entry,
+                                         func::ReturnOp ret);
+  Value trainLoss(IRMapping &mapping, func::ReturnOp ret,
+                  std::optional<unsigned> &lossIndex);
   Value gatherGradients(IRMapping &mapping, func::ReturnOp ret,
                         SmallVectorImpl<Operation *> &updates);
   Value updatedBuffers(IRMapping &mapping, func::ReturnOp ret, Value old,
-                       const OptimizerStep &next);
+                       ArrayRef<Value> lossScale);
   ArrayAttr layoutAttr(ArrayRef<ParamSlot> layout, ArrayRef<bool> excluded,
                        ArrayRef<bool> frozenFlags);
 
@@ -178,6 +187,9 @@ private:
   RankedTensorType hyperType, stepType, buffersType;
   /// The train step's slot views and the tensors that alias them.
   SmallVector<Value> trainViews, trainSlots;
+  /// The grad step's stand-ins for the slots and hyperparameters, which
+  /// only the erased per-parameter updates read.
+  SmallVector<Value> gradPlaceholders;
 };
 
 } // namespace
@@ -485,18 +497,26 @@ Value FusedStepBuilder::gatherGradients(IRMapping &mapping, func::ReturnOp ret,
   return grads;
 }
 
-SmallVector<Value> FusedStepBuilder::finishTrainStep(IRMapping &mapping,
-                                                     Block *entry,
-                                                     func::ReturnOp ret) {
-  SmallVector<Operation *> updates;
-  Value grads = gatherGradients(mapping, ret, updates);
-  // The loss is the first output (a model without outputs reports none,
-  // and is guarded on its gradients alone).
+/// The loss, the first output, and its index among the source's results;
+/// a model without outputs reports none and is guarded on its gradients
+/// alone (a zero loss, no index).
+Value FusedStepBuilder::trainLoss(IRMapping &mapping, func::ReturnOp ret,
+                                  std::optional<unsigned> &lossIndex) {
   auto outputs = trainStep->getAttrOfType<ArrayAttr>(
       MBTDialect::OutputsAttrHelper::getNameStr());
-  bool hasLoss = outputs && !outputs.empty();
-  unsigned lossIndex = hasLoss ? ret.getNumOperands() - outputs.size() : 0;
-  Value loss = hasLoss ? mapping.lookup(ret.getOperand(lossIndex)) : zeroLoss();
+  if (!outputs || outputs.empty())
+    return zeroLoss();
+  lossIndex = ret.getNumOperands() - outputs.size();
+  return mapping.lookup(ret.getOperand(*lossIndex));
+}
+
+SmallVector<ResultInto> FusedStepBuilder::finishTrainStep(IRMapping &mapping,
+                                                          Block *entry,
+                                                          func::ReturnOp ret) {
+  SmallVector<Operation *> updates;
+  Value grads = gatherGradients(mapping, ret, updates);
+  std::optional<unsigned> lossIndex;
+  Value loss = trainLoss(mapping, ret, lossIndex);
   // The loss scale's buffers (precision = f16), by role.
   SmallVector<Value> scale;
   for (const LossScaleBuffer &buffer : kLossScaleBuffers)
@@ -507,19 +527,96 @@ SmallVector<Value> FusedStepBuilder::finishTrainStep(IRMapping &mapping,
                                           trainSlots, entry->getArgument(3),
                                           entry->getArgument(4), loss, scale);
   // A model that did not step reports a NaN loss (docs/abi.md).
-  if (hasLoss)
-    mapping.map(ret.getOperand(lossIndex), next.loss);
+  if (lossIndex)
+    mapping.map(ret.getOperand(*lossIndex), next.loss);
   writeSlots(next.state, trainViews);
   // The per-parameter updates are now dead (their results were only
   // returned by the source's terminator, which was not copied).
   for (Operation *op : updates)
     op->erase();
-  SmallVector<Value> results{next.params};
+  SmallVector<ResultInto> results{{next.params, 0}};
   if (numBuffers == 0)
     return results;
   Value old = entry->getArgument(1);
-  Value updated = updatedBuffers(mapping, ret, old, next);
-  results.push_back(selectSteppedRows(b, loc, next.buffersStep, updated, old));
+  Value updated = updatedBuffers(mapping, ret, old, next.lossScale);
+  results.push_back(
+      {selectSteppedRows(b, loc, next.buffersStep, updated, old), 1});
+  return results;
+}
+
+/// @mbt_grad_step(params, buffers, step, grads, x, y, out): the arguments
+/// of @train_step but the slots and hyperparameters, which only the
+/// optimizer reads (docs/abi.md).
+LogicalResult FusedStepBuilder::buildGradStep() {
+  for (const ParamSlot &slot : bufferSlots)
+    if (!slot.lossScaleRole.empty())
+      return mlir::emitError(
+          sweep.getLoc(),
+          "@mbt_grad_step does not take a loss scale (precision = f16): "
+          "the ranks would have to agree on each model's skipped steps; "
+          "use precision = bf16, or spread the models across the ranks");
+  auto gradsType = RankedTensorType::get({numModels, trainableCount}, element);
+  buildEntryPoint(
+      b, module, "mbt_grad_step", trainStep, slots, numModels, element,
+      /*paramsWritable=*/false,
+      {{buffersType, true}, {stepType, false}, {gradsType, true}},
+      [&](IRMapping &mapping, Block *entry) {
+        mapGradArguments(mapping, entry);
+      },
+      [&](IRMapping &mapping, Block *entry, func::ReturnOp ret) {
+        return finishGradStep(mapping, entry, ret);
+      });
+  for (Value placeholder : gradPlaceholders)
+    if (!placeholder.use_empty())
+      return trainStep.emitError("internal error: @mbt_grad_step reads an "
+                                 "optimizer slot or hyperparameter outside "
+                                 "the parameters' updates");
+  for (Value placeholder : gradPlaceholders)
+    placeholder.getDefiningOp()->erase();
+  return success();
+}
+
+void FusedStepBuilder::mapGradArguments(IRMapping &mapping, Block *entry) {
+  mapBuffers(mapping, trainStep, entry->getArgument(1));
+  int64_t slotBase = numParams + numBuffers;
+  int64_t numTrainable = static_cast<int64_t>(trainable.size());
+  int64_t hyperIndex = slotBase + numTrainable * numSlots;
+  gradPlaceholders.clear();
+  for (int64_t arg = slotBase; arg <= hyperIndex; ++arg) {
+    auto type = cast<RankedTensorType>(trainStep.getArgumentTypes()[arg]);
+    Value placeholder =
+        b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+    mapping.map(trainStep.getArgument(arg), placeholder);
+    gradPlaceholders.push_back(placeholder);
+  }
+  mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(2));
+}
+
+/// The gradients instead of the update; the loss reported NaN where this
+/// call's loss or gradients are not finite, as the train step reports a
+/// model it set aside; the buffers' new rows where the step is not 0 and
+/// the gradients are finite.
+SmallVector<ResultInto> FusedStepBuilder::finishGradStep(IRMapping &mapping,
+                                                         Block *entry,
+                                                         func::ReturnOp ret) {
+  SmallVector<Operation *> updates;
+  Value grads = gatherGradients(mapping, ret, updates);
+  std::optional<unsigned> lossIndex;
+  Value loss = trainLoss(mapping, ret, lossIndex);
+  Value step = entry->getArgument(2);
+  auto guard = b.create<GuardStepOp>(loc, step, grads, loss,
+                                     /*skip_overflow=*/false);
+  if (lossIndex)
+    mapping.map(ret.getOperand(*lossIndex), guard.getReportedLoss());
+  for (Operation *op : updates)
+    op->erase();
+  SmallVector<ResultInto> results{{grads, 3}};
+  if (numBuffers == 0)
+    return results;
+  Value old = entry->getArgument(1);
+  Value updated = updatedBuffers(mapping, ret, old, /*lossScale=*/{});
+  results.push_back(
+      {selectSteppedRows(b, loc, guard.getResult(), updated, old), 1});
   return results;
 }
 
@@ -527,13 +624,13 @@ SmallVector<Value> FusedStepBuilder::finishTrainStep(IRMapping &mapping,
 /// results; a loss scale's come from the optimizer step) in the flat
 /// [M, Q] layout.
 Value FusedStepBuilder::updatedBuffers(IRMapping &mapping, func::ReturnOp ret,
-                                       Value old, const OptimizerStep &next) {
+                                       Value old, ArrayRef<Value> lossScale) {
   FlatLayout layout(b, numModels, element);
   Value updated = old;
   int64_t firstBuffer = static_cast<int64_t>(trainable.size()) * (1 + numSlots);
   for (int64_t k = 0; k < numBuffers; ++k) {
     Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
-    for (auto [buffer, newValue] : llvm::zip(kLossScaleBuffers, next.lossScale))
+    for (auto [buffer, newValue] : llvm::zip(kLossScaleBuffers, lossScale))
       if (bufferSlots[k].lossScaleRole == buffer.role)
         value = newValue;
     Value row = layout.flatten(loc, value, bufferSlots[k].size);
@@ -586,7 +683,7 @@ void FusedStepBuilder::buildEvalStep() {
         mapBuffers(mapping, model, entry->getArgument(1));
       },
       [](IRMapping &, Block *, func::ReturnOp) {
-        return SmallVector<Value>();
+        return SmallVector<ResultInto>();
       });
 }
 
@@ -686,6 +783,8 @@ void FuseOptimizerPass::runOnOperation() {
   if (failed(builder.collectLayouts()))
     return signalPassFailure();
   builder.buildTrainStep();
+  if (gradStep && failed(builder.buildGradStep()))
+    return signalPassFailure();
   builder.buildOptimizerStepFunction();
   builder.buildEvalStep();
   builder.recordModuleFacts();

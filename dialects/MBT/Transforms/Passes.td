@@ -126,7 +126,19 @@ def MBTFuseOptimizer : Pass<"mbt-fuse-optimizer", "::mlir::ModuleOp"> {
     `[S, M, P_t]`, the gradients `[M, P_t]`, and the fused update covers
     columns `[0, P_t)` only; each frozen parameter's layout entry says
     `trainable = false`.
+
+    With `grad-step`, it also builds `@mbt_grad_step`: the train step up
+    to the gradients, which it writes to an `[M, P_t]` argument instead of
+    updating the models, for a run whose ranks share each step's samples
+    and sum their gradients before `@mbt_optimizer_step`
+    (docs/distributed.md). It is built only on request: it copies the
+    whole forward and backward pass, which doubles the time LLVM spends on
+    them.
   }];
+  let options = [
+    Option<"gradStep", "grad-step", "bool", /*default=*/"false",
+           "Also build @mbt_grad_step (data across ranks)">
+  ];
   let dependentDialects = ["::mlir::mbt::MBTDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

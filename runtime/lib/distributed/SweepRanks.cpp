@@ -5,6 +5,7 @@
 #include "mbt/runtime/Error.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstring>
 
@@ -92,6 +93,80 @@ SweepRanks::SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
     throw RuntimeError(problems);
 }
 
+/// What every rank's artifact must agree on when each holds every model:
+/// the models, their layout, seeds and hyperparameters.
+static std::string artifactFingerprint(const Manifest &manifest) {
+  std::string text =
+      fmt::format("{} models of '{}', {} parameters", manifest.models,
+                  manifest.model, manifest.paramCount);
+  for (int64_t i = 0; i < manifest.models; ++i)
+    text += fmt::format("; {}: {} {}", i, manifest.seeds[i],
+                        fmt::join(manifest.hyperValues[i], " "));
+  return text;
+}
+
+/// Why rank `rank`'s artifact `mine` cannot train every model on a share
+/// of the data, or "".
+static std::string dataArtifactProblem(const Manifest &mine, int64_t rank) {
+  if (mine.isSlice())
+    return fmt::format("rank {}'s artifact holds a slice of the models "
+                       "(mbtc --ranks), but --distribute=data gives every "
+                       "rank every model",
+                       rank);
+  if (!mine.gradStep)
+    return fmt::format("rank {}'s artifact has no mbt_grad_step, which "
+                       "--distribute=data calls: compile the spec with mbtc "
+                       "--distribute=data",
+                       rank);
+  return "";
+}
+
+SweepRanks::SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
+                       DataAcrossRanks)
+    : group(std::move(group)), sweep(sweep), mine(sweep),
+      dataAcrossRanks(true) {
+  // Every rank learns every rank's problem, so that none waits at its
+  // first collective for a rank that gave up.
+  int64_t rank = this->group->rank();
+  std::vector<std::string> parts = this->group->allGather(
+      dataArtifactProblem(sweep, rank) + "\n" + artifactFingerprint(sweep),
+      "the check of the ranks' artifacts");
+  auto fingerprint = [](const std::string &part) {
+    return part.substr(part.find('\n') + 1);
+  };
+  std::string problems;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    std::string theirs = parts[r].substr(0, parts[r].find('\n'));
+    if (theirs.empty() && fingerprint(parts[r]) != fingerprint(parts[0]))
+      theirs = fmt::format("rank {} loaded another artifact than rank 0 "
+                           "(other models, seeds or hyperparameters): every "
+                           "rank must load the same",
+                           r);
+    if (!theirs.empty())
+      problems += (problems.empty() ? "" : "; ") + theirs;
+  }
+  if (!problems.empty())
+    throw RuntimeError(problems);
+}
+
+ModelSlice SweepRanks::shareOf(int64_t samples) const {
+  if (!sharesData())
+    return {0, samples};
+  return modelSliceOf(samples, group->size(), group->rank());
+}
+
+void SweepRanks::sumAcrossRanks(float *data, size_t count,
+                                const std::string &what) {
+  if (group)
+    group->allReduceSum(data, count, what);
+}
+
+void SweepRanks::sumAcrossRanks(double *data, size_t count,
+                                const std::string &what) {
+  if (group)
+    group->allReduceSum(data, count, what);
+}
+
 std::vector<std::string> SweepRanks::allGather(const std::string &bytes,
                                                const std::string &what) {
   if (!group)
@@ -101,7 +176,7 @@ std::vector<std::string> SweepRanks::allGather(const std::string &bytes,
 
 SweepRanks::Means SweepRanks::gather(const Means &rows,
                                      const std::string &what) {
-  if (!group || rows.empty())
+  if (!group || rows.empty() || dataAcrossRanks)
     return rows;
   Means all;
   for (const std::string &part : group->allGather(rowsToBytes(rows), what))
@@ -115,7 +190,7 @@ SweepRanks::Means SweepRanks::gather(const Means &rows,
 
 ModelStatus SweepRanks::gather(const ModelStatus &status,
                                const std::string &what) {
-  if (!group)
+  if (!group || dataAcrossRanks)
     return status;
   ModelStatus all(sweep.models);
   int64_t first = 0;
@@ -132,7 +207,7 @@ ModelStatus SweepRanks::gather(const ModelStatus &status,
 std::vector<LossScaleReading>
 SweepRanks::gather(const std::vector<LossScaleReading> &scales,
                    const std::string &what) {
-  if (!group || scales.empty())
+  if (!group || scales.empty() || dataAcrossRanks)
     return scales;
   Means rows;
   for (const LossScaleReading &reading : scales)

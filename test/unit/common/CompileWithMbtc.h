@@ -75,13 +75,15 @@ inline bool fileHolds(const std::string &file, const std::string &contents) {
   return bytes.str() == contents;
 }
 
-/// Compiles the spec or module at `path` into testFileStem(NAME).so.
-inline std::string compileFile(const std::string &name,
-                               const std::string &path) {
+/// Compiles the spec or module at `path` into testFileStem(NAME).so, with
+/// mbtc's `extraFlags` besides MBT_TEST_MBTC_FLAGS.
+inline std::string compileFile(const std::string &name, const std::string &path,
+                               const std::string &extraFlags = "") {
   const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
   std::string out = testFileStem(name) + ".so";
   std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
-                        (flags ? std::string(" ") + flags : "");
+                        (flags ? std::string(" ") + flags : "") +
+                        (extraFlags.empty() ? "" : " " + extraFlags);
   std::string stamp = compileStamp(command, path), stampFile = out + ".stamp";
   const char *reuse = std::getenv("MBT_TEST_REUSE_ARTIFACTS");
   if (reuse && std::string(reuse) == "1" && fileHolds(stampFile, stamp))
@@ -96,10 +98,11 @@ inline std::string compileFile(const std::string &name,
 
 /// Writes `source` to MBT_TEST_TMP/NAME.mbt and compiles it.
 inline std::string compileSpec(const std::string &name,
-                               const std::string &source) {
+                               const std::string &source,
+                               const std::string &extraFlags = "") {
   std::string path = testFileStem(name) + ".mbt";
   std::ofstream(path) << source;
-  return compileFile(name, path);
+  return compileFile(name, path, extraFlags);
 }
 
 /// The sweep of the gradient and reference tests: one model, plain SGD with

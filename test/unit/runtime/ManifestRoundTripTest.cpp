@@ -184,6 +184,7 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.models, b.models);
   EXPECT_EQ(a.firstModel, b.firstModel);
+  EXPECT_EQ(a.gradStep, b.gradStep);
   EXPECT_EQ(a.totalModels(), b.totalModels());
   expectSameParams(a.params, b.params);
   EXPECT_EQ(a.paramCount, b.paramCount);
@@ -310,6 +311,19 @@ TEST(ManifestRoundTrip, ASliceOfASweep) {
   size_t at = text.find("\"sweep_models\":10");
   ASSERT_NE(at, std::string::npos);
   text.replace(at, 18, "\"sweep_models\":2");
+  EXPECT_THROW(readManifest(text, "bad.so"), ManifestError);
+}
+
+TEST(ManifestRoundTrip, AnArtifactWithAGradStep) {
+  // mbtc --distribute=data: the manifest says the artifact has
+  // mbt_grad_step; without it, the field is left out.
+  Manifest withGrad = imageSweep();
+  withGrad.gradStep = true;
+  std::string text = writeManifest(withGrad);
+  EXPECT_NE(text.find("\"grad_step\":true"), std::string::npos);
+  EXPECT_TRUE(readManifest(text, "data.so").gradStep);
+  EXPECT_EQ(writeManifest(imageSweep()).find("grad_step"), std::string::npos);
+  text.replace(text.find("\"grad_step\":true"), 16, "\"grad_step\":1   ");
   EXPECT_THROW(readManifest(text, "bad.so"), ManifestError);
 }
 

@@ -26,7 +26,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 12, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 13, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},
@@ -58,7 +58,7 @@ std::string errorFor(const json &manifest) {
 
 TEST(ManifestTest, ParsesTheAbiExample) {
   Manifest m = parseManifest(goodManifest().dump(), "model.so");
-  EXPECT_EQ(m.abiVersion, 12);
+  EXPECT_EQ(m.abiVersion, kAbiVersion);
   EXPECT_EQ(m.dtype, DType::F32);
   EXPECT_EQ(m.model, "mlp");
   EXPECT_EQ(m.models, 2);
@@ -150,7 +150,8 @@ TEST(ManifestTest, RejectsWrongJsonType) {
 TEST(ManifestTest, RejectsUnknownAbiVersion) {
   json m = goodManifest();
   m["abi_version"] = 99;
-  EXPECT_THAT(errorFor(m), HasSubstr("version 12, got 99"));
+  EXPECT_THAT(errorFor(m),
+              HasSubstr("version " + std::to_string(kAbiVersion) + ", got 99"));
 }
 
 TEST(ManifestTest, ReadsDtype) {

@@ -25,7 +25,7 @@ namespace mbt {
 /// The ABI version the compiler emits and the runtime understands: the
 /// artifact's `mbt_abi_version()` must return it. What each version changed
 /// is in docs/abi.md ("Versioning").
-constexpr int64_t kAbiVersion = 12;
+constexpr int64_t kAbiVersion = 13;
 
 /// The element type of the float buffers (params, state, out, and x unless
 /// it holds token ids): the model's float type, the manifest's `dtype`.
@@ -109,12 +109,15 @@ constexpr const char *kManifestSymbol = "mbt_manifest";
 constexpr const char *kTrainStepSymbol = "_mlir_ciface_mbt_train_step";
 constexpr const char *kEvalStepSymbol = "_mlir_ciface_mbt_eval_step";
 constexpr const char *kOptimizerStepSymbol = "_mlir_ciface_mbt_optimizer_step";
+constexpr const char *kGradStepSymbol = "_mlir_ciface_mbt_grad_step";
 constexpr const char *kTrainStepWorkspaceSymbol =
     "_mlir_ciface_mbt_train_step_workspace_bytes";
 constexpr const char *kEvalStepWorkspaceSymbol =
     "_mlir_ciface_mbt_eval_step_workspace_bytes";
 constexpr const char *kOptimizerStepWorkspaceSymbol =
     "_mlir_ciface_mbt_optimizer_step_workspace_bytes";
+constexpr const char *kGradStepWorkspaceSymbol =
+    "_mlir_ciface_mbt_grad_step_workspace_bytes";
 // Symbols the artifact imports; libmbt_runtime.so defines them (Kernels.h).
 constexpr const char *kBatchMatmulSymbol =
     "_mlir_ciface_mbt_rt_batch_matmul_f32";
@@ -158,6 +161,15 @@ using OptimizerStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 3> *state,
                                    MemRef2D *hyper, MemRef1D *step,
                                    MemRef<T, 2> *grads,
                                    WorkspaceRef *workspace);
+/// The train step up to the gradients (mbtc --distribute=data): params
+/// [M,P] (read), buffers [M,Q] (the rows of the models that stepped
+/// rewritten), step [M], grads [M,P_t] (written), x, y, out [M,K]
+/// (written; a NaN loss where the model did not step), workspace.
+template <typename T, typename X = T, int YRank = 2>
+using GradStepFnOf = void (*)(MemRef<T, 2> *params, MemRef<T, 2> *buffers,
+                              MemRef1D *step, MemRef<T, 2> *grads,
+                              MemRef<X, 3> *x, MemRef<int32_t, YRank> *y,
+                              MemRef<T, 2> *out, WorkspaceRef *workspace);
 /// The workspace each entry point needs for these arguments (the same as
 /// the entry point's, without the workspace), in bytes. Only the
 /// descriptors' sizes are read.
@@ -172,6 +184,12 @@ template <typename T, typename X = T, int YRank = 2>
 using EvalStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
                                           MemRef<T, 2> *buffers,
                                           MemRef<X, 3> *x,
+                                          MemRef<int32_t, YRank> *y,
+                                          MemRef<T, 2> *out);
+template <typename T, typename X = T, int YRank = 2>
+using GradStepWorkspaceFnOf = int64_t (*)(MemRef<T, 2> *params,
+                                          MemRef<T, 2> *buffers, MemRef1D *step,
+                                          MemRef<T, 2> *grads, MemRef<X, 3> *x,
                                           MemRef<int32_t, YRank> *y,
                                           MemRef<T, 2> *out);
 template <typename T>

@@ -223,6 +223,10 @@ struct Manifest {
   bool isSlice() const { return sweepModels > models; }
   /// The models of the whole sweep this one is (a slice of).
   int64_t totalModels() const { return isSlice() ? sweepModels : models; }
+  /// Whether the artifact has the entry point mbt_grad_step, which a run
+  /// with its data across ranks needs (mbtc --distribute=data). Optional
+  /// in the JSON ("grad_step"), written when true.
+  bool gradStep = false;
   std::vector<ParamSpec> params;
   int64_t paramCount = 0; // P
   /// P_t: the columns of the trainable parameters, the first of a row; the

@@ -78,6 +78,21 @@ public:
     checkDType(dtypeOf<T>(), "mbt_optimizer_step");
     return reinterpret_cast<OptimizerStepFnOf<T>>(optimizerFn);
   }
+  /// The train step up to the gradients (docs/abi.md), which an artifact
+  /// has when its manifest says grad_step (mbtc --distribute=data);
+  /// throws RuntimeError for one without it.
+  template <typename T = float, typename X = T, int YRank = 2>
+  GradStepFnOf<T, X, YRank> gradStep() const {
+    checkGradStep();
+    return stepEntry<GradStepFnOf<T, X, YRank>, T, X, YRank>(
+        gradFn, "mbt_grad_step", "mbt_grad_step");
+  }
+  template <typename T = float, typename X = T, int YRank = 2>
+  GradStepWorkspaceFnOf<T, X, YRank> gradStepWorkspace() const {
+    checkGradStep();
+    return stepEntry<GradStepWorkspaceFnOf<T, X, YRank>, T, X, YRank>(
+        gradWorkspaceFn, "mbt_grad_step_workspace_bytes", "mbt_grad_step");
+  }
   /// The workspace size of each entry point (docs/abi.md, "The
   /// workspace"); the optimizer step's is null when that step is.
   template <typename T = float, typename X = T, int YRank = 2>
@@ -119,6 +134,7 @@ private:
   /// Throws unless y of rank `rank` fits the target: 3 for next tokens,
   /// else 2.
   void checkTargetRank(int rank, const char *entry) const;
+  void checkGradStep() const;
 
   std::string libraryPath;
   void *handle = nullptr;
@@ -128,6 +144,8 @@ private:
   void *trainWorkspaceFn = nullptr;
   void *evalWorkspaceFn = nullptr;
   void *optimizerWorkspaceFn = nullptr;
+  void *gradFn = nullptr;
+  void *gradWorkspaceFn = nullptr;
   std::string rawManifest;
   Manifest parsedManifest;
 };

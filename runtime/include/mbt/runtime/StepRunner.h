@@ -109,6 +109,24 @@ public:
   void trainStep(int64_t b);
   void evalStep(int64_t b);
 
+  /// A train step in two halves, for a run with its data across ranks
+  /// (the artifact's grad step; CPU only): gradStep computes every
+  /// model's gradients of its loss on the loaded batch into grads() (and
+  /// rewrites the buffers' rows of the models that step, and out), then
+  /// the caller may change grads() and the step numbers (the sum over the
+  /// ranks) before optimizerStep updates params and state from them.
+  void gradStep(int64_t b);
+  void optimizerStep();
+  /// [M, P_t]: the gradients of the last gradStep (allocated at the
+  /// first use).
+  FloatBuffer &grads() {
+    if (gradsBuf.size() == 0)
+      gradsBuf = FloatBuffer(dtype(), checkedMul(m, pt, "grads"), "grads");
+    return gradsBuf;
+  }
+  /// buffers [M, Q] to change in place (host memory: CPU artifacts).
+  FloatBuffer &mutableBuffers() { return buffersBuf; }
+
 private:
   /// The buffers, sized for the largest batch, and their initial values.
   void allocate();
@@ -151,6 +169,8 @@ private:
   template <typename T, typename X, int YRank> void issueTrainStep(int64_t b);
   /// The artifact's eval step on the loaded batch, with buffers of T.
   template <typename T, typename X, int YRank> void callEvalStep(int64_t b);
+  template <typename T, typename X, int YRank> void callGradStep(int64_t b);
+  template <typename T> void callOptimizerStep();
   /// Throws if a kernel reported a malformed call during the last step.
   void checkKernels(const char *stepName);
 
@@ -169,7 +189,7 @@ private:
   // Of the model's float type (docs/abi.md).
   // params and state are refreshed from the device by const readers.
   mutable FloatBuffer paramsBuf, buffersBuf, stateBuf;
-  FloatBuffer xBuf, outBuf;
+  FloatBuffer xBuf, outBuf, gradsBuf;
   // Per-model scalars are double, as torch::optim computes them.
   AlignedBuffer<double> hyperBuf, stepBuf;
   AlignedBuffer<int32_t> yBuf;

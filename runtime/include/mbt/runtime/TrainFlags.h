@@ -14,6 +14,7 @@
 #include "mbt/runtime/TrainOptions.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mbt {
 namespace runtime {
@@ -34,6 +35,10 @@ struct TrainSwitchFlag {
 
 inline constexpr TrainCountFlag kTrainCountFlags[] = {
     {"epochs", "Override the sweep's epochs", &TrainOptions::epochs},
+    {"max-steps",
+     "Stop after N train steps in all, with the evaluation, results and "
+     "checkpoint of an epoch's end (default 0: train every epoch)",
+     &TrainOptions::maxSteps},
     {"log-every",
      "Log each model's running train means to metrics.jsonl every N steps "
      "(default: about 20 times an epoch; 0: epoch ends only)",
@@ -67,6 +72,31 @@ inline constexpr TrainSwitchFlag kTrainSwitchFlags[] = {
      "with no progress or table: for scripts",
      &TrainOptions::reportJson},
 };
+
+/// --distribute=models|data: what the ranks of a run under torchrun split.
+inline constexpr const char *kDistributeFlag = "distribute";
+inline constexpr const char *kDistributeHelp =
+    "Under torchrun, what the ranks split: 'models' (default; each rank "
+    "trains its slice of the models, compiled by mbtc --ranks K) or 'data' "
+    "(each rank trains every model on its share of each step's samples, "
+    "compiled by mbtc --distribute=data)";
+
+/// The word --distribute takes for `mode`.
+inline const char *distributeName(TrainOptions::Distribute mode) {
+  return mode == TrainOptions::Distribute::Data ? "data" : "models";
+}
+
+/// The mode `word` names; false if it names none.
+inline bool parseDistribute(const std::string &word,
+                            TrainOptions::Distribute &mode) {
+  for (auto candidate :
+       {TrainOptions::Distribute::Models, TrainOptions::Distribute::Data})
+    if (word == distributeName(candidate)) {
+      mode = candidate;
+      return true;
+    }
+  return false;
+}
 
 } // namespace runtime
 } // namespace mbt

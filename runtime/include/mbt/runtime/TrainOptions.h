@@ -56,8 +56,13 @@ struct TrainOptions {
   /// Across ranks: seconds a rank waits for the others (the rendezvous, a
   /// gather) before it stops with an error that names the lost ranks.
   int64_t rankTimeout = 1800;
-  /// A run over several processes with the sweep's models across ranks:
-  /// this rank's place (distributed/SweepRanks.h). Null: one process.
+  /// Under torchrun, what the ranks split (docs/distributed.md): the
+  /// sweep's models (each rank trains its slice on every sample), or each
+  /// step's samples (each rank trains every model on its share, and the
+  /// gradients are summed across the ranks before the update).
+  enum class Distribute { Models, Data } distribute = Distribute::Models;
+  /// A run over several processes: this rank's place
+  /// (distributed/SweepRanks.h). Null: one process.
   std::shared_ptr<SweepRanks> ranks;
   /// For an artifact whose buffers live on a device: opens that device's
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
@@ -83,6 +88,11 @@ struct TrainOptions {
   /// validation split and stops the worse half of the models still
   /// training (by validation accuracy, else loss); 0: never.
   int64_t halveEvery = 0;
+  /// run() stops after this many train steps in all (0: never), as at the
+  /// end of its last epoch: the evaluations, results and checkpoint of
+  /// an epoch's end, for the part of the epoch it trained. A resume with
+  /// a larger limit goes on from there.
+  int64_t maxSteps = 0;
   /// run() writes outDir/checkpoint.mbtrun (Checkpoint.h) at the end of
   /// every epoch and, when > 0, every this many steps.
   int64_t checkpointEvery = 0;

@@ -208,6 +208,8 @@ private:
   bool sweepStillTrains() const;
   /// Whether successive halving stops models at this step.
   bool halvingDue() const;
+  /// Whether the run has taken options.maxSteps steps.
+  bool stepLimitReached() const;
   /// The lowest running train loss of the models that did not diverge.
   double bestRunningLoss() const;
   /// The whole sweep's status (every rank's models'), `what` naming the
@@ -255,11 +257,23 @@ private:
   /// Runs one train step on the loaded batch of `b` samples (each model's
   /// step number, or 0 if it is frozen) and records its outputs.
   void trainOnLoadedBatch(int64_t b);
+  /// Across ranks of data (TrainerDataShares.cpp): one train step of a
+  /// step of `stepSamples` samples, of which this rank loaded `count`.
+  void trainOnShare(int64_t count, int64_t stepSamples);
+  /// Sums this rank's part of the step (its weighted gradients and
+  /// outputs, its weight, rank 0's buffers) with the other ranks', then
+  /// sets the gradients to their weighted mean and returns W, the step's
+  /// weight; `computed` says whether this rank ran the grad step.
+  template <typename T> double sumShareAcrossRanks(bool computed);
+  /// After the sum: each model's outputs and divergence, as
+  /// trainOnLoadedBatch records them.
+  void recordSummedOutputs(const double *sums, double weight);
   /// Per-model means of every output over the samples of `plan`, each
-  /// step loaded by `load(positions, b)`: [M][K].
-  std::vector<std::vector<double>>
-  evaluateBatches(const EpochBatches &plan,
-                  const std::function<void(const int64_t *, int64_t)> &load);
+  /// step loaded by `load(step, positions, b)`: [M][K]. Across ranks of
+  /// data, the ranks share the steps and sum what they found.
+  std::vector<std::vector<double>> evaluateBatches(
+      const EpochBatches &plan,
+      const std::function<void(int64_t, const int64_t *, int64_t)> &load);
   /// Running means of the current epoch: [M][outputs].
   std::vector<std::vector<double>> runningMeans() const;
   /// The reported outputs of each model ([M][outputs]) from [M*K] sums of
@@ -320,6 +334,10 @@ private:
   bool sweepTraining = true;
   /// Models that diverged in the last train step, for run() to report.
   std::vector<int64_t> newlyDiverged;
+  /// Across ranks of data, per step without allocating: what the ranks
+  /// sum, the step's sums widened to double, and the buffers before it.
+  FloatBuffer shareSums;
+  std::vector<double> summed, buffersBefore;
 };
 
 } // namespace runtime

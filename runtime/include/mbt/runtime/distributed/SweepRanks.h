@@ -9,11 +9,18 @@
 // tell another), and rank 0 writes the results. In one process the same
 // class is the identity, so the train loop has one path.
 //
+// A run with its data across ranks: every rank holds every model (the
+// same artifact, with mbt_grad_step) and takes its share of each step's
+// samples; the ranks sum their gradients and the outputs of the step, and
+// share the evaluations' steps. Every rank then holds the same models, so
+// what it gathers is its own already.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MBT_RUNTIME_DISTRIBUTED_SWEEPRANKS_H
 #define MBT_RUNTIME_DISTRIBUTED_SWEEPRANKS_H
 
+#include "mbt/common/ModelSlices.h"
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/ModelStatus.h"
@@ -41,8 +48,19 @@ public:
   /// is the slice mbtc compiled for this rank.
   SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
              const Manifest &mine);
+  /// This rank of `group` trains every model of `sweep` on its share of
+  /// the data. Throws RuntimeError unless every rank loaded the same
+  /// artifact, with mbt_grad_step.
+  struct DataAcrossRanks {};
+  SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
+             DataAcrossRanks);
 
   bool distributed() const { return group != nullptr; }
+  /// Whether the ranks split the data (each holds every model).
+  bool sharesData() const { return group && dataAcrossRanks; }
+  /// Whether this rank writes the models' files: across ranks of models
+  /// each rank writes its own; across ranks of data, rank 0.
+  bool writesModels() const { return !sharesData() || leader(); }
   /// The rank that writes the results and prints: rank 0, or the process.
   bool leader() const { return !group || group->rank() == 0; }
   int64_t rank() const { return group ? group->rank() : 0; }
@@ -69,10 +87,19 @@ public:
   std::vector<LossScaleReading>
   gather(const std::vector<LossScaleReading> &mine, const std::string &what);
 
+  /// Across ranks of data: this rank's share [first, first + count) of a
+  /// step of `samples` (contiguous, the first ranks one more; empty when
+  /// there are fewer samples than ranks); in one process, all of them.
+  ModelSlice shareOf(int64_t samples) const;
+  /// data[0, count) becomes its sum over the ranks (one process: as is).
+  void sumAcrossRanks(float *data, size_t count, const std::string &what);
+  void sumAcrossRanks(double *data, size_t count, const std::string &what);
+
 private:
   std::shared_ptr<RankGroup> group;
   const Manifest &sweep;
   const Manifest &mine;
+  bool dataAcrossRanks = false;
 };
 
 } // namespace runtime

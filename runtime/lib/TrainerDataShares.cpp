@@ -75,7 +75,10 @@ template <typename T> double Trainer::sumShareAcrossRanks(bool computed) {
   T *sums = shareSums.as<T>();
   T *grads = steps->grads().as<T>();
   T weight = computed ? static_cast<T>(loadedWeight) : T(0);
-  std::fill(sums, sums + at.size, T(0));
+  // Every part is written: this rank's values, or zeros.
+  std::fill(sums + at.weight, sums + at.size, T(0));
+  if (!computed)
+    std::fill(sums, sums + at.weight, T(0));
   if (computed) {
     for (int64_t i = 0; i < m * pt; ++i)
       sums[at.grads + i] = grads[i] * weight;

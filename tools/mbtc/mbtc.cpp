@@ -228,7 +228,8 @@ static LogicalResult applyTrainFlags(::mbt::runtime::TrainOptions &train) {
 }
 static cl::opt<int64_t>
     nproc("nproc",
-          cl::desc("Train on K processes of this host, the models split across "
+          cl::desc("Train on K processes of this host, the models (or with "
+                   "--distribute=data each step's samples) split across "
                    "them: runs mbt-run under PyTorch's torchrun "
                    "(docs/distributed.md)"),
           cl::value_desc("K"), cl::init(1), cl::cat(trainCategory));

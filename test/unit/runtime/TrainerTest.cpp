@@ -504,6 +504,41 @@ TEST_F(TrainerTest, ARunEndsWhenNoModelTrains) {
   EXPECT_EQ(resumed.globalStep(), 3);
 }
 
+// --max-steps 4 ends the run after step 4, inside epoch 1 of 3, with an
+// epoch end's evaluation and checkpoint; a resume with --max-steps 7 goes
+// on from there and ends where a straight run of 7 steps does. Catches a
+// limit that is ignored, one step too many or too few, and a checkpoint
+// that does not resume inside the epoch.
+TEST_F(TrainerTest, MaxStepsEndsTheRunAndAResumeGoesOn) {
+  Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
+  TempDir dir;
+  TrainOptions options = silent(dir.file("run"));
+  options.epochs = 3;
+  options.maxSteps = 4;
+  int64_t evaluations = 0;
+  options.onEvaluation = [&](const Evaluation &evaluation) {
+    ++evaluations;
+    EXPECT_EQ(evaluation.step, 4);
+    return std::vector<int64_t>{};
+  };
+  Trainer trainer(artifact, train, test, options);
+  trainer.run();
+  EXPECT_EQ(trainer.globalStep(), 4);
+  EXPECT_EQ(evaluations, 1);
+  Trainer straight(artifact, train, test, silent());
+  straight.runSteps(7);
+  TrainOptions again = silent(dir.file("run"));
+  again.epochs = 3;
+  again.maxSteps = 7;
+  again.resume = true;
+  Trainer resumed(artifact, train, test, again);
+  resumed.run();
+  EXPECT_EQ(resumed.globalStep(), 7);
+  for (int64_t model = 0; model < 4; ++model)
+    EXPECT_EQ(resumed.modelParams(model), straight.modelParams(model))
+        << "model " << model;
+}
+
 TEST_F(TrainerTest, StoppingPoliciesNeedAValidationSplit) {
   Artifact artifact = Artifact::load(fakeArtifactPath("fake_m4"));
   TrainOptions options = silent();

@@ -112,6 +112,15 @@ void StepRunner::initialize(const TrainOptions &options) {
       hyperBuf[row * h + col] = manifest.hyperValues[row][col];
 }
 
+FloatBuffer &StepRunner::grads() {
+  if (gradsBuf.size() == 0) {
+    gradsBuf = FloatBuffer(dtype(), checkedMul(m, pt, "grads"), "grads");
+    if (device)
+      onDevice.grads = device->allocate(gradsBuf.bytes());
+  }
+  return gradsBuf;
+}
+
 std::string StepRunner::deviceName() const {
   return device ? device->name() : "cpu";
 }
@@ -200,6 +209,8 @@ template <typename T> void StepRunner::reserveWorkspace() {
   auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
   auto x = makeDenseMemRef<T, 3>(xBuf.as<T>(), {m, batch, f});
   auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
+  // The gradients' descriptor for the sizes (the buffer comes later).
+  auto grads = makeDenseMemRef<T, 2>(nullptr, {m, pt});
   int64_t bytes = 0;
   if (valueTargets) {
     auto y = yFor<3>(batch);
@@ -207,13 +218,24 @@ template <typename T> void StepRunner::reserveWorkspace() {
         artifact.trainStepWorkspace<T, T, 3>()(&params, &buffers, &state,
                                                &hyper, &step, &x, &y, &out),
         artifact.evalStepWorkspace<T, T, 3>()(&params, &buffers, &x, &y, &out));
+    if (manifest.gradStep)
+      bytes =
+          std::max(bytes, artifact.gradStepWorkspace<T, T, 3>()(
+                              &params, &buffers, &step, &grads, &x, &y, &out));
   } else {
     auto y = yFor<2>(batch);
     bytes = std::max(
         artifact.trainStepWorkspace<T>()(&params, &buffers, &state, &hyper,
                                          &step, &x, &y, &out),
         artifact.evalStepWorkspace<T>()(&params, &buffers, &x, &y, &out));
+    if (manifest.gradStep)
+      bytes =
+          std::max(bytes, artifact.gradStepWorkspace<T>()(
+                              &params, &buffers, &step, &grads, &x, &y, &out));
   }
+  if (manifest.gradStep && artifact.optimizerStepWorkspace<T>())
+    bytes = std::max(bytes, artifact.optimizerStepWorkspace<T>()(
+                                &params, &state, &hyper, &step, &grads));
   if (manifest.device == Manifest::Device::CUDA) {
     if (bytes < 0)
       throw RuntimeError("artifact '" + artifact.path() +
@@ -284,6 +306,29 @@ template <typename T, typename H> T *pick(void *device, H *host) {
 }
 } // namespace
 
+/// The descriptors of the step buffers, over the device's copies where
+/// the artifact runs on one, else the host's.
+template <typename T> struct StepRunner::Descriptors {
+  MemRef<T, 2> params, buffers, grads, out;
+  MemRef<T, 3> state;
+  MemRef2D hyper;
+  MemRef1D step;
+};
+
+template <typename T> StepRunner::Descriptors<T> StepRunner::descriptors() {
+  const DevicePointers &d = onDevice;
+  T *gradsHost = gradsBuf.size() ? gradsBuf.as<T>() : nullptr;
+  return {
+      makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p}),
+      makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q}),
+      makeDenseMemRef<T, 2>(pick<T>(d.grads, gradsHost), {m, pt}),
+      makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k}),
+      makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, pt}),
+      makeDenseMemRef<double, 2>(pick<double>(d.hyper, hyperBuf.data()),
+                                 {m, h}),
+      makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m})};
+}
+
 template <typename T, typename X> MemRef<X, 3> StepRunner::xFor(int64_t b) {
   if constexpr (std::is_same<X, int32_t>::value)
     return tokenDescriptor(tokenBuf.data(), b);
@@ -342,82 +387,71 @@ void StepRunner::callTrainStep(int64_t b) {
 
 template <typename T, typename X, int YRank>
 void StepRunner::issueTrainStep(int64_t b) {
-  const DevicePointers &d = onDevice;
-  auto params =
-      makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
-  auto buffers =
-      makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
-  auto state =
-      makeDenseMemRef<T, 3>(pick<T>(d.state, stateBuf.as<T>()), {s, m, pt});
-  auto hyper = makeDenseMemRef<double, 2>(
-      pick<double>(d.hyper, hyperBuf.data()), {m, h});
-  auto step =
-      makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m});
+  Descriptors<T> d = descriptors<T>();
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
     reserveTokenWorkspace<T, YRank>(x, b, /*train=*/true);
   auto y = yFor<YRank>(b);
-  auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
   // Frozen models' matmuls are skipped on the CPU (Kernels.h).
   bool anyIdle = false;
   for (int64_t model = 0; model < m; ++model)
     anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
   IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
-  artifact.trainStep<T, X, YRank>()(&params, &buffers, &state, &hyper, &step,
-                                    &x, &y, &out, &ws);
+  artifact.trainStep<T, X, YRank>()(&d.params, &d.buffers, &d.state, &d.hyper,
+                                    &d.step, &x, &y, &d.out, &ws);
 }
 
 template <typename T, typename X, int YRank>
 void StepRunner::callGradStep(int64_t b) {
-  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
-  auto buffers = makeDenseMemRef<T, 2>(buffersBuf.as<T>(), {m, q});
-  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto grads = makeDenseMemRef<T, 2>(gradsBuf.as<T>(), {m, pt});
+  Descriptors<T> d = descriptors<T>();
   auto x = xFor<T, X>(b);
   auto y = yFor<YRank>(b);
-  auto out = makeDenseMemRef<T, 2>(outBuf.as<T>(), {m, k});
-  workspace.reserve(artifact.gradStepWorkspace<T, X, YRank>()(
-      &params, &buffers, &step, &grads, &x, &y, &out));
+  int64_t bytes = artifact.gradStepWorkspace<T, X, YRank>()(
+      &d.params, &d.buffers, &d.step, &d.grads, &x, &y, &d.out);
+  if (device && bytes > onDevice.workspaceBytes)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' asked for a larger workspace in grad_step than its "
+                       "train step's");
+  if (!device)
+    workspace.reserve(bytes);
   auto ws = stepWorkspace();
   bool anyIdle = false;
   for (int64_t model = 0; model < m; ++model)
     anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
-  IdleModelsGuard guard(anyIdle ? idleModels.data() : nullptr, m);
-  artifact.gradStep<T, X, YRank>()(&params, &buffers, &step, &grads, &x, &y,
-                                   &out, &ws);
+  IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
+  artifact.gradStep<T, X, YRank>()(&d.params, &d.buffers, &d.step, &d.grads, &x,
+                                   &y, &d.out, &ws);
 }
 
 template <typename T> void StepRunner::callOptimizerStep() {
-  auto params = makeDenseMemRef<T, 2>(paramsBuf.as<T>(), {m, p});
-  auto state = makeDenseMemRef<T, 3>(stateBuf.as<T>(), {s, m, pt});
-  auto hyper = makeDenseMemRef<double, 2>(hyperBuf.data(), {m, h});
-  auto step = makeDenseMemRef<double, 1>(stepBuf.data(), {m});
-  auto grads = makeDenseMemRef<T, 2>(gradsBuf.as<T>(), {m, pt});
-  workspace.reserve(artifact.optimizerStepWorkspace<T>()(
-      &params, &state, &hyper, &step, &grads));
+  Descriptors<T> d = descriptors<T>();
+  int64_t bytes = artifact.optimizerStepWorkspace<T>()(
+      &d.params, &d.state, &d.hyper, &d.step, &d.grads);
+  if (device && bytes > onDevice.workspaceBytes)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' asked for a larger workspace in optimizer_step "
+                       "than its train step's");
+  if (!device)
+    workspace.reserve(bytes);
   auto ws = stepWorkspace();
-  artifact.optimizerStep<T>()(&params, &state, &hyper, &step, &grads, &ws);
+  artifact.optimizerStep<T>()(&d.params, &d.state, &d.hyper, &d.step, &d.grads,
+                              &ws);
 }
 
 template <typename T, typename X, int YRank>
 void StepRunner::callEvalStep(int64_t b) {
   if (device)
     uploadStepInputs(b, /*train=*/false);
-  const DevicePointers &d = onDevice;
-  auto params =
-      makeDenseMemRef<T, 2>(pick<T>(d.params, paramsBuf.as<T>()), {m, p});
-  auto buffers =
-      makeDenseMemRef<T, 2>(pick<T>(d.buffers, buffersBuf.as<T>()), {m, q});
+  Descriptors<T> d = descriptors<T>();
   auto x = xFor<T, X>(b);
   if constexpr (std::is_same<X, int32_t>::value)
     reserveTokenWorkspace<T, YRank>(x, b, /*train=*/false);
   auto y = yFor<YRank>(b);
-  auto out = makeDenseMemRef<T, 2>(pick<T>(d.out, outBuf.as<T>()), {m, k});
   auto ws = stepWorkspace();
-  artifact.evalStep<T, X, YRank>()(&params, &buffers, &x, &y, &out, &ws);
+  artifact.evalStep<T, X, YRank>()(&d.params, &d.buffers, &x, &y, &d.out, &ws);
   if (device)
-    device->download(outBuf.raw(), d.out, outBuf.bytes());
+    device->download(outBuf.raw(), onDevice.out, outBuf.bytes());
 }
 
 namespace {
@@ -460,24 +494,57 @@ void StepRunner::trainStep(int64_t b) {
 }
 
 void StepRunner::gradStep(int64_t b) {
+  grads(); // allocated, on the device too
   if (device)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' runs on a GPU, where a run with its data across "
-                       "ranks does not go yet: compile it for the CPU, or "
-                       "spread the models across the ranks");
-  grads(); // allocated
+    uploadStepInputs(b, /*train=*/true);
   withStepTypes(dtype(), tokens, nextTokens, valueTargets, [&](auto types) {
     using S = decltype(types);
     callGradStep<typename S::Float, typename S::Input, S::yRank>(b);
   });
+  // On a device, what the caller reads and changes comes back: the
+  // outputs, and unless they are summed there, the gradients and the
+  // buffers (params and state did not change).
+  if (device) {
+    device->download(outBuf.raw(), onDevice.out, outBuf.bytes());
+    if (!collectives) {
+      device->download(gradsBuf.raw(), onDevice.grads, gradsBuf.bytes());
+      device->download(buffersBuf.raw(), onDevice.buffers, buffersBuf.bytes());
+    }
+  }
   checkKernels("grad_step");
 }
 
+void StepRunner::sumOnDevice(double fraction, const std::string &what) {
+  if (!device || !collectives)
+    throw RuntimeError("internal error: sumOnDevice without a device's sums");
+  if (fraction == 0) {
+    // The gradients of a share that added nothing may be anything.
+    std::vector<uint8_t> zeros(gradsBuf.bytes(), 0);
+    device->upload(onDevice.grads, zeros.data(), zeros.size());
+  }
+  collectives->scaledSum(onDevice.grads, static_cast<size_t>(m * pt), dtype(),
+                         fraction, what);
+  if (q > 0) {
+    collectives->broadcastFromRank0(onDevice.buffers,
+                                    static_cast<size_t>(m * q), dtype(), what);
+    device->download(buffersBuf.raw(), onDevice.buffers, buffersBuf.bytes());
+  }
+}
+
 void StepRunner::optimizerStep() {
+  if (device) {
+    if (!collectives)
+      device->upload(onDevice.grads, gradsBuf.raw(), gradsBuf.bytes());
+    device->upload(onDevice.buffers, buffersBuf.raw(), buffersBuf.bytes());
+    device->upload(onDevice.step, stepBuf.data(),
+                   sizeof(double) * static_cast<size_t>(m));
+  }
   if (dtype() == DType::F64)
     callOptimizerStep<double>();
   else
     callOptimizerStep<float>();
+  if (device)
+    hostStale = true;
   checkKernels("optimizer_step");
 }
 

@@ -97,6 +97,7 @@ void Trainer::setUp() {
   if (sweepRanks->distributed() && options.onEvaluation)
     throw RuntimeError("an evaluation callback sees one process's models: "
                        "a run over several processes takes none");
+  joinDeviceSums();
 }
 
 Trainer::~Trainer() = default;
@@ -230,9 +231,12 @@ void Trainer::trainNextBatch() {
     loadRoutedBatch(*trainData, positions, n, [&](int64_t model, int64_t pos) {
       return routing.trainSample(model, pos);
     });
+  int64_t weight = sweepRanks->sharesData()
+                       ? stepWeight(epochBatches->batch(batchIndex), b)
+                       : 0;
   ++batchIndex;
   if (sweepRanks->sharesData())
-    trainOnShare(n, b);
+    trainOnShare(n, b, weight);
   else
     trainOnLoadedBatch(b);
 }

@@ -204,6 +204,19 @@ void Trainer::loadTokenBatch(const SequenceDataset &data,
   steps->setXShared(true);
 }
 
+int64_t Trainer::stepWeight(const int64_t *indices, int64_t b) const {
+  if (!trainSeq || !nextTokens())
+    return b;
+  // As loadTokenBatch counts them: the targets that are not padding.
+  int64_t weight = 0;
+  for (int64_t j = 0; j < b; ++j) {
+    const int32_t *sample = trainSeq->sample(indices[j]);
+    int64_t length = trainSeq->length(indices[j]) - 1;
+    weight += length - std::count(sample + 1, sample + 1 + length, kPadToken);
+  }
+  return weight;
+}
+
 std::vector<std::vector<double>>
 Trainer::evaluate(const SequenceDataset &data) {
   if (!trainSeq)

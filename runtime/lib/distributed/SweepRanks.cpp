@@ -149,6 +149,16 @@ SweepRanks::SweepRanks(std::shared_ptr<RankGroup> group, const Manifest &sweep,
     throw RuntimeError(problems);
 }
 
+std::unique_ptr<DeviceCollectives>
+SweepRanks::joinDeviceCollectives(std::string &why) {
+  if (!group) {
+    why = "one process";
+    return nullptr;
+  }
+  return joinNccl(*group, static_cast<int>(readLaunchEnvironment().localRank),
+                  why);
+}
+
 ModelSlice SweepRanks::shareOf(int64_t samples) const {
   if (!sharesData())
     return {0, samples};

@@ -15,6 +15,9 @@
 //   FAKE_VALIDATION_FRACTION  a validation split (a string: "0.2")
 //   FAKE_DEVICE    the device the manifest names ("cuda": the trainer
 //                  mirrors the buffers on a device; tests give it a fake one)
+//   FAKE_GRAD_STEP also export mbt_grad_step and mbt_optimizer_step (the
+//                  manifest says grad_step), for runs with their data
+//                  across ranks
 // Model 3 of the table has a huge learning rate and diverges on purpose;
 // as compiled steps do (ABI 6), the step then leaves it at its last finite
 // parameters.
@@ -42,6 +45,11 @@ using mbt::WorkspaceRef;
 
 #ifndef FAKE_MODELS
 #define FAKE_MODELS 4
+#endif
+#ifdef FAKE_GRAD_STEP
+#define FAKE_GRAD_STEP_FIELD R"( "grad_step": true,)"
+#else
+#define FAKE_GRAD_STEP_FIELD ""
 #endif
 #ifndef FAKE_ONLY
 #define FAKE_ONLY 1
@@ -116,7 +124,7 @@ std::string buildManifest() {
   "hyper_values": [%s], "seeds": [%s],
   "outputs": ["loss", "acc"],
   "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)" FAKE_VALIDATION
-      R"(},
+      R"(},)" FAKE_GRAD_STEP_FIELD R"(
   "epochs": 3})",
       (long long)mbt::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C,
       (long long)(F * C), (long long)C, (long long)(F * C), (long long)C,
@@ -181,6 +189,7 @@ void lossAndMetrics(std::vector<float> &logits, MemRef2I *y, MemRef2F *out) {
     o[out->strides[1]] = static_cast<float>(correct / b);
   }
 }
+
 } // namespace
 
 extern "C" {
@@ -190,7 +199,53 @@ const char *mbt_manifest(void) {
   static const std::string manifest = buildManifest();
   return manifest.c_str();
 }
+} // extern "C"
 
+namespace {
+/// Every model's loss and metrics into out, and its gradients into grad
+/// ([M, P], dense).
+void gradients(MemRef2F *params, MemRef3F *x, MemRef2I *y, MemRef2F *out,
+               float *grad) {
+  int64_t m = x->sizes[0], b = x->sizes[1];
+  std::vector<float> dlogits = forward(params, x);
+  lossAndMetrics(dlogits, y, out);
+  std::fill(grad, grad + m * P, 0.0f);
+  MemRef3F dw = {grad, grad, 0, {m, F, C}, {P, C, 1}};
+  MemRef3F dl = dense3(dlogits.data(), m, b, C);
+  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0, 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < b; ++j)
+      for (int64_t c = 0; c < C; ++c)
+        grad[i * P + F * C + c] += dlogits[(i * b + j) * C + c];
+}
+
+/// ABI 6 and 7: whether model i steps: its step is not 0 and its loss (if
+/// `loss`) and gradients are finite.
+bool modelSteps(MemRef1D *step, int64_t i, const float *loss,
+                const float *grad) {
+  bool steps = step->data[step->offset + i * step->strides[0]] != 0 &&
+               (!loss || std::isfinite(*loss));
+  for (int64_t k = 0; k < P; ++k)
+    steps = steps && std::isfinite(grad[i * P + k]);
+  return steps;
+}
+
+/// SGD with momentum on model i.
+void updateModel(MemRef2F *params, MemRef3F *state, MemRef2D *hyper, int64_t i,
+                 const float *grad) {
+  const double *h = hyper->data + hyper->offset + i * hyper->strides[0];
+  float lr = static_cast<float>(h[0]),
+        momentum = static_cast<float>(h[hyper->strides[1]]);
+  float *p = params->data + params->offset + i * params->strides[0];
+  float *v = state->data + state->offset + i * state->strides[1];
+  for (int64_t k = 0; k < P; ++k) {
+    v[k] = momentum * v[k] + grad[i * P + k];
+    p[k] -= lr * v[k];
+  }
+}
+} // namespace
+
+extern "C" {
 void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
                                  MemRef2D *hyper, MemRef1D *step, MemRef3F *x,
                                  MemRef2I *y, MemRef2F *out,
@@ -202,39 +257,56 @@ void _mlir_ciface_mbt_train_step(MemRef2F *params, MemRef2F *, MemRef3F *state,
     workspaceTooSmall = true;
     return;
   }
-  std::vector<float> dlogits = forward(params, x);
-  lossAndMetrics(dlogits, y, out);
   float *grad = reinterpret_cast<float *>(workspace->data + workspace->offset);
-  std::fill(grad, grad + m * P, 0.0f);
-  MemRef3F dw = {grad, grad, 0, {m, F, C}, {P, C, 1}};
-  MemRef3F dl = dense3(dlogits.data(), m, b, C);
-  _mlir_ciface_mbt_rt_batch_matmul_f32(x, &dl, &dw, 1, 0, 0);
+  gradients(params, x, y, out, grad);
   for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < b; ++j)
-      for (int64_t c = 0; c < C; ++c)
-        grad[i * P + F * C + c] += dlogits[(i * b + j) * C + c];
-    const double *h = hyper->data + hyper->offset + i * hyper->strides[0];
-    float lr = static_cast<float>(h[0]),
-          momentum = static_cast<float>(h[hyper->strides[1]]);
-    float *p = params->data + params->offset + i * params->strides[0];
-    float *v = state->data + state->offset + i * state->strides[1];
-    // ABI 6 and 7: a model whose step is 0, or whose loss or gradients are not
-    // finite, does not step, and reports a NaN loss.
+    // A model that does not step reports a NaN loss.
     float *o = out->data + out->offset + i * out->strides[0];
-    bool steps = step->data[step->offset + i * step->strides[0]] != 0 &&
-                 std::isfinite(o[0]);
-    for (int64_t k = 0; k < P; ++k)
-      steps = steps && std::isfinite(grad[i * P + k]);
-    if (!steps) {
+    if (!modelSteps(step, i, o, grad)) {
       o[0] = std::nanf("");
       continue;
     }
-    for (int64_t k = 0; k < P; ++k) {
-      v[k] = momentum * v[k] + grad[i * P + k];
-      p[k] -= lr * v[k];
-    }
+    updateModel(params, state, hyper, i, grad);
   }
 }
+
+#ifdef FAKE_GRAD_STEP
+void _mlir_ciface_mbt_grad_step(MemRef2F *params, MemRef2F *, MemRef1D *step,
+                                MemRef2F *grads, MemRef3F *x, MemRef2I *y,
+                                MemRef2F *out, WorkspaceRef *) {
+  int64_t m = x->sizes[0];
+  lastBatch = x->sizes[1];
+  float *grad = grads->data + grads->offset;
+  gradients(params, x, y, out, grad);
+  for (int64_t i = 0; i < m; ++i) {
+    float *o = out->data + out->offset + i * out->strides[0];
+    if (!modelSteps(step, i, o, grad))
+      o[0] = std::nanf("");
+  }
+}
+
+void _mlir_ciface_mbt_optimizer_step(MemRef2F *params, MemRef3F *state,
+                                     MemRef2D *hyper, MemRef1D *step,
+                                     MemRef2F *grads, WorkspaceRef *) {
+  const float *grad = grads->data + grads->offset;
+  for (int64_t i = 0; i < params->sizes[0]; ++i)
+    if (modelSteps(step, i, nullptr, grad))
+      updateModel(params, state, hyper, i, grad);
+}
+
+int64_t _mlir_ciface_mbt_grad_step_workspace_bytes(MemRef2F *, MemRef2F *,
+                                                   MemRef1D *, MemRef2F *,
+                                                   MemRef3F *, MemRef2I *,
+                                                   MemRef2F *) {
+  return 0;
+}
+
+int64_t _mlir_ciface_mbt_optimizer_step_workspace_bytes(MemRef2F *, MemRef3F *,
+                                                        MemRef2D *, MemRef1D *,
+                                                        MemRef2F *) {
+  return 0;
+}
+#endif
 
 #ifndef FAKE_NO_EVAL
 void _mlir_ciface_mbt_eval_step(MemRef2F *params, MemRef2F *, MemRef3F *x,

@@ -10,6 +10,8 @@
 
 #include "mbt/runtime/Trainer.h"
 #include "mbt/runtime/Error.h"
+#include "mbt/runtime/distributed/DeviceCollectives.h"
+#include "mbt/runtime/distributed/SweepRanks.h"
 
 #include "TestUtil.h"
 
@@ -119,6 +121,92 @@ public:
 private:
   std::list<std::vector<unsigned char>> blocks;
 };
+
+/// A run of one rank, for the data across ranks in one process: its
+/// collectives give back what they are given.
+class OneRank final : public RankGroup {
+public:
+  int64_t rank() const override { return 0; }
+  int64_t size() const override { return 1; }
+  std::vector<std::string> allGather(const std::string &bytes,
+                                     const std::string &) override {
+    return {bytes};
+  }
+  void allReduceSum(double *, size_t, const std::string &) override {}
+  void allReduceSum(float *, size_t, const std::string &) override {}
+};
+
+/// The sums on a device of one rank (the host-backed test device's memory
+/// is the host's): times the share's fraction; the broadcast is the
+/// identity.
+class OneRankDeviceSums final : public DeviceCollectives {
+public:
+  explicit OneRankDeviceSums(int *calls) : calls(calls) {}
+  void scaledSum(void *data, size_t count, mbt::DType type, double fraction,
+                 const std::string &) override {
+    ASSERT_EQ(type, mbt::DType::F32);
+    auto *values = static_cast<float *>(data);
+    for (size_t i = 0; i < count; ++i)
+      values[i] *= static_cast<float>(fraction);
+    ++*calls;
+  }
+  void broadcastFromRank0(void *, size_t, mbt::DType,
+                          const std::string &) override {}
+
+private:
+  int *calls;
+};
+
+// With its data across ranks (here one), a step is the grad step, the
+// weighted sum and the optimizer step. On one rank the share is the whole
+// step (its weight 1), so the run must be the plain train step's, bit for
+// bit, divergence included; on a device too, with the gradients summed
+// through the host (no NCCL) or on the device. Catches a device path that
+// skips the upload of the summed gradients or the step numbers, one that
+// sums on the host what stays on the device, a share's weight that is not
+// the step's, and a divergence found a step late.
+TEST_F(TrainerTest, DataAcrossRanksOnADeviceMatchesTheHost) {
+  Artifact host = Artifact::load(fakeArtifactPath("fake_m4_grad"));
+  Artifact onDevice = Artifact::load(fakeArtifactPath("fake_m4_grad_device"));
+  ASSERT_TRUE(host.manifest().gradStep);
+  auto dataOptions = [&](const Artifact &artifact) {
+    TrainOptions options = silent();
+    options.ranks = std::make_shared<SweepRanks>(std::make_shared<OneRank>(),
+                                                 artifact.manifest(),
+                                                 SweepRanks::DataAcrossRanks{});
+    return options;
+  };
+  int opened = 0, deviceSums = 0;
+  auto deviceOptions = [&](bool sumsOnDevice) {
+    TrainOptions options = dataOptions(onDevice);
+    options.openDevice = [&] {
+      return std::unique_ptr<DeviceMemory>(new HostBackedDevice(&opened));
+    };
+    options.openDeviceSums = [&, sumsOnDevice] {
+      return sumsOnDevice ? std::make_unique<OneRankDeviceSums>(&deviceSums)
+                          : nullptr;
+    };
+    return options;
+  };
+  Trainer hostTrainer(host, train, test, dataOptions(host));
+  Trainer throughHost(onDevice, train, test, deviceOptions(false));
+  Trainer onTheDevice(onDevice, train, test, deviceOptions(true));
+  Trainer plain(host, train, test, silent());
+  EXPECT_EQ(opened, 2);
+  for (Trainer *trainer : {&hostTrainer, &throughHost, &onTheDevice, &plain})
+    trainer->runSteps(7);
+  EXPECT_EQ(deviceSums, 7);
+  for (int64_t model = 0; model < 4; ++model) {
+    std::vector<double> a = plain.modelParams(model);
+    for (Trainer *trainer : {&hostTrainer, &throughHost, &onTheDevice}) {
+      std::vector<double> b = trainer->modelParams(model);
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(double) * a.size()), 0)
+          << "model " << model;
+      EXPECT_EQ(trainer->divergedSteps(), plain.divergedSteps());
+    }
+  }
+  EXPECT_GT(plain.divergedSteps()[3], 0);
+}
 
 TEST_F(TrainerTest, DeviceArtifactTrainsExactlyLikeTheHostOne) {
   // The same fake artifact, once with host buffers and once mirrored on a

@@ -19,6 +19,7 @@
 #include "mbt/runtime/FloatBuffer.h"
 #include "mbt/runtime/TrainOptions.h"
 #include "mbt/runtime/Workspace.h"
+#include "mbt/runtime/distributed/DeviceCollectives.h"
 
 #include <cstdint>
 #include <functional>
@@ -110,21 +111,29 @@ public:
   void evalStep(int64_t b);
 
   /// A train step in two halves, for a run with its data across ranks
-  /// (the artifact's grad step; CPU only): gradStep computes every
-  /// model's gradients of its loss on the loaded batch into grads() (and
-  /// rewrites the buffers' rows of the models that step, and out), then
-  /// the caller may change grads() and the step numbers (the sum over the
-  /// ranks) before optimizerStep updates params and state from them.
+  /// (the artifact's grad step): gradStep computes every model's
+  /// gradients of its loss on the loaded batch into grads() (and rewrites
+  /// the buffers' rows of the models that step, and out), then the caller
+  /// may change grads(), mutableBuffers() and the step numbers (the sums
+  /// over the ranks) before optimizerStep updates params and state from
+  /// them. On a device, gradStep brings grads and buffers back to the host
+  /// and optimizerStep takes them there again.
   void gradStep(int64_t b);
   void optimizerStep();
+  /// On a device with `collectives` (DeviceCollectives.h), gradStep leaves
+  /// the gradients and buffers there, for sumOnDevice.
+  void keepSumsOnDevice(DeviceCollectives *sums) { collectives = sums; }
+  bool sumsOnDevice() const { return collectives != nullptr; }
+  /// On the device, after gradStep: the gradients become sum_r f_r
+  /// grads_r over the ranks (f_r each rank's `fraction`; 0: this rank adds
+  /// nothing), the buffers rank 0's, brought back to the host too for the
+  /// caller's corrections before optimizerStep.
+  void sumOnDevice(double fraction, const std::string &what);
   /// [M, P_t]: the gradients of the last gradStep (allocated at the
-  /// first use).
-  FloatBuffer &grads() {
-    if (gradsBuf.size() == 0)
-      gradsBuf = FloatBuffer(dtype(), checkedMul(m, pt, "grads"), "grads");
-    return gradsBuf;
-  }
-  /// buffers [M, Q] to change in place (host memory: CPU artifacts).
+  /// first use, on the device too).
+  FloatBuffer &grads();
+  /// buffers [M, Q] to change in place: between gradStep and
+  /// optimizerStep, on a device too.
   FloatBuffer &mutableBuffers() { return buffersBuf; }
 
 private:
@@ -167,6 +176,10 @@ private:
   template <typename T, typename X, int YRank> void callTrainStep(int64_t b);
   /// The call itself, on the buffers (the host's or the device's).
   template <typename T, typename X, int YRank> void issueTrainStep(int64_t b);
+  /// The descriptors of params, buffers, grads, out, state, hyper and
+  /// step: the device's copies where there is one.
+  template <typename T> struct Descriptors;
+  template <typename T> Descriptors<T> descriptors();
   /// The artifact's eval step on the loaded batch, with buffers of T.
   template <typename T, typename X, int YRank> void callEvalStep(int64_t b);
   template <typename T, typename X, int YRank> void callGradStep(int64_t b);
@@ -205,7 +218,7 @@ private:
   struct DevicePointers {
     void *params = nullptr, *buffers = nullptr, *state = nullptr,
          *hyper = nullptr, *step = nullptr, *x = nullptr, *y = nullptr,
-         *out = nullptr, *workspace = nullptr;
+         *out = nullptr, *workspace = nullptr, *grads = nullptr;
     int64_t workspaceBytes = 0;
   };
   std::unique_ptr<DeviceMemory> device;
@@ -225,6 +238,9 @@ private:
   /// Per train step, without allocating: which models are frozen (their
   /// matmuls are skipped).
   std::vector<uint8_t> idleModels;
+  /// Where the sums of data across ranks run on the device (null: on the
+  /// host).
+  DeviceCollectives *collectives = nullptr;
 };
 
 } // namespace runtime

@@ -21,6 +21,7 @@ namespace mbt {
 namespace runtime {
 
 class SweepRanks;
+class DeviceCollectives;
 
 /// One evaluation of a run (TrainOptions::onEvaluation): where it is, and
 /// each model's means of the outputs ([M][K], in the manifest's order) on
@@ -68,6 +69,9 @@ struct TrainOptions {
   /// memory. Null: the CUDA runtime's (openCudaDeviceMemory). Tests pass a
   /// fake.
   std::function<std::unique_ptr<DeviceMemory>()> openDevice;
+  /// Across ranks of data on GPUs: opens the sums on the devices. Null:
+  /// NCCL's (joinNccl). Tests pass a fake.
+  std::function<std::unique_ptr<DeviceCollectives>()> openDeviceSums;
   /// On a device: capture each shape of train step once as a graph (CUDA
   /// graphs) and replay it, instead of issuing its launches one by one.
   /// MBT_CUDA_GRAPHS=0 in the environment turns it off too.

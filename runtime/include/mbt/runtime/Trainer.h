@@ -258,16 +258,22 @@ private:
   /// step number, or 0 if it is frozen) and records its outputs.
   void trainOnLoadedBatch(int64_t b);
   /// Across ranks of data (TrainerDataShares.cpp): one train step of a
-  /// step of `stepSamples` samples, of which this rank loaded `count`.
-  void trainOnShare(int64_t count, int64_t stepSamples);
-  /// Sums this rank's part of the step (its weighted gradients and
-  /// outputs, its weight, rank 0's buffers) with the other ranks', then
-  /// sets the gradients to their weighted mean and returns W, the step's
-  /// weight; `computed` says whether this rank ran the grad step.
-  template <typename T> double sumShareAcrossRanks(bool computed);
-  /// After the sum: each model's outputs and divergence, as
-  /// trainOnLoadedBatch records them.
-  void recordSummedOutputs(const double *sums, double weight);
+  /// step of `stepSamples` samples weighing `stepWeight` (samples, or real
+  /// target tokens), of which this rank loaded `count`.
+  void trainOnShare(int64_t count, int64_t stepSamples, int64_t stepWeight);
+  /// Sums this rank's part of the step (its gradients and outputs times
+  /// `fraction`, its share of the step's weight; rank 0's buffers) with
+  /// the other ranks': the gradients become the step's mean.
+  template <typename T> void sumShareAcrossRanks(double fraction);
+  /// After the sum: each model's outputs (the step's means) and
+  /// divergence, as trainOnLoadedBatch records them.
+  void recordSummedOutputs(const double *means, double weight);
+  /// What a step of samples `indices[0, b)` weighs in the means: b, or
+  /// for next-token targets its real target tokens.
+  int64_t stepWeight(const int64_t *indices, int64_t b) const;
+  /// Across ranks of data with a --target=cuda artifact: the sums on the
+  /// GPUs (NCCL), or a warning that they go through the host.
+  void joinDeviceSums();
   /// Per-model means of every output over the samples of `plan`, each
   /// step loaded by `load(step, positions, b)`: [M][K]. Across ranks of
   /// data, the ranks share the steps and sum what they found.
@@ -338,6 +344,8 @@ private:
   /// sum, the step's sums widened to double, and the buffers before it.
   FloatBuffer shareSums;
   std::vector<double> summed, buffersBefore;
+  /// Across ranks of data on GPUs: the sums there (null: on the host).
+  std::unique_ptr<DeviceCollectives> deviceSums;
 };
 
 } // namespace runtime

@@ -24,6 +24,7 @@
 #include "mbt/runtime/Leaderboard.h"
 #include "mbt/runtime/Manifest.h"
 #include "mbt/runtime/ModelStatus.h"
+#include "mbt/runtime/distributed/DeviceCollectives.h"
 #include "mbt/runtime/distributed/RankGroup.h"
 
 #include <memory>
@@ -91,6 +92,9 @@ public:
   /// step of `samples` (contiguous, the first ranks one more; empty when
   /// there are fewer samples than ranks); in one process, all of them.
   ModelSlice shareOf(int64_t samples) const;
+  /// Across ranks of data on GPUs: NCCL's communicator over the ranks, on
+  /// the rank's GPU (LOCAL_RANK); null, with `why`, without the plugin.
+  std::unique_ptr<DeviceCollectives> joinDeviceCollectives(std::string &why);
   /// data[0, count) becomes its sum over the ranks (one process: as is).
   void sumAcrossRanks(float *data, size_t count, const std::string &what);
   void sumAcrossRanks(double *data, size_t count, const std::string &what);

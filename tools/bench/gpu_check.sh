@@ -5,7 +5,10 @@
 # build-gpu/ along with the tree. This script:
 #   1. builds the runtime alone (no compiler, no OpenBLAS: the CPU twin's
 #      matmuls use the reference loop) with the CUDA runtime and
-#      mbt-gpu-check;
+#      mbt-gpu-check, and where NCCL is (the toolkit's or pip's) the NCCL
+#      plugin and mbt-nccl-check, which sums and broadcasts on one GPU
+#      through NCCL of one rank as data across ranks does (exact values,
+#      timed);
 #   2. trains MLP-S at N = 64 (10 steps) and N = 1024 (1 step) on the GPU
 #      and on the CPU from the same start and batches, and compares every
 #      model's parameters (mbt-gpu-check: within 1e-4); at N = 64 also
@@ -61,17 +64,31 @@ if [ ! -f /usr/include/zlib.h ]; then
   [ -n "$zlib_lib" ] || { echo "gpu_check.sh: error: no libz on this host" >&2; exit 1; }
   zlib_args=(-DZLIB_INCLUDE_DIR="$prep/deps" -DZLIB_LIBRARY="$zlib_lib")
 fi
+# NCCL: the toolkit's, else pip's (nvidia-nccl, beside PyTorch).
+nccl_args=()
+nccl_root=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)
+[ -n "$nccl_root" ] && nccl_args=(-DMBT_NCCL_ROOT="$nccl_root")
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMBT_BUILD_COMPILER=OFF -DMBT_BUILD_TESTS=OFF -DMBT_WITH_OPENBLAS=OFF \
   -DMBT_WITH_IMAGES=OFF -DMBT_WITH_NPZ=OFF -DMBT_WITH_TORCH=OFF \
   -DMBT_BUILD_CUDA=ON -DMBT_NLOHMANN_JSON_INCLUDE_DIR="$prep/deps" \
   -DMBT_CLI11_INCLUDE_DIR="$prep/deps" -DMBT_FMT_INCLUDE_DIR="$prep/deps" \
   -DMBT_MLIR_RUNNER_UTILS_INCLUDE_DIR="$prep/deps" \
-  "${zlib_args[@]}" > "$prep/cmake.log" 2>&1 || { cat "$prep/cmake.log"; exit 1; }
-ninja -C "$build" mbt-gpu-check mbt-run > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
+  "${zlib_args[@]}" "${nccl_args[@]}" > "$prep/cmake.log" 2>&1 || { cat "$prep/cmake.log"; exit 1; }
+nccl_check=()
+ninja -C "$build" -t targets all | grep -q '^mbt-nccl-check:' && nccl_check=(mbt-nccl-check)
+ninja -C "$build" mbt-gpu-check mbt-run "${nccl_check[@]}" > "$prep/ninja.log" 2>&1 || { tail -40 "$prep/ninja.log"; exit 1; }
 check="$build/bin/mbt-gpu-check"
 
 status=0
+# 0. NCCL, for data across ranks of GPUs: a communicator of one rank sums
+#    and broadcasts the gradients' size of MLP-S at N = 64.
+if [ ${#nccl_check[@]} -gt 0 ]; then
+  echo "== mbt-nccl-check: NCCL of one rank (data across ranks' sums)"
+  "$build/bin/mbt-nccl-check" || status=1
+else
+  echo "== mbt-nccl-check: not built (no nccl.h and libnccl here)"
+fi
 declare -A mbt_ms
 # time_step NAME KEY: times the GPU step of NAME (a ReLU spec, as the
 # peers run) and keeps its ms/step in mbt_ms[KEY].

@@ -179,13 +179,17 @@ class Sweep:
             _reraise(e)
 
     def train(self, train=None, test=None, out=None, epochs=None, quiet=True,
-              hparams=None, on_eval=None, eval_every=0, resume=False):
+              hparams=None, on_eval=None, eval_every=0, resume=False,
+              max_steps=None):
         """Trains every model on `train` = (x, y), evaluating on `test`
         (without `train`: on the spec's own data set, as mbtc train does);
         writes the run's results (leaderboard.json, models/, the
         checkpoint) to `out` (default: a new temporary folder) and returns
-        the Run. `epochs` overrides the spec's; `quiet=False` shows the
-        progress and prints the leaderboard, as `mbtc train` does.
+        the Run. `epochs` overrides the spec's; `max_steps` ends the run
+        after that many steps in all, with an epoch end's evaluation,
+        results and checkpoint (Hugging Face's max_steps; `mbtc train
+        --max-steps`); `quiet=False` shows the progress and prints the
+        leaderboard, as `mbtc train` does.
         `hparams`, one dict per model, sets hyperparameters of each model
         ([{"lr": 1e-3, "dropout": 0.1}, ...]: what a dict leaves out keeps
         the spec's value): the optimizer's without recompiling; the
@@ -201,6 +205,8 @@ class Sweep:
         halving's do. Ctrl-C stops the run between two steps with
         KeyboardInterrupt, after writing its checkpoint: `resume=True`
         with the same `out` continues it."""
+        if max_steps is not None and int(max_steps) < 1:
+            raise Error(f"max_steps must be at least 1, got {max_steps}")
         train_x, train_y = _split(train, "train")
         test_x, test_y = _split(test, "test")
         if out is None:
@@ -219,7 +225,8 @@ class Sweep:
             _mbt.train(program.library, out,
                        -1 if epochs is None else int(epochs), quiet, train_x,
                        train_y, test_x, test_y, hyper, on_eval,
-                       int(eval_every), resume)
+                       int(eval_every), resume,
+                       0 if max_steps is None else int(max_steps))
         except _mbt.Error as e:
             _reraise(e)
         return Run(out, program)

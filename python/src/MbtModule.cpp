@@ -106,6 +106,8 @@ struct TrainArgs {
   py::object onEval;
   int64_t evalEvery = 0;
   bool resume = false;
+  /// Steps after which the run ends (0: every epoch).
+  int64_t maxSteps = 0;
 };
 
 /// Each model's means by output name, or None for a split not evaluated.
@@ -180,6 +182,7 @@ void train(const TrainArgs &args, const std::optional<py::buffer> &trainX,
   options.epochs = args.epochs;
   options.quiet = args.quiet;
   options.resume = args.resume;
+  options.maxSteps = args.maxSteps;
   hookPython(options, args, manifest);
   // The leaderboard is the Run's to give, not stdout's (quiet = False
   // prints it, and the progress, as mbtc train does).
@@ -266,10 +269,10 @@ PYBIND11_MODULE(_mbt, m) {
          const std::optional<py::buffer> &testX,
          const std::optional<py::buffer> &testY,
          std::vector<std::vector<double>> hyper, py::object onEval,
-         int64_t evalEvery, bool resume) {
+         int64_t evalEvery, bool resume, int64_t maxSteps) {
         try {
           train({library, out, epochs, quiet, std::move(hyper),
-                 std::move(onEval), evalEvery, resume},
+                 std::move(onEval), evalEvery, resume, maxSteps},
                 trainX, trainY, testX, testY);
         } catch (const RunInterrupted &) {
           // Ctrl-C: KeyboardInterrupt, the checkpoint written.
@@ -290,7 +293,7 @@ PYBIND11_MODULE(_mbt, m) {
       py::arg("test_x") = py::none(), py::arg("test_y") = py::none(),
       py::arg("hyper") = std::vector<std::vector<double>>(),
       py::arg("on_eval") = py::none(), py::arg("eval_every") = 0,
-      py::arg("resume") = false,
+      py::arg("resume") = false, py::arg("max_steps") = 0,
       "Trains the artifact at `library` on C-contiguous arrays (none: the "
       "spec's data set); writes the run's results to `out`.");
 

@@ -200,6 +200,25 @@ def main():
         fail(f"settings={{'models': 2}} gave {resized.models} models")
     check_compiled_hparams(args.work, spec, x, y, xt, yt)
 
+    # max_steps= is mbtc train --max-steps: 5 steps of the 10 of an epoch
+    # (the CLI's models), and a run of 5 steps is not the full run's.
+    cli5 = os.path.join(args.work, "cli5")
+    subprocess.run([args.mbtc, "train", spec, "--out", cli5, "--quiet",
+                    "--max-steps", "5"], check=True, stdout=subprocess.DEVNULL)
+    short_run = sweep.train(train=(x, y), test=(xt, yt), max_steps=5,
+                            out=os.path.join(args.work, "short"))
+    same_models(cli5, short_run.out, 3, "max_steps=5")
+    with open(os.path.join(cli, "models", "model-0.safetensors"), "rb") as a, \
+            open(os.path.join(cli5, "models", "model-0.safetensors"), "rb") as b:
+        if a.read() == b.read():
+            fail("--max-steps 5 trained as far as the whole run")
+    try:
+        sweep.train(train=(x, y), test=(xt, yt), max_steps=0)
+        fail("max_steps=0 was taken")
+    except mbt.Error as e:
+        if "max_steps must be at least 1" not in str(e):
+            fail(f"max_steps=0: {e}")
+
     # The spec as text (its paths resolve against the working directory).
     os.chdir(args.work)
     from_text = mbt.compile(source=SPEC)

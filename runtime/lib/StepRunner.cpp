@@ -329,6 +329,23 @@ template <typename T> StepRunner::Descriptors<T> StepRunner::descriptors() {
       makeDenseMemRef<double, 1>(pick<double>(d.step, stepBuf.data()), {m})};
 }
 
+const uint8_t *StepRunner::idleModelsOfStep() {
+  bool anyIdle = false;
+  for (int64_t model = 0; model < m; ++model)
+    anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
+  return anyIdle && !device ? idleModels.data() : nullptr;
+}
+
+void StepRunner::reserveStepWorkspace(int64_t bytes, const char *stepName) {
+  // A device's workspace was sized at the start for every step.
+  if (device && bytes > onDevice.workspaceBytes)
+    throw RuntimeError("artifact '" + artifact.path() +
+                       "' asked for a larger workspace in " + stepName +
+                       " than its train step's");
+  if (!device)
+    workspace.reserve(bytes);
+}
+
 template <typename T, typename X> MemRef<X, 3> StepRunner::xFor(int64_t b) {
   if constexpr (std::is_same<X, int32_t>::value)
     return tokenDescriptor(tokenBuf.data(), b);
@@ -394,10 +411,7 @@ void StepRunner::issueTrainStep(int64_t b) {
   auto y = yFor<YRank>(b);
   auto ws = stepWorkspace();
   // Frozen models' matmuls are skipped on the CPU (Kernels.h).
-  bool anyIdle = false;
-  for (int64_t model = 0; model < m; ++model)
-    anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
-  IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
+  IdleModelsGuard guard(idleModelsOfStep(), m);
   artifact.trainStep<T, X, YRank>()(&d.params, &d.buffers, &d.state, &d.hyper,
                                     &d.step, &x, &y, &d.out, &ws);
 }
@@ -409,17 +423,9 @@ void StepRunner::callGradStep(int64_t b) {
   auto y = yFor<YRank>(b);
   int64_t bytes = artifact.gradStepWorkspace<T, X, YRank>()(
       &d.params, &d.buffers, &d.step, &d.grads, &x, &y, &d.out);
-  if (device && bytes > onDevice.workspaceBytes)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' asked for a larger workspace in grad_step than its "
-                       "train step's");
-  if (!device)
-    workspace.reserve(bytes);
+  reserveStepWorkspace(bytes, "grad_step");
   auto ws = stepWorkspace();
-  bool anyIdle = false;
-  for (int64_t model = 0; model < m; ++model)
-    anyIdle |= (idleModels[model] = stepBuf[model] == 0.0);
-  IdleModelsGuard guard(anyIdle && !device ? idleModels.data() : nullptr, m);
+  IdleModelsGuard guard(idleModelsOfStep(), m);
   artifact.gradStep<T, X, YRank>()(&d.params, &d.buffers, &d.step, &d.grads, &x,
                                    &y, &d.out, &ws);
 }
@@ -428,12 +434,7 @@ template <typename T> void StepRunner::callOptimizerStep() {
   Descriptors<T> d = descriptors<T>();
   int64_t bytes = artifact.optimizerStepWorkspace<T>()(
       &d.params, &d.state, &d.hyper, &d.step, &d.grads);
-  if (device && bytes > onDevice.workspaceBytes)
-    throw RuntimeError("artifact '" + artifact.path() +
-                       "' asked for a larger workspace in optimizer_step "
-                       "than its train step's");
-  if (!device)
-    workspace.reserve(bytes);
+  reserveStepWorkspace(bytes, "optimizer_step");
   auto ws = stepWorkspace();
   artifact.optimizerStep<T>()(&d.params, &d.state, &d.hyper, &d.step, &d.grads,
                               &ws);

@@ -165,11 +165,7 @@ void Trainer::loadAugmentedBatch(const Dataset &data, const int64_t *positions,
 }
 
 void Trainer::trainOnLoadedBatch(int64_t b) {
-  ++stepCount;
-  AlignedBuffer<double> &stepNumbers = steps->stepNumbers();
-  // A frozen model gets step 0: the step leaves it as it is.
-  for (int64_t model = 0; model < m; ++model)
-    stepNumbers[model] = training(model) ? static_cast<double>(stepCount) : 0.0;
+  AlignedBuffer<double> &stepNumbers = startStep();
   steps->trainStep(b);
   const FloatBuffer &out = steps->outputs();
 
@@ -196,6 +192,15 @@ void Trainer::trainOnLoadedBatch(int64_t b) {
   }
   runningWeight += loadedWeight;
   totalSamples += b;
+}
+
+AlignedBuffer<double> &Trainer::startStep() {
+  ++stepCount;
+  AlignedBuffer<double> &stepNumbers = steps->stepNumbers();
+  // A frozen model gets step 0: the step leaves it as it is.
+  for (int64_t model = 0; model < m; ++model)
+    stepNumbers[model] = training(model) ? static_cast<double>(stepCount) : 0.0;
+  return stepNumbers;
 }
 
 void Trainer::startEpochIfDue() {

@@ -66,11 +66,7 @@ void Trainer::joinDeviceSums() {
 
 void Trainer::trainOnShare(int64_t count, int64_t stepSamples,
                            int64_t stepWeight) {
-  ++stepCount;
-  AlignedBuffer<double> &stepNumbers = steps->stepNumbers();
-  // A frozen model gets step 0: the step leaves it as it is.
-  for (int64_t model = 0; model < m; ++model)
-    stepNumbers[model] = training(model) ? static_cast<double>(stepCount) : 0.0;
+  startStep();
   // A model that diverges on any rank's share keeps the buffers it had.
   if (q > 0)
     buffersBefore = steps->mutableBuffers().load(0, m * q);

@@ -29,19 +29,6 @@ using namespace mbt::runtime;
 
 namespace {
 
-/// The ranks of a run of one: every collective gives back what it got.
-class OneRank final : public RankGroup {
-public:
-  int64_t rank() const override { return 0; }
-  int64_t size() const override { return 1; }
-  std::vector<std::string> allGather(const std::string &bytes,
-                                     const std::string &) override {
-    return {bytes};
-  }
-  void allReduceSum(double *, size_t, const std::string &) override {}
-  void allReduceSum(float *, size_t, const std::string &) override {}
-};
-
 /// Sums `count` values of T on the device with a fraction of 1/4 and
 /// broadcasts them; true if both give the exact values. Prints the sum's
 /// time, best of `repeat`.
@@ -90,7 +77,7 @@ int main(int argc, char **argv) {
     return *status;
   try {
     std::unique_ptr<DeviceMemory> device = openCudaDeviceMemory();
-    OneRank group;
+    SingleRankGroup group;
     std::string why;
     std::unique_ptr<DeviceCollectives> sums = joinNccl(group, 0, why);
     if (!sums)

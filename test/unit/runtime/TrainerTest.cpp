@@ -122,20 +122,6 @@ private:
   std::list<std::vector<unsigned char>> blocks;
 };
 
-/// A run of one rank, for the data across ranks in one process: its
-/// collectives give back what they are given.
-class OneRank final : public RankGroup {
-public:
-  int64_t rank() const override { return 0; }
-  int64_t size() const override { return 1; }
-  std::vector<std::string> allGather(const std::string &bytes,
-                                     const std::string &) override {
-    return {bytes};
-  }
-  void allReduceSum(double *, size_t, const std::string &) override {}
-  void allReduceSum(float *, size_t, const std::string &) override {}
-};
-
 /// The sums on a device of one rank (the host-backed test device's memory
 /// is the host's): times the share's fraction; the broadcast is the
 /// identity.
@@ -171,9 +157,9 @@ TEST_F(TrainerTest, DataAcrossRanksOnADeviceMatchesTheHost) {
   ASSERT_TRUE(host.manifest().gradStep);
   auto dataOptions = [&](const Artifact &artifact) {
     TrainOptions options = silent();
-    options.ranks = std::make_shared<SweepRanks>(std::make_shared<OneRank>(),
-                                                 artifact.manifest(),
-                                                 SweepRanks::DataAcrossRanks{});
+    options.ranks = std::make_shared<SweepRanks>(
+        std::make_shared<SingleRankGroup>(), artifact.manifest(),
+        SweepRanks::DataAcrossRanks{});
     return options;
   };
   int opened = 0, deviceSums = 0;

@@ -184,6 +184,13 @@ private:
   template <typename T, typename X, int YRank> void callEvalStep(int64_t b);
   template <typename T, typename X, int YRank> void callGradStep(int64_t b);
   template <typename T> void callOptimizerStep();
+  /// Marks the models whose step number is 0 in idleModels; the marks, for
+  /// IdleModelsGuard, if any is idle on the CPU, else null (their matmuls
+  /// are skipped on the CPU only).
+  const uint8_t *idleModelsOfStep();
+  /// Makes the workspace hold `bytes` for step `stepName` (on a device,
+  /// checks that the one sized at the start does).
+  void reserveStepWorkspace(int64_t bytes, const char *stepName);
   /// Throws if a kernel reported a malformed call during the last step.
   void checkKernels(const char *stepName);
 

@@ -257,6 +257,9 @@ private:
   /// Runs one train step on the loaded batch of `b` samples (each model's
   /// step number, or 0 if it is frozen) and records its outputs.
   void trainOnLoadedBatch(int64_t b);
+  /// Counts the next train step and sets each model's step number for it
+  /// (0 for a frozen model, which the step leaves as it is).
+  AlignedBuffer<double> &startStep();
   /// Across ranks of data (TrainerDataShares.cpp): one train step of a
   /// step of `stepSamples` samples weighing `stepWeight` (samples, or real
   /// target tokens), of which this rank loaded `count`.

@@ -68,6 +68,20 @@ protected:
   double collectiveTime = 0;
 };
 
+/// The ranks of a run of one process: every collective gives back what it
+/// was given (a one-rank NCCL check, tests of the paths across ranks).
+class SingleRankGroup final : public RankGroup {
+public:
+  int64_t rank() const override { return 0; }
+  int64_t size() const override { return 1; }
+  std::vector<std::string> allGather(const std::string &bytes,
+                                     const std::string &) override {
+    return {bytes};
+  }
+  void allReduceSum(double *, size_t, const std::string &) override {}
+  void allReduceSum(float *, size_t, const std::string &) override {}
+};
+
 /// Joins the ranks of `launch` (the c10d plugin, libmbt_runtime_c10d.so);
 /// the rendezvous and every collective give up after `timeout`. Throws
 /// RuntimeError if the plugin does not load or the rendezvous fails.

@@ -66,7 +66,11 @@ def MBTLinalgToBlas : Pass<"mbt-linalg-to-blas", "::mlir::ModuleOp"> {
     implements with one sgemm (dgemm) per batch index. A zero fill of the
     output just before the matmul (or a copy of a zero-filled buffer into
     it) is dropped and the kernel overwrites the output instead of
-    accumulating.
+    accumulating. On the CPU, a `linalg.generic` that is a batched matmul
+    with up to four batch dims (a multiply-accumulate body over a batch, an
+    m, an n and a k loop) calls the kernel of its rank
+    (`mbt_rt_batch_matmul_f32_4d` to `_6d`) on transposed views of its
+    operands.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",

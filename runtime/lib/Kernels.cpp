@@ -37,62 +37,67 @@ namespace {
 std::mutex errorMutex;
 std::string firstError;
 
-/// A rank-2 view of batch slice `i` of a 3-d operand.
+/// A logical rows x cols matrix: element (r, c) at
+/// data[r * rowStride + c * colStride], whatever the strides.
 template <typename T> struct Matrix {
   T *data;
-  int64_t rows, cols; // stored shape (before any transpose)
-  int64_t rowStride;  // elements between rows
-  int64_t colStride;  // elements between columns (1 for BLAS)
+  int64_t rows, cols;
+  int64_t rowStride, colStride;
 };
 
-template <typename T> Matrix<T> slice(const MemRef<T, 3> &ref, int64_t i) {
-  return {ref.data + ref.offset + i * ref.strides[0], ref.sizes[1],
-          ref.sizes[2], ref.strides[1], ref.strides[2]};
+template <typename T> Matrix<T> transposed(const Matrix<T> &m) {
+  return {m.data, m.cols, m.rows, m.colStride, m.rowStride};
 }
 
-/// BLAS takes a row-major matrix when columns are contiguous and the row
-/// stride covers a row. A single row or column may carry any stride, since
-/// only one step along that dim is ever taken.
-template <typename T> bool blasCompatible(const Matrix<T> &m) {
-  return (m.colStride == 1 || m.cols <= 1) &&
-         (m.rowStride >= m.cols || m.rows <= 1);
+/// Matrix `i` of a rank-R operand: the batch dims (all but the last two)
+/// taken in row-major order of their sizes, which every operand shares.
+template <typename T, int R>
+Matrix<T> slice(const MemRef<T, R> &ref, int64_t i) {
+  int64_t offset = ref.offset;
+  for (int d = R - 3; d >= 0; --d) {
+    offset += (i % ref.sizes[d]) * ref.strides[d];
+    i /= ref.sizes[d];
+  }
+  return {ref.data + offset, ref.sizes[R - 2], ref.sizes[R - 1],
+          ref.strides[R - 2], ref.strides[R - 1]};
 }
 
-template <typename T> int blasLeadingDim(const Matrix<T> &m) {
-  return static_cast<int>(std::max<int64_t>({m.rowStride, m.cols, 1}));
+/// How BLAS reads a matrix: row-major (its columns contiguous, the row
+/// stride covering a row) or, transposed, column-major. A single row or
+/// column may carry any stride, since only one step along that dim is
+/// ever taken. Row-major is preferred where both hold, which keeps the
+/// choice the same for every batch index.
+struct BlasLayout {
+  bool valid = false;
+  bool transposed = false;
+  int leadingDim = 1;
+};
+
+template <typename T> BlasLayout blasLayout(const Matrix<T> &m) {
+  if ((m.colStride == 1 || m.cols <= 1) &&
+      (m.rowStride >= m.cols || m.rows <= 1))
+    return {true, false,
+            static_cast<int>(std::max<int64_t>({m.rowStride, m.cols, 1}))};
+  if ((m.rowStride == 1 || m.rows <= 1) &&
+      (m.colStride >= m.rows || m.cols <= 1))
+    return {true, true,
+            static_cast<int>(std::max<int64_t>({m.colStride, m.rows, 1}))};
+  return {};
 }
 
-/// op(m)(r, k): element of the possibly transposed matrix.
+/// c = a b (+ c) on layouts BLAS cannot take.
 template <typename T>
-inline T at(const Matrix<T> &m, bool transposed, int64_t r, int64_t k) {
-  return transposed ? m.data[k * m.rowStride + r * m.colStride]
-                    : m.data[r * m.rowStride + k * m.colStride];
-}
-
-/// Fallback for layouts BLAS cannot take (non-unit column strides). Not
-/// produced by the compiler today, but it keeps a surprising layout correct
-/// instead of wrong.
-template <typename T>
-void naiveMatmul(const Matrix<T> &a, bool ta, const Matrix<T> &b, bool tb,
-                 const Matrix<T> &c, int64_t m, int64_t n, int64_t k,
+void naiveMatmul(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
                  bool accumulate) {
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t col = 0; col < n; ++col) {
-      T sum = accumulate ? c.data[r * c.rowStride + col * c.colStride] : T(0);
-      for (int64_t j = 0; j < k; ++j)
-        sum += at(a, ta, r, j) * at(b, tb, j, col);
-      c.data[r * c.rowStride + col * c.colStride] = sum;
+  for (int64_t r = 0; r < c.rows; ++r)
+    for (int64_t col = 0; col < c.cols; ++col) {
+      T &out = c.data[r * c.rowStride + col * c.colStride];
+      T sum = accumulate ? out : T(0);
+      for (int64_t j = 0; j < a.cols; ++j)
+        sum += a.data[r * a.rowStride + j * a.colStride] *
+               b.data[j * b.rowStride + col * b.colStride];
+      out = sum;
     }
-}
-
-template <typename T> void fillNaN(MemRef<T, 3> *c) {
-  if (!c || !c->data)
-    return;
-  for (int64_t i = 0; i < c->sizes[0]; ++i)
-    for (int64_t r = 0; r < c->sizes[1]; ++r)
-      for (int64_t col = 0; col < c->sizes[2]; ++col)
-        c->data[c->offset + i * c->strides[0] + r * c->strides[1] +
-                col * c->strides[2]] = std::numeric_limits<T>::quiet_NaN();
 }
 
 /// Threads that run [begin, end) chunks of a loop; the caller runs the
@@ -185,9 +190,27 @@ ThreadPool &kernelPool() {
   return pool;
 }
 
-template <typename T> std::string shapeOf(const MemRef<T, 3> &ref) {
-  return fmt::format("[{},{},{}]", ref.sizes[0], ref.sizes[1], ref.sizes[2]);
+template <typename T, int R> std::string shapeOf(const MemRef<T, R> &ref) {
+  std::string text = "[";
+  for (int d = 0; d < R; ++d)
+    text += fmt::format("{}{}", d ? "," : "", ref.sizes[d]);
+  return text + "]";
 }
+
+template <typename T, int R> void fillNaN(MemRef<T, R> *c) {
+  if (!c || !c->data)
+    return;
+  int64_t count = numElements(*c);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t offset = c->offset, rest = i;
+    for (int d = R - 1; d >= 0; --d) {
+      offset += (rest % c->sizes[d]) * c->strides[d];
+      rest /= c->sizes[d];
+    }
+    c->data[offset] = std::numeric_limits<T>::quiet_NaN();
+  }
+}
+
 #ifdef MBT_HAVE_OPENBLAS
 /// One GEMM in row-major order: sgemm or dgemm.
 inline void gemm(bool ta, bool tb, int m, int n, int k, const float *a, int lda,
@@ -209,15 +232,46 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const double *a,
 template <typename T>
 inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
                  const T *b, int ldb, bool accumulate, T *c, int ldc) {
-  Matrix<T> sa{const_cast<T *>(a), ta ? k : m, ta ? m : k, lda, 1};
-  Matrix<T> sb{const_cast<T *>(b), tb ? n : k, tb ? k : n, ldb, 1};
-  Matrix<T> sc{c, m, n, ldc, 1};
-  naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate);
+  Matrix<T> sa{const_cast<T *>(a), m, k, ta ? 1 : lda, ta ? lda : 1};
+  Matrix<T> sb{const_cast<T *>(b), k, n, tb ? 1 : ldb, tb ? ldb : 1};
+  naiveMatmul(sa, sb, Matrix<T>{c, m, n, ldc, 1}, accumulate);
 }
 #endif
 
-/// The batched kernel for elements of T; `name` is its ABI name, for
-/// error messages.
+/// c = a b (+ c) for logical matrices a (m x k), b (k x n) and c (m x n) of
+/// any strides: one GEMM where BLAS can read them, whose transposes follow
+/// from the strides, else the reference loop.
+template <typename T>
+void multiply(Matrix<T> a, Matrix<T> b, Matrix<T> c, bool accumulate) {
+  if (c.rows == 0 || c.cols == 0)
+    return;
+  if (a.cols == 0) {
+    // An empty contraction adds nothing; BLAS with k = 0 may not write c.
+    if (!accumulate)
+      for (int64_t r = 0; r < c.rows; ++r)
+        for (int64_t col = 0; col < c.cols; ++col)
+          c.data[r * c.rowStride + col * c.colStride] = T(0);
+    return;
+  }
+  BlasLayout lc = blasLayout(c);
+  if (lc.valid && lc.transposed) {
+    // BLAS writes c row-major: compute c^T = b^T a^T instead.
+    Matrix<T> at = transposed(a);
+    a = transposed(b);
+    b = at;
+    c = transposed(c);
+    lc = blasLayout(c);
+  }
+  BlasLayout la = blasLayout(a), lb = blasLayout(b);
+  if (!la.valid || !lb.valid || !lc.valid || lc.transposed) {
+    naiveMatmul(a, b, c, accumulate);
+    return;
+  }
+  gemm(la.transposed, lb.transposed, static_cast<int>(c.rows),
+       static_cast<int>(c.cols), static_cast<int>(a.cols), a.data,
+       la.leadingDim, b.data, lb.leadingDim, accumulate, c.data, lc.leadingDim);
+}
+
 /// The calling thread's frozen models (IdleModelsGuard).
 struct IdleModels {
   const uint8_t *idle = nullptr;
@@ -225,23 +279,31 @@ struct IdleModels {
 };
 thread_local IdleModels idleModels;
 
-template <typename T>
-void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
-                 MemRef<T, 3> *c, int64_t transposeA, int64_t transposeB,
+/// Whether the operands' shapes agree: c [batch..., m, n], op(a)
+/// [batch..., m, k], op(b) [batch..., k, n], each dim within BLAS's int.
+template <typename T, int R>
+bool shapesAgree(const MemRef<T, R> &a, bool ta, const MemRef<T, R> &b, bool tb,
+                 const MemRef<T, R> &c) {
+  for (int d = 0; d < R - 2; ++d)
+    if (a.sizes[d] != c.sizes[d] || b.sizes[d] != c.sizes[d])
+      return false;
+  int64_t am = a.sizes[R - 2 + ta], ak = a.sizes[R - 1 - ta];
+  int64_t bk = b.sizes[R - 2 + tb], bn = b.sizes[R - 1 - tb];
+  return am == c.sizes[R - 2] && bn == c.sizes[R - 1] && ak == bk;
+}
+
+/// The batched kernel of rank R (R - 2 batch dims) for elements of T;
+/// `name` is its ABI name, for error messages.
+template <typename T, int R>
+void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
+                 MemRef<T, R> *c, int64_t transposeA, int64_t transposeB,
                  int64_t accumulate) {
   if (!a || !b || !c) {
     recordKernelError(std::string(name) + ": null descriptor");
     return;
   }
   bool ta = transposeA != 0, tb = transposeB != 0;
-  int64_t batch = c->sizes[0];
-  int64_t m = c->sizes[1], n = c->sizes[2];
-  int64_t k = ta ? a->sizes[1] : a->sizes[2];
-  int64_t am = ta ? a->sizes[2] : a->sizes[1];
-  int64_t bk = tb ? b->sizes[2] : b->sizes[1];
-  int64_t bn = tb ? b->sizes[1] : b->sizes[2];
-  if (a->sizes[0] != batch || b->sizes[0] != batch || am != m || bk != k ||
-      bn != n) {
+  if (!shapesAgree(*a, ta, *b, tb, *c)) {
     recordKernelError(
         fmt::format("{}: operand shapes do not agree: a {}{}, b {}{}, c {}",
                     name, shapeOf(*a), ta ? " (transposed)" : "", shapeOf(*b),
@@ -250,43 +312,31 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
     return;
   }
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-  if (m > kIntMax || n > kIntMax || k > kIntMax) {
+  if (c->sizes[R - 2] > kIntMax || c->sizes[R - 1] > kIntMax ||
+      a->sizes[R - 1 - ta] > kIntMax) {
     recordKernelError(std::string(name) + ": dimension exceeds BLAS int range");
     fillNaN(c);
     return;
   }
+  int64_t batch = 1;
+  for (int d = 0; d < R - 2; ++d)
+    batch *= c->sizes[d];
   // Slices of frozen models are skipped (their results are discarded).
   const IdleModels idle = idleModels;
   int64_t perModel = idle.idle && idle.models > 0 && batch % idle.models == 0
                          ? batch / idle.models
                          : 0;
-  auto multiply = [&](int64_t i) {
+  auto multiplyOne = [&](int64_t i) {
     if (perModel && idle.idle[i / perModel])
       return;
-    Matrix<T> sa = slice(*a, i), sb = slice(*b, i), sc = slice(*c, i);
-    if (m == 0 || n == 0)
-      return;
-    if (k == 0) {
-      // An empty contraction adds nothing; BLAS with k = 0 may not write c.
-      if (accumulate)
-        return;
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t col = 0; col < n; ++col)
-          sc.data[r * sc.rowStride + col * sc.colStride] = T(0);
-      return;
-    }
-    if (!blasCompatible(sa) || !blasCompatible(sb) || !blasCompatible(sc)) {
-      naiveMatmul(sa, ta, sb, tb, sc, m, n, k, accumulate != 0);
-      return;
-    }
-    gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-         sa.data, blasLeadingDim(sa), sb.data, blasLeadingDim(sb),
-         accumulate != 0, sc.data, blasLeadingDim(sc));
+    Matrix<T> sa = slice(*a, i), sb = slice(*b, i);
+    multiply(ta ? transposed(sa) : sa, tb ? transposed(sb) : sb, slice(*c, i),
+             accumulate != 0);
   };
   // Every GEMM runs single-threaded, whatever the number of models and
   // threads: OpenBLAS's threading, and any split of one product, changes
   // its last bits with the split (measured), and model i must get the same
-  // bits alone as in a batch. The pool spreads the models over threads.
+  // bits alone as in a batch. The pool spreads the batch over threads.
   ThreadPool &pool = kernelPool();
 #ifdef MBT_HAVE_OPENBLAS
   if (openblas_get_num_threads() != 1)
@@ -294,12 +344,12 @@ void batchMatmul(const char *name, MemRef<T, 3> *a, MemRef<T, 3> *b,
 #endif
   if (batch < 2 || pool.size() < 2) {
     for (int64_t i = 0; i < batch; ++i)
-      multiply(i);
+      multiplyOne(i);
     return;
   }
   pool.parallelFor(batch, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      multiply(i);
+      multiplyOne(i);
   });
 }
 } // namespace
@@ -333,23 +383,21 @@ std::string takeKernelError() {
 } // namespace runtime
 } // namespace mbt
 
-using mbt::MemRef3D;
-using mbt::MemRef3F;
+using mbt::MemRef;
 
-extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32(MemRef3F *a, MemRef3F *b,
-                                                     MemRef3F *c,
-                                                     int64_t transposeA,
-                                                     int64_t transposeB,
-                                                     int64_t accumulate) {
-  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f32", a, b, c, transposeA,
-                            transposeB, accumulate);
-}
-
-extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f64(MemRef3D *a, MemRef3D *b,
-                                                     MemRef3D *c,
-                                                     int64_t transposeA,
-                                                     int64_t transposeB,
-                                                     int64_t accumulate) {
-  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f64", a, b, c, transposeA,
-                            transposeB, accumulate);
-}
+#define MBT_BATCH_MATMUL(SUFFIX, T, R)                                         \
+  extern "C" void _mlir_ciface_mbt_rt_batch_matmul_##SUFFIX(                   \
+      MemRef<T, R> *a, MemRef<T, R> *b, MemRef<T, R> *c, int64_t transposeA,   \
+      int64_t transposeB, int64_t accumulate) {                                \
+    mbt::runtime::batchMatmul("mbt_rt_batch_matmul_" #SUFFIX, a, b, c,         \
+                              transposeA, transposeB, accumulate);             \
+  }
+MBT_BATCH_MATMUL(f32, float, 3)
+MBT_BATCH_MATMUL(f64, double, 3)
+MBT_BATCH_MATMUL(f32_4d, float, 4)
+MBT_BATCH_MATMUL(f64_4d, double, 4)
+MBT_BATCH_MATMUL(f32_5d, float, 5)
+MBT_BATCH_MATMUL(f64_5d, double, 5)
+MBT_BATCH_MATMUL(f32_6d, float, 6)
+MBT_BATCH_MATMUL(f64_6d, double, 6)
+#undef MBT_BATCH_MATMUL

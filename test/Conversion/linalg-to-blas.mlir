@@ -16,6 +16,11 @@
 // REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, A transposed, accumulates into C
 // REMARK: remark: batched matmul: mbt_rt_batch_matmul_f64, B transposed, accumulates into C
 // REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, accumulates into C
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, accumulates into C
+// REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f32_5d, overwrites C (its zero fill is dropped)
+// REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f64_5d, accumulates into C
+// REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f32, accumulates into C
+// REMARK-NOT: remark
 
 // A zero fill of the output just before the matmul is dropped: the kernel
 // overwrites the output (accumulate = 0).
@@ -105,5 +110,161 @@ func.func @rounded_operands(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>,
   linalg.batch_matmul {mbt.operands_format = f16}
       ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
       outs(%d : memref<2x3x5xf32>)
+  return
+}
+
+// -----
+
+// Attention's scores over models, sequences and heads, from the heads'
+// layout [M, B, T, H, D]: loops (m, b, h, i, j, d). The operands become
+// views in the kernel's order (A [M, B, H, T, D], B [M, B, H, D, T], C as
+// it is) and the rank-5 kernel takes them with no transpose flag: it reads
+// the strides. On a GPU the generic stays, as loops.
+// CHECK-LABEL: func.func @attention_scores
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[A:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3, d4) -> (d0, d1, d3, d2, d4)
+// CHECK:         %[[CA:.*]] = memref.cast %[[A]] : {{.*}} to memref<?x?x?x?x?xf32, strided<[?, ?, ?, ?, ?], offset: ?>>
+// CHECK:         %[[B:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3, d4) -> (d0, d1, d3, d4, d2)
+// CHECK:         %[[CB:.*]] = memref.cast %[[B]]
+// CHECK-NOT:     memref.transpose
+// CHECK:         %[[CC:.*]] = memref.cast %{{.*}} : memref<2x3x4x7x7xf32> to
+// CHECK:         call @mbt_rt_batch_matmul_f32_5d(%[[CA]], %[[CB]], %[[CC]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.generic
+// CUDA-LABEL: func.func @attention_scores
+// CUDA:         linalg.generic
+// CUDA-NOT:     call
+func.func @attention_scores(%q: memref<2x3x7x4x5xf32>, %k: memref<2x3x7x4x5xf32>,
+                            %s: memref<2x3x4x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<2x3x4x7x7xf32>)
+  linalg.generic {
+      indexing_maps = [affine_map<(m, b, h, i, j, d) -> (m, b, i, h, d)>,
+                       affine_map<(m, b, h, i, j, d) -> (m, b, j, h, d)>,
+                       affine_map<(m, b, h, i, j, d) -> (m, b, h, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "parallel", "reduction"]}
+      ins(%q, %k : memref<2x3x7x4x5xf32>, memref<2x3x7x4x5xf32>)
+      outs(%s : memref<2x3x4x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// The weighted values p v into the heads' layout, in f64, product written
+// b * a and the sum p + acc: the same matmul. C is viewed as
+// [M, B, H, T, D].
+// CHECK-LABEL: func.func @weighted_values_f64
+// CHECK:         memref.transpose %{{.*}} (d0, d1, d2, d3, d4) -> (d0, d1, d3, d2, d4)
+// CHECK:         memref.transpose %{{.*}} (d0, d1, d2, d3, d4) -> (d0, d1, d3, d2, d4)
+// CHECK:         call @mbt_rt_batch_matmul_f64_5d
+func.func @weighted_values_f64(%p: memref<2x3x4x7x7xf64>,
+                               %v: memref<2x3x7x4x5xf64>,
+                               %o: memref<2x3x7x4x5xf64>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(m, b, i, h, d, j) -> (m, b, h, i, j)>,
+                       affine_map<(m, b, i, h, d, j) -> (m, b, j, h, d)>,
+                       affine_map<(m, b, i, h, d, j) -> (m, b, i, h, d)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "parallel", "reduction"]}
+      ins(%p, %v : memref<2x3x4x7x7xf64>, memref<2x3x7x4x5xf64>)
+      outs(%o : memref<2x3x7x4x5xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %prod = arith.mulf %b, %a : f64
+    %sum = arith.addf %prod, %acc : f64
+    linalg.yield %sum : f64
+  }
+  return
+}
+
+// -----
+
+// A plain batched matmul written as a generic calls the rank-3 kernel.
+// CHECK-LABEL: func.func @generic_rank3
+// CHECK-NOT:     memref.transpose
+// CHECK:         call @mbt_rt_batch_matmul_f32(
+func.func @generic_rank3(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>,
+                         %c: memref<2x3x5xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(n, i, j, k) -> (n, i, k)>,
+                       affine_map<(n, i, j, k) -> (n, k, j)>,
+                       affine_map<(n, i, j, k) -> (n, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
+      outs(%c : memref<2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Generics that are not matmuls stay: a body that does more than add a
+// product (the softmax's normalization fused in), a loop only one operand
+// reads (a second reduction), a broadcast operand, no n loop (a matrix
+// times a vector).
+// CHECK-LABEL: func.func @not_matmuls
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     call
+func.func @not_matmuls(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>,
+                       %c: memref<2x3x5xf32>, %a4: memref<2x3x4x6xf32>,
+                       %v: memref<2x4xf32>, %cv: memref<2x3xf32>) {
+  linalg.generic {
+      indexing_maps = [affine_map<(n, i, j, k) -> (n, i, k)>,
+                       affine_map<(n, i, j, k) -> (n, k, j)>,
+                       affine_map<(n, i, j, k) -> (n, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
+      outs(%c : memref<2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %e = math.exp %x : f32
+    %p = arith.mulf %e, %y : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {
+      indexing_maps = [affine_map<(n, i, j, k, l) -> (n, i, k, l)>,
+                       affine_map<(n, i, j, k, l) -> (n, k, j)>,
+                       affine_map<(n, i, j, k, l) -> (n, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction",
+                        "reduction"]}
+      ins(%a4, %b : memref<2x3x4x6xf32>, memref<2x4x5xf32>)
+      outs(%c : memref<2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {
+      indexing_maps = [affine_map<(n, i, j, k) -> (0, i, k)>,
+                       affine_map<(n, i, j, k) -> (n, k, j)>,
+                       affine_map<(n, i, j, k) -> (n, i, j)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x3x4xf32>, memref<2x4x5xf32>)
+      outs(%c : memref<2x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {
+      indexing_maps = [affine_map<(n, i, k) -> (n, i, k)>,
+                       affine_map<(n, i, k) -> (n, k)>,
+                       affine_map<(n, i, k) -> (n, i)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %v : memref<2x3x4xf32>, memref<2x4xf32>)
+      outs(%cv : memref<2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
   return
 }

@@ -1,4 +1,5 @@
 // RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+// RUN: mbt-opt --mbt-lower-to-linalg --canonicalize --mbt-fuse-elementwise %s | FileCheck %s --check-prefix=FUSED
 
 // Attention over [M, B, T, D] with 2 heads: query, key and value viewed as
 // [M, B, T, 2, D/2]; the scores contracted over the head's features; the
@@ -29,6 +30,21 @@
 // CHECK:           arith.divf
 // CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<3x?x?x2x4xf32>)
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<3x?x?x2x4xf32> into tensor<3x?x?x8xf32>
+// Elementwise fusion keeps both products plain multiply-accumulates (the
+// weights' normalization is not fused into the weighted values), so that
+// mbt-linalg-to-blas hands them to BLAS.
+// FUSED-LABEL: func.func @causal
+// FUSED:         linalg.generic {{.*}}"reduction"]{{.*}} outs(%{{.*}} : tensor<3x?x2x?x?xf32>)
+// FUSED-NEXT:    ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// FUSED-NEXT:      arith.mulf
+// FUSED-NEXT:      arith.addf
+// FUSED-NEXT:      linalg.yield
+// FUSED:           arith.divf
+// FUSED:         linalg.generic {{.*}}"reduction"]{{.*}} outs(%{{.*}} : tensor<3x?x?x2x4xf32>)
+// FUSED-NEXT:    ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// FUSED-NEXT:      arith.mulf
+// FUSED-NEXT:      arith.addf
+// FUSED-NEXT:      linalg.yield
 func.func @causal(%q: tensor<3x?x?x8xf32>, %k: tensor<3x?x?x8xf32>, %v: tensor<3x?x?x8xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
   %o = mbt.attention %q, %k, %v, %t {heads = 2 : i64, causal = true} : (tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32>
   return %o : tensor<3x?x?x8xf32>

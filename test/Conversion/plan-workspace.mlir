@@ -5,6 +5,7 @@
 // REMARK: remark: workspace of 'slots': 4 temporaries in 3 slots, 0 left to malloc
 // REMARK: remark: workspace of 'live_through_view': 2 temporaries in 2 slots, 0 left to malloc
 // REMARK: remark: workspace of 'batch_sized': 1 temporary in 1 slot, 0 left to malloc
+// REMARK: remark: workspace of 'token_rows': 3 temporaries in 2 slots, 0 left to malloc
 // REMARK: remark: workspace of 'unplanned': 0 temporaries in 0 slots, 4 left to malloc
 
 // Every allocation becomes a view of the new last argument. Buffers of the
@@ -82,6 +83,37 @@ func.func @batch_sized(%arg: memref<2x?x5xf32>) {
   %n = memref.dim %arg, %c1 : memref<2x?x5xf32>
   %a = memref.alloc(%n) : memref<2x?xf32>
   "test.read"(%a) : (memref<2x?xf32>) -> ()
+  return
+}
+
+// -----
+
+// A size that is a product of argument dimensions (the B * T rows of a
+// token batch's activations, as affine.apply or arith.muli computes it) is
+// planned too; [B, T] and [T, B] products of the same bytes share a slot. A
+// buffer read through memref.transpose (what mbt-linalg-to-blas makes of
+// a matmul's operands) stays alive through that view.
+// CHECK-LABEL: func.func @token_rows(
+// CHECK-SAME:      %[[X:.*]]: memref<4x?x?xi32>, %[[WS:.*]]: memref<?xi8>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[ROWS:.*]] = memref.view %[[WS]][%{{.*}}][%{{.*}}] : memref<?xi8> to memref<4x?x32xf32>
+// CHECK:         %[[HEADS:.*]] = memref.view %[[WS]][%{{.*}}][%{{.*}}, %{{.*}}] : memref<?xi8> to memref<4x?x?x32xf32>
+// CHECK:         memref.transpose %[[HEADS]]
+// CHECK:         %[[AGAIN:.*]] = memref.view %[[WS]][%{{.*}}][%{{.*}}] : memref<?xi8> to memref<4x?x32xf32>
+// CHECK-LABEL: func.func @token_rows_workspace_bytes(
+func.func @token_rows(%x: memref<4x?x?xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %x, %c1 : memref<4x?x?xi32>
+  %t = memref.dim %x, %c2 : memref<4x?x?xi32>
+  %bt = affine.apply affine_map<()[s0, s1] -> (s0 * s1)>()[%b, %t]
+  %rows = memref.alloc(%bt) : memref<4x?x32xf32>
+  "test.read"(%rows) : (memref<4x?x32xf32>) -> ()
+  %heads = memref.alloc(%t, %b) : memref<4x?x?x32xf32>
+  %view = memref.transpose %heads (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<4x?x?x32xf32> to memref<4x?x?x32xf32, strided<[?, 32, ?, 1]>>
+  %tb = arith.muli %t, %b : index
+  %again = memref.alloc(%tb) : memref<4x?x32xf32>
+  "test.read"(%view, %again) : (memref<4x?x?x32xf32, strided<[?, 32, ?, 1]>>, memref<4x?x32xf32>) -> ()
   return
 }
 

@@ -3,13 +3,15 @@
 // The patterns and canonicalizations of upstream's
 // linalg-fuse-elementwise-ops (mlir/lib/Dialect/Linalg/Transforms/
 // ElementwiseOpFusion.cpp), driven top-down as it does, with one change to
-// the control function: nothing fuses into or out of a named linalg op.
-// Named ops are the batched matmuls that mbt-linalg-to-blas (BLAS, cuBLAS)
-// recognizes; a reshape folded into one by expansion would make it a
+// the control function: nothing fuses into or out of a named linalg op or
+// a linalg.generic that is a matmul. These are the batched matmuls that
+// mbt-linalg-to-blas (BLAS, cuBLAS) recognizes; an elementwise producer
+// fused into one, or a reshape folded into one by expansion, would leave a
 // linalg.generic computed by loops.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/Utils/BatchMatmul.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -24,9 +26,12 @@ using namespace mlir;
 
 namespace {
 
-/// A linalg op other than linalg.generic (a named matmul, a fill, a copy).
-bool isNamedLinalgOp(Operation *op) {
-  return isa_and_nonnull<linalg::LinalgOp>(op) && !isa<linalg::GenericOp>(op);
+/// A linalg op other than linalg.generic (a named matmul, a fill, a copy),
+/// or a linalg.generic that is a matmul.
+bool isKeptWhole(Operation *op) {
+  if (auto generic = dyn_cast_or_null<linalg::GenericOp>(op))
+    return mlir::mbt::matchGenericMatmul(generic).has_value();
+  return isa_and_nonnull<linalg::LinalgOp>(op);
 }
 
 struct FuseElementwisePass
@@ -35,8 +40,7 @@ struct FuseElementwisePass
     MLIRContext *ctx = &getContext();
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      if (!producer || isNamedLinalgOp(producer) ||
-          isNamedLinalgOp(fused->getOwner()))
+      if (!producer || isKeptWhole(producer) || isKeptWhole(fused->getOwner()))
         return false;
       return producer->hasOneUse();
     };

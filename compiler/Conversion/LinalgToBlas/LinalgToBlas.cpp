@@ -10,6 +10,12 @@
 // is dropped and the kernel overwrites C (sgemm with beta = 0), which saves
 // a pass over C.
 //
+// On the CPU, a linalg.generic that is a matmul with several batch dims
+// (attention's products over models, sequences and heads, whose operands
+// are strided views of the heads' layout) becomes a call to the kernel of
+// its rank, `mbt_rt_batch_matmul_f32_5d` and the like, on transposed views
+// of its operands: no copy, since the runtime reads any strides.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/Utils/BatchMatmul.h"
@@ -24,37 +30,40 @@ namespace mlir::mbt {
 using namespace mlir;
 using namespace mlir::mbt;
 
-/// The runtime kernel for matmuls of `element` (f32 or f64) on `device`'s
+/// The runtime kernel for matmuls of rank `rank` (3: one batch dim; 4 to 6:
+/// more) and `element` (f32 or f64) on `device`'s
 /// buffers (cpu or cuda). On a GPU, f32 operands that hold bf16 or f16
 /// values (`format`, from kOperandsFormatAttr) go to a kernel that
 /// multiplies them in that format on the tensor cores, accumulating in f32:
 /// the same exact products, several times the f32 throughput. The CPU's
 /// BLAS has no such products: its f32 kernel computes the same values.
-static std::string kernelName(Type element, StringRef device,
+static std::string kernelName(int64_t rank, Type element, StringRef device,
                               std::optional<Type> format) {
   std::string name =
       device == "cuda" ? "mbt_rt_cuda_batch_matmul_" : "mbt_rt_batch_matmul_";
   name += element.isF64() ? "f64" : "f32";
   if (device == "cuda" && element.isF32() && format)
     name += format->isBF16() ? "_bf16" : "_f16";
+  if (rank != 3)
+    name += "_" + std::to_string(rank) + "d";
   return name;
 }
 
-static MemRefType dynamicStrided3D(Type element) {
-  int64_t dyn = ShapedType::kDynamic;
+static MemRefType dynamicStrided(int64_t rank, Type element) {
+  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
   auto layout =
-      StridedLayoutAttr::get(element.getContext(), dyn, {dyn, dyn, dyn});
-  return MemRefType::get({dyn, dyn, dyn}, element, layout);
+      StridedLayoutAttr::get(element.getContext(), ShapedType::kDynamic, dyn);
+  return MemRefType::get(dyn, element, layout);
 }
 
-static func::FuncOp getOrDeclareKernel(ModuleOp module, Type element,
-                                       StringRef device,
+static func::FuncOp getOrDeclareKernel(ModuleOp module, int64_t rank,
+                                       Type element, StringRef device,
                                        std::optional<Type> format) {
-  std::string name = kernelName(element, device, format);
+  std::string name = kernelName(rank, element, device, format);
   if (auto f = module.lookupSymbol<func::FuncOp>(name))
     return f;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  MemRefType m = dynamicStrided3D(element);
+  MemRefType m = dynamicStrided(rank, element);
   auto type = b.getFunctionType(
       {m, m, m, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {});
   auto f = b.create<func::FuncOp>(module.getLoc(), name, type);
@@ -77,46 +86,110 @@ struct LinalgToBlasPass
     }
     SmallVector<linalg::LinalgOp> matmuls;
     module.walk([&](linalg::LinalgOp op) {
-      if (matchBatchMatmul(op))
+      if (isReplaced(op))
         matmuls.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : matmuls) {
-      BatchMatmulKind kind = *matchBatchMatmul(op);
-      Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-      std::optional<Type> format;
-      if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
-          attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
-        format = attr.getValue();
-      func::FuncOp kernel = getOrDeclareKernel(module, element, device, format);
-      MemRefType dyn = dynamicStrided3D(element);
       Operation *zeroing = zeroingBefore(op);
       rewriter.setInsertionPoint(op);
-      Location loc = op.getLoc();
-      SmallVector<Value> args;
-      for (Value v : op->getOperands())
-        args.push_back(rewriter.create<memref::CastOp>(loc, dyn, v));
-      args.push_back(
-          rewriter.create<arith::ConstantIntOp>(loc, kind.transposeA, 64));
-      args.push_back(
-          rewriter.create<arith::ConstantIntOp>(loc, kind.transposeB, 64));
-      args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !zeroing, 64));
-      rewriter.create<func::CallOp>(loc, kernel, args);
+      func::CallOp call =
+          isa<linalg::GenericOp>(op)
+              ? callForGeneric(rewriter, cast<linalg::GenericOp>(op), zeroing)
+              : callForNamed(rewriter, op, zeroing);
       if (remarks)
-        reportCall(op, kernel, kind, zeroing);
+        reportCall(op, call, zeroing);
       if (zeroing)
         rewriter.eraseOp(zeroing);
       rewriter.eraseOp(op);
     }
   }
 
+  /// The largest generic matmul the runtime takes: four batch dims.
+  static constexpr unsigned kMaxLoops = 7;
+
+  /// Whether `op` becomes a kernel call: a named batched matmul, or on the
+  /// CPU a generic one of at most four batch dims.
+  bool isReplaced(linalg::LinalgOp op) const {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic)
+      return matchBatchMatmul(op).has_value();
+    return device == "cpu" && generic.hasPureBufferSemantics() &&
+           generic.getNumLoops() <= kMaxLoops &&
+           matchGenericMatmul(generic).has_value();
+  }
+
+  /// The kernel's trailing arguments: the transposes and whether it adds
+  /// to C.
+  static void appendFlags(IRRewriter &rewriter, Location loc,
+                          SmallVectorImpl<Value> &args, bool transposeA,
+                          bool transposeB, Operation *zeroing) {
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, transposeA, 64));
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, transposeB, 64));
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, !zeroing, 64));
+  }
+
+  func::CallOp callForNamed(IRRewriter &rewriter, linalg::LinalgOp op,
+                            Operation *zeroing) {
+    BatchMatmulKind kind = *matchBatchMatmul(op);
+    Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+    std::optional<Type> format;
+    if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
+        attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
+      format = attr.getValue();
+    func::FuncOp kernel =
+        getOrDeclareKernel(getOperation(), 3, element, device, format);
+    MemRefType dyn = dynamicStrided(3, element);
+    Location loc = op.getLoc();
+    SmallVector<Value> args;
+    for (Value v : op->getOperands())
+      args.push_back(rewriter.create<memref::CastOp>(loc, dyn, v));
+    appendFlags(rewriter, loc, args, kind.transposeA, kind.transposeB, zeroing);
+    return rewriter.create<func::CallOp>(loc, kernel, args);
+  }
+
+  /// A generic matmul's operands as views in the kernel's order of dims
+  /// (memref.transpose: no copy), whatever their strides.
+  func::CallOp callForGeneric(IRRewriter &rewriter, linalg::GenericOp op,
+                              Operation *zeroing) {
+    GenericMatmul matmul = *matchGenericMatmul(op);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    int64_t rank = matmul.batch.size() + 2;
+    Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+    func::FuncOp kernel =
+        getOrDeclareKernel(getOperation(), rank, element, device, std::nullopt);
+    MemRefType dyn = dynamicStrided(rank, element);
+    Location loc = op.getLoc();
+    std::pair<unsigned, unsigned> matrixLoops[] = {
+        {matmul.m, matmul.k}, {matmul.k, matmul.n}, {matmul.m, matmul.n}};
+    SmallVector<Value> args;
+    for (auto [operand, map, loops] :
+         llvm::zip(op->getOperands(), maps, matrixLoops)) {
+      SmallVector<unsigned> dims =
+          matmul.permutation(map, loops.first, loops.second);
+      Value view = operand;
+      if (!llvm::equal(dims, llvm::seq<unsigned>(0, rank)))
+        view = rewriter.create<memref::TransposeOp>(
+            loc, operand,
+            AffineMapAttr::get(
+                AffineMap::getPermutationMap(dims, rewriter.getContext())));
+      args.push_back(rewriter.create<memref::CastOp>(loc, dyn, view));
+    }
+    appendFlags(rewriter, loc, args, false, false, zeroing);
+    return rewriter.create<func::CallOp>(loc, kernel, args);
+  }
+
   /// The decision for `op`, as a remark the user asks for with `remarks`.
-  static void reportCall(linalg::LinalgOp op, func::FuncOp kernel,
-                         BatchMatmulKind kind, Operation *zeroing) {
-    auto remark = op.emitRemark() << "batched matmul: " << kernel.getName();
-    if (kind.transposeA)
+  static void reportCall(linalg::LinalgOp op, func::CallOp call,
+                         Operation *zeroing) {
+    auto remark = op.emitRemark() << (isa<linalg::GenericOp>(op)
+                                          ? "matmul in a linalg.generic: "
+                                          : "batched matmul: ")
+                                  << call.getCallee();
+    std::optional<BatchMatmulKind> kind = matchBatchMatmul(op);
+    if (kind && kind->transposeA)
       remark << ", A transposed";
-    if (kind.transposeB)
+    if (kind && kind->transposeB)
       remark << ", B transposed";
     remark << (zeroing ? ", overwrites C (its zero fill is dropped)"
                        : ", accumulates into C");

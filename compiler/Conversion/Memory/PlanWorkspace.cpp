@@ -20,11 +20,14 @@
 // laid out one after another, each 64-byte aligned. An allocation is left
 // to malloc when it sits in a nested region, its layout is not the
 // identity, its element type has no byte size, a dynamic size is not a
-// `memref.dim` of an argument at a constant index, or an alias escapes.
+// `memref.dim` of an argument at a constant index or a product of such
+// (affine.apply or arith.muli: the B * T rows of a token batch's
+// activations), or an alias escapes.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -82,6 +85,48 @@ std::optional<ArgDim> argDimOf(Value v, Block &entry) {
   return ArgDim{arg.getArgNumber(), *index};
 }
 
+/// Appends to `dims` the argument dimensions whose product `expr` is, over
+/// the operands of an affine.apply; false when it is not such a product.
+bool appendProductDims(AffineExpr expr, ValueRange dimOperands,
+                       ValueRange symbolOperands, Block &entry,
+                       SmallVectorImpl<ArgDim> &dims);
+
+/// Appends to `dims` the argument dimensions whose product `v` is (one
+/// dimension, or the product of several that a collapse of a
+/// [B, T, ...] buffer into [B * T, ...] computes); false when it is not
+/// such a product.
+bool appendArgDims(Value v, Block &entry, SmallVectorImpl<ArgDim> &dims) {
+  if (std::optional<ArgDim> argDim = argDimOf(v, entry)) {
+    dims.push_back(*argDim);
+    return true;
+  }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return appendArgDims(mul.getLhs(), entry, dims) &&
+           appendArgDims(mul.getRhs(), entry, dims);
+  auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+  if (!apply)
+    return false;
+  AffineMap map = apply.getAffineMap();
+  return appendProductDims(map.getResult(0), apply.getDimOperands(),
+                           apply.getSymbolOperands(), entry, dims);
+}
+
+bool appendProductDims(AffineExpr expr, ValueRange dimOperands,
+                       ValueRange symbolOperands, Block &entry,
+                       SmallVectorImpl<ArgDim> &dims) {
+  if (auto d = dyn_cast<AffineDimExpr>(expr))
+    return appendArgDims(dimOperands[d.getPosition()], entry, dims);
+  if (auto s = dyn_cast<AffineSymbolExpr>(expr))
+    return appendArgDims(symbolOperands[s.getPosition()], entry, dims);
+  auto mul = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!mul || mul.getKind() != AffineExprKind::Mul)
+    return false;
+  return appendProductDims(mul.getLHS(), dimOperands, symbolOperands, entry,
+                           dims) &&
+         appendProductDims(mul.getRHS(), dimOperands, symbolOperands, entry,
+                           dims);
+}
+
 /// The byte size of `alloc` in terms of argument dimensions, if it has one.
 std::optional<ByteSize> byteSizeOf(memref::AllocOp alloc, Block &entry) {
   MemRefType type = alloc.getType();
@@ -94,13 +139,22 @@ std::optional<ByteSize> byteSizeOf(memref::AllocOp alloc, Block &entry) {
   for (int64_t extent : type.getShape())
     if (!ShapedType::isDynamic(extent))
       size.staticBytes *= extent;
-  for (Value dynamic : alloc.getDynamicSizes()) {
-    std::optional<ArgDim> argDim = argDimOf(dynamic, entry);
-    if (!argDim)
+  for (Value dynamic : alloc.getDynamicSizes())
+    if (!appendArgDims(dynamic, entry, size.dynamicDims))
       return std::nullopt;
-    size.dynamicDims.push_back(*argDim);
-  }
+  // [B, T] and [T, B] buffers of the same element count share slots.
+  llvm::sort(size.dynamicDims);
   return size;
+}
+
+/// Whether `op` is a view of `source`: a view-like op, or memref.transpose
+/// (which mbt-linalg-to-blas makes of a matmul's operands and does not
+/// implement ViewLikeOpInterface).
+bool isViewOf(Operation *op, Value source) {
+  if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+    return view.getViewSource() == source;
+  auto transpose = dyn_cast<memref::TransposeOp>(op);
+  return transpose && transpose.getIn() == source;
 }
 
 /// The position in `entry` of the last op that uses `alloc` or a view of
@@ -117,10 +171,9 @@ lastUseOf(memref::AllocOp alloc, Block &entry,
       Operation *user = use.getOwner();
       if (isa<func::ReturnOp>(user))
         return std::nullopt;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (view.getViewSource() == alias)
-          for (Value result : user->getResults())
-            worklist.push_back(result);
+      if (isViewOf(user, alias)) {
+        for (Value result : user->getResults())
+          worklist.push_back(result);
       } else if (llvm::any_of(user->getResultTypes(),
                               llvm::IsaPred<BaseMemRefType>)) {
         return std::nullopt;

@@ -35,6 +35,25 @@ struct BatchMatmulKind {
 /// all have unit inner strides, and which operands it transposes.
 std::optional<BatchMatmulKind> matchBatchMatmul(linalg::LinalgOp op);
 
+/// The loops of a linalg.generic that is a batched matmul in all but name
+/// (attention's products over models, sequences and heads): its body adds
+/// the product of its two inputs to its output, each operand indexes a
+/// distinct loop with each of its dims, and every loop is a batch loop (in
+/// A, B and C), the one m loop (A and C), the one n loop (B and C) or the
+/// one k loop (A and B, the only reduction).
+struct GenericMatmul {
+  SmallVector<unsigned> batch; // in the order of C's dims
+  unsigned m = 0, n = 0, k = 0;
+
+  /// Each operand's dims in the kernel's order: A [batch..., m, k],
+  /// B [batch..., k, n], C [batch..., m, n], as positions in its map.
+  SmallVector<unsigned> permutation(AffineMap map, unsigned rows,
+                                    unsigned cols) const;
+};
+
+/// Whether `op` is such a matmul of f32 or f64 (on tensors or memrefs).
+std::optional<GenericMatmul> matchGenericMatmul(linalg::GenericOp op);
+
 /// The op that zeroes `op`'s output right before `op`, which a replacement
 /// can fold by overwriting the output instead of accumulating; null when
 /// there is none. Either a zero fill of the output, or a copy into it of a

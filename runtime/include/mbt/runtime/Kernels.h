@@ -22,7 +22,8 @@
 
 extern "C" {
 /// c[i] = op(a[i]) * op(b[i]) (+ c[i] when `accumulate` is 1) for every
-/// batch index i; op transposes the last two dims when its flag is 1. Each
+/// batch index i; op transposes the last two dims when its flag is 1, and
+/// BLAS reads each matrix as its strides allow. Each
 /// batch index is one sgemm call with the same shapes whatever the batch count,
 /// so model i's product is bitwise independent of how many models share the
 /// call.
@@ -35,6 +36,24 @@ __attribute__((visibility("default"))) void
 _mlir_ciface_mbt_rt_batch_matmul_f64(mbt::MemRef3D *a, mbt::MemRef3D *b,
                                      mbt::MemRef3D *c, int64_t transposeA,
                                      int64_t transposeB, int64_t accumulate);
+
+/// The same with two, three or four batch dims (rank 4, 5, 6): the
+/// contractions the compiler found in linalg.generic ops (attention's
+/// products over models, sequences and heads). Each operand may have any
+/// strides: a matrix whose rows, not columns, are contiguous goes to BLAS
+/// transposed, and one that is neither goes to a reference loop.
+#define MBT_DECLARE_BATCH_MATMUL(SUFFIX, T, R)                                 \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_batch_matmul_##SUFFIX(                               \
+          mbt::MemRef<T, R> *a, mbt::MemRef<T, R> *b, mbt::MemRef<T, R> *c,    \
+          int64_t transposeA, int64_t transposeB, int64_t accumulate);
+MBT_DECLARE_BATCH_MATMUL(f32_4d, float, 4)
+MBT_DECLARE_BATCH_MATMUL(f64_4d, double, 4)
+MBT_DECLARE_BATCH_MATMUL(f32_5d, float, 5)
+MBT_DECLARE_BATCH_MATMUL(f64_5d, double, 5)
+MBT_DECLARE_BATCH_MATMUL(f32_6d, float, 6)
+MBT_DECLARE_BATCH_MATMUL(f64_6d, double, 6)
+#undef MBT_DECLARE_BATCH_MATMUL
 }
 
 namespace mbt {

@@ -197,6 +197,26 @@ def MBTCopiesToLinalg : Pass<"mbt-copies-to-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MBTExpandMath : Pass<"mbt-expand-math", "::mlir::ModuleOp"> {
+  let summary = "Rewrite the f32 math ops that libm computes slowly";
+  let description = [{
+    Before the lowering to LLVM on the CPU: every f32 `math.tanh` becomes
+    `sign(x) (1 - exp(-2|x|)) / (1 + exp(-2|x|))` (upstream's expansion),
+    one `expf` instead of glibc's `tanhf` (which goes through `expm1f`).
+    f64 `math.tanh` is left to libm.
+
+    Example:
+
+    ```mlir
+    %t = math.tanh %x : f32
+    // becomes, among others:
+    %e = math.exp %m : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Keep one parallel dimension per loop nest, for OpenMP";
   let description = [{

@@ -147,6 +147,7 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
+  pm.addPass(createMBTExpandMath());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

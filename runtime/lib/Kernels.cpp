@@ -10,7 +10,9 @@
 // (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the cores), each sgemm
 // running single-threaded: the models' GEMMs are small, and OpenBLAS's own
 // threads spent more time handing work over (sched_yield) than computing
-// (docs/benchmarks.md). A lone model therefore runs on one thread.
+// (docs/benchmarks.md). A lone model therefore runs on one thread, and so
+// does a call with too little work to pay for waking the pool (a GRU's
+// products at one position).
 //
 //===----------------------------------------------------------------------===//
 
@@ -272,6 +274,10 @@ void multiply(Matrix<T> a, Matrix<T> b, Matrix<T> c, bool accumulate) {
        la.leadingDim, b.data, lb.leadingDim, accumulate, c.data, lc.leadingDim);
 }
 
+/// The least work (multiply-adds times 2) of one batched call that the
+/// pool's threads share: 4 MFLOP, some 40 microseconds of one core.
+constexpr double kMinParallelFlops = 4.0e6;
+
 /// The calling thread's frozen models (IdleModelsGuard).
 struct IdleModels {
   const uint8_t *idle = nullptr;
@@ -342,7 +348,13 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   if (openblas_get_num_threads() != 1)
     openblas_set_num_threads(1);
 #endif
-  if (batch < 2 || pool.size() < 2) {
+  // Waking the pool's threads costs tens of microseconds on a VM; a batch
+  // whose GEMMs add up to less work than that (a recurrence's products at
+  // one position) runs on the calling thread. Either way each GEMM runs
+  // whole on one thread, so no bit depends on the choice.
+  double flops = 2.0 * batch * double(c->sizes[R - 2]) *
+                 double(c->sizes[R - 1]) * double(a->sizes[R - 1 - ta]);
+  if (batch < 2 || pool.size() < 2 || flops < kMinParallelFlops) {
     for (int64_t i = 0; i < batch; ++i)
       multiplyOne(i);
     return;

@@ -20,6 +20,7 @@
 // REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f32_5d, overwrites C (its zero fill is dropped)
 // REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f64_5d, accumulates into C
 // REMARK: remark: matmul in a linalg.generic: mbt_rt_batch_matmul_f32, accumulates into C
+// REMARK: remark: batched matmul: mbt_rt_batch_matmul_f32, accumulates into C
 // REMARK-NOT: remark
 
 // A zero fill of the output just before the matmul is dropped: the kernel
@@ -266,5 +267,21 @@ func.func @not_matmuls(%a: memref<2x3x4xf32>, %b: memref<2x4x5xf32>,
     %sum = arith.addf %acc, %p : f32
     linalg.yield %sum : f32
   }
+  return
+}
+
+// -----
+
+// A matmul whose operand's inner stride is not known to be 1 (a GRU's
+// state at one position, a subview): the CPU's kernel reads any strides;
+// cuBLAS's call stays for unit strides, so on a GPU it stays a loop.
+// CHECK-LABEL: func.func @dynamic_inner_stride
+// CHECK:         call @mbt_rt_batch_matmul_f32(
+// CUDA-LABEL: func.func @dynamic_inner_stride
+// CUDA:         linalg.batch_matmul
+func.func @dynamic_inner_stride(%a: memref<4x?x32xf32, strided<[?, ?, ?], offset: ?>>,
+                                %b: memref<4x32x96xf32>, %c: memref<4x?x96xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<4x?x32xf32, strided<[?, ?, ?], offset: ?>>, memref<4x32x96xf32>)
+                      outs(%c : memref<4x?x96xf32>)
   return
 }

@@ -1,4 +1,5 @@
 // RUN: mbt-opt --mbt-outer-parallel-loops=min-iterations=1000 -split-input-file %s | FileCheck %s
+// RUN: mbt-opt --mbt-outer-parallel-loops -split-input-file %s | FileCheck %s --check-prefix=DEFAULT
 
 // A large nest keeps its outermost (model) dimension parallel; the other
 // dimensions become serial loops inside it.
@@ -71,6 +72,55 @@ func.func @small_and_single(%a: memref<4x8xf32>, %b: memref<1x5000xf32>) {
   scf.parallel (%m, %j) = (%c0, %c0) to (%c1, %c5000) step (%c1, %c1) {
     %v = memref.load %b[%m, %j] : memref<1x5000xf32>
     memref.store %v, %b[%m, %j] : memref<1x5000xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Inside a sequential loop (a recurrence over positions) a nest opens a
+// parallel region at every iteration: it needs 16 times the work (with
+// the default min-iterations, 32768). The
+// first nest (4 x 128 x 96 = 49,152 iterations, with the batch assumed
+// 128) would be parallel on its own but runs serially in the loop; the
+// second (64 x 128 x 96) stays parallel.
+// CHECK-LABEL: func.func @in_a_recurrence
+// DEFAULT-LABEL: func.func @in_a_recurrence
+// DEFAULT:         scf.for
+// DEFAULT-NOT:       scf.parallel (%{{.*}}) = (%c0) to (%c4)
+// DEFAULT:           scf.parallel (%{{.*}}) = (%c0) to (%c64)
+// DEFAULT-LABEL: func.func @alone
+// DEFAULT:         scf.parallel (%{{.*}}) = (%c0) to (%c4)
+func.func @in_a_recurrence(%a: memref<4x?x96xf32>, %big: memref<64x?x96xf32>,
+                           %b: index, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  scf.for %p = %c0 to %t step %c1 {
+    scf.parallel (%m, %i, %j) = (%c0, %c0, %c0) to (%c4, %b, %c96) step (%c1, %c1, %c1) {
+      %v = memref.load %a[%m, %i, %j] : memref<4x?x96xf32>
+      memref.store %v, %a[%m, %i, %j] : memref<4x?x96xf32>
+      scf.reduce
+    }
+    scf.parallel (%m, %i, %j) = (%c0, %c0, %c0) to (%c64, %b, %c96) step (%c1, %c1, %c1) {
+      %v = memref.load %big[%m, %i, %j] : memref<64x?x96xf32>
+      memref.store %v, %big[%m, %i, %j] : memref<64x?x96xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+func.func @alone(%a: memref<4x?x96xf32>, %b: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c96 = arith.constant 96 : index
+  scf.parallel (%m, %i, %j) = (%c0, %c0, %c0) to (%c4, %b, %c96) step (%c1, %c1, %c1) {
+    %v = memref.load %a[%m, %i, %j] : memref<4x?x96xf32>
+    memref.store %v, %a[%m, %i, %j] : memref<4x?x96xf32>
     scf.reduce
   }
   return

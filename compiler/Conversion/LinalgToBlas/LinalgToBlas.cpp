@@ -113,7 +113,7 @@ struct LinalgToBlasPass
   bool isReplaced(linalg::LinalgOp op) const {
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic)
-      return matchBatchMatmul(op).has_value();
+      return matchBatchMatmul(op, device == "cpu").has_value();
     return device == "cpu" && generic.hasPureBufferSemantics() &&
            generic.getNumLoops() <= kMaxLoops &&
            matchGenericMatmul(generic).has_value();
@@ -131,7 +131,7 @@ struct LinalgToBlasPass
 
   func::CallOp callForNamed(IRRewriter &rewriter, linalg::LinalgOp op,
                             Operation *zeroing) {
-    BatchMatmulKind kind = *matchBatchMatmul(op);
+    BatchMatmulKind kind = *matchBatchMatmul(op, device == "cpu");
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
     std::optional<Type> format;
     if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
@@ -186,7 +186,7 @@ struct LinalgToBlasPass
                                           ? "matmul in a linalg.generic: "
                                           : "batched matmul: ")
                                   << call.getCallee();
-    std::optional<BatchMatmulKind> kind = matchBatchMatmul(op);
+    std::optional<BatchMatmulKind> kind = matchBatchMatmul(op, true);
     if (kind && kind->transposeA)
       remark << ", A transposed";
     if (kind && kind->transposeB)

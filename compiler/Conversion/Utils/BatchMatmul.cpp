@@ -7,7 +7,8 @@
 
 using namespace mlir;
 
-std::optional<mbt::BatchMatmulKind> mbt::matchBatchMatmul(linalg::LinalgOp op) {
+std::optional<mbt::BatchMatmulKind> mbt::matchBatchMatmul(linalg::LinalgOp op,
+                                                          bool anyStrides) {
   BatchMatmulKind kind;
   if (isa<linalg::BatchMatmulOp>(op))
     kind = {false, false};
@@ -27,7 +28,7 @@ std::optional<mbt::BatchMatmulKind> mbt::matchBatchMatmul(linalg::LinalgOp op) {
     int64_t offset;
     SmallVector<int64_t> strides;
     if (failed(getStridesAndOffset(type, strides, offset)) ||
-        strides.back() != 1)
+        (!anyStrides && strides.back() != 1))
       return std::nullopt;
   }
   return kind;

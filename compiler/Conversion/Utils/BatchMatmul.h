@@ -31,9 +31,11 @@ struct BatchMatmulKind {
   bool transposeB = false;
 };
 
-/// Whether `op` is a batched f32 or f64 matmul on memrefs whose operands
-/// all have unit inner strides, and which operands it transposes.
-std::optional<BatchMatmulKind> matchBatchMatmul(linalg::LinalgOp op);
+/// Whether `op` is a batched f32 or f64 matmul on memrefs, and which
+/// operands it transposes. Unless `anyStrides` (the CPU's kernels read any
+/// strides), every operand must have a unit inner stride.
+std::optional<BatchMatmulKind> matchBatchMatmul(linalg::LinalgOp op,
+                                                bool anyStrides = false);
 
 /// The loops of a linalg.generic that is a batched matmul in all but name
 /// (attention's products over models, sequences and heads): its body adds

@@ -223,7 +223,9 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
     After convert-linalg-to-parallel-loops: the outermost dimension of an
     outermost `scf.parallel` (the model dimension of a batched step) stays
     parallel when the nest has at least `min-iterations` iterations (a
-    dynamic trip count counts as 128) and that dimension at least two;
+    dynamic trip count counts as 128; 16 times as many for a nest inside a
+    sequential loop, which opens a region at each of its iterations) and
+    that dimension at least two;
     every other `scf.parallel`
     dimension, and every dimension of a smaller nest, becomes an
     `scf.for`. convert-scf-to-openmp then gives each thread whole models

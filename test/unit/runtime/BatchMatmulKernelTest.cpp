@@ -10,6 +10,8 @@
 
 #include "mbt/runtime/Kernels.h"
 
+#include "DeterministicValues.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,19 +20,9 @@
 
 using namespace mbt;
 using namespace mbt::runtime;
+using mbt::test::filled;
 
 namespace {
-
-/// Deterministic values in [-1, 1).
-std::vector<float> filled(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t state = seed * 747796405u + 2891336453u;
-  for (float &x : v) {
-    state = state * 1664525u + 1013904223u;
-    x = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
-  }
-  return v;
-}
 
 template <typename T>
 T element(const MemRef<T, 3> &ref, int64_t i, int64_t r, int64_t c) {

@@ -13,6 +13,8 @@
 
 #include "mbt/runtime/Kernels.h"
 
+#include "DeterministicValues.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -21,22 +23,12 @@
 
 using namespace mbt;
 using namespace mbt::runtime;
+using mbt::test::filled;
 
 namespace {
 
 constexpr int64_t kModels = 3, kSequences = 2, kTokens = 7, kHeads = 4,
                   kHeadSize = 5;
-
-/// Deterministic values in [-1, 1).
-std::vector<float> filled(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t state = seed * 747796405u + 2891336453u;
-  for (float &x : v) {
-    state = state * 1664525u + 1013904223u;
-    x = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
-  }
-  return v;
-}
 
 /// A view of `data` with the given sizes and strides.
 MemRef<float, 5> view(float *data, std::array<int64_t, 5> sizes,
@@ -109,6 +101,9 @@ std::vector<float> heads(uint32_t seed) {
   return filled(kModels * kSequences * kTokens * kHeads * kHeadSize, seed);
 }
 
+constexpr size_t kWeightsSize =
+    kModels * kSequences * kHeads * kTokens * kTokens;
+
 /// Dense [M, B, H, T, T] weights.
 MemRef<float, 5> weightsView(std::vector<float> &weights) {
   return view(weights.data(), {kModels, kSequences, kHeads, kTokens, kTokens},
@@ -120,8 +115,7 @@ TEST(StridedBatchMatmul, AttentionScoresFromTheHeadsLayout) {
   // scores [M, B, H, T, T] = q k^T: k read column-major, as BLAS's
   // transpose.
   std::vector<float> q = heads(1), k = heads(2);
-  std::vector<float> scores(kModels * kSequences * kHeads * kTokens * kTokens,
-                            9.0f);
+  std::vector<float> scores(kWeightsSize, 9.0f);
   MemRef<float, 5> a = headsView(q), b = headsTransposedView(k),
                    c = weightsView(scores);
   std::vector<double> expected = reference(a, b, c, false);
@@ -132,9 +126,7 @@ TEST(StridedBatchMatmul, AttentionScoresFromTheHeadsLayout) {
 
 TEST(StridedBatchMatmul, WeightedValuesAccumulateIntoTheHeadsLayout) {
   // out [M, B, H, T, D] (a view of [M, B, T, H, D]) += p v.
-  std::vector<float> p = filled(
-                         kModels * kSequences * kHeads * kTokens * kTokens, 3),
-                     v = heads(4), out = heads(5);
+  std::vector<float> p = filled(kWeightsSize, 3), v = heads(4), out = heads(5);
   MemRef<float, 5> a = weightsView(p), b = headsView(v), c = headsView(out);
   std::vector<double> expected = reference(a, b, c, true);
   _mlir_ciface_mbt_rt_batch_matmul_f32_5d(&a, &b, &c, 0, 0, 1);
@@ -142,11 +134,9 @@ TEST(StridedBatchMatmul, WeightedValuesAccumulateIntoTheHeadsLayout) {
   expectMatches(c, expected);
 }
 
-TEST(StridedBatchMatmul, AColumnMajorOutputAndALayoutBlasCannotRead) {
+TEST(StridedBatchMatmul, AColumnMajorOutputIsComputedAsItsTranspose) {
   // c [M, B, H, D, T] column-major per head: computed as c^T = b^T a^T.
-  std::vector<float> p = filled(
-                         kModels * kSequences * kHeads * kTokens * kTokens, 6),
-                     v = heads(7), out = heads(8);
+  std::vector<float> p = filled(kWeightsSize, 6), v = heads(7), out = heads(8);
   MemRef<float, 5> b = weightsView(p), a = headsTransposedView(v),
                    c = headsTransposedView(out);
   std::vector<double> expected = reference(a, b, c, false);
@@ -158,8 +148,7 @@ TEST(StridedBatchMatmul, AColumnMajorOutputAndALayoutBlasCannotRead) {
 TEST(StridedBatchMatmul, ALayoutBlasCannotReadGoesToTheLoop) {
   // a [M, B, H, T, T]: its rows and columns both step over every other
   // element.
-  std::vector<float> p(kModels * kSequences * kHeads * kTokens * kTokens);
-  std::vector<float> storage = filled(2 * p.size(), 9), v = heads(10);
+  std::vector<float> storage = filled(2 * kWeightsSize, 9), v = heads(10);
   std::vector<float> out(kModels * kSequences * kHeads * kTokens * kHeadSize);
   MemRef<float, 5> a = weightsView(storage);
   for (int d = 0; d < 5; ++d)
@@ -177,7 +166,7 @@ TEST(StridedBatchMatmul, ALayoutBlasCannotReadGoesToTheLoop) {
 
 TEST(StridedBatchMatmul, EachModelHasTheBitsItHasAlone) {
   std::vector<float> q = heads(11), k = heads(12);
-  std::vector<float> all(kModels * kSequences * kHeads * kTokens * kTokens);
+  std::vector<float> all(kWeightsSize);
   std::vector<float> one = all;
   MemRef<float, 5> a = headsView(q), b = headsTransposedView(k),
                    c = weightsView(all);
@@ -197,8 +186,7 @@ TEST(StridedBatchMatmul, EachModelHasTheBitsItHasAlone) {
 
 TEST(StridedBatchMatmul, FrozenModelsAreSkipped) {
   std::vector<float> q = heads(13), k = heads(14);
-  std::vector<float> scores(kModels * kSequences * kHeads * kTokens * kTokens,
-                            7.0f);
+  std::vector<float> scores(kWeightsSize, 7.0f);
   MemRef<float, 5> a = headsView(q), b = headsTransposedView(k),
                    c = weightsView(scores);
   const uint8_t idle[kModels] = {0, 1, 0};
@@ -215,7 +203,7 @@ TEST(StridedBatchMatmul, FrozenModelsAreSkipped) {
 
 TEST(StridedBatchMatmul, MismatchedBatchDimsAreReported) {
   std::vector<float> q = heads(15), k = heads(16);
-  std::vector<float> scores(kModels * kSequences * kHeads * kTokens * kTokens);
+  std::vector<float> scores(kWeightsSize);
   MemRef<float, 5> a = headsView(q), b = headsTransposedView(k),
                    c = weightsView(scores);
   b.sizes[2] = kHeads - 1;

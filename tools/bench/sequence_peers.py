@@ -11,6 +11,11 @@ Workloads (4 models each, Adam at 4 learning rates, as the examples):
   gru          examples/fortunes_gru_sweep.mbt: byte embeddings (16), a
                GRU of 32, the mean of its states over the real tokens;
                texts cut to 256 bytes
+  lm           examples/fortunes_char_lm.mbt: the transformer's block at
+               width 64, a layer norm and the next byte's logits at every
+               position, the mean cross entropy over the real target
+               tokens; texts framed as [1, bytes..., 2] and cut to 129
+               tokens (docs/data.md), rows of at most 128
 
 Every runner trains the same steps of one plan (`mbt-data batch
 --steps-out`, dynamic batches of at most 4096 padded tokens, windows of
@@ -29,7 +34,7 @@ Prints one table row per workload and runner: model-samples/s and the peak
 resident memory of the process that ran it (each runner runs in its own
 process, so the peaks do not mix).
 
-  tools/bench/sequence_peers.py [--workloads transformer,gru] [--steps 30]
+  tools/bench/sequence_peers.py [--workloads transformer,gru,lm] [--steps 30]
       [--runners mbt,loop,vmap,compile] [--threads 2]
 
 Needs the peers' virtual environment (tools/bench/setup-peers.sh) and a
@@ -53,7 +58,10 @@ WORKLOADS = {
                         max_length=128, lrs=[3e-4, 1e-3, 3e-3, 1e-2]),
     "gru": dict(example="examples/fortunes_gru_sweep.mbt", max_length=256,
                 lrs=[1e-3, 3e-3, 1e-2, 3e-2]),
+    "lm": dict(example="examples/fortunes_char_lm.mbt", max_length=128,
+               lrs=[1e-3, 3e-3, 1e-2, 3e-2], next_token=True),
 }
+BEGIN, END = 1, 2
 VOCAB, CLASSES = 259, 43
 
 
@@ -73,7 +81,9 @@ def read_mbtseq(path):
 
 
 def prepare(workload, work, args):
-    """The plan's steps as padded token blocks and labels."""
+    """The data (texts cut to max_length) and the plan of steps. A language
+    model's plan is in row lengths, one token longer than the text (the
+    begin token) up to max_length, as the runtime frames it."""
     spec = WORKLOADS[workload]
     data = os.path.join(work, f"{workload}.mbtseq")
     plan = os.path.join(work, f"{workload}.plan.jsonl")
@@ -82,14 +92,24 @@ def prepare(workload, work, args):
         subprocess.run([args.mbt_data, "convert", "fortunes:train", data] +
                        common, check=True, stdout=subprocess.DEVNULL)
     if not os.path.exists(plan):
-        subprocess.run([args.mbt_data, "batch", "fortunes:train", "--window",
-                        "1024", "--token-budget", "4096", "--steps-out",
-                        plan] + common, check=True, stdout=subprocess.DEVNULL)
+        source = "fortunes:train"
+        if spec.get("next_token"):
+            _, offsets, _ = read_mbtseq(data)
+            source = os.path.join(work, f"{workload}.lengths")
+            with open(source, "w") as f:
+                for length in offsets[1:] - offsets[:-1]:
+                    print(min(int(length) + 1, spec["max_length"]), file=f)
+        subprocess.run([args.mbt_data, "batch", source, "--window", "1024",
+                        "--token-budget", "4096", "--steps-out", plan] +
+                       common, check=True, stdout=subprocess.DEVNULL)
     return data, plan
 
 
-def load_steps(data, plan, count):
+def load_steps(workload, data, plan, count):
+    """The plan's first `count` steps as (x, y) blocks padded with token 0:
+    y the labels, or for a language model the next tokens."""
     import numpy as np
+    next_token = WORKLOADS[workload].get("next_token", False)
     tokens, offsets, labels = read_mbtseq(data)
     steps = []
     with open(plan) as f:
@@ -98,11 +118,20 @@ def load_steps(data, plan, count):
                 break
             step = json.loads(line)
             samples = step["samples"]
-            x = np.zeros((len(samples), step["padded_length"]), dtype="int64")
+            shape = (len(samples), step["padded_length"])
+            x = np.zeros(shape, dtype="int64")
+            y = np.zeros(shape, dtype="int64")
             for row, i in enumerate(samples):
                 sample = tokens[offsets[i]:offsets[i + 1]]
-                x[row, :len(sample)] = sample
-            steps.append((x, labels[samples].astype("int64")))
+                if next_token:
+                    framed = np.concatenate(([BEGIN], sample, [END]))
+                    framed = framed[:shape[1] + 1]
+                    x[row, :len(framed) - 1] = framed[:-1]
+                    y[row, :len(framed) - 1] = framed[1:]
+                else:
+                    x[row, :len(sample)] = sample
+            steps.append((x, y if next_token else
+                          labels[samples].astype("int64")))
     return steps
 
 
@@ -113,9 +142,11 @@ def models_module():
     from torch import nn
 
     class Transformer(nn.Module):
-        def __init__(self, width=32, heads=4, max_len=128):
+        """The classifier; with lm, the byte-level language model."""
+
+        def __init__(self, width=32, heads=4, max_len=128, lm=False):
             super().__init__()
-            self.heads = heads
+            self.heads, self.lm = heads, lm
             self.embed = nn.Embedding(VOCAB, width)
             self.position = nn.Embedding(max_len, width)
             self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
@@ -123,7 +154,9 @@ def models_module():
                 nn.Linear(width, width, bias=False) for _ in range(4))
             self.ff1 = nn.Linear(width, 2 * width)
             self.ff2 = nn.Linear(2 * width, width)
-            self.head = nn.Linear(width, CLASSES)
+            self.head = nn.Linear(width, VOCAB if lm else CLASSES)
+            if lm:
+                self.norm3 = nn.LayerNorm(width)
 
         def attention(self, h, real):
             b, t, d = h.shape
@@ -142,6 +175,8 @@ def models_module():
                 torch.arange(x.shape[1], device=x.device))
             a = h + self.attention(self.norm1(h), real)
             f = a + self.ff2(F.relu(self.ff1(self.norm2(a))))
+            if self.lm:
+                return self.head(self.norm3(f))
             weight = real.unsqueeze(-1).to(f.dtype)
             mean = (f * weight).sum(1) / weight.sum(1).clamp(min=1)
             return self.head(mean)
@@ -160,7 +195,8 @@ def models_module():
             mean = (states * weight).sum(1) / weight.sum(1).clamp(min=1)
             return self.head(mean)
 
-    return {"transformer": Transformer, "gru": Gru}
+    return {"transformer": Transformer, "gru": Gru,
+            "lm": lambda: Transformer(width=64, lm=True)}
 
 
 def run_torch(workload, runner, steps, args):
@@ -173,6 +209,13 @@ def run_torch(workload, runner, steps, args):
     lrs = WORKLOADS[workload]["lrs"]
     make = models_module()[workload]
     models = [make() for _ in lrs]
+
+    def loss_fn(logits, y):
+        if not WORKLOADS[workload].get("next_token"):
+            return F.cross_entropy(logits, y)
+        # A language model's mean over the real target tokens (0 pads).
+        return F.cross_entropy(logits.flatten(0, -2), y.flatten(),
+                               ignore_index=0)
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in steps]
 
     if runner in ("loop", "compile"):
@@ -180,7 +223,7 @@ def run_torch(workload, runner, steps, args):
                   for m, lr in zip(models, lrs)]
 
         def loss_and_backward(model, x, y):
-            loss = F.cross_entropy(model(x), y)
+            loss = loss_fn(model(x), y)
             loss.backward()
             return loss
 
@@ -204,7 +247,7 @@ def run_torch(workload, runner, steps, args):
         count = [0]
 
         def loss_of(p, b, x, y):
-            return F.cross_entropy(functional_call(base, (p, b), (x,)), y)
+            return loss_fn(functional_call(base, (p, b), (x,)), y)
 
         grads_of = torch.vmap(grad(loss_of), in_dims=(0, 0, None, None))
 
@@ -263,8 +306,8 @@ def child(args):
         print(json.dumps(dict(rate=rate, compile=compile_seconds,
                               peak_kb=peak)))
         return
-    steps = load_steps(data, plan, args.warmup + args.steps)
-    samples = sum(len(y) for _, y in steps[args.warmup:])
+    steps = load_steps(args.workload, data, plan, args.warmup + args.steps)
+    samples = sum(len(x) for x, _ in steps[args.warmup:])
     try:
         seconds = run_torch(args.workload, args.runner, steps, args)
         rate = samples * len(WORKLOADS[args.workload]["lrs"]) / seconds
@@ -277,7 +320,7 @@ def child(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", default="transformer,gru")
+    parser.add_argument("--workloads", default="transformer,gru,lm")
     parser.add_argument("--runners", default="mbt,loop,vmap,compile")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)

@@ -9,7 +9,9 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
   let description = [{
     Every mbt op but `mbt.sweep` becomes linalg structured ops on tensors
     (named matmuls where one fits, `linalg.generic` elsewhere; the
-    scatter-add of `mbt.embedding_grad` an `scf.forall` over its columns),
+    scatter-add of `mbt.embedding_grad` an `scf.forall` over its columns;
+    with `attention-per-sequence`, `mbt.attention` and its adjoint an
+    `scf.forall` over the sequences, each building its own weights),
     so that
     upstream elementwise fusion and one-shot bufferization apply.
     `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
@@ -23,6 +25,11 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
            "Compute the optimizer's per-model scalars in every element of "
            "the fused update instead of a prologue over the models (one "
            "kernel on a GPU)">,
+    Option<"attentionPerSequence", "attention-per-sequence", "bool",
+           /*default=*/"false",
+           "Lower each sequence's attention and its adjoint inside an "
+           "scf.forall over the leading dims, so that its weights [H, T, T] "
+           "stay in the cache (the CPU), rather than over the whole batch">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -198,19 +205,27 @@ def MBTCopiesToLinalg : Pass<"mbt-copies-to-linalg", "::mlir::ModuleOp"> {
 }
 
 def MBTExpandMath : Pass<"mbt-expand-math", "::mlir::ModuleOp"> {
-  let summary = "Rewrite the f32 math ops that libm computes slowly";
+  let summary = "Rewrite f32 tanh and exp as inline arithmetic that vectorizes";
   let description = [{
     Before the lowering to LLVM on the CPU: every f32 `math.tanh` becomes
     `sign(x) (1 - exp(-2|x|)) / (1 + exp(-2|x|))` (upstream's expansion),
     one `expf` instead of glibc's `tanhf` (which goes through `expm1f`).
-    f64 `math.tanh` is left to libm.
+    Then every f32 `math.exp` (tanh's included) becomes upstream's
+    polynomial approximation: x = k ln2 + r, a degree-7 polynomial in r
+    through `math.fma`, 2^k built from its bits. With no call left, LLVM
+    vectorizes the loops around it, and since the expansion is fixed IEEE
+    arithmetic, a vector lane and the scalar remainder give the same bits.
+    Relative error: at most 1 ulp for x <= 0, 3e-7 above. f64 ops are left
+    to libm.
 
     Example:
 
     ```mlir
-    %t = math.tanh %x : f32
+    %e = math.exp %x : f32
     // becomes, among others:
-    %e = math.exp %m : f32
+    %p = math.fma %r, %c7, %c6 : f32
+    %k = arith.fptosi %n : f32 to i32
+    %b = arith.bitcast %s : i32 to f32
     ```
   }];
   let dependentDialects = ["::mlir::math::MathDialect",
@@ -237,6 +252,45 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
            "Smallest estimated iteration count of a nest run in parallel">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
+  let summary = "Give innermost f32 reduction loops 4 accumulators in registers";
+  let description = [{
+    After the lowering of linalg to loops: an innermost `scf.for` whose
+    only write is `memref.store (arith.addf|arith.maximumf (memref.load
+    %m[%i]), %x), %m[%i]` with `%i` defined outside the loop (a reduction
+    over the innermost dimension) keeps its accumulator in memory, one
+    element per add latency. It becomes a loop over groups of 4 elements
+    with 4 accumulators (`iter_args`), element `j` into accumulator
+    `(j - lb) mod 4`, then a loop over the last `count mod 4` elements,
+    each into its own accumulator; the 4 are combined by a fixed tree and
+    then with the buffer's value before the loop. The order of the
+    additions depends on the element index alone: a model's sums are the
+    same alone and in a batch, and trailing elements that add 0 (padding)
+    change no bit. Loops of a dynamic trip count (a sequence's positions
+    or keys) or of at least 256 iterations are rewritten; shorter static
+    ones and f64 ones are left alone.
+
+    Example:
+
+    ```mlir
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.load %m[%i] : memref<?xf32>
+      %x = memref.load %in[%i, %j] : memref<?x?xf32>
+      %s = arith.addf %a, %x : f32
+      memref.store %s, %m[%i] : memref<?xf32>
+    }
+    // becomes
+    %lanes:4 = scf.for %j = %c0 to %end step %c4 iter_args(...) -> (f32, ...)
+    %rest:4 = scf.for %j = %end to %n step %c1 iter_args(...) -> (f32, ...)
+    %s = arith.addf %before, %tree : f32
+    memref.store %s, %m[%i] : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {

@@ -58,8 +58,10 @@ void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,
 
 void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
                                            const LoweringOptions &opts) {
+  bool cuda = opts.target == "cuda";
   pm.addPass(createMBTLowerToLinalg(
-      MBTLowerToLinalgOptions{/*scalarsPerElement=*/opts.target == "cuda"}));
+      MBTLowerToLinalgOptions{/*scalarsPerElement=*/cuda,
+                              /*attentionPerSequence=*/!cuda}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -147,6 +149,7 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
+  pm.addPass(createMBTReductionLanes());
   pm.addPass(createMBTExpandMath());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());

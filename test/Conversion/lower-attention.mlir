@@ -1,5 +1,6 @@
 // RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
 // RUN: mbt-opt --mbt-lower-to-linalg --canonicalize --mbt-fuse-elementwise %s | FileCheck %s --check-prefix=FUSED
+// RUN: mbt-opt --mbt-lower-to-linalg=attention-per-sequence=true %s | FileCheck %s --check-prefix=SEQ
 
 // Attention over [M, B, T, D] with 2 heads: query, key and value viewed as
 // [M, B, T, 2, D/2]; the scores contracted over the head's features; the
@@ -45,6 +46,21 @@
 // FUSED-NEXT:      arith.mulf
 // FUSED-NEXT:      arith.addf
 // FUSED-NEXT:      linalg.yield
+// With attention-per-sequence (the CPU), one scf.forall over the models
+// and the samples: each iteration slices its sequence's query, key, value
+// [T, D] and tokens [T], builds its weights [2, T, T] alone (the same
+// generics, without the leading dims) and inserts its result [T, D].
+// SEQ-LABEL: func.func @causal
+// SEQ:         %[[OUT:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<3x?x?x8xf32>
+// SEQ:         scf.forall (%[[M:.*]], %[[B:.*]]) in (3, %{{.*}}) shared_outs(%[[SHARED:.*]] = %[[OUT]]) -> (tensor<3x?x?x8xf32>)
+// SEQ:           tensor.extract_slice %arg0[%[[M]], %[[B]], 0, 0] [1, 1, %{{.*}}, 8] [1, 1, 1, 1] : tensor<3x?x?x8xf32> to tensor<?x8xf32>
+// SEQ:           tensor.extract_slice %arg3[%[[M]], %[[B]], 0] [1, 1, %{{.*}}] [1, 1, 1] : tensor<3x?x?xi32> to tensor<?xi32>
+// SEQ:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<2x?x?xf32>)
+// SEQ:           arith.cmpi ule
+// SEQ:           math.exp
+// SEQ:           linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<?x2x4xf32>)
+// SEQ:           scf.forall.in_parallel
+// SEQ-NEXT:        tensor.parallel_insert_slice %{{.*}} into %[[SHARED]][%[[M]], %[[B]], 0, 0] [1, 1, %{{.*}}, 8] [1, 1, 1, 1] : tensor<?x8xf32> into tensor<3x?x?x8xf32>
 func.func @causal(%q: tensor<3x?x?x8xf32>, %k: tensor<3x?x?x8xf32>, %v: tensor<3x?x?x8xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
   %o = mbt.attention %q, %k, %v, %t {heads = 2 : i64, causal = true} : (tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32>
   return %o : tensor<3x?x?x8xf32>
@@ -70,6 +86,14 @@ func.func @padding_only(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>) -> tensor<?x
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x2x4xf32>)
 // CHECK-COUNT-3: tensor.collapse_shape
+// Per sequence: one forall with the three gradients as its shared outputs.
+// SEQ-LABEL: func.func @adjoint
+// SEQ:         scf.forall (%[[S:.*]]) in (%{{.*}}) shared_outs(%[[DQ:.*]] = %{{.*}}, %[[DK:.*]] = %{{.*}}, %[[DV:.*]] = %{{.*}}) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+// SEQ-COUNT-12:  linalg.generic
+// SEQ:           scf.forall.in_parallel
+// SEQ-NEXT:        tensor.parallel_insert_slice %{{.*}} into %[[DQ]][%[[S]], 0, 0]
+// SEQ-NEXT:        tensor.parallel_insert_slice %{{.*}} into %[[DK]][%[[S]], 0, 0]
+// SEQ-NEXT:        tensor.parallel_insert_slice %{{.*}} into %[[DV]][%[[S]], 0, 0]
 func.func @adjoint(%q: tensor<?x?x8xf32>, %t: tensor<?x?xi32>, %g: tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
   %dq, %dk, %dv = mbt.attention_grad %q, %q, %q, %t, %g {heads = 2 : i64, causal = false} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi32>, tensor<?x?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   return %dq, %dk, %dv : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>

@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
 
@@ -299,34 +300,117 @@ private:
   int64_t n = 0, features = 0, headSize = 0;
 };
 
+/// Builds `body` on slices of the [L..., T, ...] tensors `inputs` that
+/// share query's leading dims L (query, key, value, grad [L..., T, D];
+/// tokens [L..., T]), and gives its `results` [T, D] as [L..., T, D]
+/// tensors. With `perSequence`, inside an scf.forall over L: each
+/// sequence's weights [H, T, T] are built, used and dropped before the next
+/// one's, so they stay in the cache where the whole batch's
+/// [L..., H, T, T] would be read and written from memory a dozen times a
+/// step; the forall becomes the model loop's OpenMP threads. Without it
+/// (the GPU, whose kernels want the whole batch), on the whole tensors.
+/// Either way a sequence's numbers do not depend on the others.
+SmallVector<Value>
+buildPerSequence(ConversionPatternRewriter &rewriter, Location loc,
+                 ValueRange inputs, int64_t results, bool perSequence,
+                 function_ref<SmallVector<Value>(ValueRange)> body) {
+  auto queryType = cast<RankedTensorType>(inputs[0].getType());
+  int64_t leading = queryType.getRank() - 2;
+  if (!perSequence || leading == 0)
+    return body(inputs);
+  SmallVector<OpFoldResult> bounds;
+  for (int64_t d = 0; d < leading; ++d)
+    bounds.push_back(tensor::getMixedSize(rewriter, loc, inputs[0], d));
+  SmallVector<Value> outs;
+  for (int64_t r = 0; r < results; ++r)
+    outs.push_back(buildEmptyLike(rewriter, loc, queryType, inputs[0]));
+  auto forall = rewriter.create<scf::ForallOp>(loc, bounds, outs, std::nullopt);
+  SmallVector<Value> ivs = forall.getInductionVars();
+  // The slice [l..., :, ...] of a tensor with the leading dims L, without
+  // them.
+  auto slice = [&](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(ivs.begin(), ivs.end()),
+        sizes(leading, rewriter.getIndexAttr(1)),
+        strides(type.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t d = leading; d < type.getRank(); ++d) {
+      offsets.push_back(rewriter.getIndexAttr(0));
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
+    }
+    return std::make_tuple(offsets, sizes, strides);
+  };
+  rewriter.setInsertionPoint(forall.getTerminator());
+  SmallVector<Value> slices;
+  for (Value v : inputs) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto [offsets, sizes, strides] = slice(v);
+    auto sliceType = RankedTensorType::get(type.getShape().drop_front(leading),
+                                           type.getElementType());
+    slices.push_back(rewriter.create<tensor::ExtractSliceOp>(
+        loc, sliceType, v, offsets, sizes, strides));
+  }
+  SmallVector<Value> sliceResults = body(slices);
+  // The sizes' tensor.dim ops stay outside the terminator, which holds
+  // nothing but the inserts.
+  auto [offsets, sizes, strides] = slice(forall.getRegionOutArgs()[0]);
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [result, shared] :
+       llvm::zip_equal(sliceResults, forall.getRegionOutArgs()))
+    rewriter.create<tensor::ParallelInsertSliceOp>(loc, result, shared, offsets,
+                                                   sizes, strides);
+  rewriter.setInsertionPointAfter(forall);
+  return forall.getResults();
+}
+
 struct AttentionPattern : public OpConversionPattern<AttentionOp> {
-  using OpConversionPattern::OpConversionPattern;
+  AttentionPattern(MLIRContext *context, bool perSequence)
+      : OpConversionPattern(context), perSequence(perSequence) {}
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AttentionBuilder a(rewriter, op.getLoc(), adaptor.getQuery(), op.getHeads(),
-                       op.getCausal(), op.getFormat());
-    Value qh = a.splitHeads(adaptor.getQuery()),
-          kh = a.splitHeads(adaptor.getKey()),
-          vh = a.splitHeads(adaptor.getValue());
-    Value p = a.weights(qh, kh, adaptor.getTokens());
-    rewriter.replaceOp(op, a.mergeHeads(a.apply(p, vh, /*transposed=*/false)));
+    SmallVector<Value> result = buildPerSequence(
+        rewriter, op.getLoc(),
+        {adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
+         adaptor.getTokens()},
+        1, perSequence, [&](ValueRange in) -> SmallVector<Value> {
+          AttentionBuilder a(rewriter, op.getLoc(), in[0], op.getHeads(),
+                             op.getCausal(), op.getFormat());
+          Value qh = a.splitHeads(in[0]), kh = a.splitHeads(in[1]),
+                vh = a.splitHeads(in[2]);
+          Value p = a.weights(qh, kh, in[3]);
+          return {a.mergeHeads(a.apply(p, vh, /*transposed=*/false))};
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
+  bool perSequence;
 };
 
 struct AttentionGradPattern : public OpConversionPattern<AttentionGradOp> {
-  using OpConversionPattern::OpConversionPattern;
+  AttentionGradPattern(MLIRContext *context, bool perSequence)
+      : OpConversionPattern(context), perSequence(perSequence) {}
   LogicalResult
   matchAndRewrite(AttentionGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    AttentionBuilder a(rewriter, op.getLoc(), adaptor.getQuery(), op.getHeads(),
-                       op.getCausal(), op.getFormat());
-    Value qh = a.splitHeads(adaptor.getQuery()),
-          kh = a.splitHeads(adaptor.getKey()),
-          vh = a.splitHeads(adaptor.getValue()),
-          gh = a.splitHeads(adaptor.getGrad());
-    Value p = a.weights(qh, kh, adaptor.getTokens());
+    SmallVector<Value> results = buildPerSequence(
+        rewriter, op.getLoc(),
+        {adaptor.getQuery(), adaptor.getKey(), adaptor.getValue(),
+         adaptor.getGrad(), adaptor.getTokens()},
+        3, perSequence, [&](ValueRange in) {
+          AttentionBuilder a(rewriter, op.getLoc(), in[0], op.getHeads(),
+                             op.getCausal(), op.getFormat());
+          return adjoint(rewriter, a, in);
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  /// dquery, dkey and dvalue of query, key, value, grad and tokens `in`.
+  static SmallVector<Value> adjoint(ConversionPatternRewriter &rewriter,
+                                    AttentionBuilder &a, ValueRange in) {
+    Value qh = a.splitHeads(in[0]), kh = a.splitHeads(in[1]),
+          vh = a.splitHeads(in[2]), gh = a.splitHeads(in[3]);
+    Value p = a.weights(qh, kh, in[4]);
     // dvalue[j] = sum_i p[i, j] grad[i]; dp[i, j] = grad[i] . value[j].
     Value dValue = a.apply(p, gh, /*transposed=*/true);
     Value dp = a.contract(gh, vh);
@@ -349,14 +433,15 @@ struct AttentionGradPattern : public OpConversionPattern<AttentionGradOp> {
         });
     Value dQuery = a.apply(ds, kh, /*transposed=*/false);
     Value dKey = a.apply(ds, qh, /*transposed=*/true);
-    rewriter.replaceOp(op, ValueRange{a.mergeHeads(dQuery), a.mergeHeads(dKey),
-                                      a.mergeHeads(dValue)});
-    return success();
+    return {a.mergeHeads(dQuery), a.mergeHeads(dKey), a.mergeHeads(dValue)};
   }
+  bool perSequence;
 };
 
 } // namespace
 
-void mlir::mbt::populateAttentionPatterns(RewritePatternSet &patterns) {
-  patterns.add<AttentionPattern, AttentionGradPattern>(patterns.getContext());
+void mlir::mbt::populateAttentionPatterns(RewritePatternSet &patterns,
+                                          bool perSequence) {
+  patterns.add<AttentionPattern, AttentionGradPattern>(patterns.getContext(),
+                                                       perSequence);
 }

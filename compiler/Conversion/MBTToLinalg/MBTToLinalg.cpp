@@ -50,7 +50,8 @@ static void markRoundedProducts(ModuleOp module) {
 }
 
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
-    RewritePatternSet &patterns, bool scalarsPerElement) {
+    RewritePatternSet &patterns, bool scalarsPerElement,
+    bool attentionPerSequence) {
   populateElementwisePatterns(patterns);
   populateMatmulPatterns(patterns);
   populateReductionPatterns(patterns);
@@ -66,7 +67,7 @@ void mlir::mbt::populateMBTToLinalgConversionPatterns(
   populateEmbeddingPatterns(patterns);
   populateMaskedMeanPatterns(patterns);
   populateRowsPatterns(patterns);
-  populateAttentionPatterns(patterns);
+  populateAttentionPatterns(patterns, attentionPerSequence);
   populateGruPatterns(patterns);
   populateLstmPatterns(patterns);
   populateSchedulePatterns(patterns);
@@ -92,7 +93,8 @@ struct LowerToLinalgPass
     ConversionTarget target(getContext());
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());
-    populateMBTToLinalgConversionPatterns(patterns, scalarsPerElement);
+    populateMBTToLinalgConversionPatterns(patterns, scalarsPerElement,
+                                          attentionPerSequence);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

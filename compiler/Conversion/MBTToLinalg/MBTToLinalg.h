@@ -10,8 +10,11 @@ namespace mlir::mbt {
 /// tensor, arith, math and scf on tensors. `scalarsPerElement`: the fused
 /// update's per-model scalars are computed by each element of its loop
 /// nest instead of a prologue over the models (one kernel on a GPU).
+/// `attentionPerSequence`: each sequence's attention in an scf.forall over
+/// the batch (its weights stay in the cache on a CPU).
 void populateMBTToLinalgConversionPatterns(RewritePatternSet &patterns,
-                                           bool scalarsPerElement);
+                                           bool scalarsPerElement,
+                                           bool attentionPerSequence);
 
 /// Marks what the lowering leaves: every mbt op is illegal but the sweep
 /// and the update rules (metadata whose copies the fused update's loops

@@ -28,7 +28,9 @@ void populateNormPatterns(RewritePatternSet &patterns);
 void populateEmbeddingPatterns(RewritePatternSet &patterns);
 void populateMaskedMeanPatterns(RewritePatternSet &patterns);
 void populateRowsPatterns(RewritePatternSet &patterns);
-void populateAttentionPatterns(RewritePatternSet &patterns);
+/// `perSequence`: each sequence's attention inside an scf.forall over the
+/// leading dims (the CPU), rather than on the whole batch (the GPU).
+void populateAttentionPatterns(RewritePatternSet &patterns, bool perSequence);
 void populateGruPatterns(RewritePatternSet &patterns);
 void populateLstmPatterns(RewritePatternSet &patterns);
 void populateSchedulePatterns(RewritePatternSet &patterns);

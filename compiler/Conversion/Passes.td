@@ -255,7 +255,7 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
 }
 
 def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
-  let summary = "Give innermost f32 reduction loops 4 accumulators in registers";
+  let summary = "Keep innermost loops' accumulators in registers, f32 sums in 4 lanes";
   let description = [{
     After the lowering of linalg to loops: an innermost `scf.for` whose
     only write is `memref.store (arith.addf|arith.maximumf (memref.load
@@ -269,8 +269,12 @@ def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
     additions depends on the element index alone: a model's sums are the
     same alone and in a batch, and trailing elements that add 0 (padding)
     change no bit. Loops of a dynamic trip count (a sequence's positions
-    or keys) or of at least 256 iterations are rewritten; shorter static
-    ones and f64 ones are left alone.
+    or keys) or of at least 256 iterations get the lanes.
+
+    Every other innermost loop whose only writes are such accumulators
+    (shorter static sums, f64 sums, an arg-max's maximum and index) keeps
+    them in `iter_args`: loaded before the loop, stored after it, the
+    operations in their order, so no bit changes.
 
     Example:
 

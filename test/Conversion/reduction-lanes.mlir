@@ -60,15 +60,29 @@ func.func @row_max(%in: memref<?xf32>, %out: memref<f32>) {
   return
 }
 
-// Left alone: a short static loop, an f64 sum, a loop that reads its
-// accumulator's buffer elsewhere (it would see partial sums), and a loop
-// whose store moves with the loop (not a reduction).
-// CHECK-LABEL: func.func @left_alone
-// CHECK-NOT:     iter_args
-// CHECK:         return
-func.func @left_alone(%in: memref<?xf32>, %short: memref<16xf32>,
-                      %in64: memref<?xf64>, %out: memref<2xf32>,
-                      %out64: memref<f64>, %copy: memref<?xf32>) {
+// Too short for lanes, or f64: the accumulator only moves to a register
+// (iter_args), loaded before the loop and stored after it, the additions
+// in their order.
+// CHECK-LABEL: func.func @promoted
+// CHECK:         %[[INIT:.*]] = memref.load %arg1[%c0] : memref<2xf32>
+// CHECK:         %[[SUM:.*]] = scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// CHECK:           %[[X:.*]] = memref.load %arg0
+// CHECK:           %[[NEXT:.*]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK:           scf.yield %[[NEXT]] : f32
+// CHECK:         memref.store %[[SUM]], %arg1[%c0] : memref<2xf32>
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (f64)
+// CHECK-NOT:       memref.store
+// CHECK:         memref.store %{{.*}}, %arg3[] : memref<f64>
+// An arg-max keeps two accumulators, the maximum and its index.
+// CHECK:         %[[MAX:.*]] = memref.load %arg4[] : memref<f32>
+// CHECK:         %[[INDEX:.*]] = memref.load %arg5[] : memref<i32>
+// CHECK:         %[[BOTH:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[MAX]], %{{.*}} = %[[INDEX]]) -> (f32, i32)
+// CHECK:         memref.store %[[BOTH]]#0, %arg4[]
+// CHECK:         memref.store %[[BOTH]]#1, %arg5[]
+func.func @promoted(%short: memref<16xf32>, %out: memref<2xf32>,
+                    %in64: memref<?xf64>, %out64: memref<f64>,
+                    %max: memref<f32>, %index: memref<i32>,
+                    %in: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : index
@@ -85,6 +99,31 @@ func.func @left_alone(%in: memref<?xf32>, %short: memref<16xf32>,
     %s = arith.addf %a, %x : f64
     memref.store %s, %out64[] : memref<f64>
   }
+  scf.for %j = %c0 to %n step %c1 {
+    %m = memref.load %max[] : memref<f32>
+    %i = memref.load %index[] : memref<i32>
+    %x = memref.load %in[%j] : memref<?xf32>
+    %better = arith.cmpf ugt, %x, %m : f32
+    %m2 = arith.select %better, %x, %m : f32
+    %ji = arith.index_cast %j : index to i32
+    %i2 = arith.select %better, %ji, %i : i32
+    memref.store %m2, %max[] : memref<f32>
+    memref.store %i2, %index[] : memref<i32>
+  }
+  return
+}
+
+// Left alone: a loop that reads its accumulator's buffer elsewhere (it
+// could see the other element change), and a loop whose store moves with
+// the loop (not a reduction).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     iter_args
+// CHECK:         return
+func.func @left_alone(%in: memref<?xf32>, %out: memref<2xf32>,
+                      %copy: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %in, %c0 : memref<?xf32>
   scf.for %j = %c0 to %n step %c1 {
     %a = memref.load %out[%c0] : memref<2xf32>
     %b = memref.load %out[%c1] : memref<2xf32>

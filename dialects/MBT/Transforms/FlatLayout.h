@@ -99,6 +99,17 @@ public:
                                            strides);
   }
 
+  /// An [M, size] tensor and the columns of a flat row it goes to.
+  struct Columns {
+    Value value;
+    int64_t offset;
+    int64_t size;
+  };
+
+  /// Writes each of `columns` into `dest` (insertColumns), in order;
+  /// past a few dozen, in groups (FlatLayout.cpp says why).
+  Value insertAllColumns(Location loc, ArrayRef<Columns> columns, Value dest);
+
 private:
   OpBuilder &b;
   int64_t numModels;

@@ -24,8 +24,6 @@
 
 #include "llvm/Support/GlobPattern.h"
 
-#include <cmath>
-
 namespace mlir::mbt {
 #define GEN_PASS_DEF_MBTFUSEOPTIMIZER
 #include "dialects/MBT/Transforms/Passes.h.inc"
@@ -481,55 +479,22 @@ void FusedStepBuilder::mapTrainArguments(IRMapping &mapping, Block *entry) {
   mapping.map(trainStep.getArgument(hyperIndex + 1), entry->getArgument(4));
 }
 
-/// Above this many gradients, gatherGradients gathers them in groups.
-constexpr size_t kGradientsInOneChain = 32;
-
 /// Every trainable parameter's gradient gathered into one [M, P_t] tensor;
 /// `updates` gets the per-parameter mbt.update ops they came from.
-///
-/// Each gradient is an insert_slice into the tensor the previous one made.
-/// One-shot bufferization's analysis walks such a chain back for every
-/// write it checks against every read of the chain, which grew as the cube
-/// of its length: a 12-block transformer's 152 gradients took 8.8 s of its
-/// compile time. Past kGradientsInOneChain they are gathered in groups of
-/// about sqrt(n) contiguous columns, each into its own tensor, and the
-/// groups into the whole (0.6 s; one more copy of the gradient a step).
 Value FusedStepBuilder::gatherGradients(IRMapping &mapping, func::ReturnOp ret,
                                         SmallVectorImpl<Operation *> &updates) {
   FlatLayout layout(b, numModels, element);
-  size_t count = trainable.size();
-  size_t groupSize =
-      count > kGradientsInOneChain
-          ? static_cast<size_t>(std::ceil(std::sqrt(double(count))))
-          : count;
+  SmallVector<FlatLayout::Columns> columns;
+  for (auto [j, p] : llvm::enumerate(trainable)) {
+    auto update =
+        cast<UpdateOp>(mapping.lookup(ret.getOperand(j)).getDefiningOp());
+    columns.push_back({layout.flatten(loc, update.getGrad(), slots[p].size),
+                       slots[p].offset, slots[p].size});
+    updates.push_back(update);
+  }
   Value grads = b.create<tensor::EmptyOp>(
       loc, ArrayRef<int64_t>{numModels, trainableCount}, element);
-  for (size_t start = 0; start < count; start += groupSize) {
-    ArrayRef<int64_t> group =
-        ArrayRef(trainable).slice(start, std::min(groupSize, count - start));
-    const ParamSlot &first = slots[group.front()], &last = slots[group.back()];
-    int64_t begin = first.offset, end = last.offset + last.size;
-    bool contiguous = true;
-    for (auto [prev, next] : llvm::zip(group.drop_back(), group.drop_front()))
-      contiguous &= slots[next].offset == slots[prev].offset + slots[prev].size;
-    bool grouped = groupSize < count && contiguous;
-    Value dest =
-        grouped ? b.create<tensor::EmptyOp>(
-                      loc, ArrayRef<int64_t>{numModels, end - begin}, element)
-                : grads;
-    int64_t base = grouped ? begin : 0;
-    for (auto [j, p] : llvm::enumerate(group)) {
-      auto update = cast<UpdateOp>(
-          mapping.lookup(ret.getOperand(start + j)).getDefiningOp());
-      Value row = layout.flatten(loc, update.getGrad(), slots[p].size);
-      dest = layout.insertColumns(loc, row, dest, slots[p].offset - base,
-                                  slots[p].size);
-      updates.push_back(update);
-    }
-    grads = grouped ? layout.insertColumns(loc, dest, grads, begin, end - begin)
-                    : dest;
-  }
-  return grads;
+  return layout.insertAllColumns(loc, columns, grads);
 }
 
 /// The loss, the first output, and its index among the source's results;
@@ -661,18 +626,17 @@ SmallVector<ResultInto> FusedStepBuilder::finishGradStep(IRMapping &mapping,
 Value FusedStepBuilder::updatedBuffers(IRMapping &mapping, func::ReturnOp ret,
                                        Value old, ArrayRef<Value> lossScale) {
   FlatLayout layout(b, numModels, element);
-  Value updated = old;
+  SmallVector<FlatLayout::Columns> columns;
   int64_t firstBuffer = static_cast<int64_t>(trainable.size()) * (1 + numSlots);
   for (int64_t k = 0; k < numBuffers; ++k) {
     Value value = mapping.lookup(ret.getOperand(firstBuffer + k));
     for (auto [buffer, newValue] : llvm::zip(kLossScaleBuffers, lossScale))
       if (bufferSlots[k].lossScaleRole == buffer.role)
         value = newValue;
-    Value row = layout.flatten(loc, value, bufferSlots[k].size);
-    updated = layout.insertColumns(loc, row, updated, bufferSlots[k].offset,
-                                   bufferSlots[k].size);
+    columns.push_back({layout.flatten(loc, value, bufferSlots[k].size),
+                       bufferSlots[k].offset, bufferSlots[k].size});
   }
-  return updated;
+  return layout.insertAllColumns(loc, columns, old);
 }
 
 /// @mbt_optimizer_step(params, state, hyper, step, grads): the optimizer

@@ -11,6 +11,8 @@ Workloads (4 models each, Adam at 4 learning rates, as the examples):
   gru          examples/fortunes_gru_sweep.mbt: byte embeddings (16), a
                GRU of 32, the mean of its states over the real tokens;
                texts cut to 256 bytes
+  lstm         examples/fortunes_lstm_sweep.mbt: the GRU workload with an
+               LSTM of 32
   lm           examples/fortunes_char_lm.mbt: the transformer's block at
                width 64, a layer norm and the next byte's logits at every
                position, the mean cross entropy over the real target
@@ -58,6 +60,8 @@ WORKLOADS = {
                         max_length=128, lrs=[3e-4, 1e-3, 3e-3, 1e-2]),
     "gru": dict(example="examples/fortunes_gru_sweep.mbt", max_length=256,
                 lrs=[1e-3, 3e-3, 1e-2, 3e-2]),
+    "lstm": dict(example="examples/fortunes_lstm_sweep.mbt", max_length=256,
+                 lrs=[1e-3, 3e-3, 1e-2, 3e-2]),
     "lm": dict(example="examples/fortunes_char_lm.mbt", max_length=128,
                lrs=[1e-3, 3e-3, 1e-2, 3e-2], next_token=True),
 }
@@ -181,21 +185,22 @@ def models_module():
             mean = (f * weight).sum(1) / weight.sum(1).clamp(min=1)
             return self.head(mean)
 
-    class Gru(nn.Module):
-        def __init__(self, width=32, embedding=16):
+    class Recurrent(nn.Module):
+        def __init__(self, width=32, embedding=16, cell=nn.GRU):
             super().__init__()
             self.embed = nn.Embedding(VOCAB, embedding)
-            self.gru = nn.GRU(embedding, width, batch_first=True)
+            self.rnn = cell(embedding, width, batch_first=True)
             self.head = nn.Linear(width, CLASSES)
 
         def forward(self, x):
             real = x != 0
-            states, _ = self.gru(self.embed(x))
+            states, _ = self.rnn(self.embed(x))
             weight = real.unsqueeze(-1).to(states.dtype)
             mean = (states * weight).sum(1) / weight.sum(1).clamp(min=1)
             return self.head(mean)
 
-    return {"transformer": Transformer, "gru": Gru,
+    return {"transformer": Transformer, "gru": Recurrent,
+            "lstm": lambda: Recurrent(cell=nn.LSTM),
             "lm": lambda: Transformer(width=64, lm=True)}
 
 
@@ -320,7 +325,7 @@ def child(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", default="transformer,gru,lm")
+    parser.add_argument("--workloads", default="transformer,gru,lstm,lm")
     parser.add_argument("--runners", default="mbt,loop,vmap,compile")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)

@@ -55,7 +55,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR] = $1} END {print (
 mbt=$(echo "${runs[mbt]}" | median)
 printf "%-12s %16s %10s\n" system model-samples/s mbt/system
 printf "%-12s %16.0f %10s\n" mbt "$mbt" "1.00x"
-for name in sequential vmap modelbatch grouped; do
+for name in sequential vmap modelbatch grouped compile; do
   if [ "${runs[$name]:-}" = fails ] || [ -z "${runs[$name]:-}" ]; then
     printf "%-12s %16s %10s\n" "$name" "fails" "-"
   else

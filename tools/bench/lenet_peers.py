@@ -3,7 +3,8 @@
 (examples/lenet5_sweep.mbt) written the ways people train many CNNs at once.
 
   lenet_peers.py --models N --batch B --steps S --threads T
-                 [--peers sequential,vmap,modelbatch,grouped] [--warmup 5]
+                 [--peers sequential,vmap,modelbatch,grouped,compile]
+                 [--warmup 5]
 
 Every peer trains N LeNet-5s (conv 6 k5 pad 2, max pool 2, conv 16 k5, max
 pool 2, dense 120, 84, 10, ReLU) with dropout 0.1 + 0.02 i on the two
@@ -32,6 +33,9 @@ Peers:
               groups), torch.baddbmm for the dense layers, a dropout mask
               per model drawn at its own rate, and a fused SGD step with a
               learning rate per model
+  compile     grouped with its forward and loss torch.compile'd (Inductor;
+              the backward is compiled with it), the warm-up steps paying
+              the compilation
 The data comes from the IDX files mbt reads ($MBT_DATA_DIR or
 /usr/share/datasets/fashion-mnist).
 """
@@ -128,7 +132,7 @@ def modelbatch_peer(n, batches):
     return step
 
 
-def grouped(n, batches):
+def grouped(n, batches, compiled=False):
     def uniform(*shape, fan_in):
         bound = 1 / math.sqrt(fan_in)
         return nn.Parameter(torch.empty(*shape).uniform_(-bound, bound))
@@ -144,11 +148,8 @@ def grouped(n, batches):
     def dropout(h):
         mask = (torch.rand_like(h) < keep).to(h.dtype) / keep
         return h * mask
-    def step():
-        x, y = images(batches)
+    def loss_of(x, y):
         b = x.shape[0]
-        for t in params:
-            t.grad = None
         h = x.repeat(1, n, 1, 1)                                # [B, N, 28, 28]
         h = F.max_pool2d(F.relu(F.conv2d(h, c1w, c1b, padding=2, groups=n)), 2)
         h = F.max_pool2d(F.relu(F.conv2d(h, c2w, c2b, groups=n)), 2)
@@ -157,9 +158,15 @@ def grouped(n, batches):
         h = F.relu(torch.baddbmm(b1, h, w1))
         h = F.relu(torch.baddbmm(b2, dropout(h), w2))
         h = torch.baddbmm(b3, dropout(h), w3)
-        loss = F.cross_entropy(h.reshape(-1, 10), y.repeat(n),
+        return F.cross_entropy(h.reshape(-1, 10), y.repeat(n),
                                reduction="sum") / b
-        loss.backward()
+    if compiled:
+        loss_of = torch.compile(loss_of, fullgraph=True)
+    def step():
+        x, y = images(batches)
+        for t in params:
+            t.grad = None
+        loss_of(x, y).backward()
         with torch.no_grad():  # SGD, a learning rate per model
             c1w.sub_(c1w.grad * lr.repeat_interleave(6).view(-1, 1, 1, 1))
             c1b.sub_(c1b.grad * lr.repeat_interleave(6))
@@ -172,7 +179,8 @@ def grouped(n, batches):
 
 
 PEERS = {"sequential": sequential, "vmap": vmap_peer,
-         "modelbatch": modelbatch_peer, "grouped": grouped}
+         "modelbatch": modelbatch_peer, "grouped": grouped,
+         "compile": lambda n, batches: grouped(n, batches, compiled=True)}
 
 
 def main():

@@ -3,7 +3,7 @@
 mbt sweep, written the ways people train many models with PyTorch.
 
   peers.py --layers 784,128,10 --models N --batch B --steps S --threads T
-           [--peers sequential,vmap,modelbatch,hfta] [--warmup 5]
+           [--peers sequential,vmap,modelbatch,hfta,compile] [--warmup 5]
 
 Every peer trains N models (ReLU MLPs with the given layer widths, Adam with
 a learning rate per model, logspace(1e-4, 1e-1, N) as the mbt sweep) on
@@ -29,6 +29,9 @@ Peers:
   hfta        HFTA-style fused operators: weights stacked [N, in, out],
               torch.baddbmm for every layer, one Adam over the stacked
               tensors
+  compile     hfta with its forward and loss torch.compile'd (Inductor;
+              the backward is compiled with it), the warm-up steps paying
+              the compilation
 The data comes from the IDX files mbt reads ($MBT_DATA_DIR or
 /usr/share/datasets/fashion-mnist).
 """
@@ -147,7 +150,7 @@ def modelbatch_peer(widths, n, batches):
     return step
 
 
-def hfta(widths, n, batches):
+def hfta(widths, n, batches, compiled=False):
     weights, biases = [], []
     for i in range(len(widths) - 1):
         fan_in = widths[i]
@@ -158,9 +161,7 @@ def hfta(widths, n, batches):
             torch.empty(n, 1, widths[i + 1]).uniform_(-bound, bound)))
     # HFTA fuses the optimizers too: one Adam over the stacked tensors.
     opt = torch.optim.Adam(weights + biases, lr=1e-3, foreach=True)
-    def step():
-        x, y = batches.next()
-        opt.zero_grad(set_to_none=True)
+    def loss_of(x, y):
         h = x.unsqueeze(0).expand(n, -1, -1)
         for i, (w, b) in enumerate(zip(weights, biases)):
             h = torch.baddbmm(b, h, w)
@@ -168,9 +169,14 @@ def hfta(widths, n, batches):
                 h = torch.relu(h)
         # The mean over each model's batch, summed over the models: every
         # model gets its own cross-entropy gradient.
-        loss = F.cross_entropy(h.reshape(-1, h.shape[-1]),
+        return F.cross_entropy(h.reshape(-1, h.shape[-1]),
                                y.repeat(n), reduction="sum") / y.shape[0]
-        loss.backward()
+    if compiled:
+        loss_of = torch.compile(loss_of, fullgraph=True)
+    def step():
+        x, y = batches.next()
+        opt.zero_grad(set_to_none=True)
+        loss_of(x, y).backward()
         opt.step()
     return step
 
@@ -182,7 +188,9 @@ def timed(fn):
 
 
 PEERS = {"sequential": sequential, "vmap": vmap_peer,
-         "modelbatch": modelbatch_peer, "hfta": hfta}
+         "modelbatch": modelbatch_peer, "hfta": hfta,
+         "compile": lambda widths, n, batches: hfta(widths, n, batches,
+                                                    compiled=True)}
 
 
 def main():

@@ -111,9 +111,8 @@ std::optional<SmallVector<Accumulator>> matchAccumulators(scf::ForOp loop) {
 /// m[i] }`, f32, long enough for lanes to pay.
 struct Reduction {
   scf::ForOp loop;
-  memref::LoadOp load;
+  Accumulator accumulator;
   Operation *combine; // arith.addf or arith.maximumf
-  memref::StoreOp store;
 };
 
 /// The identity of `combine`: -0 for a sum (x + -0 is x, -0 included),
@@ -134,18 +133,39 @@ std::optional<Reduction> matchReduction(scf::ForOp loop,
     return std::nullopt;
   auto [load, store] = accumulators.front();
   Operation *combine = store.getValue().getDefiningOp();
+  // The load's one use is the combine's: it does not add the accumulator
+  // to itself.
   if (!combine || !isa<arith::AddFOp, arith::MaximumFOp>(combine) ||
       !combine->getResult(0).getType().isF32() || !combine->hasOneUse() ||
-      !load->hasOneUse() || *load->getUsers().begin() != combine ||
-      combine->getOperand(0) == combine->getOperand(1))
+      !load->hasOneUse() || *load->getUsers().begin() != combine)
     return std::nullopt;
-  return Reduction{loop, load, combine, store};
+  return Reduction{loop, accumulators.front(), combine};
+}
+
+/// Clones `loop`'s body at element `j`, without its accumulators' loads
+/// and stores: each load's value is the matching one of `values`. The
+/// mapping returned gives each accumulator's next value.
+IRMapping cloneBody(OpBuilder &b, scf::ForOp loop, Value j,
+                    ArrayRef<Accumulator> accumulators, ValueRange values) {
+  IRMapping map;
+  map.map(loop.getInductionVar(), j);
+  SmallPtrSet<Operation *, 8> accumulatorOps;
+  for (auto [accumulator, value] : llvm::zip_equal(accumulators, values)) {
+    memref::LoadOp load = accumulator.load;
+    map.map(load.getResult(), value);
+    accumulatorOps.insert(load);
+    accumulatorOps.insert(accumulator.store);
+  }
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (!accumulatorOps.contains(&op))
+      b.clone(op, map);
+  return map;
 }
 
 /// Keeps `loop`'s accumulators in registers (iter_args): each loaded
 /// before the loop and stored after it, the additions in the same order,
 /// so no bit changes.
-void promote(scf::ForOp loop, MutableArrayRef<Accumulator> accumulators) {
+void promote(scf::ForOp loop, ArrayRef<Accumulator> accumulators) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   SmallVector<Value> inits;
@@ -155,36 +175,26 @@ void promote(scf::ForOp loop, MutableArrayRef<Accumulator> accumulators) {
   auto promoted = b.create<scf::ForOp>(
       loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(), inits,
       [&](OpBuilder &nb, Location l, Value j, ValueRange carried) {
-        IRMapping map;
-        map.map(loop.getInductionVar(), j);
-        for (auto [accumulator, value] : llvm::zip_equal(accumulators, carried))
-          map.map(accumulator.load.getResult(), value);
-        for (Operation &op : loop.getBody()->without_terminator())
-          if (!isa<memref::StoreOp>(op) &&
-              (op.getNumResults() == 0 || !map.contains(op.getResult(0))))
-            nb.clone(op, map);
+        IRMapping map = cloneBody(nb, loop, j, accumulators, carried);
         SmallVector<Value> next;
         for (auto [load, store] : accumulators)
           next.push_back(map.lookupOrDefault(store.getValue()));
         nb.create<scf::YieldOp>(l, next);
       });
   for (auto [accumulator, result] :
-       llvm::zip_equal(accumulators, promoted.getResults()))
-    b.create<memref::StoreOp>(loc, result, accumulator.store.getMemRef(),
-                              accumulator.store.getIndices());
+       llvm::zip_equal(accumulators, promoted.getResults())) {
+    memref::StoreOp store = accumulator.store;
+    b.create<memref::StoreOp>(loc, result, store.getMemRef(),
+                              store.getIndices());
+  }
   loop.erase();
 }
 
 /// Clones the reduction's body at element `j`, adding into `lane`; returns
 /// the lane's new value.
 Value cloneStep(OpBuilder &b, Reduction r, Value j, Value lane) {
-  IRMapping map;
-  map.map(r.loop.getInductionVar(), j);
-  map.map(r.load.getResult(), lane);
-  for (Operation &op : r.loop.getBody()->without_terminator())
-    if (&op != r.load.getOperation() && &op != r.store.getOperation())
-      b.clone(op, map);
-  return map.lookup(r.combine->getResult(0));
+  return cloneBody(b, r.loop, j, r.accumulator, lane)
+      .lookup(r.combine->getResult(0));
 }
 
 /// combine(a, b), a clone of the reduction's combining op.
@@ -249,11 +259,11 @@ void rewrite(Reduction r) {
   for (int64_t width = kLanes; width > 1; width /= 2)
     for (int64_t k = 0; k < width / 2; ++k)
       lane[k] = combineTwo(b, r, lane[2 * k], lane[2 * k + 1]);
+  memref::StoreOp store = r.accumulator.store;
   Value before =
-      b.create<memref::LoadOp>(loc, r.store.getMemRef(), r.store.getIndices());
+      b.create<memref::LoadOp>(loc, store.getMemRef(), store.getIndices());
   Value total = combineTwo(b, r, before, lane[0]);
-  b.create<memref::StoreOp>(loc, total, r.store.getMemRef(),
-                            r.store.getIndices());
+  b.create<memref::StoreOp>(loc, total, store.getMemRef(), store.getIndices());
   loop.erase();
 }
 

@@ -297,6 +297,51 @@ def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def MBTOutlineRepeated : Pass<"mbt-outline-repeated", "::mlir::ModuleOp"> {
+  let summary = "Give each loop nest that repeats (a deep model's blocks) one function";
+  let description = [{
+    After bufferization, each block of a deep model (a transformer's
+    twelve, say) is the same sequence of linalg ops and loops on other
+    views: the same code, generated and optimized once per block, and
+    again in the eval step. Compile time then grows with the depth. This
+    pass finds the top-level ops of every function that have regions and
+    no results (linalg ops, scf loops) and that occur at least twice,
+    equal up to the values they capture, and replaces each occurrence
+    with a call to one private function that holds the op.
+
+    Two ops are equal when the functions they would become print the
+    same: the same ops, attributes and types, the captured constants
+    cloned inside, every other captured value an argument, in the order
+    of first use (so `ins(%a, %a)` and `ins(%a, %b)` differ). A captured
+    memref used only by linalg ops, loads and stores inside the op is
+    passed with its strided layout's offset made dynamic, so that the
+    views of different blocks' parameters (the same strides, other
+    offsets) share the function; the call site casts it
+    (`memref.cast`). The functions are `no_inline` with internal
+    linkage: LLVM's inliner would put the copies back.
+
+    Example:
+
+    ```mlir
+    linalg.generic ... ins(%ln1, %gamma1 : memref<4x?x64xf32>,
+        memref<4x64xf32, strided<[1000, 1], offset: 64>>) ...
+    linalg.generic ... ins(%ln2, %gamma2 : memref<4x?x64xf32>,
+        memref<4x64xf32, strided<[1000, 1], offset: 512>>) ...
+    // becomes
+    %g1 = memref.cast %gamma1 : ... to memref<4x64xf32, strided<[1000, 1], offset: ?>>
+    call @mbt_repeated(%ln1, %g1, ...)
+    %g2 = memref.cast %gamma2 : ...
+    call @mbt_repeated(%ln2, %g2, ...)
+    ```
+
+    The arithmetic of every op is unchanged: the trained numbers are the
+    same bit for bit.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
   let summary = "Erase mbt.sweep, mbt.optimizer and the mbt.* module attributes";
   let description = [{

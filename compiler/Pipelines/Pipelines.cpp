@@ -140,6 +140,10 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   if (opts.target == "cuda")
     return buildLinalgToCudaPipeline(pm, opts, manifest);
   addBufferizationPasses(pm, opts, manifest);
+  // Before the loops are generated: each repeated nest goes through the
+  // rest of the pipeline, and LLVM, once.
+  if (opts.outlineRepeated)
+    pm.addPass(createMBTOutlineRepeated());
   if (opts.parallel) {
     // The model dimension of each large loop nest runs on all cores; the
     // loops inside stay serial (OuterParallelLoops.cpp).

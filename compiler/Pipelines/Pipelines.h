@@ -77,6 +77,11 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Place the steps' temporaries in the caller's workspace "
                      "(otherwise: malloc them; the workspace is 0 bytes)"),
       llvm::cl::init(true)};
+  Option<bool> outlineRepeated{
+      *this, "outline-repeated",
+      llvm::cl::desc("Give each loop nest that repeats (a deep model's "
+                     "blocks) one function, compiled once (CPU)"),
+      llvm::cl::init(true)};
   Option<bool> remarks{
       *this, "remarks",
       llvm::cl::desc("Report the lowering's decisions as remarks: each "

@@ -125,6 +125,12 @@ static cl::opt<bool> planWorkspace(
     cl::desc("Keep the steps' temporaries in one buffer the runtime allocates "
              "once (default on; off: the steps malloc them, for comparison)"),
     cl::init(true), cl::Hidden, cl::cat(category));
+static cl::opt<bool> outlineRepeated(
+    "outline-repeated",
+    cl::desc("Compile each loop nest that repeats (a deep model's blocks, "
+             "the eval step's forward) once, as a function its copies call "
+             "(default on; off: every copy inline, for comparison)"),
+    cl::init(true), cl::Hidden, cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Report the lowering's decisions as remarks: each matmul's BLAS "
@@ -266,6 +272,7 @@ static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
   codegen.useBlas = useBlas.getValue();
   codegen.parallel = parallelLoops.getValue();
   codegen.planWorkspace = planWorkspace.getValue();
+  codegen.outlineRepeated = outlineRepeated.getValue();
   codegen.remarks = remarks.getValue();
   codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
   codegen.vectorMatmulRows = vectorMatmulRows.getValue();

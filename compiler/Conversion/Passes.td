@@ -353,6 +353,36 @@ def MBTDropMetadata : Pass<"mbt-drop-metadata", "::mlir::ModuleOp"> {
   }];
 }
 
+def MBTSplitSharedFills : Pass<"mbt-split-shared-fills", "::mlir::ModuleOp"> {
+  let summary = "Give each op that writes into a shared fill a fill of its own";
+  let description = [{
+    Before One-Shot Bufferize: a `linalg.fill` of a `tensor.empty` that
+    several ops take as their destination (`outs`), which CSE made of the
+    equal fills that started each accumulation, would bufferize to one
+    buffer filled once and copied into a new buffer for each of those
+    writers. Each writer after the first (every writer, when other ops
+    also read the fill) gets its own `tensor.empty` and fill, cloned just
+    before it, so that it fills its own buffer and writes in place: a
+    write instead of a read and a write, and one buffer fewer.
+
+    Example:
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x?x64xf32>) -> ...
+    %a = linalg.batch_matmul ins(...) outs(%z : ...) -> ...
+    %b = linalg.batch_matmul ins(...) outs(%z : ...) -> ...
+    // becomes
+    %z = linalg.fill ins(%zero : f32) outs(%e : ...) -> ...
+    %a = linalg.batch_matmul ins(...) outs(%z : ...) -> ...
+    %e2 = tensor.empty(%n) : tensor<4x?x64xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : ...) -> ...
+    %b = linalg.batch_matmul ins(...) outs(%z2 : ...) -> ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MBTGlobalizeConstants : Pass<"mbt-globalize-constants", "::mlir::ModuleOp"> {
   let summary = "Create the memref.global of every tensor constant in program order";
   let description = [{

@@ -85,6 +85,7 @@ static void addBufferizationPasses(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(createMBTGlobalizeConstants(MBTGlobalizeConstantsOptions{
       /*alignment=*/bufferization.bufferAlignment}));
+  pm.addPass(createMBTSplitSharedFills());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   // Loops the lowering built as scf.forall (embedding's scatter-add) join

@@ -329,35 +329,26 @@ buildPerSequence(ConversionPatternRewriter &rewriter, Location loc,
   // The slice [l..., :, ...] of a tensor with the leading dims L, without
   // them.
   auto slice = [&](Value v) {
-    auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<OpFoldResult> offsets(ivs.begin(), ivs.end()),
-        sizes(leading, rewriter.getIndexAttr(1)),
-        strides(type.getRank(), rewriter.getIndexAttr(1));
-    for (int64_t d = leading; d < type.getRank(); ++d) {
-      offsets.push_back(rewriter.getIndexAttr(0));
-      sizes.push_back(tensor::getMixedSize(rewriter, loc, v, d));
-    }
-    return std::make_tuple(offsets, sizes, strides);
+    SmallVector<Value> at(ivs);
+    at.resize(cast<RankedTensorType>(v.getType()).getRank());
+    return sliceAt(rewriter, loc, v, at);
   };
   rewriter.setInsertionPoint(forall.getTerminator());
   SmallVector<Value> slices;
   for (Value v : inputs) {
-    auto type = cast<RankedTensorType>(v.getType());
-    auto [offsets, sizes, strides] = slice(v);
-    auto sliceType = RankedTensorType::get(type.getShape().drop_front(leading),
-                                           type.getElementType());
+    SliceAt s = slice(v);
     slices.push_back(rewriter.create<tensor::ExtractSliceOp>(
-        loc, sliceType, v, offsets, sizes, strides));
+        loc, s.type, v, s.offsets, s.sizes, s.strides));
   }
   SmallVector<Value> sliceResults = body(slices);
   // The sizes' tensor.dim ops stay outside the terminator, which holds
   // nothing but the inserts.
-  auto [offsets, sizes, strides] = slice(forall.getRegionOutArgs()[0]);
+  SliceAt out = slice(forall.getRegionOutArgs()[0]);
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   for (auto [result, shared] :
        llvm::zip_equal(sliceResults, forall.getRegionOutArgs()))
-    rewriter.create<tensor::ParallelInsertSliceOp>(loc, result, shared, offsets,
-                                                   sizes, strides);
+    rewriter.create<tensor::ParallelInsertSliceOp>(
+        loc, result, shared, out.offsets, out.sizes, out.strides);
   rewriter.setInsertionPointAfter(forall);
   return forall.getResults();
 }

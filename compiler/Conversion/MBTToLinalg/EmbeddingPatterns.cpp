@@ -103,19 +103,14 @@ struct EmbeddingGradPattern : public OpConversionPattern<EmbeddingGradOp> {
     Value feature = ivs.back();
     Value shared = forall.getRegionOutArgs()[0];
 
-    // The column [V] this iteration owns, as offsets/sizes/strides of a
-    // rank-reducing slice of the table.
-    SmallVector<OpFoldResult> offsets(models.begin(), models.end()),
-        sizes(leading, rewriter.getIndexAttr(1)),
-        strides(type.getRank(), rewriter.getIndexAttr(1));
-    offsets.append({rewriter.getIndexAttr(0), feature});
-    sizes.append({tensor::getMixedSize(rewriter, loc, table, leading),
-                  rewriter.getIndexAttr(1)});
+    // The column [V] this iteration owns, as a rank-reducing slice of the
+    // table.
+    SmallVector<Value> columnAt(models);
+    columnAt.append({Value(), feature});
+    SliceAt owned = sliceAt(rewriter, loc, table, columnAt);
     rewriter.setInsertionPoint(forall.getTerminator());
-    auto columnType = RankedTensorType::get({type.getDimSize(leading)},
-                                            type.getElementType());
     Value column = rewriter.create<tensor::ExtractSliceOp>(
-        loc, columnType, shared, offsets, sizes, strides);
+        loc, owned.type, shared, owned.offsets, owned.sizes, owned.strides);
 
     // The positions past the model dims, in order: one scf.for each.
     SmallVector<Value> at(models.begin(), models.end());
@@ -137,8 +132,8 @@ struct EmbeddingGradPattern : public OpConversionPattern<EmbeddingGradOp> {
     Value summed = loopOver(rewriter, loc, column);
 
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    rewriter.create<tensor::ParallelInsertSliceOp>(loc, summed, shared, offsets,
-                                                   sizes, strides);
+    rewriter.create<tensor::ParallelInsertSliceOp>(
+        loc, summed, shared, owned.offsets, owned.sizes, owned.strides);
     rewriter.replaceOp(op, forall.getResults());
     return success();
   }

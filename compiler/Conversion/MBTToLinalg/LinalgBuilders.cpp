@@ -123,3 +123,25 @@ Value mlir::mbt::expandUnitDims(OpBuilder &b, Location loc, Value v,
   return b.create<tensor::ExpandShapeOp>(loc, type, v,
                                          unitDimGroups(type, insertedDims));
 }
+
+SliceAt mlir::mbt::sliceAt(OpBuilder &b, Location loc, Value tensor,
+                           ArrayRef<Value> at) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  assert(static_cast<int64_t>(at.size()) == type.getRank() &&
+         "one index or none per dim");
+  SliceAt slice;
+  SmallVector<int64_t> shape;
+  for (auto [d, index] : llvm::enumerate(at)) {
+    slice.strides.push_back(b.getIndexAttr(1));
+    if (index) {
+      slice.offsets.push_back(index);
+      slice.sizes.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    slice.offsets.push_back(b.getIndexAttr(0));
+    slice.sizes.push_back(tensor::getMixedSize(b, loc, tensor, d));
+    shape.push_back(type.getDimSize(d));
+  }
+  slice.type = RankedTensorType::get(shape, type.getElementType());
+  return slice;
+}

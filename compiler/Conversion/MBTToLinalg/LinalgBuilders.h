@@ -67,6 +67,17 @@ SmallVector<ReassociationIndices> unitDimGroups(RankedTensorType type,
 Value expandUnitDims(OpBuilder &b, Location loc, Value v, RankedTensorType type,
                      ArrayRef<int64_t> insertedDims);
 
+/// The slice of `tensor` that fixes each dim d whose `at[d]` is set at that
+/// index (size 1, dropped from the slice's type) and keeps the other dims
+/// whole: what a rank-reducing tensor.extract_slice or
+/// tensor.parallel_insert_slice takes. `at` has one entry per dim; the
+/// sizes of the whole dims are read at the builder's insertion point.
+struct SliceAt {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  RankedTensorType type;
+};
+SliceAt sliceAt(OpBuilder &b, Location loc, Value tensor, ArrayRef<Value> at);
+
 /// A generic rounding every element of the f32 `tensor` to the nearest
 /// value of `format` (bf16 or f16, ties to even), as mbt.round_to does: what
 /// a pattern that rounds inside its own lowering uses.

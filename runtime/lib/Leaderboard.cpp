@@ -14,13 +14,17 @@
 namespace mbt {
 namespace runtime {
 
+bool higherIsBetter(const std::string &output) {
+  static const std::set<std::string> names = {"acc", "accuracy",  "r2",    "f1",
+                                              "auc", "precision", "recall"};
+  return names.count(output) > 0;
+}
+
 RankKey chooseRankKey(const std::vector<std::string> &outputs,
                       const std::string &rankBy) {
-  static const std::set<std::string> higherIsBetter = {
-      "acc", "accuracy", "r2", "f1", "auc", "precision", "recall"};
   auto named = std::find(outputs.begin(), outputs.end(), rankBy);
   if (!rankBy.empty() && named != outputs.end())
-    return {size_t(named - outputs.begin()), higherIsBetter.count(rankBy) > 0};
+    return {size_t(named - outputs.begin()), higherIsBetter(rankBy)};
   for (size_t k = outputs.size(); k > 1; --k)
     if (outputs[k - 1] == "acc" || outputs[k - 1] == "accuracy")
       return {k - 1, true};
@@ -104,6 +108,18 @@ std::string padLeft(const std::string &text, size_t width) {
 }
 } // namespace
 
+bool sameForEveryModel(const Leaderboard &board, size_t h) {
+  if (board.rows.size() < 2)
+    return false;
+  const ModelResult &first = board.rows.front();
+  for (const ModelResult &row : board.rows)
+    if (h >= row.hyper.size() || h >= first.hyper.size() ||
+        !(row.hyper[h] == first.hyper[h] ||
+          (std::isnan(row.hyper[h]) && std::isnan(first.hyper[h]))))
+      return false;
+  return true;
+}
+
 std::string formatLeaderboard(const Leaderboard &board) {
   // A hyperparameter with the same value for every model is listed once
   // under the table instead of as a column (the learning rate always gets
@@ -111,15 +127,7 @@ std::string formatLeaderboard(const Leaderboard &board) {
   std::vector<size_t> columns;
   std::vector<std::string> constants;
   for (size_t h = 0; h < board.hyperNames.size(); ++h) {
-    bool same = board.rows.size() > 1;
-    for (const ModelResult &row : board.rows) {
-      const ModelResult &first = board.rows.front();
-      if (h >= row.hyper.size() || h >= first.hyper.size() ||
-          !(row.hyper[h] == first.hyper[h] ||
-            (std::isnan(row.hyper[h]) && std::isnan(first.hyper[h]))))
-        same = false;
-    }
-    if (same && board.hyperNames[h] != "lr")
+    if (sameForEveryModel(board, h) && board.hyperNames[h] != "lr")
       constants.push_back(board.hyperNames[h] + " " +
                           formatNumber(board.rows.front().hyper[h]));
     else

@@ -19,6 +19,7 @@ packages=(build-essential cmake ninja-build python3
   python3-sklearn  # examples/: its data sets (Boston housing, iris) as CSV
   python3-optuna  # mbt.optuna: the batched search (Debian 12: Optuna 3.1)
   fortunes  # the default text task (docs/data.md)
+  chromium  # test/report: report.html as a browser renders it
   clang-14 libclang-rt-14-dev  # clang + libFuzzer: tools/dev/fuzz.sh
   clang-format-19)  # tools/dev/format.sh: the sources' layout (.clang-format)
 

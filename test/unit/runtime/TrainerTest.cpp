@@ -421,7 +421,8 @@ TEST_F(TrainerTest, RunLogsCurvesEvaluatesEveryKStepsAndWritesItsFiles) {
   std::string report = readWholeFile(out + "/report.html");
   EXPECT_THAT(report, HasSubstr("<h2>loss</h2>"));
   EXPECT_THAT(report, HasSubstr("<h2>acc</h2>"));
-  EXPECT_THAT(report, HasSubstr("<title>model 3 test</title>"));
+  EXPECT_THAT(report, HasSubstr("<title>model 3 (rank 4): lr 3e+38, momentum "
+                                "0.9, seed 13: test</title>"));
   for (int model = 0; model < 4; ++model)
     EXPECT_FALSE(
         readWholeFile(out + "/models/model-" + std::to_string(model) + ".pt")

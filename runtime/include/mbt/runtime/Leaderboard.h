@@ -73,6 +73,14 @@ struct RankKey {
 RankKey chooseRankKey(const std::vector<std::string> &outputs,
                       const std::string &rankBy = "");
 
+/// Whether an output is better high: acc, accuracy, r2, f1, auc, precision
+/// and recall are; the others are losses and errors.
+bool higherIsBetter(const std::string &output);
+
+/// Whether hyperparameter `h` has one value for every model (NaN counting
+/// as equal to NaN): the table lists it once instead of in a column.
+bool sameForEveryModel(const Leaderboard &board, size_t h);
+
 /// Whether the models trained under a loss scale (precision f16): the
 /// table, the report and the JSON then show each model's skipped steps.
 bool hasLossScale(const Leaderboard &board);

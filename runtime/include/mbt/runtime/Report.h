@@ -1,11 +1,12 @@
-//===- Report.h - DIR/report.html: curves and leaderboard, offline -*- C++ -*-//
+//===- Report.h - DIR/report.html: curves, panel, leaderboard ---*- C++ -*-===//
 //
-// One self-contained HTML file (inline SVG and CSS, no script, no network)
-// that a browser opens from disk: for every output (the loss, each metric)
-// a chart of every model's curve over the train steps — the running train
-// mean (solid) and the test values (dashed, with points) — colored by rank,
-// then the leaderboard. It is rendered from metrics.jsonl, so a resumed
-// run's report shows the whole run.
+// One self-contained HTML file (inline SVG, CSS and a short script; nothing
+// fetched) that a browser opens from disk: for every output (the loss, each
+// metric, a language model's perplexity) a chart of every model's curves
+// over the train steps, colored by rank, losses on a log axis; a panel of
+// the rank metric against each hyperparameter that varies; and the
+// leaderboard. It is rendered from metrics.jsonl, so a resumed run's report
+// shows the whole run. docs/report.md shows and explains it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +35,8 @@ struct MetricsRecord {
 std::vector<MetricsRecord> parseMetricsLog(const std::string &text);
 
 /// The report's HTML. `title` names the run (the model and the results
-/// directory); `outputs` are the manifest's (outputs[0] is the loss).
+/// directory); `outputs` are the manifest's (outputs[0] is the loss); a
+/// "perplexity" last in `board.outputs` gets a chart of exp(outputs[0]).
 std::string renderReport(const std::string &title,
                          const std::vector<std::string> &outputs,
                          const std::vector<MetricsRecord> &records,

@@ -10,7 +10,10 @@ rendered DOM that
 - each scatter of the hyperparameter panel has one point per model, and
   the grid gets a heat map with a cell per grid point;
 - nothing overflows the page: no horizontal scroll, no element past the
-  window's edge, no label outside its chart.
+  window's edge, no label outside its chart;
+- the page's script works: a click on the leaderboard's "model" column
+  sorts by it, a second click reverses; the checkbox swaps the loss's log
+  chart for the linear one.
 
 Exits 77 (ctest's skip) with the reason where Chromium is missing or cannot
 start. Mutations it catches: the loss on a linear axis, ticks at the
@@ -71,6 +74,29 @@ CHECKER = r"""
       xticks: ticks('x', false), yticks: ticks('y', true),
       points: s.querySelectorAll('.pt').length,
       cells: s.querySelectorAll('.cell').length});
+  }
+  // The script: a click on a column sorts by it, a second reverses.
+  var heads = document.querySelectorAll('table.board thead th'), model = -1;
+  for (var i = 0; i < heads.length; ++i)
+    if (heads[i].textContent === 'model') model = i;
+  function column() {
+    var rows = document.querySelectorAll('table.board tbody tr'), r = [];
+    for (var i = 0; i < rows.length; ++i) r.push(parseInt(rows[i].cells[model].textContent));
+    return r;
+  }
+  if (model >= 0) {
+    heads[model].click();
+    out.sortedUp = column();
+    heads[model].click();
+    out.sortedDown = column();
+  }
+  // The checkbox swaps the loss's log chart for its linear one.
+  var box = document.querySelector('input.scale');
+  if (box) {
+    box.click();
+    var fig = box.parentNode;
+    out.afterToggle = {log: shown(fig.querySelector('.when-log svg')),
+                       linear: shown(fig.querySelector('.when-linear svg'))};
   }
   var pre = document.createElement('pre');
   pre.id = 'mbt-check';
@@ -169,6 +195,13 @@ def check_report(found, models, name, grid=None):
           f"in a {found['width']} px window)")
     check(not found["overflow"],
           f"{name}: past the edge: {found['overflow'][:5]}")
+    ids = list(range(models))
+    check(found.get("sortedUp") == ids and
+          found.get("sortedDown") == ids[::-1],
+          f"{name}: clicking 'model' twice gave {found.get('sortedUp')} "
+          f"and {found.get('sortedDown')}")
+    check(found.get("afterToggle") == {"log": False, "linear": True},
+          f"{name}: the checkbox left {found.get('afterToggle')} shown")
     charts = {c["label"]: c for c in found["charts"]}
     loss = charts.get("loss by train step")
     if check(loss is not None, f"{name}: no loss chart shown"):

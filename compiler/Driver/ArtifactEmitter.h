@@ -28,11 +28,15 @@ int64_t hostVectorBits();
 /// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
 /// With `objectPath` it also writes an object file, and with `libraryPath`
 /// links that object into the artifact (a shared library) with the system
-/// C compiler. With `irOut` it prints the optimized IR instead.
+/// C compiler. With `irOut` it prints the optimized IR instead. Code
+/// generation runs on `codegenThreads` threads, the module split by
+/// function between them (0: as many as the cores, for a module large
+/// enough to gain from it; 1: one object, no thread).
 mlir::LogicalResult emitArtifact(mlir::ModuleOp llvmModule,
                                  llvm::StringRef manifestJson,
                                  llvm::raw_ostream *irOut,
-                                 llvm::StringRef libraryPath);
+                                 llvm::StringRef libraryPath,
+                                 unsigned codegenThreads = 0);
 
 } // namespace mbt
 

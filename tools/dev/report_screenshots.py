@@ -27,6 +27,8 @@ REPORTS = [
     ("halving", "fashion_mlp_sweep.mbt",
      ["--set", "data = fashion_mnist(batch = 128, validation = 0.1)",
       "--halve-every", "100"]),
+    ("random-search", "fashion_random_search.mbt", []),
+    ("regression", "housing_regression.mbt", []),
     ("char-lm", "fortunes_char_lm.mbt", []),
 ]
 

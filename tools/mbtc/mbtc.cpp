@@ -131,6 +131,12 @@ static cl::opt<bool> outlineRepeated(
              "the eval step's forward) once, as a function its copies call "
              "(default on; off: every copy inline, for comparison)"),
     cl::init(true), cl::Hidden, cl::cat(category));
+static cl::opt<unsigned> codegenThreads(
+    "codegen-threads",
+    cl::desc("Threads for LLVM's code generation, the module split by "
+             "function between them (default 0: one per core where the "
+             "module is large enough to gain; 1: one object, no thread)"),
+    cl::init(0), cl::Hidden, cl::cat(category));
 static cl::opt<bool> remarks(
     "remarks",
     cl::desc("Report the lowering's decisions as remarks: each matmul's BLAS "
@@ -336,7 +342,8 @@ emitRankArtifacts(ModuleOp whole, const mlir::mbt::LoweringOptions &codegen,
                               &manifest)) ||
         failed(::mbt::emitArtifact(
             *module, manifest, nullptr,
-            ::mbt::rankArtifactPath(libraryPath.str(), rank, ranks))))
+            ::mbt::rankArtifactPath(libraryPath.str(), rank, ranks),
+            codegenThreads)))
       return failure();
   }
   return success();
@@ -389,8 +396,9 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       return emitError(sweepLoc) << dataProblem;
     if (slices && failed(emitRankArtifacts(*slices, codegen, libraryPath)))
       return failure();
-    return ::mbt::emitArtifact(
-        *module, manifest, emit == Emit::LLVMIR ? &os : nullptr, libraryPath);
+    return ::mbt::emitArtifact(*module, manifest,
+                               emit == Emit::LLVMIR ? &os : nullptr,
+                               libraryPath, codegenThreads);
   }();
   if (verifyDiagnostics)
     return verifier->verify();

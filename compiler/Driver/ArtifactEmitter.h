@@ -26,9 +26,9 @@ int64_t hostVectorBits();
 
 /// Translates an LLVM-dialect module to LLVM IR for the host CPU, optimizes
 /// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
-/// With `objectPath` it also writes an object file, and with `libraryPath`
-/// links that object into the artifact (a shared library) with the system
-/// C compiler. With `irOut` it prints the optimized IR instead. Code
+/// With `libraryPath` it writes object files next to it and links them
+/// into the artifact (a shared library) with the system C compiler. With
+/// `irOut` it prints the optimized IR instead. Code
 /// generation runs on `codegenThreads` threads, the module split by
 /// function between them (0: as many as the cores, for a module large
 /// enough to gain from it; 1: one object, no thread).

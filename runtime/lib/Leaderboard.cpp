@@ -120,6 +120,10 @@ bool sameForEveryModel(const Leaderboard &board, size_t h) {
   return true;
 }
 
+bool hasHyperColumn(const Leaderboard &board, size_t h) {
+  return board.hyperNames[h] == "lr" || !sameForEveryModel(board, h);
+}
+
 std::string formatLeaderboard(const Leaderboard &board) {
   // A hyperparameter with the same value for every model is listed once
   // under the table instead of as a column (the learning rate always gets
@@ -127,11 +131,11 @@ std::string formatLeaderboard(const Leaderboard &board) {
   std::vector<size_t> columns;
   std::vector<std::string> constants;
   for (size_t h = 0; h < board.hyperNames.size(); ++h) {
-    if (sameForEveryModel(board, h) && board.hyperNames[h] != "lr")
+    if (hasHyperColumn(board, h))
+      columns.push_back(h);
+    else
       constants.push_back(board.hyperNames[h] + " " +
                           formatNumber(board.rows.front().hyper[h]));
-    else
-      columns.push_back(h);
   }
 
   std::vector<std::string> header = {"rank", "model"};

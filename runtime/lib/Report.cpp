@@ -226,11 +226,11 @@ std::string leaderboardTable(const Leaderboard &board) {
   std::vector<size_t> columns;
   std::vector<std::string> constants;
   for (size_t h = 0; h < board.hyperNames.size(); ++h) {
-    if (sameForEveryModel(board, h) && board.hyperNames[h] != "lr")
+    if (hasHyperColumn(board, h))
+      columns.push_back(h);
+    else
       constants.push_back(fmt::format("{} {:.6g}", escape(board.hyperNames[h]),
                                       board.rows.front().hyper[h]));
-    else
-      columns.push_back(h);
   }
   RankKey key = chooseRankKey(board.outputs, board.rankBy);
   std::string html;

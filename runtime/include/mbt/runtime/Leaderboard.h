@@ -78,8 +78,13 @@ RankKey chooseRankKey(const std::vector<std::string> &outputs,
 bool higherIsBetter(const std::string &output);
 
 /// Whether hyperparameter `h` has one value for every model (NaN counting
-/// as equal to NaN): the table lists it once instead of in a column.
+/// as equal to NaN).
 bool sameForEveryModel(const Leaderboard &board, size_t h);
+
+/// Whether the tables (the console's, report.html's) give hyperparameter
+/// `h` a column: it differs between the models, or it is the learning
+/// rate. The others are listed once, beside the table.
+bool hasHyperColumn(const Leaderboard &board, size_t h);
 
 /// Whether the models trained under a loss scale (precision f16): the
 /// table, the report and the JSON then show each model's skipped steps.

@@ -18,6 +18,12 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     corrections in f64) and one `linalg.generic` over `[M, P]`; with
     `scalars-per-element`, the prologue is folded into that loop nest, each
     element computing its model's scalars, so the update is one kernel.
+    With `fold-operand-rounding` (the CPU with BLAS), a batched
+    `mbt.matmul` of two operands `mbt.round_to` rounded to bf16 reads the
+    unrounded values and carries `mbt.round_operands_to = bf16`: the
+    kernel rounds them as it packs them, and a rounded copy of each
+    operand (a broadcast input copied per model, the weights) is never
+    written.
   }];
   let options = [
     Option<"scalarsPerElement", "scalars-per-element", "bool",
@@ -30,6 +36,11 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
            "Lower each sequence's attention and its adjoint inside an "
            "scf.forall over the leading dims, so that its weights [H, T, T] "
            "stay in the cache (the CPU), rather than over the whole batch">,
+    Option<"foldOperandRounding", "fold-operand-rounding", "bool",
+           /*default=*/"false",
+           "Fold the bf16 rounding of a batched product's two operands into "
+           "its linalg op (mbt.round_operands_to), for the CPU kernel that "
+           "rounds them as it packs them; the rounding ops left unused go">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

@@ -59,9 +59,9 @@ void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,
 void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
                                            const LoweringOptions &opts) {
   bool cuda = opts.target == "cuda";
-  pm.addPass(createMBTLowerToLinalg(
-      MBTLowerToLinalgOptions{/*scalarsPerElement=*/cuda,
-                              /*attentionPerSequence=*/!cuda}));
+  pm.addPass(createMBTLowerToLinalg(MBTLowerToLinalgOptions{
+      /*scalarsPerElement=*/cuda, /*attentionPerSequence=*/!cuda,
+      /*foldOperandRounding=*/!cuda && opts.useBlas}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());

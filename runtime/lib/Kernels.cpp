@@ -18,6 +18,9 @@
 
 #include "mbt/runtime/Kernels.h"
 
+#include "Bf16Matmul.h"
+#include "KernelMatrix.h"
+
 #ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -38,69 +41,6 @@ namespace runtime {
 namespace {
 std::mutex errorMutex;
 std::string firstError;
-
-/// A logical rows x cols matrix: element (r, c) at
-/// data[r * rowStride + c * colStride], whatever the strides.
-template <typename T> struct Matrix {
-  T *data;
-  int64_t rows, cols;
-  int64_t rowStride, colStride;
-};
-
-template <typename T> Matrix<T> transposed(const Matrix<T> &m) {
-  return {m.data, m.cols, m.rows, m.colStride, m.rowStride};
-}
-
-/// Matrix `i` of a rank-R operand: the batch dims (all but the last two)
-/// taken in row-major order of their sizes, which every operand shares.
-template <typename T, int R>
-Matrix<T> slice(const MemRef<T, R> &ref, int64_t i) {
-  int64_t offset = ref.offset;
-  for (int d = R - 3; d >= 0; --d) {
-    offset += (i % ref.sizes[d]) * ref.strides[d];
-    i /= ref.sizes[d];
-  }
-  return {ref.data + offset, ref.sizes[R - 2], ref.sizes[R - 1],
-          ref.strides[R - 2], ref.strides[R - 1]};
-}
-
-/// How BLAS reads a matrix: row-major (its columns contiguous, the row
-/// stride covering a row) or, transposed, column-major. A single row or
-/// column may carry any stride, since only one step along that dim is
-/// ever taken. Row-major is preferred where both hold, which keeps the
-/// choice the same for every batch index.
-struct BlasLayout {
-  bool valid = false;
-  bool transposed = false;
-  int leadingDim = 1;
-};
-
-template <typename T> BlasLayout blasLayout(const Matrix<T> &m) {
-  if ((m.colStride == 1 || m.cols <= 1) &&
-      (m.rowStride >= m.cols || m.rows <= 1))
-    return {true, false,
-            static_cast<int>(std::max<int64_t>({m.rowStride, m.cols, 1}))};
-  if ((m.rowStride == 1 || m.rows <= 1) &&
-      (m.colStride >= m.rows || m.cols <= 1))
-    return {true, true,
-            static_cast<int>(std::max<int64_t>({m.colStride, m.rows, 1}))};
-  return {};
-}
-
-/// c = a b (+ c) on layouts BLAS cannot take.
-template <typename T>
-void naiveMatmul(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
-                 bool accumulate) {
-  for (int64_t r = 0; r < c.rows; ++r)
-    for (int64_t col = 0; col < c.cols; ++col) {
-      T &out = c.data[r * c.rowStride + col * c.colStride];
-      T sum = accumulate ? out : T(0);
-      for (int64_t j = 0; j < a.cols; ++j)
-        sum += a.data[r * a.rowStride + j * a.colStride] *
-               b.data[j * b.rowStride + col * b.colStride];
-      out = sum;
-    }
-}
 
 /// Threads that run [begin, end) chunks of a loop; the caller runs the
 /// first chunk itself. One loop at a time (the artifact calls the kernel
@@ -298,12 +238,18 @@ bool shapesAgree(const MemRef<T, R> &a, bool ta, const MemRef<T, R> &b, bool tb,
   return am == c.sizes[R - 2] && bn == c.sizes[R - 1] && ak == bk;
 }
 
-/// The batched kernel of rank R (R - 2 batch dims) for elements of T;
-/// `name` is its ABI name, for error messages.
+/// One batch index's product: c = a b (+ c).
+template <typename T>
+using MatrixProduct = void (*)(Matrix<T> a, Matrix<T> b, Matrix<T> c,
+                               bool accumulate);
+
+/// The batched kernel of rank R (R - 2 batch dims) for elements of T, each
+/// batch index's product computed by `product`; `name` is its ABI name,
+/// for error messages.
 template <typename T, int R>
 void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
                  MemRef<T, R> *c, int64_t transposeA, int64_t transposeB,
-                 int64_t accumulate) {
+                 int64_t accumulate, MatrixProduct<T> product = multiply<T>) {
   if (!a || !b || !c) {
     recordKernelError(std::string(name) + ": null descriptor");
     return;
@@ -336,8 +282,8 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
     if (perModel && idle.idle[i / perModel])
       return;
     Matrix<T> sa = slice(*a, i), sb = slice(*b, i);
-    multiply(ta ? transposed(sa) : sa, tb ? transposed(sb) : sb, slice(*c, i),
-             accumulate != 0);
+    product(ta ? transposed(sa) : sa, tb ? transposed(sb) : sb, slice(*c, i),
+            accumulate != 0);
   };
   // Every GEMM runs single-threaded, whatever the number of models and
   // threads: OpenBLAS's threading, and any split of one product, changes
@@ -365,6 +311,11 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   });
 }
 } // namespace
+
+void multiplyF32(Matrix<float> a, Matrix<float> b, Matrix<float> c,
+                 bool accumulate) {
+  multiply(a, b, c, accumulate);
+}
 
 IdleModelsGuard::IdleModelsGuard(const uint8_t *idle, int64_t models) {
   idleModels = {idle, models};
@@ -413,3 +364,12 @@ MBT_BATCH_MATMUL(f64_5d, double, 5)
 MBT_BATCH_MATMUL(f32_6d, float, 6)
 MBT_BATCH_MATMUL(f64_6d, double, 6)
 #undef MBT_BATCH_MATMUL
+
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(
+    MemRef<float, 3> *a, MemRef<float, 3> *b, MemRef<float, 3> *c,
+    int64_t transposeA, int64_t transposeB, int64_t accumulate) {
+  mbt::runtime::startBf16Call();
+  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f32_bf16", a, b, c, transposeA,
+                            transposeB, accumulate,
+                            mbt::runtime::multiplyRoundedToBf16);
+}

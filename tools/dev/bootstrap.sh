@@ -10,6 +10,7 @@ packages=(build-essential cmake ninja-build python3
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libomp-19-dev  # OpenMP runtime: mbtc --parallel (the default)
   libgtest-dev libgmock-dev libfmt-dev libopenblas0-pthread libopenblas-dev
+  libdnnl-dev  # oneDNN: bf16 products where the CPU has them (precision = bf16)
   zlib1g-dev nlohmann-json3-dev
   libminizip-dev libcsv-dev libpng-dev libjpeg62-turbo-dev  # your own data: npz, CSV, images
   libcli11-dev dataset-fashion-mnist libtorch-dev libgloo-dev

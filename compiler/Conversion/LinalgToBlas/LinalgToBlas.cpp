@@ -35,14 +35,17 @@ using namespace mlir::mbt;
 /// buffers (cpu or cuda). On a GPU, f32 operands that hold bf16 or f16
 /// values (`format`, from kOperandsFormatAttr) go to a kernel that
 /// multiplies them in that format on the tensor cores, accumulating in f32:
-/// the same exact products, several times the f32 throughput. The CPU's
-/// BLAS has no such products: its f32 kernel computes the same values.
+/// the same exact products, several times the f32 throughput. On the CPU,
+/// `format` is set only for a product that rounds its operands
+/// (kRoundOperandsAttr): the kernel rounds them to bf16 as it packs them
+/// and multiplies them in bf16 where the CPU can. Other CPU products of
+/// rounded operands go to the f32 kernel, which computes the same values.
 static std::string kernelName(int64_t rank, Type element, StringRef device,
                               std::optional<Type> format) {
   std::string name =
       device == "cuda" ? "mbt_rt_cuda_batch_matmul_" : "mbt_rt_batch_matmul_";
   name += element.isF64() ? "f64" : "f32";
-  if (device == "cuda" && element.isF32() && format)
+  if (element.isF32() && format)
     name += format->isBF16() ? "_bf16" : "_f16";
   if (rank != 3)
     name += "_" + std::to_string(rank) + "d";
@@ -103,6 +106,17 @@ struct LinalgToBlasPass
         rewriter.eraseOp(zeroing);
       rewriter.eraseOp(op);
     }
+    // The rounding such a product owes is done by no other lowering.
+    WalkResult unreplaced = module.walk([](linalg::LinalgOp op) {
+      if (!op->hasAttr(kRoundOperandsAttr))
+        return WalkResult::advance();
+      op.emitOpError("rounds its operands (mbt.round_operands_to), which "
+                     "only a BLAS kernel call does, but is not a batched "
+                     "matmul mbt-linalg-to-blas replaces");
+      return WalkResult::interrupt();
+    });
+    if (unreplaced.wasInterrupted())
+      signalPassFailure();
   }
 
   /// The largest generic matmul the runtime takes: four batch dims.
@@ -111,6 +125,9 @@ struct LinalgToBlasPass
   /// Whether `op` becomes a kernel call: a named batched matmul, or on the
   /// CPU a generic one of at most four batch dims.
   bool isReplaced(linalg::LinalgOp op) const {
+    // Only the CPU has a kernel that rounds its operands.
+    if (op->hasAttr(kRoundOperandsAttr) && device != "cpu")
+      return false;
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic)
       return matchBatchMatmul(op, device == "cpu").has_value();
@@ -134,7 +151,9 @@ struct LinalgToBlasPass
     BatchMatmulKind kind = *matchBatchMatmul(op, device == "cpu");
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
     std::optional<Type> format;
-    if (auto attr = op->getAttrOfType<TypeAttr>(kOperandsFormatAttr);
+    StringRef formatAttr =
+        device == "cuda" ? kOperandsFormatAttr : kRoundOperandsAttr;
+    if (auto attr = op->getAttrOfType<TypeAttr>(formatAttr);
         attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
       format = attr.getValue();
     func::FuncOp kernel =

@@ -251,7 +251,8 @@ struct VectorMatmulsPass
     SmallVector<std::pair<linalg::LinalgOp, BatchMatmulKind>> matmuls;
     getOperation().walk([&](linalg::LinalgOp op) {
       std::optional<BatchMatmulKind> kind = matchBatchMatmul(op);
-      if (kind && !kind->transposeB)
+      // A product that rounds its operands is the BLAS kernel's.
+      if (kind && !kind->transposeB && !op->hasAttr(kRoundOperandsAttr))
         matmuls.push_back({op, *kind});
     });
     IRRewriter rewriter(&getContext());

@@ -49,6 +49,31 @@ static void markRoundedProducts(ModuleOp module) {
   });
 }
 
+/// Folds the bf16 rounding of both operands of each f32 product that
+/// becomes a named batched matmul (rank 3, not both transposed) into the
+/// product (kRoundOperandsAttr), which then reads the unrounded values; a
+/// rounding left without users goes. The CPU kernel rounds the operands
+/// as it packs them, the same values (mbt_rt_batch_matmul_f32_bf16).
+static void foldOperandRounding(ModuleOp module) {
+  llvm::SetVector<Operation *> roundings;
+  module.walk([&](MatmulOp op) {
+    auto ra = op.getLhs().getDefiningOp<RoundToOp>();
+    auto rb = op.getRhs().getDefiningOp<RoundToOp>();
+    if (!ra || !rb || !ra.getFormat().isBF16() || !rb.getFormat().isBF16() ||
+        !op.getType().getElementType().isF32() || op.getType().getRank() != 3 ||
+        (op.getTransposeLhs() && op.getTransposeRhs()))
+      return;
+    op->setAttr(kRoundOperandsAttr, ra.getFormatAttr());
+    op.getLhsMutable().assign(ra.getInput());
+    op.getRhsMutable().assign(rb.getInput());
+    roundings.insert(ra);
+    roundings.insert(rb);
+  });
+  for (Operation *rounding : roundings)
+    if (rounding->use_empty())
+      rounding->erase();
+}
+
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
     RewritePatternSet &patterns, bool scalarsPerElement,
     bool attentionPerSequence) {
@@ -90,6 +115,8 @@ struct LowerToLinalgPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     markRoundedProducts(module);
+    if (foldOperandRounding)
+      ::foldOperandRounding(module);
     ConversionTarget target(getContext());
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());

@@ -58,8 +58,9 @@ struct MatmulPattern : public OpConversionPattern<MatmulOp> {
                                                                 init);
     else
       result = buildGeneric(rewriter, loc, op, init);
-    if (Attribute format = op->getAttr(kOperandsFormatAttr))
-      result->setAttr(kOperandsFormatAttr, format);
+    for (StringRef name : {kOperandsFormatAttr, kRoundOperandsAttr})
+      if (Attribute format = op->getAttr(name))
+        result->setAttr(name, format);
     rewriter.replaceOp(op, result->getResults());
     return success();
   }

@@ -25,6 +25,14 @@ namespace mlir::mbt {
 constexpr llvm::StringLiteral kOperandsFormatAttr =
     mlir::mbt::MBTDialect::OperandsFormatAttrHelper::getNameStr();
 
+/// The discardable attribute (a TypeAttr: bf16) on a linalg batched matmul
+/// whose operands are still to be rounded to that format: part of what the
+/// op computes, so only mbt-linalg-to-blas may replace such an op, with the
+/// CPU kernel that rounds its operands as it packs them
+/// (mbt_rt_batch_matmul_f32_bf16); every other pass leaves it alone.
+constexpr llvm::StringLiteral kRoundOperandsAttr =
+    mlir::mbt::MBTDialect::RoundOperandsToAttrHelper::getNameStr();
+
 /// Which operands of a batched matmul are transposed.
 struct BatchMatmulKind {
   bool transposeA = false;

@@ -55,7 +55,12 @@ def MBT_Dialect : Dialect {
     "::mlir::ArrayAttr":$buffer_layout, // the buffers in [M, Q]
     "::mlir::DenseI64ArrayAttr":$input_shape,
     // A product whose operands mbt.round_to rounded to one format.
-    "::mlir::TypeAttr":$operands_format
+    "::mlir::TypeAttr":$operands_format,
+    // A product that rounds its operands to this format itself: the linalg
+    // batched matmul of a rounded product whose mbt.round_to ops
+    // mbt-lower-to-linalg folded into it, for the CPU kernel that rounds
+    // while it packs (mbt-linalg-to-blas must replace it).
+    "::mlir::TypeAttr":$round_operands_to
   );
   let cppNamespace = "::mlir::mbt";
   // Update rules (mbt.optimizer) are written with arith and math ops.

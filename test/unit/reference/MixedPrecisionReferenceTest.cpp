@@ -19,6 +19,7 @@
 #include "TokenModel.h"
 
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/Kernels.h"
 #include "mbt/runtime/Workspace.h"
 
 #include <gtest/gtest.h>
@@ -352,7 +353,18 @@ void expectSameRounding(ArtifactRounding &rounded,
   EXPECT_TRUE(std::isnan(rounded(std::numeric_limits<float>::quiet_NaN())));
 }
 
+/// Runs a test on the bf16 product kernel's sgemm engine, which computes
+/// the rounded operands' products exactly, subnormals included.
+class Bf16ProductsOnSgemm {
+public:
+  Bf16ProductsOnSgemm() { setenv("MBT_BF16_MATMUL", "f32", 1); }
+  ~Bf16ProductsOnSgemm() { unsetenv("MBT_BF16_MATMUL"); }
+};
+
+// The operand x is rounded by the product's kernel as it packs it
+// (mbt_rt_batch_matmul_f32_bf16), the result by the compiled mbt.round_to.
 TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
+  Bf16ProductsOnSgemm sgemm;
   ArtifactRounding rounded("bf16");
   float inf = std::numeric_limits<float>::infinity();
   expectSameRounding(
@@ -369,6 +381,25 @@ TEST(MixedPrecisionVsLibTorch, RoundingToBf16IsC10sValueByValue) {
        fromBits(0x807FFFFF),       // the largest negative subnormal
        0.0f, -3.14159265f, 1e-30f, 65504.0f, inf, -inf},
       [](float v) { return toBF16AndBack(torch::tensor({v})).item<float>(); });
+}
+
+// The CPU's bf16 products (AVX512-BF16, AMX) take a bf16 subnormal for
+// 0, as PyTorch's bf16 matmul on the same CPU does; every normal value is
+// rounded as c10 rounds it.
+TEST(MixedPrecisionVsLibTorch, HardwareBf16ProductsFlushOnlySubnormals) {
+  if (bf16MatmulEngine().rfind("oneDNN", 0) != 0)
+    GTEST_SKIP() << "no bf16 products on this CPU: " << bf16MatmulEngine();
+  ArtifactRounding rounded("bf16");
+  for (uint32_t bits : {0x00018000u, 0x807F0000u, 0x00400000u})
+    EXPECT_EQ(rounded(fromBits(bits)), 0.0f) << std::hex << bits;
+  // 0x007FFFFF, the largest subnormal f32, rounds up to 2^-126, a normal
+  // bf16: kept.
+  for (float value :
+       {fromBits(0x3F808000), fromBits(0x3F818000), fromBits(0x007FFFFF),
+        fromBits(0x00800000), -3.14159265f, 1e-30f})
+    EXPECT_EQ(bitsOf(rounded(value)),
+              bitsOf(toBF16AndBack(torch::tensor({value})).item<float>()))
+        << value;
 }
 
 TEST(MixedPrecisionVsLibTorch, RoundingToF16IsC10sValueByValue) {

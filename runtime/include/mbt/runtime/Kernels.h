@@ -54,10 +54,29 @@ MBT_DECLARE_BATCH_MATMUL(f64_5d, double, 5)
 MBT_DECLARE_BATCH_MATMUL(f32_6d, float, 6)
 MBT_DECLARE_BATCH_MATMUL(f64_6d, double, 6)
 #undef MBT_DECLARE_BATCH_MATMUL
+
+/// c[i] = bf16(op(a[i])) * bf16(op(b[i])) (+ c[i]): the f32 kernel's
+/// contract, with every element of a and b first rounded to bf16 as
+/// mbt.round_to rounds it, the products exact and summed in f32
+/// (autocast's bf16 matmul). The compiler leaves the rounding of such a
+/// product's operands to this kernel, which rounds them as it packs them;
+/// where the CPU has bf16 products it multiplies them with oneDNN's bf16
+/// matmul (bf16MatmulEngine).
+__attribute__((visibility("default"))) void
+_mlir_ciface_mbt_rt_batch_matmul_f32_bf16(mbt::MemRef3F *a, mbt::MemRef3F *b,
+                                          mbt::MemRef3F *c, int64_t transposeA,
+                                          int64_t transposeB,
+                                          int64_t accumulate);
 }
 
 namespace mbt {
 namespace runtime {
+
+/// What multiplies the operands of mbt_rt_batch_matmul_f32_bf16 on this
+/// host: "oneDNN bf16 (AVX512-BF16)" or "(AMX)" where the CPU has bf16
+/// products and the runtime was built with oneDNN, else "sgemm on rounded
+/// f32" (also where MBT_BF16_MATMUL=f32 asks for it).
+std::string bf16MatmulEngine();
 
 /// Returns the first error a kernel recorded since the last call and clears
 /// it; empty when none. Callers check it after each artifact call.

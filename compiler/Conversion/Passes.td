@@ -19,11 +19,14 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     `scalars-per-element`, the prologue is folded into that loop nest, each
     element computing its model's scalars, so the update is one kernel.
     With `fold-operand-rounding` (the CPU with BLAS), a batched
-    `mbt.matmul` of two operands `mbt.round_to` rounded to bf16 reads the
-    unrounded values and carries `mbt.round_operands_to = bf16`: the
-    kernel rounds them as it packs them, and a rounded copy of each
-    operand (a broadcast input copied per model, the weights) is never
-    written.
+    `mbt.matmul` (or a convolution, or one of its adjoints) of two
+    operands `mbt.round_to` rounded to bf16 reads the unrounded values, and
+    its named batched matmul (the convolution's GEMM) carries
+    `mbt.round_operands_to = bf16`: the runtime's kernel rounds them as it
+    packs them, and a rounded copy of each operand (a broadcast input
+    copied per model, the weights) is never written. Attention's products
+    keep their rounding ops: their operands are many small per-head views,
+    which the kernel would pack once per product.
   }];
   let options = [
     Option<"scalarsPerElement", "scalars-per-element", "bool",

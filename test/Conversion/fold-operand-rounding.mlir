@@ -52,3 +52,18 @@ func.func @kept(%a: tensor<4x?x8xf32>, %b: tensor<4x8x3xf32>, %c: tensor<4x3x?xf
   %both = mbt.matmul %rc, %rb {transpose_lhs, transpose_rhs} : (tensor<4x3x?xf32>, tensor<4x8x3xf32>) -> tensor<4x?x8xf32>
   return %half, %one, %both : tensor<4x?x3xf32>, tensor<4x?x3xf32>, tensor<4x?x8xf32>
 }
+
+// A convolution of two rounded factors: its GEMM (over im2col's columns)
+// rounds them.
+// CHECK-LABEL: func.func @convolution(
+// CHECK-NOT:     arith.shrui
+// CHECK:         linalg.batch_matmul {mbt.operands_format = bf16, mbt.round_operands_to = bf16}
+// KEEP-LABEL: func.func @convolution(
+// KEEP-COUNT-2:  arith.shrui
+// KEEP-NOT:      mbt.round_operands_to
+func.func @convolution(%x: tensor<2x?x1x8x8xf32>, %w: tensor<2x4x1x3x3xf32>) -> tensor<2x?x4x6x6xf32> {
+  %rx = mbt.round_to %x {format = bf16} : tensor<2x?x1x8x8xf32>
+  %rw = mbt.round_to %w {format = bf16} : tensor<2x4x1x3x3xf32>
+  %y = mbt.conv2d %rx, %rw {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x?x1x8x8xf32>, tensor<2x4x1x3x3xf32>) -> tensor<2x?x4x6x6xf32>
+  return %y : tensor<2x?x4x6x6xf32>
+}

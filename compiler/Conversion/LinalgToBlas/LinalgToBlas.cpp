@@ -125,8 +125,10 @@ struct LinalgToBlasPass
   /// Whether `op` becomes a kernel call: a named batched matmul, or on the
   /// CPU a generic one of at most four batch dims.
   bool isReplaced(linalg::LinalgOp op) const {
-    // Only the CPU has a kernel that rounds its operands.
-    if (op->hasAttr(kRoundOperandsAttr) && device != "cpu")
+    // Only the CPU has a kernel that rounds its operands, for named
+    // batched matmuls.
+    if (op->hasAttr(kRoundOperandsAttr) &&
+        (device != "cpu" || isa<linalg::GenericOp>(op)))
       return false;
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic)
@@ -134,6 +136,20 @@ struct LinalgToBlasPass
     return device == "cpu" && generic.hasPureBufferSemantics() &&
            generic.getNumLoops() <= kMaxLoops &&
            matchGenericMatmul(generic).has_value();
+  }
+
+  /// The 16-bit format `op`'s kernel multiplies in: on a GPU the one its
+  /// operands hold, on the CPU the one it rounds them to (named matmuls
+  /// only); none for the f32 (f64) kernel.
+  std::optional<Type> formatOf(linalg::LinalgOp op) const {
+    if (isa<linalg::GenericOp>(op))
+      return std::nullopt;
+    StringRef name =
+        device == "cuda" ? kOperandsFormatAttr : kRoundOperandsAttr;
+    auto attr = op->getAttrOfType<TypeAttr>(name);
+    if (attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
+      return attr.getValue();
+    return std::nullopt;
   }
 
   /// The kernel's trailing arguments: the transposes and whether it adds
@@ -150,14 +166,8 @@ struct LinalgToBlasPass
                             Operation *zeroing) {
     BatchMatmulKind kind = *matchBatchMatmul(op, device == "cpu");
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-    std::optional<Type> format;
-    StringRef formatAttr =
-        device == "cuda" ? kOperandsFormatAttr : kRoundOperandsAttr;
-    if (auto attr = op->getAttrOfType<TypeAttr>(formatAttr);
-        attr && (attr.getValue().isBF16() || attr.getValue().isF16()))
-      format = attr.getValue();
     func::FuncOp kernel =
-        getOrDeclareKernel(getOperation(), 3, element, device, format);
+        getOrDeclareKernel(getOperation(), 3, element, device, formatOf(op));
     MemRefType dyn = dynamicStrided(3, element);
     Location loc = op.getLoc();
     SmallVector<Value> args;
@@ -176,7 +186,7 @@ struct LinalgToBlasPass
     int64_t rank = matmul.batch.size() + 2;
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
     func::FuncOp kernel =
-        getOrDeclareKernel(getOperation(), rank, element, device, std::nullopt);
+        getOrDeclareKernel(getOperation(), rank, element, device, formatOf(op));
     MemRefType dyn = dynamicStrided(rank, element);
     Location loc = op.getLoc();
     std::pair<unsigned, unsigned> matrixLoops[] = {

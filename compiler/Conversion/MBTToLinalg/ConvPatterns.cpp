@@ -209,19 +209,33 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
                      b.getFloatAttr(type.getElementType(), 0.0));
 }
 
-/// Gives the GEMM `gemm` the format its operands hold (kOperandsFormatAttr
-/// of the convolution it computes, null for none).
-void markOperandsFormat(Operation *gemm, Attribute format) {
-  if (format)
-    gemm->setAttr(kOperandsFormatAttr, format);
+/// What a convolution's GEMM inherits from it: the format its operands
+/// hold (kOperandsFormatAttr) and the one it rounds them to
+/// (kRoundOperandsAttr), where set. The GEMM's operands are the
+/// convolution's, moved (columns, padding zeros, flipped filters), so they
+/// hold, or are to be rounded to, the same format.
+using ProductFormat = SmallVector<NamedAttribute, 2>;
+
+ProductFormat productFormatOf(Operation *conv) {
+  ProductFormat format;
+  for (StringRef name : {kOperandsFormatAttr, kRoundOperandsAttr})
+    if (Attribute attr = conv->getAttr(name))
+      format.push_back(
+          NamedAttribute(StringAttr::get(conv->getContext(), name), attr));
+  return format;
+}
+
+void markOperandsFormat(Operation *gemm, const ProductFormat &format) {
+  for (const NamedAttribute &attr : format)
+    gemm->setAttr(attr.getName(), attr.getValue());
 }
 
 /// The pass over `image` with `filter` ([M * G, out, in * KH * KW]):
 /// y = filter · cols, [M * G, out, B * OH * OW], permuted into
 /// [M, B, G * out, OH, OW] (rows of OW stay contiguous on both sides).
-/// `format`: what the operands hold (kOperandsFormatAttr), or null.
+/// `format`: what the operands hold or are rounded to (productFormatOf).
 Value convolve(OpBuilder &b, Location loc, Value image, Value filter,
-               const ConvPass &p, Attribute format) {
+               const ConvPass &p, const ProductFormat &format) {
   auto imageType = cast<RankedTensorType>(image.getType());
   Type element = imageType.getElementType();
   Value cols = columns(b, loc, image, p);
@@ -293,7 +307,7 @@ struct Conv2dPattern : public OpConversionPattern<Conv2dOp> {
                               cast<RankedTensorType>(w.getType()));
     Value out = convolve(rewriter, loc, paddedInput(rewriter, loc, x, g),
                          filterMatrix(rewriter, loc, w, g), forwardPass(g),
-                         op->getAttr(kOperandsFormatAttr));
+                         productFormatOf(op));
     rewriter.replaceOp(op, asType(rewriter, loc, out, op.getType()));
     return success();
   }
@@ -322,7 +336,7 @@ struct Conv2dGradFilterPattern
     auto gemm = rewriter.create<linalg::BatchMatmulTransposeBOp>(
         loc, TypeRange{dwType}, ValueRange{rows, cols},
         ValueRange{zeros(rewriter, loc, dwType)});
-    markOperandsFormat(gemm, op->getAttr(kOperandsFormatAttr));
+    markOperandsFormat(gemm, productFormatOf(op));
     Value dw = gemm.getResult(0);
     auto grouped = RankedTensorType::get(
         {g.models, g.groups, g.perGroupOut, g.perGroupIn, g.kh, g.kw}, element);
@@ -342,7 +356,8 @@ struct Conv2dGradFilterPattern
 /// dx[ih] sums dy[oh] w[kh] over oh * s + kh * d - p = ih. Its columns hold
 /// B * H * W * O/G * KH * KW elements.
 Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
-                                const ConvGeometry &g, Attribute format) {
+                                const ConvGeometry &g,
+                                const ProductFormat &format) {
   Value image = spread(
       b, loc, dy, g.dh * (g.kh - 1) - g.ph, g.dw * (g.kw - 1) - g.pw, g.sh,
       g.sw, g.height + g.dh * (g.kh - 1), g.width + g.dw * (g.kw - 1));
@@ -357,7 +372,7 @@ Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
 /// element, the column entries of the taps whose window reads it. Its
 /// columns hold B * OH * OW * C/G * KH * KW elements.
 Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
-                        const ConvGeometry &g, Attribute format) {
+                        const ConvGeometry &g, const ProductFormat &format) {
   auto dyType = cast<RankedTensorType>(dy.getType());
   Type element = dyType.getElementType();
   Value rows = gradRows(b, loc, dy, g);
@@ -425,7 +440,7 @@ struct Conv2dGradInputPattern : public OpConversionPattern<Conv2dGradInputOp> {
     // positions times output channels (LeNet's second convolution: 5x).
     bool col2im =
         g.oh * g.ow * g.perGroupIn < g.height * g.width * g.perGroupOut;
-    Attribute format = op->getAttr(kOperandsFormatAttr);
+    ProductFormat format = productFormatOf(op);
     Value dx = col2im
                    ? gradInputByCol2im(rewriter, loc, dy, w, g, format)
                    : gradInputByTransposedPass(rewriter, loc, dy, w, g, format);

@@ -49,25 +49,47 @@ static void markRoundedProducts(ModuleOp module) {
   });
 }
 
+/// Folds the bf16 rounding of both operands of `product` (`a` and `b`, its
+/// operands `ia` and `ib`) into it (kRoundOperandsAttr): it reads the
+/// unrounded values, and the GEMM it lowers to rounds them.
+static void foldRounding(Operation *product, unsigned ia, unsigned ib,
+                         llvm::SetVector<Operation *> &roundings) {
+  auto ra = product->getOperand(ia).getDefiningOp<RoundToOp>();
+  auto rb = product->getOperand(ib).getDefiningOp<RoundToOp>();
+  auto type = cast<RankedTensorType>(product->getResult(0).getType());
+  if (!ra || !rb || !ra.getFormat().isBF16() || !rb.getFormat().isBF16() ||
+      !type.getElementType().isF32())
+    return;
+  product->setAttr(kRoundOperandsAttr, ra.getFormatAttr());
+  product->setOperand(ia, ra.getInput());
+  product->setOperand(ib, rb.getInput());
+  roundings.insert(ra);
+  roundings.insert(rb);
+}
+
 /// Folds the bf16 rounding of both operands of each f32 product that
-/// becomes a named batched matmul (rank 3, not both transposed) into the
-/// product (kRoundOperandsAttr), which then reads the unrounded values; a
-/// rounding left without users goes. The CPU kernel rounds the operands
-/// as it packs them, the same values (mbt_rt_batch_matmul_f32_bf16).
+/// becomes a named batched matmul (a matmul of rank 3, not both
+/// transposed; a convolution and its adjoints, whose GEMMs read their
+/// operands moved) into the product; a rounding left without users goes.
+/// The CPU kernel rounds the operands as it packs them, the same values
+/// (mbt_rt_batch_matmul_f32_bf16).
 static void foldOperandRounding(ModuleOp module) {
   llvm::SetVector<Operation *> roundings;
-  module.walk([&](MatmulOp op) {
-    auto ra = op.getLhs().getDefiningOp<RoundToOp>();
-    auto rb = op.getRhs().getDefiningOp<RoundToOp>();
-    if (!ra || !rb || !ra.getFormat().isBF16() || !rb.getFormat().isBF16() ||
-        !op.getType().getElementType().isF32() || op.getType().getRank() != 3 ||
-        (op.getTransposeLhs() && op.getTransposeRhs()))
-      return;
-    op->setAttr(kRoundOperandsAttr, ra.getFormatAttr());
-    op.getLhsMutable().assign(ra.getInput());
-    op.getRhsMutable().assign(rb.getInput());
-    roundings.insert(ra);
-    roundings.insert(rb);
+  module.walk([&](Operation *op) {
+    if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      if (matmul.getType().getRank() == 3 &&
+          !(matmul.getTransposeLhs() && matmul.getTransposeRhs()))
+        foldRounding(op, 0, 1, roundings);
+    } else if (auto conv = dyn_cast<Conv2dOp>(op)) {
+      foldRounding(op, conv.getInputMutable().getOperandNumber(),
+                   conv.getFilterMutable().getOperandNumber(), roundings);
+    } else if (auto grad = dyn_cast<Conv2dGradFilterOp>(op)) {
+      foldRounding(op, grad.getInputMutable().getOperandNumber(),
+                   grad.getGradMutable().getOperandNumber(), roundings);
+    } else if (auto grad = dyn_cast<Conv2dGradInputOp>(op)) {
+      foldRounding(op, grad.getGradMutable().getOperandNumber(),
+                   grad.getFilterMutable().getOperandNumber(), roundings);
+    }
   });
   for (Operation *rounding : roundings)
     if (rounding->use_empty())

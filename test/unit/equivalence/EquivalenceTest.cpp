@@ -210,13 +210,14 @@ std::string spec(const std::string &optim, const std::vector<double> &lrs,
 /// Trains `artifact` for kSteps steps; returns every model's parameters,
 /// followed by its buffers (running statistics) if it has any.
 std::vector<std::vector<double>> train(const std::string &artifactPath,
-                                       const DataSplits &data) {
+                                       const DataSplits &data,
+                                       int64_t steps = kSteps) {
   Artifact artifact = Artifact::load(artifactPath);
   TrainOptions options;
   options.quiet = true;
   options.outDir = artifactPath + ".out";
   Trainer trainer(artifact, data.train, data.test, options);
-  trainer.runSteps(kSteps);
+  trainer.runSteps(steps);
   std::vector<std::vector<double>> params;
   for (int64_t m = 0; m < artifact.manifest().models; ++m) {
     params.push_back(trainer.modelParams(m));
@@ -330,6 +331,35 @@ TEST(Equivalence, Bf16CnnBatchOfEightEqualsEachModelAlone) {
   checkBatchEqualsAlone("bf16_cnn", "adam",
                         {1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 2e-3, 5e-4, 7e-3},
                         kBf16Cnn);
+}
+
+// On the CPU with BLAS, bf16's rounding of the products' operands is the
+// runtime kernel's (mbt_rt_batch_matmul_f32_bf16, on oneDNN's bf16 products
+// where the CPU has them); with --blas=false the compiled code rounds them
+// (mbt.round_to) and multiplies in loops. Both sum the same exact products,
+// in other orders: the trained models agree to f32's rounding of those
+// sums, where bf16 against f32 differs in the third digit.
+TEST(Equivalence, Bf16CnnOnTheRoundingKernelEqualsExplicitRounding) {
+  DataSplits data = loadDataSplits("fashion_mnist");
+  // SGD, whose step is the gradient (Adam's first is about its sign).
+  std::vector<double> lrs{0.1, 0.3}, seeds{3, 4};
+  std::string bf16 = spec("sgd", lrs, seeds, kBf16Cnn);
+  Network f32Cnn = kBf16Cnn;
+  f32Cnn.sweep = "";
+  const int64_t steps = 3;
+  auto kernel = train(compileSpec("bf16_cnn_kernel", bf16), data, steps);
+  auto loops =
+      train(compileSpec("bf16_cnn_loops", bf16, "--blas=false"), data, steps);
+  auto f32 = train(compileSpec("bf16_cnn_f32", spec("sgd", lrs, seeds, f32Cnn)),
+                   data, steps);
+  for (size_t m = 0; m < lrs.size(); ++m) {
+    double rel = relativeDifference(kernel[m], loops[m]);
+    double bf16VsF32 = relativeDifference(kernel[m], f32[m]);
+    std::printf("model %zu: kernel vs loops %.3g, bf16 vs f32 %.3g\n", m, rel,
+                bf16VsF32);
+    EXPECT_LE(rel, 1e-5) << "model " << m;
+    EXPECT_GT(bf16VsF32, 100 * std::max(rel, 1e-7)) << "model " << m;
+  }
 }
 
 // f16: the same rounding to f16, and each model's own dynamic loss scale,

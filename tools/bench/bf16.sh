@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What precision = bf16 buys on this CPU: each workload compiled twice, in
+# f32 and with `precision = bf16`, both timed with `mbt-run --bench-steps`
+# in R interleaved rounds (f32, bf16, f32, bf16, ...), and the median of
+# each with the ratio bf16/f32 (above 1: bf16 is faster). Where the CPU
+# has bf16 products (avx512_bf16, amx_bf16) the runtime multiplies the
+# rounded operands with oneDNN's bf16 matmul; MBT_BF16_MATMUL=f32 keeps
+# them on sgemm, for a third column that shows what the bf16 GEMMs bring.
+#
+#   tools/bench/bf16.sh [--steps S] [--repeat R] [--only NAME]
+#
+# Workloads: MLP-S (784-128-10, batch 128, Adam) at N = 16, 64 and 256;
+# MLP-T (784-128-128-10, batch 64) at N = 32; the fashion CNN
+# (examples/fashion_cnn_bf16.mbt, 6 models); the fortunes transformer
+# classifier (examples/fortunes_transformer.mbt, 4 models). MBT_BUILD_DIR
+# picks another build tree.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin="${MBT_BUILD_DIR:-$here/build}/bin"
+steps=50 repeat=3 only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps="$2"; shift 2 ;;
+    --repeat) repeat="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    *) echo "bf16.sh: error: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || { echo "bf16.sh: error: --repeat takes a positive count, got '$repeat'" >&2; exit 2; }
+[ -x "$bin/mbtc" ] || { echo "bf16.sh: error: no mbtc in $bin (build first)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -E 'avx2|avx512f|avx512_bf16|amx_bf16' | tr '\n' ' ')"
+echo "$steps timed steps after the warm-up, median of $repeat rounds"
+
+# shellcheck source=tools/bench/mlp_spec.sh
+source "$here/tools/bench/mlp_spec.sh"
+
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+rate() {
+  "$bin/mbt-run" "$1" --bench-steps "$steps" | sed -n 's/.*model-samples\/s \([0-9.]*\).*/\1/p'
+}
+
+printf '\n%-16s %14s %14s %14s %10s\n' workload "f32" "bf16" "bf16 on sgemm" "bf16/f32"
+printf '%-16s %14s %14s %14s %10s\n' "" "(model-samples/s)" "" "" ""
+
+# compare NAME SPEC [MBTC_FLAGS...]: SPEC in f32 and in bf16.
+compare() {
+  local name="$1" spec="$2"
+  shift 2
+  [ -z "$only" ] || [ "$only" = "$name" ] || return 0
+  "$bin/mbtc" "$spec" "$@" -o "$work/$name-f32.so"
+  "$bin/mbtc" "$spec" "$@" --set 'precision = bf16' -o "$work/$name-bf16.so"
+  local f32=() bf16=() sgemm=() r
+  for ((r = 0; r < repeat; r++)); do
+    f32+=("$(rate "$work/$name-f32.so")")
+    bf16+=("$(rate "$work/$name-bf16.so")")
+    sgemm+=("$(MBT_BF16_MATMUL=f32 rate "$work/$name-bf16.so")")
+  done
+  awk -v n="$name" -v a="$(median "${f32[@]}")" -v b="$(median "${bf16[@]}")" \
+      -v s="$(median "${sgemm[@]}")" \
+      'BEGIN { printf "%-16s %14.0f %14.0f %14.0f %9.2fx\n", n, a, b, s, b / a }'
+}
+
+for n in 16 64 256; do
+  mlp_spec 784,128,10 "$n" "adam(lr = logspace(1e-4, 1e-1, models))" \
+    "fashion_mnist(batch = 128)" > "$work/mlp-s-$n.mbt"
+  compare "mlp-s-$n" "$work/mlp-s-$n.mbt"
+done
+mlp_spec 784,128,128,10 32 "adam(lr = logspace(1e-4, 1e-1, models))" \
+  "fashion_mnist(batch = 64)" > "$work/mlp-t-32.mbt"
+compare mlp-t-32 "$work/mlp-t-32.mbt"
+# The example sets precision = bf16 itself: its f32 twin drops the line.
+grep -v '^ *precision' "$here/examples/fashion_cnn_bf16.mbt" > "$work/cnn.mbt"
+compare cnn "$work/cnn.mbt" --stdlib-dir "$here/stdlib"
+compare transformer "$here/examples/fortunes_transformer.mbt"

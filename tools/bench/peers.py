@@ -4,6 +4,7 @@ mbt sweep, written the ways people train many models with PyTorch.
 
   peers.py --layers 784,128,10 --models N --batch B --steps S --threads T
            [--peers sequential,vmap,modelbatch,hfta,compile] [--warmup 5]
+           [--autocast]
 
 Every peer trains N models (ReLU MLPs with the given layer widths, Adam with
 a learning rate per model, logspace(1e-4, 1e-1, N) as the mbt sweep) on
@@ -32,6 +33,10 @@ Peers:
   compile     hfta with its forward and loss torch.compile'd (Inductor;
               the backward is compiled with it), the warm-up steps paying
               the compilation
+With --autocast every peer runs its forward pass and loss under
+torch.autocast("cpu", dtype=torch.bfloat16), as mixed precision is trained
+in PyTorch (mbt's `precision = bf16`); the backward pass and Adam run
+outside it, as autocast's documentation asks.
 The data comes from the IDX files mbt reads ($MBT_DATA_DIR or
 /usr/share/datasets/fashion-mnist).
 """
@@ -42,6 +47,8 @@ import os
 import struct
 import sys
 import time
+
+import contextlib
 
 import numpy as np
 import torch
@@ -70,6 +77,10 @@ def load_train():
     y = read_idx(find("train-labels-idx1-ubyte"))
     return (torch.from_numpy(x.astype(np.float32) / 255.0),
             torch.from_numpy(y.astype(np.int64)))
+
+
+# The context every peer's forward pass and loss run in (--autocast).
+forward_context = contextlib.nullcontext
 
 
 def mlp(widths):
@@ -108,7 +119,9 @@ def sequential(widths, n, batches):
         x, y = batches.next()
         for model, opt in zip(models, optims):
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(x), y).backward()
+            with forward_context():
+                loss = F.cross_entropy(model(x), y)
+            loss.backward()
             opt.step()
     return step
 
@@ -128,8 +141,9 @@ def vmap_peer(widths, n, batches):
     def step():
         x, y = batches.next()
         opt.zero_grad(set_to_none=True)
-        losses = torch.vmap(loss_one, in_dims=(0, 0, None, None))(
-            stacked, buffers, x, y)
+        with forward_context():
+            losses = torch.vmap(loss_one, in_dims=(0, 0, None, None))(
+                stacked, buffers, x, y)
         losses.sum().backward()
         opt.step()
     return step
@@ -144,8 +158,9 @@ def modelbatch_peer(widths, n, batches):
     def step():
         x, y = batches.next()
         opt.zero_grad()
-        out = mb(x)
-        mb.compute_loss(out, y, F.cross_entropy).backward()
+        with forward_context():
+            loss = mb.compute_loss(mb(x), y, F.cross_entropy)
+        loss.backward()
         opt.step()
     return step
 
@@ -176,7 +191,9 @@ def hfta(widths, n, batches, compiled=False):
     def step():
         x, y = batches.next()
         opt.zero_grad(set_to_none=True)
-        loss_of(x, y).backward()
+        with forward_context():
+            loss = loss_of(x, y)
+        loss.backward()
         opt.step()
     return step
 
@@ -203,7 +220,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--peers", default=",".join(PEERS))
     ap.add_argument("--gemm", action="store_true")
+    ap.add_argument("--autocast", action="store_true",
+                    help="forward passes under bf16 autocast")
     args = ap.parse_args()
+    if args.autocast:
+        global forward_context
+        forward_context = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
     torch.set_num_threads(args.threads)
     if args.gemm:
         a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)

@@ -15,6 +15,7 @@
 #include "mbt/runtime/AlignedBuffer.h"
 #include "mbt/runtime/Error.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mbt {
@@ -23,13 +24,17 @@ namespace runtime {
 class Workspace {
 public:
   /// Makes the workspace at least `bytes` long (what a `_workspace_bytes`
-  /// function returned); throws RuntimeError for a negative size.
+  /// function returned); throws RuntimeError for a negative size. It grows
+  /// by half again at least: batches sorted by length ask for a little
+  /// more at each step of an epoch's first pass, and each new buffer's
+  /// pages fault in again.
   void reserve(int64_t bytes) {
     if (bytes < 0)
       throw RuntimeError("an artifact asked for a workspace of " +
                          std::to_string(bytes) + " bytes");
     if (bytes > buffer.size())
-      buffer = AlignedBuffer<uint8_t>(bytes, "workspace");
+      buffer = AlignedBuffer<uint8_t>(
+          std::max(bytes, buffer.size() + buffer.size() / 2), "workspace");
   }
   /// The descriptor to pass as an entry point's last argument.
   WorkspaceRef descriptor() {

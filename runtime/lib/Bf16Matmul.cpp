@@ -2,9 +2,10 @@
 //
 // The product of mbt_rt_batch_matmul_f32_bf16: autocast's bf16 matmul on
 // f32 buffers. The compiler leaves the rounding of such a product's
-// operands to this kernel (mbt-fold-operand-rounding), which rounds them
-// while it packs them into a dense scratch buffer: one pass over each
-// operand, in cache, instead of a rounded f32 copy of it in memory.
+// operands to this kernel (mbt-lower-to-linalg's fold-operand-rounding),
+// which rounds them while it packs them into a dense scratch buffer: one
+// pass over each operand, in cache, instead of a rounded f32 copy of it in
+// memory.
 //
 // Where the CPU multiplies bf16 in hardware (AVX512-BF16, AMX-BF16) the
 // operands are packed as bf16 and oneDNN's matmul multiplies them, at
@@ -117,36 +118,31 @@ template <typename Out> struct PackedOperand {
   }
 };
 
-// The packing is a pass over each operand of every product, a tenth of
-// the product's time with SSE2 alone: one version per vector width, the
-// widest the CPU has chosen when the runtime loads.
+// The packing is a pass over each operand of every product, with SSE2
+// alone half as long as MLP-S's bf16 products themselves: one version per
+// vector width, the widest the CPU has chosen when the runtime loads.
 #define MBT_PACK_TARGETS                                                       \
   __attribute__((target_clones("avx512f", "avx2", "default")))
 
-MBT_PACK_TARGETS Packed packAsBf16(const Matrix<float> &m,
-                                   std::vector<uint16_t> &out) {
-  return pack(m, out, [](float x) { return bf16Bits(x); });
+MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
+                               std::vector<uint16_t> &bf16) {
+  return pack(m, bf16, [](float x) { return bf16Bits(x); });
 }
 
-MBT_PACK_TARGETS Packed packAsRoundedF32(const Matrix<float> &m,
-                                         std::vector<float> &out) {
-  return pack(m, out, [](float x) { return roundedToBf16(x); });
+MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
+                               std::vector<float> &rounded) {
+  return pack(m, rounded, [](float x) { return roundedToBf16(x); });
 }
 #undef MBT_PACK_TARGETS
 
-/// `m` packed into `operand`, unless it holds `m` already.
-void packInto(PackedOperand<uint16_t> &operand, const Matrix<float> &m) {
+/// `m` packed into `operand` (as bf16 bits or rounded f32 values, by the
+/// type of its elements), unless it holds `m` already.
+template <typename Out>
+void packInto(PackedOperand<Out> &operand, const Matrix<float> &m) {
   uint64_t call = callGeneration.load(std::memory_order_relaxed);
   if (operand.holds(m, call))
     return;
-  operand.layout = packAsBf16(m, operand.values);
-  operand.remember(m, call);
-}
-void packInto(PackedOperand<float> &operand, const Matrix<float> &m) {
-  uint64_t call = callGeneration.load(std::memory_order_relaxed);
-  if (operand.holds(m, call))
-    return;
-  operand.layout = packAsRoundedF32(m, operand.values);
+  operand.layout = packAs(m, operand.values);
   operand.remember(m, call);
 }
 

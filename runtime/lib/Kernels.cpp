@@ -365,14 +365,11 @@ MBT_BATCH_MATMUL(f32_6d, float, 6)
 MBT_BATCH_MATMUL(f64_6d, double, 6)
 #undef MBT_BATCH_MATMUL
 
-#define MBT_BF16_BATCH_MATMUL(SUFFIX, R)                                       \
-  extern "C" void _mlir_ciface_mbt_rt_batch_matmul_##SUFFIX(                   \
-      MemRef<float, R> *a, MemRef<float, R> *b, MemRef<float, R> *c,           \
-      int64_t transposeA, int64_t transposeB, int64_t accumulate) {            \
-    mbt::runtime::startBf16Call();                                             \
-    mbt::runtime::batchMatmul("mbt_rt_batch_matmul_" #SUFFIX, a, b, c,         \
-                              transposeA, transposeB, accumulate,              \
-                              mbt::runtime::multiplyRoundedToBf16);            \
-  }
-MBT_BF16_BATCH_MATMUL(f32_bf16, 3)
-#undef MBT_BF16_BATCH_MATMUL
+extern "C" void _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(
+    MemRef<float, 3> *a, MemRef<float, 3> *b, MemRef<float, 3> *c,
+    int64_t transposeA, int64_t transposeB, int64_t accumulate) {
+  mbt::runtime::startBf16Call();
+  mbt::runtime::batchMatmul("mbt_rt_batch_matmul_f32_bf16", a, b, c, transposeA,
+                            transposeB, accumulate,
+                            mbt::runtime::multiplyRoundedToBf16);
+}

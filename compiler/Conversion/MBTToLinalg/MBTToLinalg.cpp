@@ -26,70 +26,68 @@ namespace mlir::mbt {
 using namespace mlir;
 using namespace mlir::mbt;
 
-/// Marks each product (a matmul, a convolution or one of its adjoints)
-/// whose two factors mbt.round_to rounded to one format with it
-/// (kOperandsFormatAttr), before the patterns lower the rounding, for the
-/// product's pattern to pass on to its GEMM.
+/// The two factors of a product (a matmul, a convolution or one of its
+/// adjoints), or none for any other op.
+static std::optional<std::pair<OpOperand *, OpOperand *>>
+factorsOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return std::make_pair(&matmul.getLhsMutable(), &matmul.getRhsMutable());
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    return std::make_pair(&conv.getInputMutable(), &conv.getFilterMutable());
+  if (auto grad = dyn_cast<Conv2dGradFilterOp>(op))
+    return std::make_pair(&grad.getInputMutable(), &grad.getGradMutable());
+  if (auto grad = dyn_cast<Conv2dGradInputOp>(op))
+    return std::make_pair(&grad.getGradMutable(), &grad.getFilterMutable());
+  return std::nullopt;
+}
+
+/// Marks each product whose two factors mbt.round_to rounded to one format
+/// with it (kOperandsFormatAttr), before the patterns lower the rounding,
+/// for the product's pattern to pass on to its GEMM.
 static void markRoundedProducts(ModuleOp module) {
-  auto mark = [](Operation *op, Value a, Value b) {
-    auto ra = a.getDefiningOp<RoundToOp>();
-    auto rb = b.getDefiningOp<RoundToOp>();
+  module.walk([&](Operation *op) {
+    auto factors = factorsOf(op);
+    if (!factors)
+      return;
+    auto ra = factors->first->get().getDefiningOp<RoundToOp>();
+    auto rb = factors->second->get().getDefiningOp<RoundToOp>();
     if (ra && rb && ra.getFormat() == rb.getFormat())
       op->setAttr(kOperandsFormatAttr, ra.getFormatAttr());
-  };
-  module.walk([&](Operation *op) {
-    if (auto matmul = dyn_cast<MatmulOp>(op))
-      mark(op, matmul.getLhs(), matmul.getRhs());
-    else if (auto conv = dyn_cast<Conv2dOp>(op))
-      mark(op, conv.getInput(), conv.getFilter());
-    else if (auto grad = dyn_cast<Conv2dGradFilterOp>(op))
-      mark(op, grad.getInput(), grad.getGrad());
-    else if (auto grad = dyn_cast<Conv2dGradInputOp>(op))
-      mark(op, grad.getGrad(), grad.getFilter());
   });
 }
 
-/// Folds the bf16 rounding of both operands of `product` (`a` and `b`, its
-/// operands `ia` and `ib`) into it (kRoundOperandsAttr): it reads the
-/// unrounded values, and the GEMM it lowers to rounds them.
-static void foldRounding(Operation *product, unsigned ia, unsigned ib,
-                         llvm::SetVector<Operation *> &roundings) {
-  auto ra = product->getOperand(ia).getDefiningOp<RoundToOp>();
-  auto rb = product->getOperand(ib).getDefiningOp<RoundToOp>();
-  auto type = cast<RankedTensorType>(product->getResult(0).getType());
-  if (!ra || !rb || !ra.getFormat().isBF16() || !rb.getFormat().isBF16() ||
-      !type.getElementType().isF32())
-    return;
-  product->setAttr(kRoundOperandsAttr, ra.getFormatAttr());
-  product->setOperand(ia, ra.getInput());
-  product->setOperand(ib, rb.getInput());
-  roundings.insert(ra);
-  roundings.insert(rb);
+/// Whether `op` becomes a named batched matmul: a matmul of rank 3, not
+/// both transposed, or a convolution or one of its adjoints, whose GEMMs
+/// read their operands moved.
+static bool becomesNamedBatchMatmul(Operation *op) {
+  auto matmul = dyn_cast<MatmulOp>(op);
+  return !matmul || (matmul.getType().getRank() == 3 &&
+                     !(matmul.getTransposeLhs() && matmul.getTransposeRhs()));
 }
 
-/// Folds the bf16 rounding of both operands of each f32 product that
-/// becomes a named batched matmul (a matmul of rank 3, not both
-/// transposed; a convolution and its adjoints, whose GEMMs read their
-/// operands moved) into the product; a rounding left without users goes.
-/// The CPU kernel rounds the operands as it packs them, the same values
-/// (mbt_rt_batch_matmul_f32_bf16).
+/// Folds the bf16 rounding of both factors of each f32 product that
+/// becomes a named batched matmul into the product (kRoundOperandsAttr):
+/// it reads the unrounded values, and the GEMM it lowers to rounds them.
+/// A rounding left without users goes. The CPU kernel rounds the operands
+/// as it packs them, the same values (mbt_rt_batch_matmul_f32_bf16).
 static void foldOperandRounding(ModuleOp module) {
   llvm::SetVector<Operation *> roundings;
   module.walk([&](Operation *op) {
-    if (auto matmul = dyn_cast<MatmulOp>(op)) {
-      if (matmul.getType().getRank() == 3 &&
-          !(matmul.getTransposeLhs() && matmul.getTransposeRhs()))
-        foldRounding(op, 0, 1, roundings);
-    } else if (auto conv = dyn_cast<Conv2dOp>(op)) {
-      foldRounding(op, conv.getInputMutable().getOperandNumber(),
-                   conv.getFilterMutable().getOperandNumber(), roundings);
-    } else if (auto grad = dyn_cast<Conv2dGradFilterOp>(op)) {
-      foldRounding(op, grad.getInputMutable().getOperandNumber(),
-                   grad.getGradMutable().getOperandNumber(), roundings);
-    } else if (auto grad = dyn_cast<Conv2dGradInputOp>(op)) {
-      foldRounding(op, grad.getGradMutable().getOperandNumber(),
-                   grad.getFilterMutable().getOperandNumber(), roundings);
-    }
+    auto factors = factorsOf(op);
+    if (!factors || !becomesNamedBatchMatmul(op))
+      return;
+    auto [a, b] = *factors;
+    auto ra = a->get().getDefiningOp<RoundToOp>();
+    auto rb = b->get().getDefiningOp<RoundToOp>();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!ra || !rb || !ra.getFormat().isBF16() || !rb.getFormat().isBF16() ||
+        !type.getElementType().isF32())
+      return;
+    op->setAttr(kRoundOperandsAttr, ra.getFormatAttr());
+    a->set(ra.getInput());
+    b->set(rb.getInput());
+    roundings.insert(ra);
+    roundings.insert(rb);
   });
   for (Operation *rounding : roundings)
     if (rounding->use_empty())

@@ -25,8 +25,12 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     `mbt.round_operands_to = bf16`: the runtime's kernel rounds them as it
     packs them, and a rounded copy of each operand (a broadcast input
     copied per model, the weights) is never written. Attention's products
-    keep their rounding ops: their operands are many small per-head views,
-    which the kernel would pack once per product.
+    keep their rounding in the compiled loops (their operands are many
+    small per-head views, which the kernel would pack once per product):
+    its [T, T] scores, weights and their adjoints are rounded inside the
+    generics that read or write them, its [T, D] operands and results by
+    a generic over [T, D], and an operand that is an `mbt.round_to` to the
+    format already (a rounded projection) is not rounded again.
   }];
   let options = [
     Option<"scalarsPerElement", "scalars-per-element", "bool",
@@ -62,7 +66,12 @@ def MBTFuseElementwise : Pass<"mbt-fuse-elementwise", "::mlir::ModuleOp"> {
     `linalg.generic` over the expanded shape, which turns the GEMM of a
     convolution (collapsed columns times a filter matrix) into naive loops
     that BLAS and cuBLAS never see. Generics fuse as upstream does (a
-    producer with one use).
+    producer with one use). A reshape is not moved across a generic when
+    the op on its far side is kept whole (an expand_shape whose users are
+    all matmuls, a collapse_shape of a matmul's result): nothing could fuse
+    there, and the move would only split the generic's innermost loop
+    (attention's heads: a loop of D = 32 contiguous values would become 4
+    loops of 8, too short to vectorize).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

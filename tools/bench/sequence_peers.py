@@ -32,17 +32,23 @@ Every runner trains the same steps of one plan (`mbt-data batch
   compile      the loop, each model's loss and backward torch.compile'd
                (dynamic shapes)
 
+With --autocast, mixed precision: mbt compiles the example with
+`precision = bf16`, and every peer runs its forward pass and loss under
+torch.autocast("cpu", dtype=torch.bfloat16), the backward pass and the
+optimizer outside it, as autocast's documentation asks.
+
 Prints one table row per workload and runner: model-samples/s and the peak
 resident memory of the process that ran it (each runner runs in its own
 process, so the peaks do not mix).
 
   tools/bench/sequence_peers.py [--workloads transformer,gru,lm] [--steps 30]
-      [--runners mbt,loop,vmap,compile] [--threads 2]
+      [--runners mbt,loop,vmap,compile] [--threads 2] [--autocast]
 
 Needs the peers' virtual environment (tools/bench/setup-peers.sh) and a
 build (build/bin/mbtc, mbt-run, mbt-data).
 """
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -223,12 +229,18 @@ def run_torch(workload, runner, steps, args):
                                ignore_index=0)
     batches = [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in steps]
 
+    def forward_context():
+        if args.autocast:
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     if runner in ("loop", "compile"):
         optims = [torch.optim.Adam(m.parameters(), lr=lr)
                   for m, lr in zip(models, lrs)]
 
         def loss_and_backward(model, x, y):
-            loss = loss_fn(model(x), y)
+            with forward_context():
+                loss = loss_fn(model(x), y)
             loss.backward()
             return loss
 
@@ -252,7 +264,8 @@ def run_torch(workload, runner, steps, args):
         count = [0]
 
         def loss_of(p, b, x, y):
-            return loss_fn(functional_call(base, (p, b), (x,)), y)
+            with forward_context():
+                return loss_fn(functional_call(base, (p, b), (x,)), y)
 
         grads_of = torch.vmap(grad(loss_of), in_dims=(0, 0, None, None))
 
@@ -287,8 +300,9 @@ def run_mbt(workload, data, plan, args):
     with tempfile.TemporaryDirectory() as work:
         artifact = os.path.join(work, "model.so")
         start = time.perf_counter()
+        precision = ["--set", "precision = bf16"] if args.autocast else []
         subprocess.run([args.mbtc, os.path.join(ROOT, spec["example"]), "-o",
-                        artifact], check=True)
+                        artifact] + precision, check=True)
         compile_seconds = time.perf_counter() - start
         env = dict(os.environ, MBT_NUM_THREADS=str(args.threads),
                    OMP_NUM_THREADS=str(args.threads))
@@ -330,6 +344,9 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--autocast", action="store_true",
+                        help="mbt with precision = bf16, the peers' forward "
+                        "passes under bf16 autocast")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--workload", help=argparse.SUPPRESS)
@@ -346,8 +363,10 @@ def main():
     cpu = next((line.split(":", 1)[1].strip()
                 for line in open("/proc/cpuinfo") if "model name" in line),
                "unknown CPU")
+    precision = ("bf16 (mbt: precision = bf16; peers: bf16 autocast)"
+                 if args.autocast else "f32")
     print(f"{cpu}, {args.threads} threads, {args.steps} timed steps after "
-          f"{args.warmup}")
+          f"{args.warmup}, {precision}")
     print("| workload | runner | model-samples/s | peak RSS | vs mbt |")
     print("|---|---|---:|---:|---:|")
     for workload in args.workloads.split(","):

@@ -2,12 +2,13 @@
 //
 // The patterns and canonicalizations of upstream's
 // linalg-fuse-elementwise-ops (mlir/lib/Dialect/Linalg/Transforms/
-// ElementwiseOpFusion.cpp), driven top-down as it does, with one change to
-// the control function: nothing fuses into or out of a named linalg op or
-// a linalg.generic that is a matmul. These are the batched matmuls that
+// ElementwiseOpFusion.cpp), driven top-down as it does, with two changes to
+// the control function. Nothing fuses into or out of a named linalg op or
+// a linalg.generic that is a matmul: these are the batched matmuls that
 // mbt-linalg-to-blas (BLAS, cuBLAS) recognizes; an elementwise producer
 // fused into one, or a reshape folded into one by expansion, would leave a
-// linalg.generic computed by loops.
+// linalg.generic computed by loops. And no reshape moves across a generic
+// toward such an op, where it fuses nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
@@ -34,16 +35,36 @@ bool isKeptWhole(Operation *op) {
   return isa_and_nonnull<linalg::LinalgOp>(op);
 }
 
+/// Whether moving `reshape` across the generic on its other side (fusion
+/// by expansion) gains nothing: the reshape's far side is kept whole (every
+/// user of an expand_shape, or the producer of a collapse_shape), so nothing
+/// would fuse there, and the expansion would only split the generic's
+/// innermost loop (32 contiguous values become 4 loops of 8, too short to
+/// vectorize).
+bool reshapesOnlyForKeptWhole(Operation *reshape) {
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape))
+    return isKeptWhole(collapse.getSrc().getDefiningOp());
+  if (!isa<tensor::ExpandShapeOp>(reshape) || reshape->use_empty())
+    return false;
+  return llvm::all_of(reshape->getUsers(),
+                      [](Operation *user) { return isKeptWhole(user); });
+}
+
+bool shouldFuse(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  Operation *consumer = fused->getOwner();
+  if (!producer || isKeptWhole(producer) || isKeptWhole(consumer))
+    return false;
+  if (reshapesOnlyForKeptWhole(consumer) || reshapesOnlyForKeptWhole(producer))
+    return false;
+  return producer->hasOneUse();
+}
+
 struct FuseElementwisePass
     : public mlir::mbt::impl::MBTFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    linalg::ControlFusionFn control = [](OpOperand *fused) {
-      Operation *producer = fused->get().getDefiningOp();
-      if (!producer || isKeptWhole(producer) || isKeptWhole(fused->getOwner()))
-        return false;
-      return producer->hasOneUse();
-    };
+    linalg::ControlFusionFn control = shouldFuse;
     RewritePatternSet patterns(ctx);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);

@@ -8,8 +8,10 @@
 // exponential and exactly 0 after it, so a padded key adds nothing to any
 // sum. The adjoint recomputes p (as FlashAttention's backward does) rather
 // than keeping it from the forward pass. With a `format` (bf16 or f16), every
-// product rounds its operands and its result (mbt.round_to's generic); the
-// scale, masks and softmax stay f32.
+// product rounds its operands and its result; the scale, masks and softmax
+// stay f32. A [T, T] operand or result is rounded inside the generic that
+// writes or reads it (one pass over the weights fewer each), a [T, D] one
+// by a generic over [T, D], whose inner loop is long enough to vectorize.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
@@ -46,10 +48,16 @@ public:
   /// `v` rounded to the format of the products (bf16 or f16), or `v`
   /// without one.
   Value round(Value v) { return format ? buildRoundTo(b, loc, v, *format) : v; }
+  /// The scalar `x` rounded so, inside a generic's body.
+  Value round(OpBuilder &nb, Location l, Value x) {
+    return format ? buildRoundedScalar(nb, l, x, *format) : x;
+  }
 
-  /// [L..., T, D] as [L..., T, H, D/H], rounded as a product's operand.
-  Value splitHeads(Value v) {
-    v = round(v);
+  /// [L..., T, D] as [L..., T, H, D/H], rounded as a product's operand
+  /// unless `rounded` says its values are the format's already.
+  Value splitHeads(Value v, bool rounded) {
+    if (!rounded)
+      v = round(v);
     SmallVector<OpFoldResult> sizes;
     for (int64_t d = 0; d <= n; ++d)
       sizes.push_back(size(v, d));
@@ -64,12 +72,17 @@ public:
                                              headGroups());
   }
 
-  /// The attention weights p [L..., H, T, T] of `qh` and `kh` (split).
-  Value weights(Value qh, Value kh, Value tokens) {
+  /// The attention weights p [L..., H, T, T] of `qh` and `kh` (split), and
+  /// p rounded as a product's operand (p itself without a format); one
+  /// generic writes both.
+  struct Weights {
+    Value exact, rounded;
+  };
+  Weights weights(Value qh, Value kh, Value tokens) {
     Value scores = contract(qh, kh);
     // Scaled, -inf where the pair is masked.
     Value masked = elementwise(
-        weightsType(), {scores, tokens}, {all(), keyTokens()},
+        {scores, tokens}, {all(), keyTokens()},
         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
           Value allowed = isReal(nb, l, a[1]);
           if (causal) {
@@ -80,7 +93,7 @@ public:
                 nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::ule, j, i));
           }
           Value scaled = nb.create<arith::MulFOp>(
-              l, a[0], floatConstant(nb, l, element, scale));
+              l, round(nb, l, a[0]), floatConstant(nb, l, element, scale));
           return nb.create<arith::SelectOp>(l, allowed, scaled,
                                             minusInfinity(nb, l));
         });
@@ -90,7 +103,7 @@ public:
           return nb.create<arith::MaximumFOp>(l, acc, a[0]);
         });
     Value exps =
-        elementwise(weightsType(), {masked, rowMax}, {all(), rows()},
+        elementwise({masked, rowMax}, {all(), rows()},
                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                       Value isMasked =
                           nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
@@ -106,19 +119,23 @@ public:
           return nb.create<arith::AddFOp>(l, acc, a[0]);
         });
     // A query with no allowed key has a sum of 0 and weights 0.
-    return elementwise(weightsType(), {exps, sums}, {all(), rows()},
-                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         Value zero = floatConstant(nb, l, element, 0.0);
-                         Value some = nb.create<arith::CmpFOp>(
-                             l, arith::CmpFPredicate::OGT, a[1], zero);
-                         return nb.create<arith::SelectOp>(
-                             l, some, nb.create<arith::DivFOp>(l, a[0], a[1]),
-                             zero);
-                       });
+    SmallVector<Value> p = elementwise(
+        format ? 2 : 1, {exps, sums}, {all(), rows()},
+        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+          Value zero = floatConstant(nb, l, element, 0.0);
+          Value some = nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT,
+                                                a[1], zero);
+          Value w = nb.create<arith::SelectOp>(
+              l, some, nb.create<arith::DivFOp>(l, a[0], a[1]), zero);
+          if (!format)
+            return {w};
+          return {w, round(nb, l, w)};
+        });
+    return {p.front(), p.back()};
   }
 
   /// s[L, h, i, j] = sum_e a[L, i, h, e] * c[L, j, h, e] (a and c split,
-  /// so rounded), rounded.
+  /// so rounded), not rounded: its readers round it as they read it.
   Value contract(Value a, Value c) {
     int64_t loops = n + 4; // (L, h, i, j, e)
     auto map = [&](int64_t row) { return at(loops, {row, n, n + 3}); };
@@ -135,18 +152,17 @@ public:
                    l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
              })
             .getResult(0);
-    return round(s);
+    return s;
   }
 
   /// out[L, r, h, e] = sum_c w[L, h, r, c] * x[L, c, h, e], or with
-  /// `transposed` sum_c w[L, h, c, r] * x[L, c, h, e] (split layout, so x
-  /// is rounded); w is rounded here, the result too.
+  /// `transposed` sum_c w[L, h, c, r] * x[L, c, h, e] (w rounded by its
+  /// writer; x split, so rounded), as [L..., T, D], rounded.
   Value apply(Value w, Value x, bool transposed) {
     int64_t loops = n + 4; // (L, r, h, e, c)
     int64_t r = n, h = n + 1, e = n + 2, c = n + 3;
     AffineMap wMap = transposed ? at(loops, {h, c, r}) : at(loops, {h, r, c});
     Value init = filled(headsType(), headsSources());
-    w = round(w);
     Value out =
         b.create<linalg::GenericOp>(
              loc, TypeRange{headsType()}, ValueRange{w, x}, ValueRange{init},
@@ -159,25 +175,37 @@ public:
                    l, ValueRange{nb.create<arith::AddFOp>(l, v[2], prod)});
              })
             .getResult(0);
-    return round(out);
+    return round(mergeHeads(out));
   }
 
-  /// A generic over [L, h, i, j] with one result of `type`.
+  /// A generic over [L, h, i, j] with one result of the weights' type.
   Value
-  elementwise(RankedTensorType type, ValueRange inputs,
-              ArrayRef<AffineMap> maps,
+  elementwise(ValueRange inputs, ArrayRef<AffineMap> maps,
               function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-    Value init = buildEmpty(b, loc, type, weightsSources());
+    return elementwise(
+        1, inputs, maps,
+        [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
+          return {body(nb, l, a)};
+        })[0];
+  }
+  /// The same with `results` results of the weights' type.
+  SmallVector<Value> elementwise(
+      int64_t results, ValueRange inputs, ArrayRef<AffineMap> maps,
+      function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+          body) {
+    RankedTensorType type = weightsType();
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < results; ++r)
+      inits.push_back(buildEmpty(b, loc, type, weightsSources()));
     SmallVector<AffineMap> allMaps(maps);
-    allMaps.push_back(all());
-    return b
-        .create<linalg::GenericOp>(
-            loc, TypeRange{type}, inputs, ValueRange{init}, allMaps,
-            iterators(n + 3),
-            [&](OpBuilder &nb, Location l, ValueRange a) {
-              nb.create<linalg::YieldOp>(l, ValueRange{body(nb, l, a)});
-            })
-        .getResult(0);
+    allMaps.append(results, all());
+    auto generic = b.create<linalg::GenericOp>(
+        loc, SmallVector<Type>(results, type), inputs, inits, allMaps,
+        iterators(n + 3), [&](OpBuilder &nb, Location l, ValueRange a) {
+          nb.create<linalg::YieldOp>(l,
+                                     body(nb, l, a.take_front(inputs.size())));
+        });
+    return generic.getResults();
   }
 
   /// A reduction over j of `w` [L, h, i, j] (and `more` of that shape) into
@@ -300,6 +328,22 @@ private:
   int64_t n = 0, features = 0, headSize = 0;
 };
 
+/// Whether `v` (an operand of the original op) holds values of `format`
+/// already: an mbt.round_to to it, seen through the ops that only move
+/// values. Rounding such values again changes none of them.
+bool isRoundedTo(Value v, std::optional<Type> format) {
+  if (!format)
+    return false;
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto rounding = dyn_cast<RoundToOp>(def))
+      return rounding.getFormat() == *format;
+    if (!isa<SplitRowsOp, MergeRowsOp, ReshapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
+
 /// Builds `body` on slices of the [L..., T, ...] tensors `inputs` that
 /// share query's leading dims L (query, key, value, grad [L..., T, D];
 /// tokens [L..., T]), and gives its `results` [T, D] as [L..., T, D]
@@ -366,10 +410,14 @@ struct AttentionPattern : public OpConversionPattern<AttentionOp> {
         1, perSequence, [&](ValueRange in) -> SmallVector<Value> {
           AttentionBuilder a(rewriter, op.getLoc(), in[0], op.getHeads(),
                              op.getCausal(), op.getFormat());
-          Value qh = a.splitHeads(in[0]), kh = a.splitHeads(in[1]),
-                vh = a.splitHeads(in[2]);
-          Value p = a.weights(qh, kh, in[3]);
-          return {a.mergeHeads(a.apply(p, vh, /*transposed=*/false))};
+          auto rounded = [&](Value v) {
+            return isRoundedTo(v, op.getFormat());
+          };
+          Value qh = a.splitHeads(in[0], rounded(op.getQuery())),
+                kh = a.splitHeads(in[1], rounded(op.getKey())),
+                vh = a.splitHeads(in[2], rounded(op.getValue()));
+          Value p = a.weights(qh, kh, in[3]).rounded;
+          return {a.apply(p, vh, /*transposed=*/false)};
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -390,41 +438,52 @@ struct AttentionGradPattern : public OpConversionPattern<AttentionGradOp> {
         3, perSequence, [&](ValueRange in) {
           AttentionBuilder a(rewriter, op.getLoc(), in[0], op.getHeads(),
                              op.getCausal(), op.getFormat());
-          return adjoint(rewriter, a, in);
+          SmallVector<bool> rounded;
+          for (Value v :
+               {op.getQuery(), op.getKey(), op.getValue(), op.getGrad()})
+            rounded.push_back(isRoundedTo(v, op.getFormat()));
+          return adjoint(rewriter, a, in, rounded);
         });
     rewriter.replaceOp(op, results);
     return success();
   }
 
-  /// dquery, dkey and dvalue of query, key, value, grad and tokens `in`.
+  /// dquery, dkey and dvalue of query, key, value, grad and tokens `in`,
+  /// the first four `rounded` to the products' format already or not.
   static SmallVector<Value> adjoint(ConversionPatternRewriter &rewriter,
-                                    AttentionBuilder &a, ValueRange in) {
-    Value qh = a.splitHeads(in[0]), kh = a.splitHeads(in[1]),
-          vh = a.splitHeads(in[2]), gh = a.splitHeads(in[3]);
-    Value p = a.weights(qh, kh, in[4]);
-    // dvalue[j] = sum_i p[i, j] grad[i]; dp[i, j] = grad[i] . value[j].
-    Value dValue = a.apply(p, gh, /*transposed=*/true);
+                                    AttentionBuilder &a, ValueRange in,
+                                    ArrayRef<bool> rounded) {
+    Value qh = a.splitHeads(in[0], rounded[0]),
+          kh = a.splitHeads(in[1], rounded[1]),
+          vh = a.splitHeads(in[2], rounded[2]),
+          gh = a.splitHeads(in[3], rounded[3]);
+    auto [p, pRounded] = a.weights(qh, kh, in[4]);
+    // dvalue[j] = sum_i p[i, j] grad[i]; dp[i, j] = grad[i] . value[j]
+    // (rounded where it is read).
+    Value dValue = a.apply(pRounded, gh, /*transposed=*/true);
     Value dp = a.contract(gh, vh);
     Value rowDot = a.rowReduce(
         p, ValueRange{dp}, rewriter.getFloatAttr(a.element, 0.0),
         [&](OpBuilder &nb, Location l, Value acc, ValueRange v) -> Value {
           return nb.create<arith::AddFOp>(
-              l, acc, nb.create<arith::MulFOp>(l, v[0], v[1]));
+              l, acc, nb.create<arith::MulFOp>(l, v[0], a.round(nb, l, v[1])));
         });
-    // ds = p (dp - rowDot), times the scale of the scores.
+    // ds = p (dp - rowDot), times the scale of the scores, rounded as the
+    // two products' operand.
     FloatType element = a.element;
     double scale = a.scale;
     Value ds = a.elementwise(
-        a.weightsType(), {p, dp, rowDot}, {a.all(), a.all(), a.rows()},
+        {p, dp, rowDot}, {a.all(), a.all(), a.rows()},
         [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
-          Value diff = nb.create<arith::SubFOp>(l, v[1], v[2]);
+          Value diff = nb.create<arith::SubFOp>(l, a.round(nb, l, v[1]), v[2]);
           Value prod = nb.create<arith::MulFOp>(l, v[0], diff);
-          return nb.create<arith::MulFOp>(l, prod,
-                                          floatConstant(nb, l, element, scale));
+          return a.round(nb, l,
+                         nb.create<arith::MulFOp>(
+                             l, prod, floatConstant(nb, l, element, scale)));
         });
     Value dQuery = a.apply(ds, kh, /*transposed=*/false);
     Value dKey = a.apply(ds, qh, /*transposed=*/true);
-    return {a.mergeHeads(dQuery), a.mergeHeads(dKey), a.mergeHeads(dValue)};
+    return {dQuery, dKey, dValue};
   }
   bool perSequence;
 };

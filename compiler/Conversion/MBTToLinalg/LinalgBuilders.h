@@ -83,6 +83,11 @@ SliceAt sliceAt(OpBuilder &b, Location loc, Value tensor, ArrayRef<Value> at);
 /// a pattern that rounds inside its own lowering uses.
 Value buildRoundTo(OpBuilder &b, Location loc, Value tensor, Type format);
 
+/// The f32 scalar `x` rounded as buildRoundTo rounds each element: for a
+/// generic's body that rounds a value where it reads or writes it, instead
+/// of a pass of its own over the tensor.
+Value buildRoundedScalar(OpBuilder &b, Location loc, Value x, Type format);
+
 } // namespace mlir::mbt
 
 #endif

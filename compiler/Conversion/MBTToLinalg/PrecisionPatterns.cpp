@@ -241,12 +241,16 @@ Value mlir::mbt::buildRoundTo(OpBuilder &b, Location loc, Value tensor,
           loc, TypeRange{type}, ValueRange{tensor}, ValueRange{init}, maps,
           iterators(type.getRank()),
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            Rounding rounding(nb, l);
-            nb.create<linalg::YieldOp>(l, format.isF16()
-                                              ? rounding.toF16(args[0])
-                                              : rounding.toBF16(args[0]));
+            nb.create<linalg::YieldOp>(
+                l, buildRoundedScalar(nb, l, args[0], format));
           })
       .getResult(0);
+}
+
+Value mlir::mbt::buildRoundedScalar(OpBuilder &b, Location loc, Value x,
+                                    Type format) {
+  Rounding rounding(b, loc);
+  return format.isF16() ? rounding.toF16(x) : rounding.toBF16(x);
 }
 
 void mlir::mbt::populatePrecisionPatterns(RewritePatternSet &patterns) {

@@ -11,7 +11,9 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     (named matmuls where one fits, `linalg.generic` elsewhere; the
     scatter-add of `mbt.embedding_grad` an `scf.forall` over its columns;
     with `attention-per-sequence`, `mbt.attention` and its adjoint an
-    `scf.forall` over the sequences, each building its own weights),
+    `scf.forall` over the sequences, each building its own weights; with
+    `recurrence-per-model`, the scans of `mbt.gru`, `mbt.lstm` and their
+    adjoints an `scf.forall` over the models, each running its own scan),
     so that
     upstream elementwise fusion and one-shot bufferization apply.
     `mbt.fused_update` becomes a per-model prologue over `[M]` (bias
@@ -43,6 +45,12 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
            "Lower each sequence's attention and its adjoint inside an "
            "scf.forall over the leading dims, so that its weights [H, T, T] "
            "stay in the cache (the CPU), rather than over the whole batch">,
+    Option<"recurrencePerModel", "recurrence-per-model", "bool",
+           /*default=*/"false",
+           "Lower each model's GRU or LSTM scan and its adjoint inside an "
+           "scf.forall over the models (the CPU: each thread runs whole "
+           "scans), rather than one scan over all models whose small ops "
+           "run at every position">,
     Option<"foldOperandRounding", "fold-operand-rounding", "bool",
            /*default=*/"false",
            "Fold the bf16 rounding of a batched product's two operands into "

@@ -61,6 +61,7 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
   bool cuda = opts.target == "cuda";
   pm.addPass(createMBTLowerToLinalg(MBTLowerToLinalgOptions{
       /*scalarsPerElement=*/cuda, /*attentionPerSequence=*/!cuda,
+      /*recurrencePerModel=*/!cuda,
       /*foldOperandRounding=*/!cuda && opts.useBlas}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());

@@ -1,4 +1,5 @@
 // RUN: mbt-opt --mbt-lower-to-linalg %s | FileCheck %s
+// RUN: mbt-opt --mbt-lower-to-linalg=recurrence-per-model=true %s | FileCheck %s --check-prefix=PERMODEL
 
 // The GRU's recurrence: an scf.for over the positions carrying the state
 // and the states written so far; per step the slice of the input
@@ -20,6 +21,23 @@
 // CHECK:             arith.select
 // CHECK:           %[[W:.*]] = tensor.insert_slice %[[NEW]] into %[[STATES]][0, 0, %[[S]], 0]
 // CHECK:           scf.yield %[[NEW]], %[[W]]
+
+// With recurrence-per-model (the CPU), the scan over the positions runs
+// inside an scf.forall over the models, on each model's slices (the model
+// dim kept, of size 1, so that h W_hh stays a batched matmul for BLAS),
+// and the forall inserts each model's states. Without model dims there is
+// no forall.
+// PERMODEL-LABEL: func.func @gru
+// PERMODEL:         scf.forall (%[[M:.*]]) in (3) shared_outs(%{{.*}}) -> (tensor<3x?x?x8xf32>)
+// PERMODEL:           tensor.extract_slice %arg0[%[[M]], 0, 0, 0] [1, %{{.*}}, %{{.*}}, 24] [1, 1, 1, 1] : tensor<3x?x?x24xf32> to tensor<1x?x?x24xf32>
+// PERMODEL:           %[[W:.*]] = tensor.extract_slice %arg1[%[[M]], 0, 0] [1, 8, 24] [1, 1, 1] : tensor<3x8x24xf32> to tensor<1x8x24xf32>
+// PERMODEL:           scf.for
+// PERMODEL:             linalg.batch_matmul ins(%{{.*}}, %[[W]] : tensor<1x?x8xf32>, tensor<1x8x24xf32>)
+// PERMODEL:           scf.forall.in_parallel
+// PERMODEL-NEXT:        tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[M]], 0, 0, 0] [1, %{{.*}}, %{{.*}}, 8] [1, 1, 1, 1] : tensor<1x?x?x8xf32> into tensor<3x?x?x8xf32>
+// PERMODEL-LABEL: func.func @adjoint
+// PERMODEL-NOT:     scf.forall
+// PERMODEL:         return
 func.func @gru(%gx: tensor<3x?x?x24xf32>, %w: tensor<3x8x24xf32>, %b: tensor<3x24xf32>, %t: tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32> {
   %h = mbt.gru %gx, %w, %b, %t : (tensor<3x?x?x24xf32>, tensor<3x8x24xf32>, tensor<3x24xf32>, tensor<3x?x?xi32>) -> tensor<3x?x?x8xf32>
   return %h : tensor<3x?x?x8xf32>

@@ -46,33 +46,48 @@ GruGates gruGates(OpBuilder &nb, Location l, ValueRange a) {
 }
 
 struct GruPattern : public OpConversionPattern<GruOp> {
-  using OpConversionPattern::OpConversionPattern;
+  GruPattern(MLIRContext *context, bool perModel)
+      : OpConversionPattern(context), perModel(perModel) {}
   LogicalResult
   matchAndRewrite(GruOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        3);
-    Value states = g.emptyPositions(cast<RankedTensorType>(op.getType()));
+    SmallVector<Value> results =
+        buildPerModel(rewriter, loc,
+                      {adaptor.getInputs(), adaptor.getWeight(),
+                       adaptor.getBias(), adaptor.getTokens()},
+                      {g.emptyPositions(cast<RankedTensorType>(op.getType()))},
+                      perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
+                        return scan(rewriter, loc, in, out);
+                      });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  /// The states of inputs, weight, bias and tokens `in`, written into
+  /// `out`.
+  static SmallVector<Value> scan(ConversionPatternRewriter &rewriter,
+                                 Location loc, ValueRange in, ValueRange out) {
+    Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3];
+    RecurrentBuilder g(rewriter, loc, inputs, weight, 3);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     Value h0 = g.zeros(rowType, g.rowsSources());
     ValueRange results = g.loop(
-        ValueRange{h0, states}, /*backward=*/false,
+        ValueRange{h0, out[0]}, /*backward=*/false,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           Value h = carried[0];
-          Value gx = g.at(adaptor.getInputs(), t),
-                tokens = g.at(adaptor.getTokens(), t);
-          Value gh = g.matmul(h, adaptor.getWeight(),
-                              g.zeros(gateType, g.rowsSources()),
+          Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
+          Value gh = g.matmul(h, weight, g.zeros(gateType, g.rowsSources()),
                               /*transposeWeight=*/false);
           // The new state overwrites h (the generic's output): each element
           // reads only its own old value, and the loop's state is updated
           // in place (bufferization needs the yielded state to be h's).
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.token(), g.row()});
-          SmallVector<Value> operands =
-              g.gateOperands(gx, gh, adaptor.getBias());
+          SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.push_back(tokens);
           Value next =
               rewriter
@@ -96,20 +111,20 @@ struct GruPattern : public OpConversionPattern<GruOp> {
                   .getResult(0);
           return {next, g.put(next, carried[1], t)};
         });
-    rewriter.replaceOp(op, results[1]);
-    return success();
+    return {results[1]};
   }
+  bool perModel;
 };
 
 struct GruGradPattern : public OpConversionPattern<GruGradOp> {
-  using OpConversionPattern::OpConversionPattern;
+  GruGradPattern(MLIRContext *context, bool perModel)
+      : OpConversionPattern(context), perModel(perModel) {}
   LogicalResult
   matchAndRewrite(GruGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        3);
-    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
     auto weightType = cast<RankedTensorType>(op.getWeight().getType());
     auto biasType = cast<RankedTensorType>(op.getBias().getType());
@@ -121,23 +136,42 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
       weightSources.push_back({adaptor.getWeight(), d});
     for (int64_t d = 0; d < biasType.getRank(); ++d)
       biasSources.push_back({adaptor.getBias(), d});
-    Value dInputs = buildEmpty(rewriter, loc, inputsType, inputsSources);
-    Value dWeight = g.zeros(weightType, weightSources);
-    Value dBias = g.zeros(biasType, biasSources);
+    SmallVector<Value> results = buildPerModel(
+        rewriter, loc,
+        {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+         adaptor.getTokens(), adaptor.getStates(), adaptor.getGrad()},
+        {buildEmpty(rewriter, loc, inputsType, inputsSources),
+         g.zeros(weightType, weightSources), g.zeros(biasType, biasSources)},
+        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
+          return scanAdjoint(rewriter, loc, in, out);
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  /// The adjoints of the inputs, weight and bias of inputs, weight, bias,
+  /// tokens, states and the states' adjoint `in`, accumulated into `out`
+  /// (empty, zeros, zeros).
+  static SmallVector<Value> scanAdjoint(ConversionPatternRewriter &rewriter,
+                                        Location loc, ValueRange in,
+                                        ValueRange out) {
+    Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3],
+          states = in[4], grad = in[5];
+    RecurrentBuilder g(rewriter, loc, inputs, weight, 3);
+    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(3 * g.hidden);
     Value dh = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
     ValueRange results = g.loop(
-        ValueRange{dh, dInputs, dWeight, dBias}, /*backward=*/true,
+        ValueRange{dh, out[0], out[1], out[2]}, /*backward=*/true,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           // h_{t-1}, 0 before the first position.
-          Value hPrevious = g.previous(adaptor.getStates(), t, noState);
-          Value gx = g.at(adaptor.getInputs(), t),
-                tokens = g.at(adaptor.getTokens(), t);
-          Value dState = g.at(adaptor.getGrad(), t);
-          Value gh = g.matmul(hPrevious, adaptor.getWeight(),
-                              g.zeros(gateType, g.rowsSources()),
-                              /*transposeWeight=*/false);
+          Value hPrevious = g.previous(states, t, noState);
+          Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
+          Value dState = g.at(grad, t);
+          Value gh =
+              g.matmul(hPrevious, weight, g.zeros(gateType, g.rowsSources()),
+                       /*transposeWeight=*/false);
           // The gates' adjoints: dr, dz, dn (before their nonlinearities),
           // the adjoint of gh_n, and of h_{t-1} through the z path. The
           // last overwrites the carried adjoint dh (its own output), so
@@ -150,8 +184,7 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           for (int i = 0; i < 4; ++i)
             inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
           inits.push_back(carried[0]);
-          SmallVector<Value> operands =
-              g.gateOperands(gx, gh, adaptor.getBias());
+          SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.append({hPrevious, tokens, dState});
           auto adjoints = rewriter.create<linalg::GenericOp>(
               l, types, operands, inits, maps, iterators(g.p + 2),
@@ -192,19 +225,20 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           Value dgx = g.concat({drPre, dzPre, dnPre});
           Value dgh = g.concat({drPre, dzPre, dghN});
           // h_{t-1}'s adjoint: the z path plus dgh W_hh^T.
-          Value dPrevious = g.matmul(dgh, adaptor.getWeight(), dDirect,
+          Value dPrevious = g.matmul(dgh, weight, dDirect,
                                      /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dgh, carried[2]);
           Value dB = g.biasGradient(dgh, carried[3]);
           return {dPrevious, g.put(dgx, carried[1], t), dW, dB};
         });
-    rewriter.replaceOp(op, results.drop_front());
-    return success();
+    return llvm::to_vector(results.drop_front());
   }
+  bool perModel;
 };
 
 } // namespace
 
-void mlir::mbt::populateGruPatterns(RewritePatternSet &patterns) {
-  patterns.add<GruPattern, GruGradPattern>(patterns.getContext());
+void mlir::mbt::populateGruPatterns(RewritePatternSet &patterns,
+                                    bool perModel) {
+  patterns.add<GruPattern, GruGradPattern>(patterns.getContext(), perModel);
 }

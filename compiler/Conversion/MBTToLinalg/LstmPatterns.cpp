@@ -40,7 +40,8 @@ LstmGates lstmGates(OpBuilder &nb, Location l, ValueRange a) {
 }
 
 struct LstmPattern : public OpConversionPattern<LstmOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LstmPattern(MLIRContext *context, bool perModel)
+      : OpConversionPattern(context), perModel(perModel) {}
   LogicalResult
   matchAndRewrite(LstmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -48,25 +49,39 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
-    Value states = g.emptyPositions(statesType);
-    Value cells = g.emptyPositions(statesType);
+    SmallVector<Value> results = buildPerModel(
+        rewriter, loc,
+        {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+         adaptor.getTokens()},
+        {g.emptyPositions(statesType), g.emptyPositions(statesType)},
+        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
+          return scan(rewriter, loc, in, out);
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  /// The states and cells of inputs, weight, bias and tokens `in`, written
+  /// into `out`.
+  static SmallVector<Value> scan(ConversionPatternRewriter &rewriter,
+                                 Location loc, ValueRange in, ValueRange out) {
+    Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3];
+    RecurrentBuilder g(rewriter, loc, inputs, weight, 4);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
     Value h0 = g.zeros(rowType, g.rowsSources());
     Value c0 = g.zeros(rowType, g.rowsSources());
     ValueRange results = g.loop(
-        ValueRange{h0, c0, states, cells}, /*backward=*/false,
+        ValueRange{h0, c0, out[0], out[1]}, /*backward=*/false,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
-          Value gx = g.at(adaptor.getInputs(), t),
-                tokens = g.at(adaptor.getTokens(), t);
-          Value gh = g.matmul(carried[0], adaptor.getWeight(),
-                              g.zeros(gateType, g.rowsSources()),
-                              /*transposeWeight=*/false);
+          Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
+          Value gh =
+              g.matmul(carried[0], weight, g.zeros(gateType, g.rowsSources()),
+                       /*transposeWeight=*/false);
           // h and c are updated in place (the generic's outputs).
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.token(), g.row(), g.row()});
-          SmallVector<Value> operands =
-              g.gateOperands(gx, gh, adaptor.getBias());
+          SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.push_back(tokens);
           auto step = rewriter.create<linalg::GenericOp>(
               l, TypeRange{rowType, rowType}, operands,
@@ -88,52 +103,71 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
           Value h = step.getResult(0), c = step.getResult(1);
           return {h, c, g.put(h, carried[2], t), g.put(c, carried[3], t)};
         });
-    rewriter.replaceOp(op, results.drop_front(2));
-    return success();
+    return llvm::to_vector(results.drop_front(2));
   }
+  bool perModel;
 };
 
 struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LstmGradPattern(MLIRContext *context, bool perModel)
+      : OpConversionPattern(context), perModel(perModel) {}
   LogicalResult
   matchAndRewrite(LstmGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
-    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
     auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
     SmallVector<std::pair<Value, int64_t>> inputsSources;
     for (int64_t d = 0; d < inputsType.getRank(); ++d)
       inputsSources.push_back({adaptor.getInputs(), d});
-    Value dInputs = buildEmpty(rewriter, loc, inputsType, inputsSources);
-    Value dWeight = g.zerosLike(adaptor.getWeight());
-    Value dBias = g.zerosLike(adaptor.getBias());
+    SmallVector<Value> results = buildPerModel(
+        rewriter, loc,
+        {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+         adaptor.getTokens(), adaptor.getStates(), adaptor.getCells(),
+         adaptor.getGrad()},
+        {buildEmpty(rewriter, loc, inputsType, inputsSources),
+         g.zerosLike(adaptor.getWeight()), g.zerosLike(adaptor.getBias())},
+        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
+          return scanAdjoint(rewriter, loc, in, out);
+        });
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+
+  /// The adjoints of the inputs, weight and bias of inputs, weight, bias,
+  /// tokens, states, cells and the states' adjoint `in`, accumulated into
+  /// `out` (empty, zeros, zeros).
+  static SmallVector<Value> scanAdjoint(ConversionPatternRewriter &rewriter,
+                                        Location loc, ValueRange in,
+                                        ValueRange out) {
+    Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3],
+          states = in[4], cells = in[5], grad = in[6];
+    RecurrentBuilder g(rewriter, loc, inputs, weight, 4);
+    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
     Value dh = g.zeros(rowType, g.rowsSources());
     Value dc = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
     ValueRange results = g.loop(
-        ValueRange{dh, dc, dInputs, dWeight, dBias}, /*backward=*/true,
+        ValueRange{dh, dc, out[0], out[1], out[2]}, /*backward=*/true,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           // h_{t-1} and c_{t-1}, 0 before the first position.
-          Value hPrevious = g.previous(adaptor.getStates(), t, noState);
-          Value cPrevious = g.previous(adaptor.getCells(), t, noState);
-          Value cell = g.at(adaptor.getCells(), t);
-          Value gx = g.at(adaptor.getInputs(), t),
-                tokens = g.at(adaptor.getTokens(), t);
-          Value dState = g.at(adaptor.getGrad(), t);
-          Value gh = g.matmul(hPrevious, adaptor.getWeight(),
-                              g.zeros(gateType, g.rowsSources()),
-                              /*transposeWeight=*/false);
+          Value hPrevious = g.previous(states, t, noState);
+          Value cPrevious = g.previous(cells, t, noState);
+          Value cell = g.at(cells, t);
+          Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
+          Value dState = g.at(grad, t);
+          Value gh =
+              g.matmul(hPrevious, weight, g.zeros(gateType, g.rowsSources()),
+                       /*transposeWeight=*/false);
           // The gates' adjoints (before their nonlinearities), then h's
           // adjoint apart from dgates W_hh^T (nothing at a real token, all
           // of it at padding) and c_{t-1}'s, both over the carried ones.
           SmallVector<AffineMap> maps = g.gateMaps();
           maps.append({g.row(), g.row(), g.token(), g.row()});
           maps.append(6, g.row());
-          SmallVector<Value> operands =
-              g.gateOperands(gx, gh, adaptor.getBias());
+          SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.append({cPrevious, cell, tokens, dState});
           SmallVector<Value> inits;
           for (int k = 0; k < 4; ++k)
@@ -183,21 +217,21 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
           Value dGates =
               g.concat({adjoints.getResult(0), adjoints.getResult(1),
                         adjoints.getResult(2), adjoints.getResult(3)});
-          Value dhPrevious =
-              g.matmul(dGates, adaptor.getWeight(), adjoints.getResult(4),
-                       /*transposeWeight=*/true);
+          Value dhPrevious = g.matmul(dGates, weight, adjoints.getResult(4),
+                                      /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dGates, carried[3]);
           Value dB = g.biasGradient(dGates, carried[4]);
           return {dhPrevious, adjoints.getResult(5),
                   g.put(dGates, carried[2], t), dW, dB};
         });
-    rewriter.replaceOp(op, results.drop_front(2));
-    return success();
+    return llvm::to_vector(results.drop_front(2));
   }
+  bool perModel;
 };
 
 } // namespace
 
-void mlir::mbt::populateLstmPatterns(RewritePatternSet &patterns) {
-  patterns.add<LstmPattern, LstmGradPattern>(patterns.getContext());
+void mlir::mbt::populateLstmPatterns(RewritePatternSet &patterns,
+                                     bool perModel) {
+  patterns.add<LstmPattern, LstmGradPattern>(patterns.getContext(), perModel);
 }

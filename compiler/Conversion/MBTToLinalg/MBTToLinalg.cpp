@@ -96,7 +96,7 @@ static void foldOperandRounding(ModuleOp module) {
 
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
     RewritePatternSet &patterns, bool scalarsPerElement,
-    bool attentionPerSequence) {
+    bool attentionPerSequence, bool recurrencePerModel) {
   populateElementwisePatterns(patterns);
   populateMatmulPatterns(patterns);
   populateReductionPatterns(patterns);
@@ -113,8 +113,8 @@ void mlir::mbt::populateMBTToLinalgConversionPatterns(
   populateMaskedMeanPatterns(patterns);
   populateRowsPatterns(patterns);
   populateAttentionPatterns(patterns, attentionPerSequence);
-  populateGruPatterns(patterns);
-  populateLstmPatterns(patterns);
+  populateGruPatterns(patterns, recurrencePerModel);
+  populateLstmPatterns(patterns, recurrencePerModel);
   populateSchedulePatterns(patterns);
   populateOptimizerPatterns(patterns, scalarsPerElement);
 }
@@ -140,8 +140,8 @@ struct LowerToLinalgPass
     ConversionTarget target(getContext());
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());
-    populateMBTToLinalgConversionPatterns(patterns, scalarsPerElement,
-                                          attentionPerSequence);
+    populateMBTToLinalgConversionPatterns(
+        patterns, scalarsPerElement, attentionPerSequence, recurrencePerModel);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

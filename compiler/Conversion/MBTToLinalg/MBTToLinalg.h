@@ -12,9 +12,12 @@ namespace mlir::mbt {
 /// nest instead of a prologue over the models (one kernel on a GPU).
 /// `attentionPerSequence`: each sequence's attention in an scf.forall over
 /// the batch (its weights stay in the cache on a CPU).
+/// `recurrencePerModel`: each model's GRU or LSTM scan in an scf.forall over
+/// the models (each CPU thread runs whole scans).
 void populateMBTToLinalgConversionPatterns(RewritePatternSet &patterns,
                                            bool scalarsPerElement,
-                                           bool attentionPerSequence);
+                                           bool attentionPerSequence,
+                                           bool recurrencePerModel);
 
 /// Marks what the lowering leaves: every mbt op is illegal but the sweep
 /// and the update rules (metadata whose copies the fused update's loops

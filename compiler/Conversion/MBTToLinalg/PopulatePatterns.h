@@ -31,8 +31,11 @@ void populateRowsPatterns(RewritePatternSet &patterns);
 /// `perSequence`: each sequence's attention inside an scf.forall over the
 /// leading dims (the CPU), rather than on the whole batch (the GPU).
 void populateAttentionPatterns(RewritePatternSet &patterns, bool perSequence);
-void populateGruPatterns(RewritePatternSet &patterns);
-void populateLstmPatterns(RewritePatternSet &patterns);
+/// `perModel`: each model's recurrence (and its adjoint) inside an
+/// scf.forall over the models (the CPU), rather than over all of them at
+/// every position (the GPU).
+void populateGruPatterns(RewritePatternSet &patterns, bool perModel);
+void populateLstmPatterns(RewritePatternSet &patterns, bool perModel);
 void populateSchedulePatterns(RewritePatternSet &patterns);
 /// `scalarsPerElement`: the update's per-model scalars are computed by each
 /// element of its one loop nest instead of a prologue over the models.

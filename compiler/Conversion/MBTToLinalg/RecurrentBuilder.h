@@ -90,6 +90,21 @@ private:
                SmallVectorImpl<OpFoldResult> &strides);
 };
 
+/// `body` run on `inputs` into `outputs` (the results' initial values), or
+/// with `perModel` once per model, inside an scf.forall over the leading
+/// model dim P that every input and output has: `body` then gets each one's
+/// slice at the model (its model dim of size 1) and returns that model's
+/// results,
+/// which the forall inserts at the model's index. The forall becomes the
+/// OpenMP loop over the models, so each thread runs its models' whole
+/// scans; over all models at once, a scan's loop over the positions runs
+/// on one thread, its small ops too small to share. A model's numbers are
+/// the same either way (its products are the same GEMMs).
+SmallVector<Value>
+buildPerModel(OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
+              bool perModel,
+              function_ref<SmallVector<Value>(ValueRange, ValueRange)> body);
+
 } // namespace mlir::mbt
 
 #endif // MBT_COMPILER_CONVERSION_MBTTOLINALG_RECURRENTBUILDER_H

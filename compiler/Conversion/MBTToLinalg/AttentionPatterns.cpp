@@ -368,33 +368,16 @@ buildPerSequence(ConversionPatternRewriter &rewriter, Location loc,
   SmallVector<Value> outs;
   for (int64_t r = 0; r < results; ++r)
     outs.push_back(buildEmptyLike(rewriter, loc, queryType, inputs[0]));
-  auto forall = rewriter.create<scf::ForallOp>(loc, bounds, outs, std::nullopt);
-  SmallVector<Value> ivs = forall.getInductionVars();
   // The slice [l..., :, ...] of a tensor with the leading dims L, without
   // them.
-  auto slice = [&](Value v) {
+  auto sequence = [&](Value v, ValueRange ivs) {
     SmallVector<Value> at(ivs);
     at.resize(cast<RankedTensorType>(v.getType()).getRank());
     return sliceAt(rewriter, loc, v, at);
   };
-  rewriter.setInsertionPoint(forall.getTerminator());
-  SmallVector<Value> slices;
-  for (Value v : inputs) {
-    SliceAt s = slice(v);
-    slices.push_back(rewriter.create<tensor::ExtractSliceOp>(
-        loc, s.type, v, s.offsets, s.sizes, s.strides));
-  }
-  SmallVector<Value> sliceResults = body(slices);
-  // The sizes' tensor.dim ops stay outside the terminator, which holds
-  // nothing but the inserts.
-  SliceAt out = slice(forall.getRegionOutArgs()[0]);
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [result, shared] :
-       llvm::zip_equal(sliceResults, forall.getRegionOutArgs()))
-    rewriter.create<tensor::ParallelInsertSliceOp>(
-        loc, result, shared, out.offsets, out.sizes, out.strides);
-  rewriter.setInsertionPointAfter(forall);
-  return forall.getResults();
+  return buildForallOverSlices(
+      rewriter, loc, bounds, inputs, outs, sequence,
+      [&](ValueRange slices, ValueRange) { return body(slices); });
 }
 
 struct AttentionPattern : public OpConversionPattern<AttentionOp> {

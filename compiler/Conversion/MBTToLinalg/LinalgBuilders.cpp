@@ -2,6 +2,7 @@
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -144,4 +145,37 @@ SliceAt mlir::mbt::sliceAt(OpBuilder &b, Location loc, Value tensor,
   }
   slice.type = RankedTensorType::get(shape, type.getElementType());
   return slice;
+}
+
+SmallVector<Value> mlir::mbt::buildForallOverSlices(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds,
+    ValueRange inputs, ValueRange outputs,
+    function_ref<SliceAt(Value, ValueRange)> sliceOf,
+    function_ref<SmallVector<Value>(ValueRange, ValueRange)> body) {
+  auto forall = b.create<scf::ForallOp>(loc, bounds, outputs, std::nullopt);
+  SmallVector<Value> ivs = forall.getInductionVars();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall.getTerminator());
+  auto extract = [&](ValueRange values) {
+    SmallVector<Value> slices;
+    for (Value v : values) {
+      SliceAt s = sliceOf(v, ivs);
+      slices.push_back(b.create<tensor::ExtractSliceOp>(
+          loc, s.type, v, s.offsets, s.sizes, s.strides));
+    }
+    return slices;
+  };
+  SmallVector<Value> results =
+      body(extract(inputs), extract(forall.getRegionOutArgs()));
+  // The sizes' tensor.dim ops stay outside the terminator, which holds
+  // nothing but the inserts.
+  SmallVector<SliceAt> into;
+  for (Value shared : forall.getRegionOutArgs())
+    into.push_back(sliceOf(shared, ivs));
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [result, shared, at] :
+       llvm::zip_equal(results, forall.getRegionOutArgs(), into))
+    b.create<tensor::ParallelInsertSliceOp>(loc, result, shared, at.offsets,
+                                            at.sizes, at.strides);
+  return forall.getResults();
 }

@@ -78,6 +78,19 @@ struct SliceAt {
 };
 SliceAt sliceAt(OpBuilder &b, Location loc, Value tensor, ArrayRef<Value> at);
 
+/// An scf.forall over `bounds` with `outputs` as its shared outs, each of
+/// whose iterations builds `body` on a slice of every input and output
+/// (`sliceOf(v, ivs)`: which slice of `v` the iteration at `ivs` takes)
+/// and inserts body's results where it took the outputs' slices. Returns
+/// the forall's results. What a lowering uses to run one piece of work per
+/// model or per sequence on the CPU's threads (the forall becomes the
+/// OpenMP loop).
+SmallVector<Value> buildForallOverSlices(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> bounds,
+    ValueRange inputs, ValueRange outputs,
+    function_ref<SliceAt(Value, ValueRange)> sliceOf,
+    function_ref<SmallVector<Value>(ValueRange, ValueRange)> body);
+
 /// A generic rounding every element of the f32 `tensor` to the nearest
 /// value of `format` (bf16 or f16, ties to even), as mbt.round_to does: what
 /// a pattern that rounds inside its own lowering uses.

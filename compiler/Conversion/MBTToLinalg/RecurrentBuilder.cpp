@@ -246,49 +246,25 @@ SmallVector<Value> mlir::mbt::buildPerModel(
     function_ref<SmallVector<Value>(ValueRange, ValueRange)> body) {
   if (!perModel)
     return body(inputs, outputs);
-  OpFoldResult models = tensor::getMixedSize(b, loc, inputs.front(), 0);
-  auto forall = b.create<scf::ForallOp>(loc, ArrayRef<OpFoldResult>{models},
-                                        outputs, std::nullopt);
-  Value model = forall.getInductionVars().front();
   // The slice [model : model + 1, ...] of a tensor: the model dim stays, of
   // size 1, so that the scan's products remain batched matmuls (what
   // mbt-linalg-to-blas hands to BLAS) of one model.
-  auto slice = [&](Value v) {
+  auto modelSlice = [&](Value v, ValueRange model) {
     auto type = cast<RankedTensorType>(v.getType());
     SliceAt at;
     SmallVector<int64_t> shape(type.getShape());
     shape.front() = 1;
     at.type = RankedTensorType::get(shape, type.getElementType());
     for (int64_t d = 0; d < type.getRank(); ++d) {
-      at.offsets.push_back(d == 0 ? OpFoldResult(model) : b.getIndexAttr(0));
+      at.offsets.push_back(d == 0 ? OpFoldResult(model.front())
+                                  : b.getIndexAttr(0));
       at.sizes.push_back(d == 0 ? b.getIndexAttr(1)
                                 : tensor::getMixedSize(b, loc, v, d));
       at.strides.push_back(b.getIndexAttr(1));
     }
     return at;
   };
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(forall.getTerminator());
-  auto extract = [&](ValueRange values) {
-    SmallVector<Value> slices;
-    for (Value v : values) {
-      SliceAt s = slice(v);
-      slices.push_back(b.create<tensor::ExtractSliceOp>(
-          loc, s.type, v, s.offsets, s.sizes, s.strides));
-    }
-    return slices;
-  };
-  SmallVector<Value> results =
-      body(extract(inputs), extract(forall.getRegionOutArgs()));
-  // The sizes' tensor.dim ops stay outside the terminator, which holds
-  // nothing but the inserts.
-  SmallVector<SliceAt> into;
-  for (Value shared : forall.getRegionOutArgs())
-    into.push_back(slice(shared));
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [result, shared, at] :
-       llvm::zip_equal(results, forall.getRegionOutArgs(), into))
-    b.create<tensor::ParallelInsertSliceOp>(loc, result, shared, at.offsets,
-                                            at.sizes, at.strides);
-  return forall.getResults();
+  return buildForallOverSlices(
+      b, loc, {tensor::getMixedSize(b, loc, inputs.front(), 0)}, inputs,
+      outputs, modelSlice, body);
 }

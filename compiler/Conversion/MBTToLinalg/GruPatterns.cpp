@@ -55,13 +55,12 @@ struct GruPattern : public OpConversionPattern<GruOp> {
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        3);
     SmallVector<Value> results =
-        buildPerModel(rewriter, loc,
-                      {adaptor.getInputs(), adaptor.getWeight(),
-                       adaptor.getBias(), adaptor.getTokens()},
-                      {g.emptyPositions(cast<RankedTensorType>(op.getType()))},
-                      perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
-                        return scan(rewriter, loc, in, out);
-                      });
+        g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+                    adaptor.getTokens()},
+                   {g.emptyPositions(cast<RankedTensorType>(op.getType()))},
+                   perModel, [&](ValueRange in, ValueRange out) {
+                     return scan(rewriter, loc, in, out);
+                   });
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -125,24 +124,11 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        3);
-    auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
-    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
-    auto biasType = cast<RankedTensorType>(op.getBias().getType());
-    SmallVector<std::pair<Value, int64_t>> inputsSources, weightSources,
-        biasSources;
-    for (int64_t d = 0; d < inputsType.getRank(); ++d)
-      inputsSources.push_back({adaptor.getInputs(), d});
-    for (int64_t d = 0; d < weightType.getRank(); ++d)
-      weightSources.push_back({adaptor.getWeight(), d});
-    for (int64_t d = 0; d < biasType.getRank(); ++d)
-      biasSources.push_back({adaptor.getBias(), d});
-    SmallVector<Value> results = buildPerModel(
-        rewriter, loc,
+    SmallVector<Value> results = g.perModel(
         {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
          adaptor.getTokens(), adaptor.getStates(), adaptor.getGrad()},
-        {buildEmpty(rewriter, loc, inputsType, inputsSources),
-         g.zeros(weightType, weightSources), g.zeros(biasType, biasSources)},
-        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
+        g.adjointInits(adaptor.getWeight(), adaptor.getBias()), perModel,
+        [&](ValueRange in, ValueRange out) {
           return scanAdjoint(rewriter, loc, in, out);
         });
     rewriter.replaceOp(op, results);

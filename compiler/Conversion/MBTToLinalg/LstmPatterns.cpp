@@ -49,14 +49,13 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
-    SmallVector<Value> results = buildPerModel(
-        rewriter, loc,
-        {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
-         adaptor.getTokens()},
-        {g.emptyPositions(statesType), g.emptyPositions(statesType)},
-        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
-          return scan(rewriter, loc, in, out);
-        });
+    SmallVector<Value> results =
+        g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+                    adaptor.getTokens()},
+                   {g.emptyPositions(statesType), g.emptyPositions(statesType)},
+                   perModel, [&](ValueRange in, ValueRange out) {
+                     return scan(rewriter, loc, in, out);
+                   });
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -117,20 +116,14 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
     Location loc = op.getLoc();
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
-    auto inputsType = cast<RankedTensorType>(op.getInputs().getType());
-    SmallVector<std::pair<Value, int64_t>> inputsSources;
-    for (int64_t d = 0; d < inputsType.getRank(); ++d)
-      inputsSources.push_back({adaptor.getInputs(), d});
-    SmallVector<Value> results = buildPerModel(
-        rewriter, loc,
-        {adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
-         adaptor.getTokens(), adaptor.getStates(), adaptor.getCells(),
-         adaptor.getGrad()},
-        {buildEmpty(rewriter, loc, inputsType, inputsSources),
-         g.zerosLike(adaptor.getWeight()), g.zerosLike(adaptor.getBias())},
-        perModel && g.p == 1, [&](ValueRange in, ValueRange out) {
-          return scanAdjoint(rewriter, loc, in, out);
-        });
+    SmallVector<Value> results =
+        g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+                    adaptor.getTokens(), adaptor.getStates(),
+                    adaptor.getCells(), adaptor.getGrad()},
+                   g.adjointInits(adaptor.getWeight(), adaptor.getBias()),
+                   perModel, [&](ValueRange in, ValueRange out) {
+                     return scanAdjoint(rewriter, loc, in, out);
+                   });
     rewriter.replaceOp(op, results);
     return success();
   }

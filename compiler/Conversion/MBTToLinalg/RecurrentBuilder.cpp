@@ -79,6 +79,12 @@ Value RecurrentBuilder::put(Value slice, Value dest, Value t) {
                                          strides);
 }
 
+SmallVector<Value> RecurrentBuilder::adjointInits(Value weight, Value bias) {
+  auto type = cast<RankedTensorType>(inputs.getType());
+  return {buildEmptyLike(b, loc, type, inputs), zerosLike(weight),
+          zerosLike(bias)};
+}
+
 Value RecurrentBuilder::emptyPositions(RankedTensorType type) {
   return buildEmptyLike(b, loc, type, inputs);
 }
@@ -240,11 +246,10 @@ SmallVector<AffineExpr> RecurrentBuilder::leading(int64_t count) {
   return exprs;
 }
 
-SmallVector<Value> mlir::mbt::buildPerModel(
-    OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
-    bool perModel,
+SmallVector<Value> RecurrentBuilder::perModel(
+    ValueRange inputs, ValueRange outputs, bool enabled,
     function_ref<SmallVector<Value>(ValueRange, ValueRange)> body) {
-  if (!perModel)
+  if (!enabled || p != 1)
     return body(inputs, outputs);
   // The slice [model : model + 1, ...] of a tensor: the model dim stays, of
   // size 1, so that the scan's products remain batched matmuls (what

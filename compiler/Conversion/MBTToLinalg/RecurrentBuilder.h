@@ -30,6 +30,24 @@ public:
               ArrayRef<std::pair<Value, int64_t>> sources);
   /// A zero-filled tensor of the type and sizes of `like`.
   Value zerosLike(Value like);
+  /// What an adjoint scan starts from: the inputs' adjoint (empty, each
+  /// position written once), the weight's and the bias's (zeros, summed
+  /// over the positions).
+  SmallVector<Value> adjointInits(Value weight, Value bias);
+
+  /// `body` run on `inputs` into `outputs` (the results' initial values),
+  /// or, `enabled` and with a model dim P, once per model, inside an
+  /// scf.forall over P that every input and output has: `body` then gets
+  /// each one's slice at the model (its model dim of size 1) and returns
+  /// that model's results, which the forall inserts at the model's index.
+  /// The forall becomes the OpenMP loop over the models, so each thread
+  /// runs its models' whole scans; over all models at once, a scan's loop
+  /// over the positions runs on one thread, its ops too small to share. A
+  /// model's numbers are the same either way (its products are the same
+  /// GEMMs).
+  SmallVector<Value>
+  perModel(ValueRange inputs, ValueRange outputs, bool enabled,
+           function_ref<SmallVector<Value>(ValueRange, ValueRange)> body);
 
   /// An empty [P..., B, T, H] tensor of `type` (the states' shape).
   Value emptyPositions(RankedTensorType type);
@@ -89,21 +107,6 @@ private:
                SmallVectorImpl<OpFoldResult> &sizes,
                SmallVectorImpl<OpFoldResult> &strides);
 };
-
-/// `body` run on `inputs` into `outputs` (the results' initial values), or
-/// with `perModel` once per model, inside an scf.forall over the leading
-/// model dim P that every input and output has: `body` then gets each one's
-/// slice at the model (its model dim of size 1) and returns that model's
-/// results,
-/// which the forall inserts at the model's index. The forall becomes the
-/// OpenMP loop over the models, so each thread runs its models' whole
-/// scans; over all models at once, a scan's loop over the positions runs
-/// on one thread, its small ops too small to share. A model's numbers are
-/// the same either way (its products are the same GEMMs).
-SmallVector<Value>
-buildPerModel(OpBuilder &b, Location loc, ValueRange inputs, ValueRange outputs,
-              bool perModel,
-              function_ref<SmallVector<Value>(ValueRange, ValueRange)> body);
 
 } // namespace mlir::mbt
 

@@ -22,18 +22,17 @@
 //===----------------------------------------------------------------------===//
 #include "Bf16Matmul.h"
 
+#include "OneDnnMatmul.h"
+
 #include "mbt/runtime/Kernels.h"
 
-#ifdef MBT_HAVE_DNNL
-#include <omp.h>
-#include <oneapi/dnnl/dnnl.hpp>
+#ifdef __x86_64__
+#include <immintrin.h>
 #endif
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace mbt {
@@ -70,10 +69,12 @@ struct Packed {
   int64_t colStride() const { return columnMajor ? rows : 1; }
 };
 
-/// Packs `m` into `out` (grown as needed) through `convert`.
-template <typename Out, typename Convert>
+/// Packs `m` into `out` (grown as needed) through `convert`, each run of
+/// contiguous values through `convertRun(from, to, count)`.
+template <typename Out, typename Convert, typename ConvertRun>
 __attribute__((always_inline)) inline Packed
-pack(const Matrix<float> &m, std::vector<Out> &out, Convert convert) {
+pack(const Matrix<float> &m, std::vector<Out> &out, Convert convert,
+     ConvertRun convertRun) {
   Packed p{m.rows, m.cols, m.colStride != 1 && m.rowStride == 1};
   out.resize(static_cast<size_t>(m.rows * m.cols));
   int64_t outer = p.columnMajor ? m.cols : m.rows;
@@ -84,8 +85,7 @@ pack(const Matrix<float> &m, std::vector<Out> &out, Convert convert) {
     const float *from = m.data + o * outerStride;
     Out *to = out.data() + o * inner;
     if (innerStride == 1)
-      for (int64_t i = 0; i < inner; ++i)
-        to[i] = convert(from[i]);
+      convertRun(from, to, inner);
     else
       for (int64_t i = 0; i < inner; ++i)
         to[i] = convert(from[i * innerStride]);
@@ -124,16 +124,79 @@ template <typename Out> struct PackedOperand {
 #define MBT_PACK_TARGETS                                                       \
   __attribute__((target_clones("avx512f", "avx2", "default")))
 
-MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
-                               std::vector<uint16_t> &bf16) {
-  return pack(m, bf16, [](float x) { return bf16Bits(x); });
+/// A packing that converts element by element through `convert`.
+template <typename Out, typename Convert>
+__attribute__((always_inline)) inline Packed
+packEach(const Matrix<float> &m, std::vector<Out> &out, Convert convert) {
+  return pack(m, out, convert, [&](const float *from, Out *to, int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+      to[i] = convert(from[i]);
+  });
 }
 
-MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
-                               std::vector<float> &rounded) {
-  return pack(m, rounded, [](float x) { return roundedToBf16(x); });
+MBT_PACK_TARGETS Packed packEachAs(const Matrix<float> &m,
+                                   std::vector<uint16_t> &bf16) {
+  return packEach(m, bf16, [](float x) { return bf16Bits(x); });
+}
+
+MBT_PACK_TARGETS Packed packEachAs(const Matrix<float> &m,
+                                   std::vector<float> &rounded) {
+  return packEach(m, rounded, [](float x) { return roundedToBf16(x); });
 }
 #undef MBT_PACK_TARGETS
+
+#if defined(__x86_64__) && (__GNUC__ >= 12 || __clang_major__ >= 16)
+#define MBT_HAVE_BF16_CONVERSION 1
+/// `count` values from `from` as bf16 bits into `to`, 16 a time by the
+/// CPU's own rounding (vcvtneps2bf16): to nearest, ties to even, a NaN
+/// quiet, as bf16Bits rounds, except that it takes an f32 subnormal for 0
+/// where bf16Bits may round it up to 2^-126. A group holding a subnormal
+/// is left to bf16Bits.
+__attribute__((target("avx512f,avx512bf16"))) void
+convertToBf16Bits(const float *from, uint16_t *to, int64_t count) {
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000);
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m512 x = _mm512_loadu_ps(from + i);
+    __m512i bits = _mm512_castps_si512(x);
+    __mmask16 subnormal = _mm512_testn_epi32_mask(bits, exponent) &
+                          _mm512_test_epi32_mask(bits, magnitude);
+    if (subnormal) {
+      for (int64_t j = i; j < i + 16; ++j)
+        to[j] = bf16Bits(from[j]);
+      continue;
+    }
+    __m256bh rounded = _mm512_cvtneps_pbh(x);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(to + i),
+                        reinterpret_cast<__m256i &>(rounded));
+  }
+  for (; i < count; ++i)
+    to[i] = bf16Bits(from[i]);
+}
+
+/// packEachAs's bf16 packing on a CPU with AVX512-BF16: the same bits.
+Packed packAsOnBf16Cpu(const Matrix<float> &m, std::vector<uint16_t> &bf16) {
+  return pack(m, bf16, [](float x) { return bf16Bits(x); }, convertToBf16Bits);
+}
+#endif
+
+/// `m` as bf16 bits, by the CPU's conversion where it has one (3.7 ms
+/// of the transformer's bf16 step down to 2.8 on one core: the rest is
+/// reading operands that left the cache).
+Packed packAs(const Matrix<float> &m, std::vector<uint16_t> &bf16) {
+#ifdef MBT_HAVE_BF16_CONVERSION
+  static const bool cpuConverts = __builtin_cpu_supports("avx512bf16");
+  if (cpuConverts)
+    return packAsOnBf16Cpu(m, bf16);
+#endif
+  return packEachAs(m, bf16);
+}
+
+/// `m` as its values rounded to bf16, in f32.
+Packed packAs(const Matrix<float> &m, std::vector<float> &rounded) {
+  return packEachAs(m, rounded);
+}
 
 /// `m` packed into `operand` (as bf16 bits or rounded f32 values, by the
 /// type of its elements), unless it holds `m` already.
@@ -164,130 +227,19 @@ bool forcedToSgemm() {
   return engine && std::strcmp(engine, "f32") == 0;
 }
 
-#ifdef MBT_HAVE_DNNL
-/// Whether oneDNN multiplies bf16 in hardware on this CPU.
-bool hasBf16Products() {
-  static const bool has = [] {
-    auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-    return (isa & bf16) == bf16;
-  }();
-  return has;
-}
-
-dnnl::engine &cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-/// A matmul primitive for one shape and layout, with its memory objects
-/// and scratchpad; each thread keeps its own, so no two threads share one.
-struct Bf16Primitive {
-  dnnl::matmul matmul;
-  dnnl::memory a, b, c, scratchpad;
-  std::vector<uint8_t> scratch;
-};
-
-struct PrimitiveKey {
-  int64_t m, n, k, cRowStride, cColStride;
-  bool aColumnMajor, bColumnMajor, accumulate;
-  bool operator==(const PrimitiveKey &o) const {
-    return m == o.m && n == o.n && k == o.k && cRowStride == o.cRowStride &&
-           cColStride == o.cColStride && aColumnMajor == o.aColumnMajor &&
-           bColumnMajor == o.bColumnMajor && accumulate == o.accumulate;
-  }
-};
-
-struct PrimitiveKeyHash {
-  size_t operator()(const PrimitiveKey &key) const {
-    size_t h = 0;
-    for (int64_t v : {key.m, key.n, key.k, key.cRowStride, key.cColStride,
-                      int64_t(key.aColumnMajor), int64_t(key.bColumnMajor),
-                      int64_t(key.accumulate)})
-      h = h * 1000003u ^ std::hash<int64_t>()(v);
-    return h;
-  }
-};
-
-/// The primitive for `key`, created on first use; null where oneDNN has
-/// none (a layout of C it does not take).
-Bf16Primitive *primitiveFor(const PrimitiveKey &key) {
-  // Sequence models meet a new m at each batch length; a bounded cache
-  // keeps a long run's memory flat.
-  constexpr size_t kMaxPrimitives = 512;
-  thread_local std::unordered_map<PrimitiveKey, std::unique_ptr<Bf16Primitive>,
-                                  PrimitiveKeyHash>
-      cache;
-  auto found = cache.find(key);
-  if (found != cache.end())
-    return found->second.get();
-  if (cache.size() >= kMaxPrimitives)
-    cache.clear();
-  using dt = dnnl::memory::data_type;
-  auto strides = [](bool columnMajor, int64_t rows, int64_t cols) {
-    return columnMajor ? dnnl::memory::dims{1, rows}
-                       : dnnl::memory::dims{cols, 1};
-  };
-  std::unique_ptr<Bf16Primitive> made;
-  try {
-    dnnl::memory::desc aDesc({key.m, key.k}, dt::bf16,
-                             strides(key.aColumnMajor, key.m, key.k));
-    dnnl::memory::desc bDesc({key.k, key.n}, dt::bf16,
-                             strides(key.bColumnMajor, key.k, key.n));
-    dnnl::memory::desc cDesc({key.m, key.n}, dt::f32,
-                             {key.cRowStride, key.cColStride});
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (key.accumulate) {
-      dnnl::post_ops sum;
-      sum.append_sum(1.0f);
-      attr.set_post_ops(sum);
-    }
-    dnnl::engine &engine = cpuEngine();
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aDesc, bDesc, cDesc),
-                                    attr, engine);
-    made = std::make_unique<Bf16Primitive>();
-    made->matmul = dnnl::matmul(pd);
-    made->a = dnnl::memory(aDesc, engine, DNNL_MEMORY_NONE);
-    made->b = dnnl::memory(bDesc, engine, DNNL_MEMORY_NONE);
-    made->c = dnnl::memory(cDesc, engine, DNNL_MEMORY_NONE);
-    made->scratch.resize(pd.scratchpad_desc().get_size());
-    made->scratchpad =
-        dnnl::memory(pd.scratchpad_desc(), engine, made->scratch.data());
-  } catch (const dnnl::error &) {
-    made.reset();
-  }
-  return (cache[key] = std::move(made)).get();
-}
-
 /// The products on oneDNN's bf16 matmul; false where it has no primitive
 /// for these layouts.
-bool multiplyOnOneDnn(const Matrix<float> &a, const Matrix<float> &b,
-                      const Matrix<float> &c, bool accumulate) {
-  // The products of one model run on this thread: oneDNN's own OpenMP
-  // threads would split them, and the split would change their bits.
-  thread_local bool oneThread = (omp_set_num_threads(1), true);
-  (void)oneThread;
+bool multiplyOnBf16Hardware(const Matrix<float> &a, const Matrix<float> &b,
+                            const Matrix<float> &c, bool accumulate) {
   thread_local PackedOperand<uint16_t> packedA, packedB;
   packInto(packedA, a);
   packInto(packedB, b);
-  Bf16Primitive *p = primitiveFor({c.rows, c.cols, a.cols, c.rowStride,
-                                   c.colStride, packedA.layout.columnMajor,
-                                   packedB.layout.columnMajor, accumulate});
-  if (!p)
-    return false;
-  thread_local dnnl::stream stream(cpuEngine());
-  p->a.set_data_handle(packedA.values.data());
-  p->b.set_data_handle(packedB.values.data());
-  p->c.set_data_handle(c.data);
-  p->matmul.execute(stream, {{DNNL_ARG_SRC, p->a},
-                             {DNNL_ARG_WEIGHTS, p->b},
-                             {DNNL_ARG_DST, p->c},
-                             {DNNL_ARG_SCRATCHPAD, p->scratchpad}});
-  stream.wait();
-  return true;
+  auto view = [](PackedOperand<uint16_t> &p) {
+    return Matrix<uint16_t>{p.values.data(), p.layout.rows, p.layout.cols,
+                            p.layout.rowStride(), p.layout.colStride()};
+  };
+  return multiplyOnOneDnnBf16(view(packedA), view(packedB), c, accumulate);
 }
-#endif
 
 } // namespace
 
@@ -297,26 +249,16 @@ void multiplyRoundedToBf16(Matrix<float> a, Matrix<float> b, Matrix<float> c,
                            bool accumulate) {
   if (c.rows == 0 || c.cols == 0)
     return;
-#ifdef MBT_HAVE_DNNL
-  if (a.cols > 0 && hasBf16Products() && !forcedToSgemm()) {
-    try {
-      if (multiplyOnOneDnn(a, b, c, accumulate))
-        return;
-    } catch (const dnnl::error &) {
-      // Fall through to sgemm, which computes the same products.
-    }
-  }
-#endif
+  // Where oneDNN has no primitive, sgemm computes the same products.
+  if (a.cols > 0 && oneDnnHasBf16Products() && !forcedToSgemm() &&
+      multiplyOnBf16Hardware(a, b, c, accumulate))
+    return;
   multiplyOnSgemm(a, b, c, accumulate);
 }
 
 std::string bf16MatmulEngine() {
-#ifdef MBT_HAVE_DNNL
-  if (hasBf16Products() && !forcedToSgemm())
-    return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx
-               ? "oneDNN bf16 (AMX)"
-               : "oneDNN bf16 (AVX512-BF16)";
-#endif
+  if (oneDnnHasBf16Products() && !forcedToSgemm())
+    return oneDnnHasAmx() ? "oneDNN bf16 (AMX)" : "oneDNN bf16 (AVX512-BF16)";
   return "sgemm on rounded f32";
 }
 

@@ -1,13 +1,13 @@
 //===- Kernels.cpp - BLAS-backed kernels imported by artifacts ------------===//
 //
-// Batched matmul on top of cblas_sgemm (cblas_dgemm for f64 models), one
-// call per batch index. Batches are
+// Batched matmul on top of cblas_sgemm or oneDNN's f32 matmul (cblas_dgemm
+// for f64 models), one call per batch index. Batches are
 // never merged into one larger GEMM even when the strides would allow it: a
 // merged call could pick a different blocking (and thus summation order) and
 // break the promise that model i's numbers do not depend on M.
 //
 // The batch indices (the models) are spread over a pool of threads
-// (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the cores), each sgemm
+// (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the cores), each GEMM
 // running single-threaded: the models' GEMMs are small, and OpenBLAS's own
 // threads spent more time handing work over (sched_yield) than computing
 // (docs/benchmarks.md). A lone model therefore runs on one thread, and so
@@ -20,6 +20,7 @@
 
 #include "Bf16Matmul.h"
 #include "KernelMatrix.h"
+#include "OneDnnMatmul.h"
 
 #ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
@@ -29,10 +30,12 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace mbt {
@@ -180,9 +183,32 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
 }
 #endif
 
+/// Whether oneDNN's f32 GEMM multiplies an m x k by k x n product. Where
+/// it runs on AVX-512 it is 5-20% faster than OpenBLAS on products of a
+/// million multiply-adds or more, and 2-3x faster where m is a handful of
+/// channels and n or k a convolution's positions; but its fixed cost per
+/// call, and its handling of a narrow n, lose up to 5x on smaller products
+/// (docs/benchmarks.md). MBT_F32_MATMUL=openblas or =onednn takes one
+/// library for every product. The choice depends on the shape alone, never
+/// on the batch, so model i runs the same GEMM alone and among others.
+bool onOneDnn(int64_t m, int64_t n, int64_t k) {
+  if (!haveOneDnn())
+    return false;
+  const char *forced = std::getenv("MBT_F32_MATMUL");
+  if (forced && std::strcmp(forced, "openblas") == 0)
+    return false;
+  if (forced && std::strcmp(forced, "onednn") == 0)
+    return true;
+  constexpr double kMinMultiplyAdds = 1 << 20;
+  return oneDnnHasAvx512() &&
+         double(m) * double(n) * double(k) >= kMinMultiplyAdds &&
+         (n >= 32 || k >= 1024);
+}
+
 /// c = a b (+ c) for logical matrices a (m x k), b (k x n) and c (m x n) of
 /// any strides: one GEMM where BLAS can read them, whose transposes follow
-/// from the strides, else the reference loop.
+/// from the strides, else the reference loop. f32 products run on oneDNN
+/// or OpenBLAS (onOneDnn), f64 ones on OpenBLAS.
 template <typename T>
 void multiply(Matrix<T> a, Matrix<T> b, Matrix<T> c, bool accumulate) {
   if (c.rows == 0 || c.cols == 0)
@@ -209,6 +235,10 @@ void multiply(Matrix<T> a, Matrix<T> b, Matrix<T> c, bool accumulate) {
     naiveMatmul(a, b, c, accumulate);
     return;
   }
+  if constexpr (std::is_same_v<T, float>)
+    if (onOneDnn(c.rows, c.cols, a.cols) &&
+        multiplyOnOneDnnF32(a, b, c, accumulate))
+      return;
   gemm(la.transposed, lb.transposed, static_cast<int>(c.rows),
        static_cast<int>(c.cols), static_cast<int>(a.cols), a.data,
        la.leadingDim, b.data, lb.leadingDim, accumulate, c.data, lc.leadingDim);
@@ -315,6 +345,15 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
 void multiplyF32(Matrix<float> a, Matrix<float> b, Matrix<float> c,
                  bool accumulate) {
   multiply(a, b, c, accumulate);
+}
+
+std::string f32MatmulEngine(int64_t m, int64_t n, int64_t k) {
+#ifdef MBT_HAVE_OPENBLAS
+  const char *blas = "OpenBLAS sgemm";
+#else
+  const char *blas = "reference loop";
+#endif
+  return onOneDnn(m, n, k) ? "oneDNN f32" : blas;
 }
 
 IdleModelsGuard::IdleModelsGuard(const uint8_t *idle, int64_t models) {

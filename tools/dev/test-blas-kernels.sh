@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Reruns the tests labelled `blas` (batch-vs-alone, LibTorch references,
-# finite differences: every number goes through OpenBLAS's sgemm/dgemm in
-# mbt's runtime and in LibTorch) under OpenBLAS's kernel types other than
-# the one it picks on this CPU, so a tolerance that holds only for one
-# kernel's summation order fails here and not on the next machine:
-#   Haswell   AVX2 + FMA (AMD Zen gets these too)
-#   SkylakeX  AVX-512 (only where the CPU has avx512f)
-#   Prescott  SSE3, the generic x86-64 kernels
+# finite differences: every number goes through a GEMM library, in mbt's
+# runtime and in LibTorch) under the summation orders the first ctest run
+# did not see, so a tolerance that holds only for one of them fails here
+# and not on the next machine. mbt's f32 products run on oneDNN or OpenBLAS
+# by their shape and the CPU (docs/abi.md); each pass below takes one
+# library for all of them (MBT_F32_MATMUL):
+#   OpenBLAS under its kernel types other than the one it picks here:
+#     Haswell   AVX2 + FMA (AMD Zen gets these too)
+#     SkylakeX  AVX-512 (only where the CPU has avx512f)
+#     Prescott  SSE3, the generic x86-64 kernels
+#   oneDNN    every f32 product, where the runtime has it
 # Artifacts compiled by the first ctest run are reused
 # (MBT_TEST_REUSE_ARTIFACTS), so each pass costs training time only.
 #   tools/dev/test-blas-kernels.sh [BUILD_DIR]      (default: build)
@@ -25,7 +29,17 @@ for kernel in "${kernels[@]}"; do
   [ "$kernel" = "$native" ] && continue
   echo "== tests labelled blas under OPENBLAS_CORETYPE=$kernel (native: ${native:-unknown})"
   (cd "$build" &&
-   OPENBLAS_CORETYPE=$kernel MBT_TEST_REUSE_ARTIFACTS=1 \
+   OPENBLAS_CORETYPE=$kernel MBT_F32_MATMUL=openblas \
+     MBT_TEST_REUSE_ARTIFACTS=1 \
      ctest -L '^blas$' --output-on-failure -j"$(nproc)") || status=1
 done
+
+cache="$build/CMakeCache.txt"
+if grep -q '^MBT_WITH_DNNL:BOOL=ON' "$cache" &&
+   grep -q '^MBT_DNNL_LIBRARY:FILEPATH=/' "$cache"; then
+  echo "== tests labelled blas with every f32 product on oneDNN"
+  (cd "$build" &&
+   MBT_F32_MATMUL=onednn MBT_TEST_REUSE_ARTIFACTS=1 \
+     ctest -L '^blas$' --output-on-failure -j"$(nproc)") || status=1
+fi
 exit $status

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -224,6 +225,68 @@ TEST_P(Bf16MatmulTest, SharedOperandIsPackedAgainInTheNextCall) {
 
 std::string engineName(const std::string &engine) {
   return engine.empty() ? "HostEngine" : "Sgemm";
+}
+
+/// The float of `bits`.
+float fromBits(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// An operand's long contiguous runs are rounded 16 values at a time (by
+// the CPU's vcvtneps2bf16 where it has AVX512-BF16), its short ones value
+// by value: both must give the same bits, the special values included.
+// a is 48 values viewed as a [48, 1] column (transposed), so that each
+// product c[i] = bf16(a[i]) * 1 reads one value, and a NaN or an infinity
+// stays in its own row.
+TEST_P(Bf16MatmulTest, LongRunsRoundAsSingleValues) {
+  std::vector<float> a(48, 1.5f);
+  const uint32_t special[] = {
+      0x3F808000, // 1 + 2^-8: a tie, to the even 1
+      0x3F818000, // a tie, up to the even 1 + 2^-6
+      0x3F80FFFF, // past the tie between 1 and 1 + 2^-7: up
+      0x3FFF8000, // a tie that carries into the exponent: 2
+      0x7F7FFFFF, // the largest f32: rounds to infinity
+      0xFF800000, // -infinity
+      0x7FC00001, // a quiet NaN with a payload
+      0x7F800001, // a signalling NaN: stays a NaN
+      0x80000000, // -0
+      0x00800000, // the smallest normal f32
+      0xC2F6E979, // -123.456
+  };
+  for (size_t i = 0; i < std::size(special); ++i)
+    a[i] = fromBits(special[i]);
+  // Subnormals in the second group of 16: 0x007FFFFF rounds up to 2^-126,
+  // a normal bf16; 0x00018000 to a bf16 subnormal.
+  a[20] = fromBits(0x007FFFFF);
+  a[21] = fromBits(0x00018000);
+  a[40] = fromBits(0x807FFFFF);
+  float one = 1.0f;
+  std::vector<float> c(48, 7.0f);
+  auto ra = makeDenseMemRef<float, 3>(a.data(), {1, 1, 48});
+  auto rb = makeDenseMemRef<float, 3>(&one, {1, 1, 1});
+  auto rc = makeDenseMemRef<float, 3>(c.data(), {1, 48, 1});
+  _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(&ra, &rb, &rc, 1, 0, 0);
+  ASSERT_EQ(takeKernelError(), "");
+  for (int64_t i = 0; i < 48; ++i) {
+    float alone = 7.0f;
+    auto a1 = makeDenseMemRef<float, 3>(&a[i], {1, 1, 1});
+    auto c1 = makeDenseMemRef<float, 3>(&alone, {1, 1, 1});
+    _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(&a1, &rb, &c1, 1, 0, 0);
+    if (std::isnan(alone)) {
+      EXPECT_TRUE(std::isnan(c[i])) << "at " << i;
+      continue;
+    }
+    uint32_t got, want, from;
+    std::memcpy(&got, &c[i], sizeof got);
+    std::memcpy(&want, &alone, sizeof want);
+    std::memcpy(&from, &a[i], sizeof from);
+    EXPECT_EQ(got, want) << "at " << i << ": a = 0x" << std::hex << from;
+  }
+  // 0x007FFFFF is kept as 2^-126 (a vector rounding that flushed f32
+  // subnormals first would give 0).
+  EXPECT_EQ(c[20], 0x1p-126f);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Bf16MatmulTest,

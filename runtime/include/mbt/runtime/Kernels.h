@@ -72,6 +72,12 @@ _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(mbt::MemRef3F *a, mbt::MemRef3F *b,
 namespace mbt {
 namespace runtime {
 
+/// What multiplies an f32 product of an m x k and a k x n matrix in
+/// mbt_rt_batch_matmul_f32 on this host: "oneDNN f32" or "OpenBLAS
+/// sgemm", chosen by the shape and the CPU (MBT_F32_MATMUL=openblas or
+/// =onednn takes one for every product).
+std::string f32MatmulEngine(int64_t m, int64_t n, int64_t k);
+
 /// What multiplies the operands of mbt_rt_batch_matmul_f32_bf16 on this
 /// host: "oneDNN bf16 (AVX512-BF16)" or "(AMX)" where the CPU has bf16
 /// products and the runtime was built with oneDNN, else "sgemm on rounded

@@ -102,13 +102,8 @@ TEST_P(Bf16TransposeTest, StridedOperandsMatchRoundedProductsInDouble) {
   // weights in the flat parameter buffer.
   const int64_t batch = 3, m = 17, n = 9, k = 64, width = 80, skip = 3;
   auto strided = [&](std::vector<float> &buffer, int64_t rows, int64_t cols) {
-    buffer = filled(batch * rows * width, int(rows + cols));
-    MemRef3F ref =
-        makeDenseMemRef<float, 3>(buffer.data(), {batch, rows, cols});
-    ref.offset = skip;
-    ref.strides[0] = rows * width;
-    ref.strides[1] = width;
-    return ref;
+    return mbt::test::columnSlices(buffer, batch, rows, cols, width, skip,
+                                   uint32_t(rows + cols));
   };
   std::vector<float> a, b, c(batch * m * n);
   MemRef3F ra = ta ? strided(a, k, m) : strided(a, m, k);

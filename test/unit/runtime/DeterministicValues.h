@@ -2,6 +2,8 @@
 #ifndef MBT_TEST_UNIT_RUNTIME_DETERMINISTICVALUES_H
 #define MBT_TEST_UNIT_RUNTIME_DETERMINISTICVALUES_H
 
+#include "mbt/common/Abi.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,6 +20,20 @@ inline std::vector<float> filled(size_t n, uint32_t seed) {
     x = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
   }
   return v;
+}
+
+/// `batch` matrices of rows x cols, each the columns [skip, skip + cols)
+/// of a rows x `width` block, as the compiler passes the weights in the
+/// flat parameter buffer; `buffer` gets the storage, filled from `seed`.
+inline MemRef3F columnSlices(std::vector<float> &buffer, int64_t batch,
+                             int64_t rows, int64_t cols, int64_t width,
+                             int64_t skip, uint32_t seed) {
+  buffer = filled(batch * rows * width, seed);
+  MemRef3F ref = makeDenseMemRef<float, 3>(buffer.data(), {batch, rows, cols});
+  ref.offset = skip;
+  ref.strides[0] = rows * width;
+  ref.strides[1] = width;
+  return ref;
 }
 
 } // namespace mbt::test

@@ -69,13 +69,8 @@ TEST_P(F32EngineTest, StridedAccumulatedProductsMatchSumsInDouble) {
   const int64_t batch = 3, m = 37, n = 70, k = 515, width = 530, skip = 3;
   auto strided = [&](std::vector<float> &buffer, int64_t rows, int64_t cols,
                      uint32_t seed) {
-    buffer = filled(batch * rows * width, seed);
-    MemRef3F ref =
-        makeDenseMemRef<float, 3>(buffer.data(), {batch, rows, cols});
-    ref.offset = skip;
-    ref.strides[0] = rows * width;
-    ref.strides[1] = width;
-    return ref;
+    return mbt::test::columnSlices(buffer, batch, rows, cols, width, skip,
+                                   seed);
   };
   std::vector<float> a, b, c;
   MemRef3F ra = ta ? strided(a, k, m, 31) : strided(a, m, k, 31);

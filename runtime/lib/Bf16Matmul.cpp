@@ -134,13 +134,14 @@ packEach(const Matrix<float> &m, std::vector<Out> &out, Convert convert) {
   });
 }
 
-MBT_PACK_TARGETS Packed packEachAs(const Matrix<float> &m,
-                                   std::vector<uint16_t> &bf16) {
+MBT_PACK_TARGETS Packed packEachAsBf16Bits(const Matrix<float> &m,
+                                           std::vector<uint16_t> &bf16) {
   return packEach(m, bf16, [](float x) { return bf16Bits(x); });
 }
 
-MBT_PACK_TARGETS Packed packEachAs(const Matrix<float> &m,
-                                   std::vector<float> &rounded) {
+/// `m` as its values rounded to bf16, in f32.
+MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
+                               std::vector<float> &rounded) {
   return packEach(m, rounded, [](float x) { return roundedToBf16(x); });
 }
 #undef MBT_PACK_TARGETS
@@ -175,7 +176,7 @@ convertToBf16Bits(const float *from, uint16_t *to, int64_t count) {
     to[i] = bf16Bits(from[i]);
 }
 
-/// packEachAs's bf16 packing on a CPU with AVX512-BF16: the same bits.
+/// packEachAsBf16Bits's packing on a CPU with AVX512-BF16: the same bits.
 Packed packAsOnBf16Cpu(const Matrix<float> &m, std::vector<uint16_t> &bf16) {
   return pack(m, bf16, [](float x) { return bf16Bits(x); }, convertToBf16Bits);
 }
@@ -190,12 +191,7 @@ Packed packAs(const Matrix<float> &m, std::vector<uint16_t> &bf16) {
   if (cpuConverts)
     return packAsOnBf16Cpu(m, bf16);
 #endif
-  return packEachAs(m, bf16);
-}
-
-/// `m` as its values rounded to bf16, in f32.
-Packed packAs(const Matrix<float> &m, std::vector<float> &rounded) {
-  return packEachAs(m, rounded);
+  return packEachAsBf16Bits(m, bf16);
 }
 
 /// `m` packed into `operand` (as bf16 bits or rounded f32 values, by the

@@ -184,13 +184,14 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
 #endif
 
 /// Whether oneDNN's f32 GEMM multiplies an m x k by k x n product. Where
-/// it runs on AVX-512 it is 5-20% faster than OpenBLAS on products of a
-/// million multiply-adds or more, and 2-3x faster where m is a handful of
-/// channels and n or k a convolution's positions; but its fixed cost per
-/// call, and its handling of a narrow n, lose up to 5x on smaller products
-/// (docs/benchmarks.md). MBT_F32_MATMUL=openblas or =onednn takes one
-/// library for every product. The choice depends on the shape alone, never
-/// on the batch, so model i runs the same GEMM alone and among others.
+/// it runs on AVX-512 it matches OpenBLAS or beats it by up to 1.4x on
+/// products of a million multiply-adds or more, and by 3.5-3.9x where m
+/// is a handful of channels and n or k a convolution's positions; but its
+/// fixed cost per call, and its handling of a narrow n, lose up to 2x on
+/// smaller products (mbt-bench-gemm-engines, docs/benchmarks.md).
+/// MBT_F32_MATMUL=openblas or =onednn takes one library for every product. The
+/// choice depends on the shape alone, never on the batch, so model i runs the
+/// same GEMM alone and among others.
 bool onOneDnn(int64_t m, int64_t n, int64_t k) {
   if (!haveOneDnn())
     return false;

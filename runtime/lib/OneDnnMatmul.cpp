@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <array>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -118,25 +119,14 @@ Primitive *f32Primitive(bool transposeA, bool transposeB, bool accumulate) {
   return p.get();
 }
 
-/// The bf16 primitives' key: the shape, strides and accumulation.
-struct Bf16Key {
-  int64_t m, n, k, aRowStride, aColStride, bRowStride, bColStride, cRowStride,
-      cColStride;
-  bool accumulate;
-  bool operator==(const Bf16Key &o) const {
-    return m == o.m && n == o.n && k == o.k && aRowStride == o.aRowStride &&
-           aColStride == o.aColStride && bRowStride == o.bRowStride &&
-           bColStride == o.bColStride && cRowStride == o.cRowStride &&
-           cColStride == o.cColStride && accumulate == o.accumulate;
-  }
-};
+/// The bf16 primitives' key: m, n, k, the strides of a, b and c (row,
+/// column) and whether c is accumulated into (0 or 1).
+using Bf16Key = std::array<int64_t, 10>;
 
 struct Bf16KeyHash {
   size_t operator()(const Bf16Key &key) const {
     size_t h = 0;
-    for (int64_t v : {key.m, key.n, key.k, key.aRowStride, key.aColStride,
-                      key.bRowStride, key.bColStride, key.cRowStride,
-                      key.cColStride, int64_t(key.accumulate)})
+    for (int64_t v : key)
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h;
   }
@@ -165,14 +155,12 @@ Bf16Primitive *bf16Primitive(const Bf16Key &key) {
     cache.clear();
   std::unique_ptr<Bf16Primitive> made;
   try {
-    dnnl::memory::desc aDesc({key.m, key.k}, dt::bf16,
-                             {key.aRowStride, key.aColStride});
-    dnnl::memory::desc bDesc({key.k, key.n}, dt::bf16,
-                             {key.bRowStride, key.bColStride});
-    dnnl::memory::desc cDesc({key.m, key.n}, dt::f32,
-                             {key.cRowStride, key.cColStride});
+    auto [m, n, k, aRow, aCol, bRow, bCol, cRow, cCol, accumulate] = key;
+    dnnl::memory::desc aDesc({m, k}, dt::bf16, {aRow, aCol});
+    dnnl::memory::desc bDesc({k, n}, dt::bf16, {bRow, bCol});
+    dnnl::memory::desc cDesc({m, n}, dt::f32, {cRow, cCol});
     auto primitive =
-        makePrimitive(dnnl::matmul::desc(aDesc, bDesc, cDesc), key.accumulate);
+        makePrimitive(dnnl::matmul::desc(aDesc, bDesc, cDesc), accumulate);
     if (primitive) {
       made = std::make_unique<Bf16Primitive>();
       made->primitive = std::move(primitive);
@@ -229,9 +217,9 @@ bool multiplyOnOneDnnF32(const Matrix<float> &a, const Matrix<float> &b,
 bool multiplyOnOneDnnBf16(const Matrix<uint16_t> &a, const Matrix<uint16_t> &b,
                           const Matrix<float> &c, bool accumulate) {
   try {
-    Bf16Primitive *p = bf16Primitive({c.rows, c.cols, a.cols, a.rowStride,
-                                      a.colStride, b.rowStride, b.colStride,
-                                      c.rowStride, c.colStride, accumulate});
+    Bf16Primitive *p = bf16Primitive(
+        {c.rows, c.cols, a.cols, a.rowStride, a.colStride, b.rowStride,
+         b.colStride, c.rowStride, c.colStride, int64_t(accumulate)});
     if (!p)
       return false;
     p->a.set_data_handle(a.data);

@@ -42,9 +42,20 @@ func.func @adjoint(%l: tensor<3x?x?x7xf32>, %y: tensor<3x?x?xi32>, %g: tensor<3x
   return %r : tensor<3x?x?x7xf32>
 }
 
+// The arg-max in two passes that vectorize: the row's maximum, then the
+// least index whose logit is that maximum or a NaN (7, past every class,
+// for the others).
 // CHECK-LABEL: func.func @accuracy
-// CHECK:         %[[ARGMAX:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[ARGMAX]]#1, %arg1, %arg1
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK:           arith.maximumf
+// CHECK:         %[[NONE:.*]] = linalg.fill ins(%c7_i32 : i32)
+// CHECK:         %[[ARGMAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %[[MAX]] : {{.*}}) outs(%[[NONE]] : tensor<3x?x?xi32>)
+// CHECK:           %[[EQ:.*]] = arith.cmpf oeq
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno
+// CHECK:           %[[HIT:.*]] = arith.ori %[[EQ]], %[[NAN]] : i1
+// CHECK:           %[[I:.*]] = arith.select %[[HIT]], %{{.*}}, %c7_i32{{.*}} : i32
+// CHECK:           arith.minsi %{{.*}}, %[[I]] : i32
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[ARGMAX]], %arg1, %arg1
 // CHECK:           arith.cmpi eq
 // CHECK:           arith.cmpi ne
 // CHECK:         arith.divf

@@ -111,29 +111,43 @@ public:
         .getResult(0);
   }
 
-  /// Index of the first maximal logit, per row (as torch.argmax).
+  /// Index of the first maximal logit, per row (as torch.argmax: the first
+  /// NaN where the row has one). Two passes that vectorize, the row's
+  /// maximum and then the least index holding it, rather than one whose
+  /// index and value chain every element to the one before (a compare and
+  /// two selects of latency per class: 4% of the byte-level LM's step, in
+  /// its accuracy over 259 classes).
   Value rowArgMax() {
-    Value maxInit = buildFilled(
-        b, loc, rowType(elem), rowSources(),
-        b.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
-    Value idxInit = buildFilled(b, loc, rowType(b.getI32Type()), rowSources(),
-                                b.getI32IntegerAttr(0));
+    Value max = rowMax();
+    auto indexType = rowType(b.getI32Type());
+    int64_t classes = type.getDimSize(rank - 1);
+    // Past every class: what a class that is not the maximum offers.
+    IntegerAttr none = b.getI32IntegerAttr(
+        ShapedType::isDynamic(classes) ? std::numeric_limits<int32_t>::max()
+                                       : classes);
+    Value init = buildFilled(b, loc, indexType, rowSources(), none);
     return b
         .create<linalg::GenericOp>(
-            loc, TypeRange{maxInit.getType(), idxInit.getType()},
-            ValueRange{logits}, ValueRange{maxInit, idxInit},
+            loc, TypeRange{indexType}, ValueRange{logits, max},
+            ValueRange{init},
             ArrayRef<AffineMap>{id(), dropClass(), dropClass()},
             iterators(rank, {rank - 1}),
             [&](OpBuilder &nb, Location l, ValueRange a) {
-              // Strictly greater: the first maximum wins; a NaN wins too.
-              Value better = nb.create<arith::CmpFOp>(
-                  l, arith::CmpFPredicate::UGT, a[0], a[1]);
-              Value m = nb.create<arith::SelectOp>(l, better, a[0], a[1]);
-              Value i = nb.create<arith::SelectOp>(
-                  l, better, classIndexAsI32(nb, l), a[2]);
-              nb.create<linalg::YieldOp>(l, ValueRange{m, i});
+              // The maximum itself, or a NaN (the maximum is then a NaN).
+              Value isMax = nb.create<arith::CmpFOp>(
+                  l, arith::CmpFPredicate::OEQ, a[0], a[1]);
+              Value isNaN = nb.create<arith::CmpFOp>(
+                  l, arith::CmpFPredicate::UNO, a[0], a[0]);
+              Value hit = nb.create<arith::OrIOp>(l, isMax, isNaN);
+              // Not a select of the accumulator, which LLVM would keep as
+              // a chain of selects rather than vectorize as a minimum.
+              Value j = classIndexAsI32(nb, l);
+              Value past = nb.create<arith::ConstantOp>(l, none);
+              Value index = nb.create<arith::SelectOp>(l, hit, j, past);
+              nb.create<linalg::YieldOp>(
+                  l, ValueRange{nb.create<arith::MinSIOp>(l, a[2], index)});
             })
-        .getResult(1);
+        .getResult(0);
   }
 
   /// Mean over the batch dim of `perRow(args...)`, a [L...] tensor.

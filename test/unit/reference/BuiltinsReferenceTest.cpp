@@ -463,6 +463,28 @@ TEST(BuiltinsVsLibTorch, TopKAccuracy) {
       });
 }
 
+// Arg-max over rows that hold NaNs: log(z + 1) is NaN where a logit is
+// below -1, and torch.argmax takes the first NaN of such a row (the first
+// maximum of the others). Catches an arg-max that lets a NaN lose every
+// comparison (it then picks no class, or the largest real one, and the
+// hits differ: 0.203 against 0.25 here) or that picks the last NaN.
+TEST(BuiltinsVsLibTorch, AccuracyTakesTheFirstNaN) {
+  checkAgainstTorch(
+      "nan_argmax", 4, 64,
+      std::string(kLinear4) + "  loss = cross_entropy(z, y)\n"
+                              "  metric top1 = accuracy(log(z + 1), y)\n",
+      [](const Inputs &in) -> Outputs {
+        torch::Tensor z = linear(in).detach();
+        torch::Tensor logs = torch::log(z + 1);
+        // The case needs rows with a NaN and rows without one.
+        torch::Tensor nanRows = logs.isnan().any(1);
+        EXPECT_GT(nanRows.sum().item<int64_t>(), 4);
+        EXPECT_GT((~nanRows).sum().item<int64_t>(), 0);
+        return {{"loss", F::cross_entropy(linear(in), in.y)},
+                {"top1", (logs.argmax(1) == in.y).to(torch::kFloat64).mean()}};
+      });
+}
+
 // The stdlib's top5 and error_rate over 8 classes.
 TEST(BuiltinsVsLibTorch, Top5AndErrorRate) {
   checkAgainstTorch(

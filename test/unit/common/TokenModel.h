@@ -48,14 +48,15 @@ struct TokenBatch {
   }
 };
 
-/// `rows` sequences of 1 to 9 ids in [1, usedIds), with labels in
-/// [0, classes).
+/// `rows` sequences of `shortest` to `longest` ids (1 to 9 by default) in
+/// [1, usedIds), with labels in [0, classes).
 inline TokenBatch randomBatch(int64_t rows, uint32_t seed, int32_t usedIds,
-                              int32_t classes) {
+                              int32_t classes, int64_t longest = 9,
+                              int64_t shortest = 1) {
   std::mt19937 rng(seed);
   TokenBatch batch;
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t length = 1 + rng() % 9; // 1 to 9 real tokens
+    int64_t length = shortest + rng() % (longest - shortest + 1);
     std::vector<int32_t> row(length);
     for (int32_t &t : row)
       t = 1 + static_cast<int32_t>(rng() % (usedIds - 1));

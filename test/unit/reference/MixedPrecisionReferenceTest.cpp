@@ -236,13 +236,15 @@ torch::Tensor torchAttentionLoss(std::map<std::string, torch::Tensor> &t,
   return torch::nn::functional::cross_entropy(product(pooled, t["w"]), y);
 }
 
-TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
-  mbt::test::TokenModel<float> bf16(
-      compileSpec("bf16_attention", attentionSpec(true)));
+/// The bf16 attention classifier's gradient on `batch` against LibTorch's
+/// with autocast's roundings, and not against the f32 model's or one that
+/// leaves attention's own products unrounded.
+void checkBf16Attention(const std::string &name,
+                        const mbt::test::TokenBatch &batch) {
+  mbt::test::TokenModel<float> bf16(compileSpec(name, attentionSpec(true)));
   mbt::test::TokenModel<float> f32(
-      compileSpec("bf16_attention_f32", attentionSpec(false)));
+      compileSpec(name + "_f32", attentionSpec(false)));
   f32.params = bf16.params;
-  mbt::test::TokenBatch batch = mbt::test::randomBatch(6, 31, 12, 3);
   int64_t width = batch.longest() + 2;
   auto reference = [&](bool rounded, bool insideToo = true) {
     std::map<std::string, torch::Tensor> t;
@@ -277,6 +279,19 @@ TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
   EXPECT_GT(outsideOnly, 10 * error);
   EXPECT_LT(relativeDifference(f32.gradient(batch, width), reference(false)),
             1e-5);
+}
+
+TEST(MixedPrecisionVsLibTorch, Bf16AttentionMatchesAutocastsRounding) {
+  checkBf16Attention("bf16_attention", mbt::test::randomBatch(6, 31, 12, 3));
+}
+
+// Sequences of 62 to 70 tokens: the CPU takes the causal attention's
+// queries 32 at a time, and dkey and dvalue are sums over the blocks,
+// rounded once, as autocast rounds the whole product's result.
+TEST(MixedPrecisionVsLibTorch, Bf16AttentionOverSeveralQueryBlocks) {
+  checkBf16Attention("bf16_attention_blocks",
+                     mbt::test::randomBatch(4, 37, 12, 3, /*longest=*/70,
+                                            /*shortest=*/62));
 }
 
 /// The f32 whose bits are `bits`.

@@ -45,22 +45,24 @@ namespace {
 
 constexpr int64_t kHeads = 2;
 
-std::string spec(bool causal) {
-  return std::string(
-             "model m {\n"
-             "  input  x: tokens[259]\n"
-             "  target y: class[3]\n"
-             "  param table: f64[259, 4] = zeros\n"
-             "  param pos: f64[16, 4] = zeros\n"
-             "  param wq: f64[4, 4] = zeros\n"
-             "  param wk: f64[4, 4] = zeros\n"
-             "  param wv: f64[4, 4] = zeros\n"
-             "  param wo: f64[4, 4] = zeros\n"
-             "  param w: f64[4, 3] = zeros\n"
-             "  h      = tanh(embedding(x, table) + position_embedding(x, "
-             "pos))\n"
-             "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2, "
-             "causal = ") +
+/// The attention classifier; `positions` rows of position embeddings
+/// (torchLoss reads one per padded position).
+std::string spec(bool causal, int64_t positions = 16) {
+  return "model m {\n"
+         "  input  x: tokens[259]\n"
+         "  target y: class[3]\n"
+         "  param table: f64[259, 4] = zeros\n"
+         "  param pos: f64[" +
+         std::to_string(positions) +
+         ", 4] = zeros\n"
+         "  param wq: f64[4, 4] = zeros\n"
+         "  param wk: f64[4, 4] = zeros\n"
+         "  param wv: f64[4, 4] = zeros\n"
+         "  param wo: f64[4, 4] = zeros\n"
+         "  param w: f64[4, 3] = zeros\n"
+         "  h      = tanh(embedding(x, table) + position_embedding(x, pos))\n"
+         "  a      = attention(h @ wq, h @ wk, h @ wv, x, heads = 2, causal "
+         "= " +
          (causal ? "true" : "false") +
          ") @ wo\n"
          "  logits = masked_mean(h + a, x) @ w\n"
@@ -249,6 +251,23 @@ TEST(SequenceVsLibTorch, CausalAttentionWithPaddingMask) {
       [](const auto &named, const TokenBatch &batch, int64_t width) {
         return torchLoss(named, batch, width, true);
       });
+}
+
+// Sequences of 62 to 70 tokens, padded to 65 to 73: the CPU lowering
+// takes a causal attention's queries 32 at a time, so this runs two whole
+// blocks and a partial one, each reading only the keys up to its end, and
+// sums dkey and dvalue over them. Catches a block whose causal mask
+// forgets its first query's position (it would hide the earlier blocks'
+// keys) and a block that overwrites the dkey and dvalue of the blocks
+// before instead of adding to them.
+TEST(SequenceVsLibTorch, CausalAttentionOverSeveralQueryBlocks) {
+  checkAgainstTorch(
+      "ref_causal_blocks", spec(true, 80),
+      [](const auto &named, const TokenBatch &batch, int64_t width) {
+        EXPECT_GT(width, 64);
+        return torchLoss(named, batch, width, true);
+      },
+      mbt::test::randomBatch(4, 29, 12, 3, /*longest=*/70, /*shortest=*/62));
 }
 
 TEST(SequenceVsLibTorch, LstmMatchesLstmCellOverEachSamplesRealTokens) {

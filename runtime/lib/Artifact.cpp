@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Artifact.h"
+
 #include "mbt/runtime/Checkpoint.h"
+#include "mbt/runtime/LoopTeam.h"
 
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
@@ -125,6 +127,9 @@ Artifact Artifact::load(const std::string &path) {
     if (!artifact.handle)
       throw RuntimeError("cannot load artifact '" + path + "': " + reason);
   }
+  // An artifact with parallel loops brought libomp: the kernels join its
+  // team.
+  findLoopTeam();
 
   auto version = lookup<AbiVersionFn>(artifact.handle, path, kAbiVersionSymbol);
   auto manifest = lookup<ManifestFn>(artifact.handle, path, kManifestSymbol);

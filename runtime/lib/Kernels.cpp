@@ -6,12 +6,15 @@
 // merged call could pick a different blocking (and thus summation order) and
 // break the promise that model i's numbers do not depend on M.
 //
-// The batch indices (the models) are spread over a pool of threads
-// (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the cores), each GEMM
-// running single-threaded: the models' GEMMs are small, and OpenBLAS's own
-// threads spent more time handing work over (sched_yield) than computing
-// (docs/benchmarks.md). A lone model therefore runs on one thread, and so
-// does a call with too little work to pay for waking the pool (a GRU's
+// The batch indices (the models) are spread over threads (MBT_NUM_THREADS,
+// else OPENBLAS_NUM_THREADS, else the cores), each GEMM running
+// single-threaded: the models' GEMMs are small, and OpenBLAS's own threads
+// spent more time handing work over (sched_yield) than computing
+// (docs/benchmarks.md). The threads are the OpenMP team the artifact's
+// compiled loops run on, where it has one (LoopTeam.h): two sets of threads
+// on the same cores woke and slept at every loop and product of a step,
+// and left a third of the cores idle. A lone model runs on one thread, and
+// so does a call with too little work to pay for handing it over (a GRU's
 // products at one position).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +24,7 @@
 #include "Bf16Matmul.h"
 #include "KernelMatrix.h"
 #include "OneDnnMatmul.h"
+#include "mbt/runtime/LoopTeam.h"
 
 #ifdef MBT_HAVE_OPENBLAS
 #include <cblas.h>
@@ -319,27 +323,35 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   // Every GEMM runs single-threaded, whatever the number of models and
   // threads: OpenBLAS's threading, and any split of one product, changes
   // its last bits with the split (measured), and model i must get the same
-  // bits alone as in a batch. The pool spreads the batch over threads.
-  ThreadPool &pool = kernelPool();
+  // bits alone as in a batch. The batch is spread over threads instead.
 #ifdef MBT_HAVE_OPENBLAS
   if (openblas_get_num_threads() != 1)
     openblas_set_num_threads(1);
 #endif
-  // Waking the pool's threads costs tens of microseconds on a VM; a batch
-  // whose GEMMs add up to less work than that (a recurrence's products at
-  // one position) runs on the calling thread. Either way each GEMM runs
-  // whole on one thread, so no bit depends on the choice.
+  // Handing work to other threads costs tens of microseconds on a VM when
+  // they sleep; a batch whose GEMMs add up to less work than that (a
+  // recurrence's products at one position) runs on the calling thread.
+  // Either way each GEMM runs whole on one thread, so no bit depends on
+  // the choice.
+  static const int threads = kernelThreads();
   double flops = 2.0 * batch * double(c->sizes[R - 2]) *
                  double(c->sizes[R - 1]) * double(a->sizes[R - 1 - ta]);
-  if (batch < 2 || pool.size() < 2 || flops < kMinParallelFlops) {
+  if (batch < 2 || threads < 2 || flops < kMinParallelFlops) {
     for (int64_t i = 0; i < batch; ++i)
       multiplyOne(i);
     return;
   }
-  pool.parallelFor(batch, [&](int64_t begin, int64_t end) {
+  auto chunk = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       multiplyOne(i);
-  });
+  };
+  // The compiled loops' team where the artifact has one, so that one set
+  // of threads, kept awake between the loops and the products, runs the
+  // whole step; else a pool of the kernels' own.
+  if (haveLoopTeam())
+    forkOnLoopTeam(batch, threads, chunk);
+  else
+    kernelPool().parallelFor(batch, chunk);
 }
 } // namespace
 
@@ -367,7 +379,11 @@ void configureLoopThreads() {
   // setenv with overwrite = 0 keeps what the user set.
   std::string threads = std::to_string(kernelThreads());
   setenv("OMP_NUM_THREADS", threads.c_str(), 0);
-  setenv("KMP_BLOCKTIME", "0", 0);
+  // An idle team thread spins 1 ms before it sleeps: long enough to stay
+  // awake from one loop or product of a step to the next (waking it costs
+  // tens of microseconds on a VM, each time), short enough to leave the
+  // core to the runtime's other threads between steps.
+  setenv("KMP_BLOCKTIME", "1", 0);
 }
 
 void recordKernelError(const std::string &message) {

@@ -112,9 +112,11 @@ public:
 /// Sets up the OpenMP runtime that an artifact's parallel loops use, before
 /// it starts (Artifact::load calls it): as many threads as the batched
 /// kernels use (MBT_NUM_THREADS, else OPENBLAS_NUM_THREADS, else the
-/// cores), and idle OpenMP threads that sleep at once instead of spinning
-/// for 200 ms, which would take the cores from the kernels' threads
-/// between parallel loops. Variables the user set are kept.
+/// cores), and idle threads that spin for 1 ms (KMP_BLOCKTIME=1) before
+/// they sleep, instead of libomp's 200 ms. The kernels run on the same
+/// team (LoopTeam.h), so the spinning keeps it awake through a step
+/// without taking a core from anything else. Variables the user set are
+/// kept.
 void configureLoopThreads();
 
 } // namespace runtime

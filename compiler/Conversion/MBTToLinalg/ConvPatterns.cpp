@@ -368,6 +368,24 @@ Value gradInputByTransposedPass(OpBuilder &b, Location loc, Value dy, Value w,
                   format);
 }
 
+/// The sum of `terms` as a balanced tree, ((t0 + t1) + (t2 + t3)) + ...:
+/// a fixed order, so a model's bits do not depend on the batch, whose
+/// chain of dependent additions is log2 of the count long instead of the
+/// count (a 5x5 filter's 25 taps: 25 additions of latency per element, 13%
+/// of LeNet's step, against 5).
+Value buildPairwiseSum(OpBuilder &b, Location loc, ArrayRef<Value> terms) {
+  SmallVector<Value> level(terms);
+  while (level.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back(b.create<arith::AddFOp>(loc, level[i], level[i + 1]));
+    if (level.size() % 2)
+      next.push_back(level.back());
+    level = std::move(next);
+  }
+  return level.front();
+}
+
 /// dx as col2im of dcols = dy · W: a gather summing, for each input
 /// element, the column entries of the taps whose window reads it. Its
 /// columns hold B * OH * OW * C/G * KH * KW elements.
@@ -403,7 +421,7 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
         Value group = nb.create<arith::DivUIOp>(l, i[2], perGroup);
         Value c = nb.create<arith::RemUIOp>(l, i[2], perGroup);
         Value zero = floatConstant(nb, l, element, 0.0);
-        Value sum = zero;
+        SmallVector<Value> terms;
         for (int64_t kh = 0; kh < g.kh; ++kh) {
           auto [oh, rowOk] = tapReader(nb, l, i[3], kh, g.sh, g.dh, g.ph, g.oh);
           for (int64_t kw = 0; kw < g.kw; ++kw) {
@@ -415,11 +433,10 @@ Value gradInputByCol2im(OpBuilder &b, Location loc, Value dy, Value w,
                 ValueRange{i[0], group, c, indexConstant(nb, l, kh),
                            indexConstant(nb, l, kw), i[1], oh, ow});
             Value ok = nb.create<arith::AndIOp>(l, rowOk, colOk);
-            sum = nb.create<arith::AddFOp>(
-                l, sum, nb.create<arith::SelectOp>(l, ok, v, zero));
+            terms.push_back(nb.create<arith::SelectOp>(l, ok, v, zero));
           }
         }
-        return sum;
+        return buildPairwiseSum(nb, l, terms);
       });
 }
 

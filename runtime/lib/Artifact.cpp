@@ -9,13 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Artifact.h"
-
 #include "mbt/runtime/Checkpoint.h"
-#include "mbt/runtime/LoopTeam.h"
 
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Kernels.h"
+#include "mbt/runtime/LoopTeam.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <dlfcn.h>
+#include <mutex>
 
 namespace mbt {
 namespace runtime {
@@ -56,6 +57,9 @@ void runChunk(int32_t *, int32_t *, void *bodyArg, void *nArg) {
 } // namespace
 
 void findLoopTeam() {
+  // Artifacts may be loaded from several threads at once.
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
   if (found.load(std::memory_order_acquire))
     return;
   void *library = dlopen("libomp.so.5", RTLD_LAZY | RTLD_NOLOAD);
@@ -68,8 +72,10 @@ void findLoopTeam() {
       lookUp(library, "omp_get_thread_num", omp.threadNum) &&
       lookUp(library, "omp_get_num_threads", omp.numThreads) &&
       lookUp(library, "omp_in_parallel", omp.inParallel))
+    // The handle stays open: the kernels call into libomp from now on.
     found.store(&omp, std::memory_order_release);
-  // The handle stays open: the kernels call into libomp from now on.
+  else
+    dlclose(library);
 }
 
 bool haveLoopTeam() { return found.load(std::memory_order_acquire) != nullptr; }

@@ -1,5 +1,4 @@
-//===- LoopTeam.h - the kernels' threads: the compiled loops' team -*- C++
-//-*-===//
+//===- LoopTeam.h - the kernels' threads, the loops' team -------*- C++ -*-===//
 //
 // The batched kernels run their models on the threads of libomp's team,
 // the one an artifact's compiled loops run on, where the process has

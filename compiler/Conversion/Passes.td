@@ -286,21 +286,28 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
 }
 
 def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
-  let summary = "Keep innermost loops' accumulators in registers, f32 sums in 4 lanes";
+  let summary = "Keep innermost loops' accumulators in registers, f32 sums in lanes";
   let description = [{
     After the lowering of linalg to loops: an innermost `scf.for` whose
     only write is `memref.store (arith.addf|arith.maximumf (memref.load
     %m[%i]), %x), %m[%i]` with `%i` defined outside the loop (a reduction
     over the innermost dimension) keeps its accumulator in memory, one
-    element per add latency. It becomes a loop over groups of 4 elements
-    with 4 accumulators (`iter_args`), element `j` into accumulator
-    `(j - lb) mod 4`, then a loop over the last `count mod 4` elements,
-    each into its own accumulator; the 4 are combined by a fixed tree and
-    then with the buffer's value before the loop. The order of the
-    additions depends on the element index alone: a model's sums are the
-    same alone and in a batch, and trailing elements that add 0 (padding)
-    change no bit. Loops of a dynamic trip count (a sequence's positions
-    or keys) or of at least 256 iterations get the lanes.
+    element per add latency. It gets lanes: element `j` goes to lane
+    `(j - lb) mod L`, the lanes are combined by a fixed tree and then with
+    the buffer's value before the loop. The order of the additions depends
+    on the element index alone: a model's sums are the same alone and in a
+    batch, and trailing elements that add 0 (padding) change no bit. Loops
+    of a dynamic trip count (a sequence's positions or keys) or of at
+    least 256 iterations get the lanes.
+
+    Where every op of the body that depends on the element is elementwise
+    (arith, math) or a load whose last index is the element, the lanes are
+    one `vector<16xf32>`: the body runs on 16 elements at once (its other
+    values stay scalars, broadcast where needed), the last `count mod 16`
+    elements are one masked step (`vector.maskedload`; a scalar copy of
+    the body per element, selected into its lane, where a load is strided
+    or an op could trap on a masked lane), and the tree combines halves.
+    Other bodies get 4 scalar lanes, one copy of the body per lane.
 
     Every other innermost loop whose only writes are such accumulators
     (shorter static sums, f64 sums, an arg-max's maximum and index) keeps
@@ -317,15 +324,25 @@ def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {
       memref.store %s, %m[%i] : memref<?xf32>
     }
     // becomes
-    %lanes:4 = scf.for %j = %c0 to %end step %c4 iter_args(...) -> (f32, ...)
-    %rest:4 = scf.for %j = %end to %n step %c1 iter_args(...) -> (f32, ...)
+    %lanes = scf.for %j = %c0 to %end step %c16 iter_args(%l = %zeros)
+        -> (vector<16xf32>) {
+      %x = vector.load %in[%i, %j] : memref<?x?xf32>, vector<16xf32>
+      %s = arith.addf %l, %x : vector<16xf32>
+      scf.yield %s : vector<16xf32>
+    }
+    %all = scf.if %any -> (vector<16xf32>) { // the last count mod 16
+      %x = vector.maskedload %in[%i, %end], %mask, %zeros ...
+      ...
+    }
+    // halves combined: 16 -> 8 -> 4 -> 2 -> 1
     %s = arith.addf %before, %tree : f32
     memref.store %s, %m[%i] : memref<?xf32>
     ```
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def MBTOutlineRepeated : Pass<"mbt-outline-repeated", "::mlir::ModuleOp"> {

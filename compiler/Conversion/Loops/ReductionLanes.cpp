@@ -9,11 +9,20 @@
 // once attention's weights stay in the cache, those loops took half of its
 // time.
 //
-// This pass gives such a loop kLanes accumulators in registers: element j
-// goes to lane (j - lb) mod kLanes, in order, the lanes are combined by a
+// This pass gives such a loop lanes of accumulators in registers: element
+// j goes to lane (j - lb) mod L, in order, the lanes are combined by a
 // fixed tree, and the result is combined with the value the buffer held
-// before the loop. The order of the additions is a function of the element
-// index alone, not of the trip count, so:
+// before the loop. Where the body is elementwise and reads the element
+// from the innermost dimension (a softmax's row, a loss's classes), the
+// lanes are one vector of L = 16: the body runs on 16 elements at once and
+// the last partial group is one masked step. Other bodies (a column of a
+// row-major buffer) keep L = 4 scalar lanes and one copy of the body per
+// lane, which LLVM's SLP vectorizer packs 4 wide at best: the cross-
+// entropy's sum of exponentials over the byte-level LM's 259 classes ran
+// its exp in 4-wide vectors until it got the vector form.
+//
+// The order of the additions is a function of the element index alone,
+// not of the trip count, so:
 // - a model's sums are the same alone and in a batch (the model loop is
 //   outside), and
 // - elements past the real ones that add exactly 0 (padded keys, padded
@@ -33,6 +42,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -45,8 +55,8 @@ using namespace mlir;
 
 namespace {
 
-/// Independent additions in flight: 8 (an add's latency of 4 cycles times
-/// 2 ports) measured no faster than 4 on the transformer example.
+/// Scalar lanes: 8 (an add's latency of 4 cycles times 2 ports) measured
+/// no faster than 4 on the transformer example.
 constexpr int64_t kLanes = 4;
 
 /// Static loops shorter than this are left alone (a layer norm's features,
@@ -197,26 +207,48 @@ Value cloneStep(OpBuilder &b, Reduction r, Value j, Value lane) {
       .lookup(r.combine->getResult(0));
 }
 
-/// combine(a, b), a clone of the reduction's combining op.
+/// combine(x, y) by the reduction's combining op, on scalars or on vectors
+/// of lanes.
 Value combineTwo(OpBuilder &b, Reduction r, Value x, Value y) {
-  IRMapping map;
-  map.map(r.combine->getOperand(0), x);
-  map.map(r.combine->getOperand(1), y);
-  return b.clone(*r.combine, map)->getResult(0);
+  OperationState state(r.combine->getLoc(), r.combine->getName());
+  state.addOperands({x, y});
+  state.addTypes(x.getType());
+  state.addAttributes(r.combine->getAttrs());
+  return b.create(state)->getResult(0);
 }
 
-void rewrite(Reduction r) {
+/// lb + the whole groups of `width` elements in [lb, ub): where the last,
+/// partial group starts.
+Value wholeGroupsEnd(OpBuilder &b, Location loc, Value lb, Value ub,
+                     Value width) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value count =
+      b.create<arith::MaxSIOp>(loc, b.create<arith::SubIOp>(loc, ub, lb), zero);
+  Value whole = b.create<arith::MulIOp>(
+      loc, b.create<arith::DivUIOp>(loc, count, width), width);
+  return b.create<arith::AddIOp>(loc, lb, whole);
+}
+
+/// Stores the buffer's value before the loop combined with the lanes'
+/// `total`.
+void storeCombined(OpBuilder &b, Location loc, Reduction r, Value total) {
+  memref::StoreOp store = r.accumulator.store;
+  Value before =
+      b.create<memref::LoadOp>(loc, store.getMemRef(), store.getIndices());
+  Value combined = combineTwo(b, r, before, total);
+  b.create<memref::StoreOp>(loc, combined, store.getMemRef(),
+                            store.getIndices());
+}
+
+/// The scalar form, for a body that does not vectorize: kLanes copies of
+/// the body per group, the rest each into its lane by selects.
+void rewriteInScalarLanes(Reduction r) {
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   OpBuilder b(loop);
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound();
   Value lanes = b.create<arith::ConstantIndexOp>(loc, kLanes);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value count =
-      b.create<arith::MaxSIOp>(loc, b.create<arith::SubIOp>(loc, ub, lb), zero);
-  Value whole = b.create<arith::MulIOp>(
-      loc, b.create<arith::DivUIOp>(loc, count, lanes), lanes);
-  Value mainEnd = b.create<arith::AddIOp>(loc, lb, whole);
+  Value mainEnd = wholeGroupsEnd(b, loc, lb, ub, lanes);
   Value start = identity(b, loc, r.combine);
   SmallVector<Value> inits(kLanes, start);
 
@@ -259,11 +291,236 @@ void rewrite(Reduction r) {
   for (int64_t width = kLanes; width > 1; width /= 2)
     for (int64_t k = 0; k < width / 2; ++k)
       lane[k] = combineTwo(b, r, lane[2 * k], lane[2 * k + 1]);
-  memref::StoreOp store = r.accumulator.store;
-  Value before =
-      b.create<memref::LoadOp>(loc, store.getMemRef(), store.getIndices());
-  Value total = combineTwo(b, r, before, lane[0]);
-  b.create<memref::StoreOp>(loc, total, store.getMemRef(), store.getIndices());
+  storeCombined(b, loc, r, lane[0]);
+  loop.erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Vector lanes
+//===----------------------------------------------------------------------===//
+
+/// Lanes of the vector form: one AVX-512 register of f32, two of AVX2's.
+constexpr int64_t kVectorLanes = 16;
+
+/// How a reduction's body computes kVectorLanes elements at once. The
+/// values that depend on the element (`varying`: the induction variable,
+/// the accumulator and what is computed from them) become vectors, the
+/// others stay scalars. A body vectorizes when each varying op is
+/// elementwise (arith, math) or a load whose last index is the element and
+/// whose other indices do not depend on it.
+struct VectorBody {
+  DenseSet<Value> varying;
+  /// Every varying load reads a dimension of unit stride, and every varying
+  /// op may run on lanes past the end (no integer division by what such a
+  /// lane would hold): the last partial group is then one masked step.
+  bool maskable = true;
+};
+
+bool hasUnitInnermostStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 &&
+         succeeded(getStridesAndOffset(type, strides, offset)) &&
+         strides.back() == 1;
+}
+
+VectorType lanesOf(Type element) {
+  return VectorType::get({kVectorLanes}, element);
+}
+
+std::optional<VectorBody> matchVectorBody(Reduction r) {
+  VectorBody body;
+  Value element = r.loop.getInductionVar();
+  body.varying.insert(element);
+  body.varying.insert(r.accumulator.load.getResult());
+  auto isVarying = [&](Value v) { return body.varying.contains(v); };
+  for (Operation &op : r.loop.getBody()->without_terminator()) {
+    if (&op == r.accumulator.load || &op == r.accumulator.store ||
+        llvm::none_of(op.getOperands(), isVarying))
+      continue;
+    if (op.getNumResults() != 1 ||
+        !op.getResult(0).getType().isIntOrIndexOrFloat())
+      return std::nullopt;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      ValueRange indices = load.getIndices();
+      if (indices.empty() || indices.back() != element ||
+          llvm::any_of(indices.drop_back(), isVarying))
+        return std::nullopt;
+      body.maskable &= hasUnitInnermostStride(load.getMemRefType());
+    } else if (OpTrait::hasElementwiseMappableTraits(&op)) {
+      body.maskable &= isSpeculatable(&op);
+    } else {
+      return std::nullopt;
+    }
+    body.varying.insert(op.getResult(0));
+  }
+  return body;
+}
+
+/// The element indices j, j + 1, ..., j + kVectorLanes - 1.
+Value elementIndices(OpBuilder &b, Location loc, Value j) {
+  auto offsets = llvm::to_vector(llvm::seq<int64_t>(0, kVectorLanes));
+  Value base = b.create<vector::BroadcastOp>(loc, lanesOf(b.getIndexType()), j);
+  Value steps = b.create<arith::ConstantOp>(loc, b.getIndexVectorAttr(offsets));
+  return b.create<arith::AddIOp>(loc, base, steps);
+}
+
+/// One step of a vector body: the elements j, j + 1, ... combined into
+/// the lanes, the varying ops on vectors, the others cloned as scalars.
+class VectorStep {
+public:
+  VectorStep(OpBuilder &b, Location loc, Reduction r, const VectorBody &body)
+      : b(b), loc(loc), r(r), body(body) {}
+
+  /// The lanes after the step; with `mask`, only the lanes it keeps take
+  /// an element, and loads read those alone.
+  Value build(Value j, Value lanes, Value mask) {
+    scalars.map(r.loop.getInductionVar(), j);
+    vectors[r.accumulator.load.getResult()] = lanes;
+    for (Operation &op : r.loop.getBody()->without_terminator()) {
+      if (&op == r.accumulator.load || &op == r.accumulator.store)
+        continue;
+      if (op.getNumResults() != 1 || !body.varying.contains(op.getResult(0))) {
+        b.clone(op, scalars);
+        continue;
+      }
+      auto load = dyn_cast<memref::LoadOp>(op);
+      vectors[op.getResult(0)] =
+          load ? vectorLoad(load, j, mask) : elementwise(op);
+    }
+    Value next = vectors.lookup(r.combine->getResult(0));
+    return mask ? b.create<arith::SelectOp>(loc, mask, next, lanes) : next;
+  }
+
+private:
+  /// `v` as a vector: its lanes if it varies, else its value broadcast.
+  Value vectorOf(Value v) {
+    if (Value known = vectors.lookup(v))
+      return known;
+    Value vector =
+        v == r.loop.getInductionVar()
+            ? elementIndices(b, loc, scalars.lookup(v))
+            : b.create<vector::BroadcastOp>(loc, lanesOf(v.getType()),
+                                            scalars.lookupOrDefault(v));
+    vectors[v] = vector;
+    return vector;
+  }
+
+  Value vectorLoad(memref::LoadOp load, Value j, Value mask) {
+    SmallVector<Value> indices;
+    for (Value index : load.getIndices().drop_back())
+      indices.push_back(scalars.lookupOrDefault(index));
+    indices.push_back(j);
+    Value memref = scalars.lookupOrDefault(load.getMemRef());
+    VectorType type = lanesOf(load.getType());
+    if (hasUnitInnermostStride(load.getMemRefType()) && !mask)
+      return b.create<vector::LoadOp>(loc, type, memref, indices);
+    Value zeros = b.create<arith::ConstantOp>(loc, b.getZeroAttr(type));
+    if (mask)
+      return b.create<vector::MaskedLoadOp>(loc, type, memref, indices, mask,
+                                            zeros);
+    // A strided dimension: one element at a time.
+    Value gathered = zeros;
+    for (int64_t k = 0; k < kVectorLanes; ++k) {
+      indices.back() = b.create<arith::AddIOp>(
+          loc, j, b.create<arith::ConstantIndexOp>(loc, k));
+      Value x = b.create<memref::LoadOp>(loc, memref, indices);
+      gathered = b.create<vector::InsertOp>(loc, x, gathered, k);
+    }
+    return gathered;
+  }
+
+  Value elementwise(Operation &op) {
+    OperationState state(op.getLoc(), op.getName());
+    for (Value operand : op.getOperands())
+      state.addOperands(vectorOf(operand));
+    state.addTypes(lanesOf(op.getResult(0).getType()));
+    state.addAttributes(op.getAttrs());
+    return b.create(state)->getResult(0);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Reduction r;
+  const VectorBody &body;
+  IRMapping scalars;
+  DenseMap<Value, Value> vectors;
+};
+
+/// The elements from `restStart` to `ub` (fewer than kVectorLanes), each
+/// into its lane: one masked step where the body allows, else one scalar
+/// copy of the body per element, selected into its lane.
+Value addRest(OpBuilder &b, Location loc, Reduction r, const VectorBody &body,
+              Value restStart, Value ub, Value lanes) {
+  Value count = b.create<arith::SubIOp>(loc, ub, restStart);
+  if (body.maskable) {
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value any =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, count, zero);
+    auto step = b.create<scf::IfOp>(
+        loc, any,
+        [&](OpBuilder &nb, Location l) {
+          Value mask = nb.create<vector::CreateMaskOp>(
+              l, lanesOf(nb.getI1Type()), ValueRange{count});
+          VectorStep vectorStep(nb, l, r, body);
+          nb.create<scf::YieldOp>(l, vectorStep.build(restStart, lanes, mask));
+        },
+        [&](OpBuilder &nb, Location l) { nb.create<scf::YieldOp>(l, lanes); });
+    return step.getResult(0);
+  }
+  Value start = identity(b, loc, r.combine);
+  Value lane = elementIndices(b, loc, restStart);
+  auto rest = b.create<scf::ForOp>(
+      loc, restStart, ub, b.create<arith::ConstantIndexOp>(loc, 1), lanes,
+      [&](OpBuilder &nb, Location l, Value j, ValueRange carried) {
+        Value element = cloneStep(nb, r, j, start);
+        Value mine = nb.create<arith::CmpIOp>(
+            l, arith::CmpIPredicate::eq, lane,
+            nb.create<vector::BroadcastOp>(l, lane.getType(), j));
+        Value added = combineTwo(nb, r, carried[0],
+                                 nb.create<vector::BroadcastOp>(
+                                     l, lanesOf(element.getType()), element));
+        nb.create<scf::YieldOp>(l, ValueRange{nb.create<arith::SelectOp>(
+                                       l, mine, added, carried[0])});
+      });
+  return rest.getResult(0);
+}
+
+/// The lanes combined by a fixed tree: the upper half into the lower one,
+/// down to one.
+Value combineLanes(OpBuilder &b, Location loc, Reduction r, Value lanes) {
+  for (int64_t width = kVectorLanes / 2; width >= 1; width /= 2) {
+    Value low = b.create<vector::ExtractStridedSliceOp>(
+        loc, lanes, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{width},
+        ArrayRef<int64_t>{1});
+    Value high = b.create<vector::ExtractStridedSliceOp>(
+        loc, lanes, ArrayRef<int64_t>{width}, ArrayRef<int64_t>{width},
+        ArrayRef<int64_t>{1});
+    lanes = combineTwo(b, r, low, high);
+  }
+  return b.create<vector::ExtractOp>(loc, lanes, 0);
+}
+
+/// The vector form: groups of kVectorLanes elements, element j into lane
+/// (j - lb) mod kVectorLanes, then the rest, each into its lane.
+void rewriteInVectorLanes(Reduction r, const VectorBody &body) {
+  scf::ForOp loop = r.loop;
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  Value ub = loop.getUpperBound();
+  Value width = b.create<arith::ConstantIndexOp>(loc, kVectorLanes);
+  Value groupsEnd = wholeGroupsEnd(b, loc, loop.getLowerBound(), ub, width);
+  Value start = b.create<vector::BroadcastOp>(
+      loc, lanesOf(r.combine->getResult(0).getType()),
+      identity(b, loc, r.combine));
+  auto groups = b.create<scf::ForOp>(
+      loc, loop.getLowerBound(), groupsEnd, width, ValueRange{start},
+      [&](OpBuilder &nb, Location l, Value j, ValueRange lanes) {
+        VectorStep step(nb, l, r, body);
+        nb.create<scf::YieldOp>(l, step.build(j, lanes[0], Value()));
+      });
+  Value lanes = addRest(b, loc, r, body, groupsEnd, ub, groups.getResult(0));
+  storeCombined(b, loc, r, combineLanes(b, loc, r, lanes));
   loop.erase();
 }
 
@@ -277,10 +534,13 @@ struct ReductionLanesPass
         loops.push_back({loop, *accumulators});
     });
     for (auto &[loop, accumulators] : loops) {
-      if (std::optional<Reduction> r = matchReduction(loop, accumulators))
-        rewrite(*r);
-      else
+      std::optional<Reduction> r = matchReduction(loop, accumulators);
+      if (!r)
         promote(loop, accumulators);
+      else if (std::optional<VectorBody> body = matchVectorBody(*r))
+        rewriteInVectorLanes(*r, *body);
+      else
+        rewriteInScalarLanes(*r);
     }
   }
 };

@@ -1,4 +1,4 @@
-//===- GemmEnginesBench.cpp - the f32 kernel on OpenBLAS and on oneDNN ----===//
+//===- GemmEnginesBench.cpp - the product kernels on each engine ----------===//
 //
 // Times _mlir_ciface_mbt_rt_batch_matmul_f32 on one model (one thread) with
 // every product on OpenBLAS (MBT_F32_MATMUL=openblas) and with every
@@ -7,7 +7,14 @@
 // the kernel picks by default. Its numbers are the ground of the choice by
 // shape in runtime/lib/Kernels.cpp (docs/benchmarks.md).
 //
-//   build/bin/mbt-bench-gemm-engines [--seconds S]     (default 0.3 a cell)
+// With --bf16, a second table: _mlir_ciface_mbt_rt_batch_matmul_f32_bf16
+// (operands rounded to bf16 as the kernel packs them) on oneDNN's bf16
+// matmul (the default where the CPU has bf16 products) and on sgemm
+// (MBT_BF16_MATMUL=f32), against the f32 kernel, packing included. The
+// operands stay in the cache from call to call, so a step, whose operands
+// come from memory, gains less than this table says.
+//
+//   build/bin/mbt-bench-gemm-engines [--seconds S] [--bf16]   (0.3 s a cell)
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,12 +59,21 @@ const Shape kShapes[] = {
     {"LM logits, weight gradient", 64, 259, 4096, true, false},
     {"attention scores, head 16", 128, 128, 16, false, true},
     {"attention values, head 16", 128, 16, 128, false, false},
+    {"transformer QKV", 4096, 96, 32, false, false},
+    {"transformer FFN out", 4096, 32, 64, false, false},
+    {"transformer QKV, weight gradient", 32, 96, 4096, true, false},
     {"small: 32 x 96 x 32", 32, 96, 32, false, false},
 };
 
-/// GFLOP/s of the kernel on `shape` with MBT_F32_MATMUL=`engine`.
-double rate(const Shape &shape, const char *engine, double seconds) {
-  setenv("MBT_F32_MATMUL", engine, 1);
+/// The f32 kernel, or the one of operands rounded to bf16.
+enum class Kernel { F32, RoundedToBf16 };
+
+/// GFLOP/s of `kernel` on `shape` with `variable`=`engine` (MBT_F32_MATMUL
+/// or MBT_BF16_MATMUL; an empty engine leaves the default).
+double rate(const Shape &shape, Kernel kernel, const char *variable,
+            const char *engine, double seconds) {
+  if (*engine)
+    setenv(variable, engine, 1);
   std::vector<float> a(shape.m * shape.k), b(shape.k * shape.n),
       c(shape.m * shape.n);
   for (size_t i = 0; i < a.size(); ++i)
@@ -72,7 +88,12 @@ double rate(const Shape &shape, const char *engine, double seconds) {
                 : makeDenseMemRef<float, 3>(b.data(), {1, shape.k, shape.n});
   auto rc = makeDenseMemRef<float, 3>(c.data(), {1, shape.m, shape.n});
   auto call = [&] {
-    _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, shape.ta, shape.tb, 0);
+    if (kernel == Kernel::F32)
+      _mlir_ciface_mbt_rt_batch_matmul_f32(&ra, &rb, &rc, shape.ta, shape.tb,
+                                           0);
+    else
+      _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(&ra, &rb, &rc, shape.ta,
+                                                shape.tb, 0);
   };
   using Clock = std::chrono::steady_clock;
   for (int warm = 0; warm < 3; ++warm)
@@ -85,7 +106,7 @@ double rate(const Shape &shape, const char *engine, double seconds) {
     ++calls;
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  unsetenv("MBT_F32_MATMUL");
+  unsetenv(variable);
   return 2.0 * shape.m * shape.n * shape.k * calls / elapsed / 1e9;
 }
 
@@ -100,13 +121,39 @@ std::string cpuModel() {
 
 } // namespace
 
+/// The products of operands rounded to bf16 against f32's: on the
+/// default engine (oneDNN's bf16 matmul where the CPU has bf16 products)
+/// and on sgemm (the rounded values as f32).
+void printBf16Table(double seconds) {
+  fmt::print("\n| product | m x n x k | f32 GFLOP/s | bf16 on oneDNN | "
+             "bf16 on sgemm | best bf16 / f32 | default |\n"
+             "|---|---|---:|---:|---:|---:|---|\n");
+  for (const Shape &shape : kShapes) {
+    double f32 = rate(shape, Kernel::F32, "MBT_F32_MATMUL", "", seconds);
+    double engine =
+        rate(shape, Kernel::RoundedToBf16, "MBT_BF16_MATMUL", "", seconds);
+    double sgemm =
+        rate(shape, Kernel::RoundedToBf16, "MBT_BF16_MATMUL", "f32", seconds);
+    fmt::print("| {} | {} x {} x {}{}{} | {:.1f} | {:.1f} | {:.1f} | {:.2f}x | "
+               "{} |\n",
+               shape.workload, shape.m, shape.n, shape.k,
+               shape.ta ? " (a^T)" : "", shape.tb ? " (b^T)" : "", f32, engine,
+               sgemm, std::max(engine, sgemm) / f32,
+               runtime::bf16MatmulEngine());
+  }
+}
+
 int main(int argc, char **argv) {
   double seconds = 0.3;
+  bool bf16 = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--bf16") == 0) {
+      bf16 = true;
     } else {
-      fmt::print(stderr, "usage: mbt-bench-gemm-engines [--seconds S]\n");
+      fmt::print(stderr, "usage: mbt-bench-gemm-engines [--seconds S] "
+                         "[--bf16]\n");
       return 2;
     }
   }
@@ -123,13 +170,16 @@ int main(int argc, char **argv) {
   fmt::print("| product | m x n x k | OpenBLAS GFLOP/s | oneDNN GFLOP/s | "
              "oneDNN / OpenBLAS | default |\n|---|---|---:|---:|---:|---|\n");
   for (const Shape &shape : kShapes) {
-    double blas = rate(shape, "openblas", seconds);
-    double dnnl = rate(shape, "onednn", seconds);
+    double blas =
+        rate(shape, Kernel::F32, "MBT_F32_MATMUL", "openblas", seconds);
+    double dnnl = rate(shape, Kernel::F32, "MBT_F32_MATMUL", "onednn", seconds);
     std::string chosen = runtime::f32MatmulEngine(shape.m, shape.n, shape.k);
     fmt::print("| {} | {} x {} x {}{}{} | {:.1f} | {:.1f} | {:.2f}x | {} |\n",
                shape.workload, shape.m, shape.n, shape.k,
                shape.ta ? " (a^T)" : "", shape.tb ? " (b^T)" : "", blas, dnnl,
                dnnl / blas, chosen);
   }
+  if (bf16)
+    printBf16Table(seconds);
   return runtime::takeKernelError().empty() ? 0 : 1;
 }

@@ -125,8 +125,8 @@ std::string cpuModel() {
 /// default engine (oneDNN's bf16 matmul where the CPU has bf16 products)
 /// and on sgemm (the rounded values as f32).
 void printBf16Table(double seconds) {
-  fmt::print("\n| product | m x n x k | f32 GFLOP/s | bf16 on oneDNN | "
-             "bf16 on sgemm | best bf16 / f32 | default |\n"
+  fmt::print("\n| product | m x n x k | f32 GFLOP/s | bf16, default engine | "
+             "bf16 on sgemm | best bf16 / f32 | default engine |\n"
              "|---|---|---:|---:|---:|---:|---|\n");
   for (const Shape &shape : kShapes) {
     double f32 = rate(shape, Kernel::F32, "MBT_F32_MATMUL", "", seconds);

@@ -207,14 +207,21 @@ Value cloneStep(OpBuilder &b, Reduction r, Value j, Value lane) {
       .lookup(r.combine->getResult(0));
 }
 
+/// An op of `like`'s kind and attributes on `operands`, of result type
+/// `type`: an elementwise op on scalars or on vectors of lanes.
+Value createLike(OpBuilder &b, Operation *like, ValueRange operands,
+                 Type type) {
+  OperationState state(like->getLoc(), like->getName());
+  state.addOperands(operands);
+  state.addTypes(type);
+  state.addAttributes(like->getAttrs());
+  return b.create(state)->getResult(0);
+}
+
 /// combine(x, y) by the reduction's combining op, on scalars or on vectors
 /// of lanes.
 Value combineTwo(OpBuilder &b, Reduction r, Value x, Value y) {
-  OperationState state(r.combine->getLoc(), r.combine->getName());
-  state.addOperands({x, y});
-  state.addTypes(x.getType());
-  state.addAttributes(r.combine->getAttrs());
-  return b.create(state)->getResult(0);
+  return createLike(b, r.combine, {x, y}, x.getType());
 }
 
 /// lb + the whole groups of `width` elements in [lb, ub): where the last,
@@ -431,12 +438,10 @@ private:
   }
 
   Value elementwise(Operation &op) {
-    OperationState state(op.getLoc(), op.getName());
+    SmallVector<Value> operands;
     for (Value operand : op.getOperands())
-      state.addOperands(vectorOf(operand));
-    state.addTypes(lanesOf(op.getResult(0).getType()));
-    state.addAttributes(op.getAttrs());
-    return b.create(state)->getResult(0);
+      operands.push_back(vectorOf(operand));
+    return createLike(b, &op, operands, lanesOf(op.getResult(0).getType()));
   }
 
   OpBuilder &b;

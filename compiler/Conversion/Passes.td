@@ -33,6 +33,15 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     generics that read or write them, its [T, D] operands and results by
     a generic over [T, D], and an operand that is an `mbt.round_to` to the
     format already (a rounded projection) is not rounded again.
+    With `convolution-kernels` (the CPU), an f32 `mbt.conv2d`,
+    `mbt.conv2d_grad_input` or `mbt.conv2d_grad_filter` becomes a
+    `func.call` to the runtime's kernel for that pass (`mbt_rt_conv2d_f32`
+    and its `_grad_input_f32`, `_grad_filter_f32`, or with
+    `mbt.round_operands_to = bf16` the `_f32_bf16` ones, which round the
+    operands; docs/abi.md) on its operands' buffers
+    (`bufferization.to_memref read_only`), writing a new buffer that
+    becomes the result (`bufferization.to_tensor restrict writable`),
+    instead of im2col and a batched GEMM.
   }];
   let options = [
     Option<"scalarsPerElement", "scalars-per-element", "bool",
@@ -56,13 +65,22 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
            "Fold the bf16 rounding of a batched product's two operands into "
            "its linalg op (mbt.round_operands_to), for the CPU kernel that "
            "rounds them as it packs them; the rounding ops left unused go">,
+    Option<"convolutionKernels", "convolution-kernels", "bool",
+           /*default=*/"false",
+           "Lower f32 convolutions and their adjoints to calls to the "
+           "runtime's convolution kernels (oneDNN's direct convolution on "
+           "the CPU) instead of im2col and a batched GEMM">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            // embedding's adjoint: loops over positions inside an scf.forall
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           // convolution-kernels: calls on the operands' buffers
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def MBTFuseElementwise : Pass<"mbt-fuse-elementwise", "::mlir::ModuleOp"> {

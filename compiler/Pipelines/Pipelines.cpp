@@ -62,7 +62,8 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createMBTLowerToLinalg(MBTLowerToLinalgOptions{
       /*scalarsPerElement=*/cuda, /*attentionPerSequence=*/!cuda,
       /*recurrencePerModel=*/!cuda,
-      /*foldOperandRounding=*/!cuda && opts.useBlas}));
+      /*foldOperandRounding=*/!cuda && opts.useBlas,
+      /*convolutionKernels=*/!cuda && opts.useBlas}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());

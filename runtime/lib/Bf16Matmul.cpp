@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bf16Matmul.h"
 
+#include "Bf16Rounding.h"
 #include "OneDnnMatmul.h"
 
 #include "mbt/runtime/Kernels.h"
@@ -39,25 +40,6 @@ namespace mbt {
 namespace runtime {
 
 namespace {
-
-/// mbt.round_to's rounding to bf16, as the bf16's bits: to nearest, ties
-/// to even (the carry may reach the exponent: the next binade, or
-/// infinity), and a NaN stays a (quiet) NaN.
-inline uint16_t bf16Bits(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
-  bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-  return static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded >> 16);
-}
-
-/// x rounded to bf16, as an f32.
-inline float roundedToBf16(float x) {
-  uint32_t bits = uint32_t(bf16Bits(x)) << 16;
-  float rounded;
-  std::memcpy(&rounded, &bits, sizeof rounded);
-  return rounded;
-}
 
 /// A matrix packed densely: row-major, or column-major where the source's
 /// columns are contiguous runs (a transposed operand), so that the packing

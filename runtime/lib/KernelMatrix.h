@@ -12,8 +12,12 @@
 
 #include "mbt/common/Abi.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <string>
 
 namespace mbt {
 namespace runtime {
@@ -79,6 +83,30 @@ void naiveMatmul(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
                b.data[j * b.rowStride + col * b.colStride];
       out = sum;
     }
+}
+
+/// `ref`'s sizes as "[2,64,6]", for error messages.
+template <typename T, int R> std::string shapeOf(const MemRef<T, R> &ref) {
+  std::string text = "[";
+  for (int d = 0; d < R; ++d)
+    text += fmt::format("{}{}", d ? "," : "", ref.sizes[d]);
+  return text + "]";
+}
+
+/// Every element of `c` NaN: the output of a call the kernel refused, so
+/// that no step goes on from stale values.
+template <typename T, int R> void fillNaN(MemRef<T, R> *c) {
+  if (!c || !c->data)
+    return;
+  int64_t count = numElements(*c);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t offset = c->offset, rest = i;
+    for (int d = R - 1; d >= 0; --d) {
+      offset += (rest % c->sizes[d]) * c->strides[d];
+      rest /= c->sizes[d];
+    }
+    c->data[offset] = std::numeric_limits<T>::quiet_NaN();
+  }
 }
 
 /// c = a b (+ c) for logical matrices of any strides: one sgemm where BLAS

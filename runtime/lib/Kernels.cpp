@@ -23,6 +23,7 @@
 
 #include "Bf16Matmul.h"
 #include "KernelMatrix.h"
+#include "KernelThreads.h"
 #include "OneDnnMatmul.h"
 #include "mbt/runtime/LoopTeam.h"
 
@@ -137,27 +138,6 @@ int kernelThreads() {
 ThreadPool &kernelPool() {
   static ThreadPool pool(kernelThreads());
   return pool;
-}
-
-template <typename T, int R> std::string shapeOf(const MemRef<T, R> &ref) {
-  std::string text = "[";
-  for (int d = 0; d < R; ++d)
-    text += fmt::format("{}{}", d ? "," : "", ref.sizes[d]);
-  return text + "]";
-}
-
-template <typename T, int R> void fillNaN(MemRef<T, R> *c) {
-  if (!c || !c->data)
-    return;
-  int64_t count = numElements(*c);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t offset = c->offset, rest = i;
-    for (int d = R - 1; d >= 0; --d) {
-      offset += (rest % c->sizes[d]) * c->strides[d];
-      rest /= c->sizes[d];
-    }
-    c->data[offset] = std::numeric_limits<T>::quiet_NaN();
-  }
 }
 
 #ifdef MBT_HAVE_OPENBLAS
@@ -308,18 +288,6 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   int64_t batch = 1;
   for (int d = 0; d < R - 2; ++d)
     batch *= c->sizes[d];
-  // Slices of frozen models are skipped (their results are discarded).
-  const IdleModels idle = idleModels;
-  int64_t perModel = idle.idle && idle.models > 0 && batch % idle.models == 0
-                         ? batch / idle.models
-                         : 0;
-  auto multiplyOne = [&](int64_t i) {
-    if (perModel && idle.idle[i / perModel])
-      return;
-    Matrix<T> sa = slice(*a, i), sb = slice(*b, i);
-    product(ta ? transposed(sa) : sa, tb ? transposed(sb) : sb, slice(*c, i),
-            accumulate != 0);
-  };
   // Every GEMM runs single-threaded, whatever the number of models and
   // threads: OpenBLAS's threading, and any split of one product, changes
   // its last bits with the split (measured), and model i must get the same
@@ -328,22 +296,41 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   if (openblas_get_num_threads() != 1)
     openblas_set_num_threads(1);
 #endif
-  // Handing work to other threads costs tens of microseconds on a VM when
-  // they sleep; a batch whose GEMMs add up to less work than that (a
-  // recurrence's products at one position) runs on the calling thread.
-  // Either way each GEMM runs whole on one thread, so no bit depends on
-  // the choice.
-  static const int threads = kernelThreads();
   double flops = 2.0 * batch * double(c->sizes[R - 2]) *
                  double(c->sizes[R - 1]) * double(a->sizes[R - 1 - ta]);
+  forEachBatchIndex(batch, flops, [&](int64_t i) {
+    Matrix<T> sa = slice(*a, i), sb = slice(*b, i);
+    product(ta ? transposed(sa) : sa, tb ? transposed(sb) : sb, slice(*c, i),
+            accumulate != 0);
+  });
+}
+} // namespace
+
+void forEachBatchIndex(int64_t batch, double flops,
+                       const std::function<void(int64_t)> &body) {
+  // Slices of frozen models are skipped (their results are discarded).
+  const IdleModels idle = idleModels;
+  int64_t perModel = idle.idle && idle.models > 0 && batch % idle.models == 0
+                         ? batch / idle.models
+                         : 0;
+  auto runOne = [&](int64_t i) {
+    if (!perModel || !idle.idle[i / perModel])
+      body(i);
+  };
+  // Handing work to other threads costs tens of microseconds on a VM when
+  // they sleep; a batch whose work adds up to less than that (a
+  // recurrence's products at one position) runs on the calling thread.
+  // Either way each index runs whole on one thread, so no bit depends on
+  // the choice.
+  static const int threads = kernelThreads();
   if (batch < 2 || threads < 2 || flops < kMinParallelFlops) {
     for (int64_t i = 0; i < batch; ++i)
-      multiplyOne(i);
+      runOne(i);
     return;
   }
   auto chunk = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      multiplyOne(i);
+      runOne(i);
   };
   // The compiled loops' team where the artifact has one, so that one set
   // of threads, kept awake between the loops and the products, runs the
@@ -353,7 +340,6 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
   else
     kernelPool().parallelFor(batch, chunk);
 }
-} // namespace
 
 void multiplyF32(Matrix<float> a, Matrix<float> b, Matrix<float> c,
                  bool accumulate) {

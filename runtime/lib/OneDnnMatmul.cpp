@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnMatmul.h"
+#include "OneDnnContext.h"
 
 #ifdef MBT_HAVE_DNNL
 #include <omp.h>
@@ -34,19 +35,6 @@ bool effectiveIsaHas(dnnl::cpu_isa isa) {
   return (have & want) == want;
 }
 
-dnnl::engine &cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-/// The calling thread's stream, and its products kept on it.
-dnnl::stream &threadStream() {
-  thread_local bool oneThread = (omp_set_num_threads(1), true);
-  (void)oneThread;
-  thread_local dnnl::stream stream(cpuEngine());
-  return stream;
-}
-
 /// A matmul primitive with the scratchpad it runs with.
 struct Primitive {
   dnnl::matmul matmul;
@@ -66,12 +54,12 @@ std::unique_ptr<Primitive> makePrimitive(const dnnl::matmul::desc &desc,
       sum.append_sum(1.0f);
       attr.set_post_ops(sum);
     }
-    dnnl::matmul::primitive_desc pd(desc, attr, cpuEngine());
+    dnnl::matmul::primitive_desc pd(desc, attr, oneDnnEngine());
     auto made = std::make_unique<Primitive>();
     made->matmul = dnnl::matmul(pd);
     made->scratch.resize(pd.scratchpad_desc().get_size());
-    made->scratchpad =
-        dnnl::memory(pd.scratchpad_desc(), cpuEngine(), made->scratch.data());
+    made->scratchpad = dnnl::memory(pd.scratchpad_desc(), oneDnnEngine(),
+                                    made->scratch.data());
     return made;
   } catch (const dnnl::error &) {
     return nullptr;
@@ -87,7 +75,7 @@ dims stridesOf(const BlasLayout &layout) {
 
 void run(Primitive &p, const dnnl::memory &a, const dnnl::memory &b,
          const dnnl::memory &c) {
-  dnnl::stream &stream = threadStream();
+  dnnl::stream &stream = oneDnnThreadStream();
   p.matmul.execute(stream, {{DNNL_ARG_SRC, a},
                             {DNNL_ARG_WEIGHTS, b},
                             {DNNL_ARG_DST, c},
@@ -164,9 +152,9 @@ Bf16Primitive *bf16Primitive(const Bf16Key &key) {
     if (primitive) {
       made = std::make_unique<Bf16Primitive>();
       made->primitive = std::move(primitive);
-      made->a = dnnl::memory(aDesc, cpuEngine(), DNNL_MEMORY_NONE);
-      made->b = dnnl::memory(bDesc, cpuEngine(), DNNL_MEMORY_NONE);
-      made->c = dnnl::memory(cDesc, cpuEngine(), DNNL_MEMORY_NONE);
+      made->a = dnnl::memory(aDesc, oneDnnEngine(), DNNL_MEMORY_NONE);
+      made->b = dnnl::memory(bDesc, oneDnnEngine(), DNNL_MEMORY_NONE);
+      made->c = dnnl::memory(cDesc, oneDnnEngine(), DNNL_MEMORY_NONE);
     }
   } catch (const dnnl::error &) {
     made.reset();
@@ -175,6 +163,18 @@ Bf16Primitive *bf16Primitive(const Bf16Key &key) {
 }
 
 } // namespace
+
+dnnl::engine &oneDnnEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream &oneDnnThreadStream() {
+  thread_local bool oneThread = (omp_set_num_threads(1), true);
+  (void)oneThread;
+  thread_local dnnl::stream stream(oneDnnEngine());
+  return stream;
+}
 
 bool haveOneDnn() { return true; }
 
@@ -202,7 +202,7 @@ bool multiplyOnOneDnnF32(const Matrix<float> &a, const Matrix<float> &b,
     Primitive *p = f32Primitive(la.transposed, lb.transposed, accumulate);
     if (!p)
       return false;
-    dnnl::engine &engine = cpuEngine();
+    dnnl::engine &engine = oneDnnEngine();
     auto memory = [&](const Matrix<float> &m, const BlasLayout &layout) {
       return dnnl::memory({{m.rows, m.cols}, dt::f32, stridesOf(layout)},
                           engine, m.data);

@@ -11,6 +11,8 @@
 #     SkylakeX  AVX-512 (only where the CPU has avx512f)
 #     Prescott  SSE3, the generic x86-64 kernels
 #   oneDNN    every f32 product, where the runtime has it
+# The Prescott pass also runs every f32 convolution on the runtime's
+# reference loops (MBT_CONV=reference) instead of oneDNN's convolution.
 # Artifacts compiled by the first ctest run are reused
 # (MBT_TEST_REUSE_ARTIFACTS), so each pass costs training time only.
 #   tools/dev/test-blas-kernels.sh [BUILD_DIR]      (default: build)
@@ -27,9 +29,11 @@ grep -qw avx512f /proc/cpuinfo && kernels=(SkylakeX "${kernels[@]}")
 status=0
 for kernel in "${kernels[@]}"; do
   [ "$kernel" = "$native" ] && continue
-  echo "== tests labelled blas under OPENBLAS_CORETYPE=$kernel (native: ${native:-unknown})"
+  conv=""
+  [ "$kernel" = Prescott ] && conv=reference
+  echo "== tests labelled blas under OPENBLAS_CORETYPE=$kernel (native: ${native:-unknown})${conv:+, convolutions on the reference loops}"
   (cd "$build" &&
-   OPENBLAS_CORETYPE=$kernel MBT_F32_MATMUL=openblas \
+   OPENBLAS_CORETYPE=$kernel MBT_F32_MATMUL=openblas MBT_CONV=$conv \
      MBT_TEST_REUSE_ARTIFACTS=1 \
      ctest -L '^blas$' --output-on-failure -j"$(nproc)") || status=1
 done

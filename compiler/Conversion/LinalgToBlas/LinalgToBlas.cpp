@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Conversion/Utils/BatchMatmul.h"
+#include "compiler/Conversion/Utils/RuntimeKernels.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -52,27 +53,15 @@ static std::string kernelName(int64_t rank, Type element, StringRef device,
   return name;
 }
 
-static MemRefType dynamicStrided(int64_t rank, Type element) {
-  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(element.getContext(), ShapedType::kDynamic, dyn);
-  return MemRefType::get(dyn, element, layout);
-}
-
-static func::FuncOp getOrDeclareKernel(ModuleOp module, int64_t rank,
-                                       Type element, StringRef device,
+static func::FuncOp getOrDeclareKernel(OpBuilder &b, ModuleOp module,
+                                       int64_t rank, Type element,
+                                       StringRef device,
                                        std::optional<Type> format) {
-  std::string name = kernelName(rank, element, device, format);
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  MemRefType m = dynamicStrided(rank, element);
+  MemRefType m = anyStridedMemRef(rank, element);
   auto type = b.getFunctionType(
       {m, m, m, b.getI64Type(), b.getI64Type(), b.getI64Type()}, {});
-  auto f = b.create<func::FuncOp>(module.getLoc(), name, type);
-  f.setPrivate();
-  f->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-  return f;
+  return lookupOrDeclareKernel(b, module,
+                               kernelName(rank, element, device, format), type);
 }
 
 namespace {
@@ -166,9 +155,9 @@ struct LinalgToBlasPass
                             Operation *zeroing) {
     BatchMatmulKind kind = *matchBatchMatmul(op, device == "cpu");
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-    func::FuncOp kernel =
-        getOrDeclareKernel(getOperation(), 3, element, device, formatOf(op));
-    MemRefType dyn = dynamicStrided(3, element);
+    func::FuncOp kernel = getOrDeclareKernel(rewriter, getOperation(), 3,
+                                             element, device, formatOf(op));
+    MemRefType dyn = anyStridedMemRef(3, element);
     Location loc = op.getLoc();
     SmallVector<Value> args;
     for (Value v : op->getOperands())
@@ -185,9 +174,9 @@ struct LinalgToBlasPass
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     int64_t rank = matmul.batch.size() + 2;
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
-    func::FuncOp kernel =
-        getOrDeclareKernel(getOperation(), rank, element, device, formatOf(op));
-    MemRefType dyn = dynamicStrided(rank, element);
+    func::FuncOp kernel = getOrDeclareKernel(rewriter, getOperation(), rank,
+                                             element, device, formatOf(op));
+    MemRefType dyn = anyStridedMemRef(rank, element);
     Location loc = op.getLoc();
     std::pair<unsigned, unsigned> matrixLoops[] = {
         {matmul.m, matmul.k}, {matmul.k, matmul.n}, {matmul.m, matmul.n}};

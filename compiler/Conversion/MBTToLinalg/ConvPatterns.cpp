@@ -20,15 +20,29 @@
 // A value without the model dimension ([B, C, H, W], as in a model's own
 // function) gets a unit one for the lowering.
 //
+// With `kernelCalls` (the CPU), an f32 convolution instead becomes a call
+// to the runtime's kernel for its pass (mbt_rt_conv2d_f32,
+// _grad_input_f32, _grad_filter_f32, and their `_bf16` forms, which round
+// the operands of a product marked mbt.round_operands_to; docs/abi.md):
+// oneDNN's direct convolution, which moves no column matrix through
+// memory. At the tensor level the call reads its operands'
+// buffers (bufferization.to_memref read_only) and writes a new one, which
+// becomes the result (bufferization.to_tensor restrict): the kernel
+// writes its output whole, so nothing else holds that buffer.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
 #include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
 #include "compiler/Conversion/MBTToLinalg/WindowBuilders.h"
 #include "compiler/Conversion/Utils/BatchMatmul.h"
+#include "compiler/Conversion/Utils/RuntimeKernels.h"
 #include "dialects/MBT/IR/ConvShapes.h"
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -466,9 +480,115 @@ struct Conv2dGradInputPattern : public OpConversionPattern<Conv2dGradInputOp> {
   }
 };
 
+/// The runtime's convolution kernel `name`: three rank-5 f32 memrefs, then
+/// the stride, padding and dilation (height, width) and the groups.
+func::FuncOp convKernel(OpBuilder &b, ModuleOp module, StringRef name) {
+  SmallVector<Type> inputs(3, anyStridedMemRef(5, b.getF32Type()));
+  inputs.append(7, b.getI64Type());
+  return lookupOrDeclareKernel(b, module, name, b.getFunctionType(inputs, {}));
+}
+
+/// Whether the kernels compute `op`: an f32 convolution, whose product
+/// may round its operands to bf16 (the `_bf16` kernels do that), of static
+/// shapes but for the batch.
+bool onConvKernel(Operation *op, ArrayRef<Value> operands) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto rounding = op->getAttrOfType<TypeAttr>(kRoundOperandsAttr);
+  if (!type.getElementType().isF32() ||
+      (rounding && !rounding.getValue().isBF16()))
+    return false;
+  SmallVector<Value> values(operands);
+  values.push_back(op->getResult(0));
+  return llvm::all_of(values, [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    int64_t batchDim = t.getRank() - 4;
+    for (int64_t d = 0; d < t.getRank(); ++d)
+      if (t.isDynamicDim(d) && d != batchDim)
+        return false;
+    return true;
+  });
+}
+
+/// `op` as a call to the kernel of its pass, `pass` (`_bf16` where its
+/// product rounds its operands), that reads `first` and `second` (with the
+/// model dim) and writes a new [M, ...] buffer of `op`'s result type, whose
+/// batch size, where dynamic, is `first`'s (dim 1).
+template <typename OpTy>
+Value callConvKernel(ConversionPatternRewriter &rewriter, OpTy op,
+                     StringRef pass, Value first, Value second) {
+  Location loc = op.getLoc();
+  std::string name = ("mbt_rt_" + pass + "_f32").str();
+  if (op->hasAttr(kRoundOperandsAttr))
+    name += "_bf16";
+  auto kernel =
+      convKernel(rewriter, op->template getParentOfType<ModuleOp>(), name);
+  MemRefType anyOperand = cast<MemRefType>(kernel.getArgumentTypes()[0]);
+  SmallVector<Value> args;
+  for (Value v : {first, second}) {
+    auto type = cast<RankedTensorType>(v.getType());
+    Value buffer = rewriter.create<bufferization::ToMemrefOp>(
+        loc, anyStridedMemRef(type.getShape(), type.getElementType()), v,
+        /*read_only=*/true);
+    args.push_back(rewriter.create<memref::CastOp>(loc, anyOperand, buffer));
+  }
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<int64_t> shape;
+  if (resultType.getRank() == 4)
+    shape.push_back(1);
+  llvm::append_range(shape, resultType.getShape());
+  SmallVector<Value> dynamicSizes;
+  if (ShapedType::isDynamic(shape[1]))
+    dynamicSizes.push_back(rewriter.create<tensor::DimOp>(loc, first, 1));
+  auto bufferType = MemRefType::get(shape, resultType.getElementType());
+  Value result =
+      rewriter.create<memref::AllocOp>(loc, bufferType, dynamicSizes);
+  args.push_back(rewriter.create<memref::CastOp>(loc, anyOperand, result));
+  for (int64_t v : {op.getStride()[0], op.getStride()[1], op.getPadding()[0],
+                    op.getPadding()[1], op.getDilation()[0],
+                    op.getDilation()[1], int64_t(op.getGroups())})
+    args.push_back(rewriter.create<arith::ConstantIntOp>(loc, v, 64));
+  rewriter.create<func::CallOp>(loc, kernel, args);
+  Value tensor = rewriter.create<bufferization::ToTensorOp>(
+      loc, result, /*restrict=*/true, /*writable=*/true);
+  return asType(rewriter, loc, tensor, op.getType());
+}
+
+/// mbt.conv2d or one of its adjoints as a call to the kernel of its pass,
+/// which reads the op's first two operands (input and filter, the
+/// result's adjoint and the filter, input and the result's adjoint).
+/// Benefit 2: before the im2col patterns, for the ops the kernels compute.
+template <typename OpTy>
+struct ConvKernelPattern : public OpConversionPattern<OpTy> {
+  ConvKernelPattern(MLIRContext *ctx, StringRef pass)
+      : OpConversionPattern<OpTy>(ctx, /*benefit=*/2), pass(pass) {}
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange operands = adaptor.getOperands();
+    if (!onConvKernel(op, {operands[0], operands[1]}))
+      return failure();
+    Location loc = op.getLoc();
+    Value first = withModelDim(rewriter, loc, operands[0], 5);
+    Value second = withModelDim(rewriter, loc, operands[1], 5);
+    rewriter.replaceOp(op, callConvKernel(rewriter, op, pass, first, second));
+    return success();
+  }
+
+  StringRef pass;
+};
+
 } // namespace
 
-void mlir::mbt::populateConvPatterns(RewritePatternSet &patterns) {
+void mlir::mbt::populateConvPatterns(RewritePatternSet &patterns,
+                                     bool kernelCalls) {
   patterns.add<Conv2dPattern, Conv2dGradFilterPattern, Conv2dGradInputPattern>(
       patterns.getContext());
+  if (!kernelCalls)
+    return;
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ConvKernelPattern<Conv2dOp>>(ctx, "conv2d");
+  patterns.add<ConvKernelPattern<Conv2dGradInputOp>>(ctx, "conv2d_grad_input");
+  patterns.add<ConvKernelPattern<Conv2dGradFilterOp>>(ctx,
+                                                      "conv2d_grad_filter");
 }

@@ -13,8 +13,11 @@
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -96,7 +99,8 @@ static void foldOperandRounding(ModuleOp module) {
 
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
     RewritePatternSet &patterns, bool scalarsPerElement,
-    bool attentionPerSequence, bool recurrencePerModel) {
+    bool attentionPerSequence, bool recurrencePerModel,
+    bool convolutionKernels) {
   populateElementwisePatterns(patterns);
   populateMatmulPatterns(patterns);
   populateReductionPatterns(patterns);
@@ -106,7 +110,7 @@ void mlir::mbt::populateMBTToLinalgConversionPatterns(
   populateGuardStepPatterns(patterns, scalarsPerElement);
   populatePrecisionPatterns(patterns);
   populateDropoutPatterns(patterns);
-  populateConvPatterns(patterns);
+  populateConvPatterns(patterns, convolutionKernels);
   populatePoolPatterns(patterns);
   populateNormPatterns(patterns);
   populateEmbeddingPatterns(patterns);
@@ -125,7 +129,8 @@ void mlir::mbt::configureMBTToLinalgConversionTarget(ConversionTarget &target) {
   target.markOpRecursivelyLegal<SweepOp, OptimizerOp>();
   target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                          arith::ArithDialect, math::MathDialect,
-                         scf::SCFDialect>();
+                         scf::SCFDialect, bufferization::BufferizationDialect,
+                         memref::MemRefDialect, func::FuncDialect>();
 }
 
 namespace {
@@ -141,7 +146,8 @@ struct LowerToLinalgPass
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());
     populateMBTToLinalgConversionPatterns(
-        patterns, scalarsPerElement, attentionPerSequence, recurrencePerModel);
+        patterns, scalarsPerElement, attentionPerSequence, recurrencePerModel,
+        convolutionKernels);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

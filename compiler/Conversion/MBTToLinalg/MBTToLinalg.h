@@ -14,10 +14,13 @@ namespace mlir::mbt {
 /// the batch (its weights stay in the cache on a CPU).
 /// `recurrencePerModel`: each model's GRU or LSTM scan in an scf.forall over
 /// the models (each CPU thread runs whole scans).
+/// `convolutionKernels`: f32 convolutions and their adjoints are calls to
+/// the runtime's convolution kernels (the CPU) instead of im2col + GEMM.
 void populateMBTToLinalgConversionPatterns(RewritePatternSet &patterns,
                                            bool scalarsPerElement,
                                            bool attentionPerSequence,
-                                           bool recurrencePerModel);
+                                           bool recurrencePerModel,
+                                           bool convolutionKernels);
 
 /// Marks what the lowering leaves: every mbt op is illegal but the sweep
 /// and the update rules (metadata whose copies the fused update's loops

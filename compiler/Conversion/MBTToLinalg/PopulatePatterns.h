@@ -22,7 +22,8 @@ void populateClipPatterns(RewritePatternSet &patterns);
 void populateGuardStepPatterns(RewritePatternSet &patterns, bool chunkRows);
 void populatePrecisionPatterns(RewritePatternSet &patterns);
 void populateDropoutPatterns(RewritePatternSet &patterns);
-void populateConvPatterns(RewritePatternSet &patterns);
+/// `kernelCalls`: f32 convolutions become calls to the runtime's kernels.
+void populateConvPatterns(RewritePatternSet &patterns, bool kernelCalls);
 void populatePoolPatterns(RewritePatternSet &patterns);
 void populateNormPatterns(RewritePatternSet &patterns);
 void populateEmbeddingPatterns(RewritePatternSet &patterns);

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -75,24 +76,39 @@ inline bool fileHolds(const std::string &file, const std::string &contents) {
   return bytes.str() == contents;
 }
 
+/// `file` + ".<this process's id>.tmp": where a file is written before it
+/// is renamed into place. ctest runs a suite's tests as processes in
+/// parallel, and two of them may compile the same spec: each writes its
+/// own file and the rename replaces the old one at once, so no process
+/// reads (or dlopens) one half written.
+inline std::string privateTemporary(const std::string &file) {
+  return file + "." + std::to_string(::getpid()) + ".tmp";
+}
+
 /// Compiles the spec or module at `path` into testFileStem(NAME).so, with
 /// mbtc's `extraFlags` besides MBT_TEST_MBTC_FLAGS.
 inline std::string compileFile(const std::string &name, const std::string &path,
                                const std::string &extraFlags = "") {
   const char *flags = std::getenv("MBT_TEST_MBTC_FLAGS");
   std::string out = testFileStem(name) + ".so";
-  std::string command = std::string(MBTC_PATH) + " " + path + " -o " + out +
-                        (flags ? std::string(" ") + flags : "") +
+  std::string options = (flags ? std::string(" ") + flags : "") +
                         (extraFlags.empty() ? "" : " " + extraFlags);
+  std::string command =
+      std::string(MBTC_PATH) + " " + path + " -o " + out + options;
   std::string stamp = compileStamp(command, path), stampFile = out + ".stamp";
   const char *reuse = std::getenv("MBT_TEST_REUSE_ARTIFACTS");
   if (reuse && std::string(reuse) == "1" && fileHolds(stampFile, stamp))
     return out;
   std::remove(stampFile.c_str());
-  int status = std::system(command.c_str());
+  std::string written = privateTemporary(out);
+  int status = std::system(
+      (std::string(MBTC_PATH) + " " + path + " -o " + written + options)
+          .c_str());
   EXPECT_EQ(status, 0) << command;
-  if (status == 0)
+  if (status == 0) {
+    EXPECT_EQ(std::rename(written.c_str(), out.c_str()), 0) << out;
     std::ofstream(stampFile, std::ios::binary) << stamp;
+  }
   return out;
 }
 
@@ -101,7 +117,9 @@ inline std::string compileSpec(const std::string &name,
                                const std::string &source,
                                const std::string &extraFlags = "") {
   std::string path = testFileStem(name) + ".mbt";
-  std::ofstream(path) << source;
+  std::string written = privateTemporary(path);
+  std::ofstream(written) << source;
+  EXPECT_EQ(std::rename(written.c_str(), path.c_str()), 0) << path;
   return compileFile(name, path, extraFlags);
 }
 

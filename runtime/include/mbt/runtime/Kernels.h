@@ -67,6 +67,42 @@ _mlir_ciface_mbt_rt_batch_matmul_f32_bf16(mbt::MemRef3F *a, mbt::MemRef3F *b,
                                           mbt::MemRef3F *c, int64_t transposeA,
                                           int64_t transposeB,
                                           int64_t accumulate);
+
+/// The convolutions of an f32 model (mbt.conv2d and its two adjoints, as
+/// torch.nn.functional.conv2d computes them), for every model i: image
+/// [M, B, C, H, W], filter [M, O, C/G, KH, KW] and result [M, B, O, OH, OW],
+/// each of any strides, and the convolution's stride, padding and dilation
+/// (height, width) and groups. mbt_rt_conv2d_f32 writes result[i] from
+/// input[i] and filter[i]; _grad_input_f32 writes the input's adjoint
+/// from the result's (`grad`) and the filter; _grad_filter_f32 the
+/// filter's adjoint from the input and `grad`. Each writes its output
+/// whole (no accumulation). Each model's pass runs on one thread, on
+/// oneDNN's direct convolution where it takes the shape, else (or with
+/// MBT_CONV=reference) on reference loops, so model i's bits do not
+/// depend on the batch. The `_f32_bf16` kernels first round the two
+/// operands they read to bf16 as mbt.round_to does (autocast's bf16
+/// convolution: exact products summed in f32), and multiply them on
+/// oneDNN's bf16 kernels where the CPU has bf16 products.
+#define MBT_CONV_PARAMETERS                                                    \
+  int64_t strideH, int64_t strideW, int64_t padH, int64_t padW,                \
+      int64_t dilationH, int64_t dilationW, int64_t groups
+#define MBT_DECLARE_CONV_KERNELS(SUFFIX)                                       \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_conv2d_##SUFFIX(                                     \
+          mbt::MemRef<float, 5> *input, mbt::MemRef<float, 5> *filter,         \
+          mbt::MemRef<float, 5> *result, MBT_CONV_PARAMETERS);                 \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_conv2d_grad_input_##SUFFIX(                          \
+          mbt::MemRef<float, 5> *grad, mbt::MemRef<float, 5> *filter,          \
+          mbt::MemRef<float, 5> *inputGrad, MBT_CONV_PARAMETERS);              \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_conv2d_grad_filter_##SUFFIX(                         \
+          mbt::MemRef<float, 5> *input, mbt::MemRef<float, 5> *grad,           \
+          mbt::MemRef<float, 5> *filterGrad, MBT_CONV_PARAMETERS);
+MBT_DECLARE_CONV_KERNELS(f32)
+MBT_DECLARE_CONV_KERNELS(f32_bf16)
+#undef MBT_DECLARE_CONV_KERNELS
+#undef MBT_CONV_PARAMETERS
 }
 
 namespace mbt {

@@ -306,35 +306,29 @@ void batchMatmul(const char *name, MemRef<T, R> *a, MemRef<T, R> *b,
 }
 } // namespace
 
-void forEachBatchIndex(int64_t batch, double flops,
-                       const std::function<void(int64_t)> &body) {
-  // Slices of frozen models are skipped (their results are discarded).
+IdleIndices idleIndices(int64_t batch) {
   const IdleModels idle = idleModels;
-  int64_t perModel = idle.idle && idle.models > 0 && batch % idle.models == 0
-                         ? batch / idle.models
-                         : 0;
-  auto runOne = [&](int64_t i) {
-    if (!perModel || !idle.idle[i / perModel])
-      body(i);
-  };
+  if (!idle.idle || idle.models <= 0 || batch % idle.models != 0)
+    return {};
+  return {idle.idle, batch / idle.models};
+}
+
+bool runsOnCallingThread(int64_t batch, double flops) {
   // Handing work to other threads costs tens of microseconds on a VM when
   // they sleep; a batch whose work adds up to less than that (a
   // recurrence's products at one position) runs on the calling thread.
   // Either way each index runs whole on one thread, so no bit depends on
   // the choice.
   static const int threads = kernelThreads();
-  if (batch < 2 || threads < 2 || flops < kMinParallelFlops) {
-    for (int64_t i = 0; i < batch; ++i)
-      runOne(i);
-    return;
-  }
-  auto chunk = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      runOne(i);
-  };
+  return batch < 2 || threads < 2 || flops < kMinParallelFlops;
+}
+
+void spreadOverThreads(int64_t batch,
+                       const std::function<void(int64_t, int64_t)> &chunk) {
   // The compiled loops' team where the artifact has one, so that one set
   // of threads, kept awake between the loops and the products, runs the
   // whole step; else a pool of the kernels' own.
+  static const int threads = kernelThreads();
   if (haveLoopTeam())
     forkOnLoopTeam(batch, threads, chunk);
   else

@@ -337,9 +337,9 @@ TEST(Equivalence, Bf16CnnBatchOfEightEqualsEachModelAlone) {
 // runtime kernels' (mbt_rt_batch_matmul_f32_bf16 and the convolution's
 // mbt_rt_conv2d_*_f32_bf16, on oneDNN's bf16 kernels where the CPU has
 // them); with --blas=false the compiled code rounds them (mbt.round_to)
-// and multiplies in loops (the convolution as im2col and a loop GEMM). Both sum the same exact products,
-// in other orders: the trained models agree to f32's rounding of those
-// sums, where bf16 against f32 differs in the third digit.
+// and multiplies in loops (the convolution as im2col and a loop GEMM). Both sum
+// the same exact products, in other orders: the trained models agree to f32's
+// rounding of those sums, where bf16 against f32 differs in the third digit.
 TEST(Equivalence, Bf16CnnOnTheRoundingKernelEqualsExplicitRounding) {
   DataSplits data = loadDataSplits("fashion_mnist");
   // SGD, whose step is the gradient (Adam's first is about its sign).

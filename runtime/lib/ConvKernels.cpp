@@ -60,9 +60,9 @@ void convolveReference(ConvPass pass, const ConvShape &s,
           written.at(i, j, k, l) = 0.0f;
   const int64_t inPerGroup = s.channelsPerGroup(),
                 outPerGroup = s.outPerGroup();
-  // Tap by tap, the innermost loop along an output row (contiguous in the
-  // result, strided by the stride in the image), which the compiler
-  // vectorizes.
+  // Tap by tap, the innermost loop along an output row: contiguous in the
+  // result, the stride apart in the image, and free of bounds checks (the
+  // tap's range of positions is computed first).
   for (int64_t out = 0; out < s.out; ++out)
     for (int64_t c = 0; c < inPerGroup; ++c)
       for (int64_t kh = 0; kh < s.kh; ++kh)

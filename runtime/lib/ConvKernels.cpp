@@ -3,11 +3,12 @@
 // mbt_rt_conv2d_f32 and its two adjoints (docs/abi.md): each model's pass
 // on oneDNN's convolution where it takes the shape (OneDnnConv.cpp), else
 // on the reference loops below; MBT_CONV=reference takes the loops for
-// every call. The `_f32_bf16` kernels first round the two operands the
-// pass reads to bf16 (dense copies, the calling thread's own), which
-// oneDNN then multiplies in bf16 where the CPU can. Each model's pass runs
-// whole on one thread (forEachBatchIndex), so model i's bits are the same alone
-// and in a batch. A malformed call writes NaN and records why (Kernels.h).
+// every call, MBT_CONV=onednn records an error where oneDNN has none. The
+// `_f32_bf16` kernels first round the two operands the pass reads to bf16
+// (dense copies, the calling thread's own), which oneDNN then multiplies in
+// bf16 where the CPU can. Each model's pass runs whole on one thread
+// (forEachBatchIndex), so model i's bits are the same alone and in a batch. A
+// malformed call writes NaN and records why (Kernels.h).
 //
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Kernels.h"
@@ -16,12 +17,14 @@
 #include "Convolution.h"
 #include "KernelMatrix.h"
 #include "KernelThreads.h"
+#include "OneDnnMatmul.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -164,9 +167,12 @@ ConvOperands withReadOperandsRounded(ConvPass pass, ConvOperands operands) {
   return operands;
 }
 
-bool referenceForced() {
+/// The engine MBT_CONV asks for: "reference", "onednn" (oneDNN or an
+/// error, never the loops: the tests' check that oneDNN takes a shape), or
+/// empty for oneDNN where it takes the shape, else the loops.
+std::string forcedEngine() {
   const char *forced = std::getenv("MBT_CONV");
-  return forced && std::strcmp(forced, "reference") == 0;
+  return forced ? forced : "";
 }
 
 /// `pass` over every model of image [M, B, C, H, W], filter [M, O, C/G,
@@ -206,7 +212,7 @@ void convolveModels(const char *name, ConvPass pass, bool roundToBf16,
     fillNaN(written);
     return;
   }
-  bool reference = referenceForced();
+  std::string engine = forcedEngine();
   forEachBatchIndex(
       image->sizes[0], 2.0 * s.multiplyAdds() * double(image->sizes[0]),
       [&](int64_t m) {
@@ -214,12 +220,25 @@ void convolveModels(const char *name, ConvPass pass, bool roundToBf16,
                               modelSlice(*result, m)};
         if (roundToBf16)
           operands = withReadOperandsRounded(pass, operands);
-        if (reference || !convolveOnOneDnn(pass, s, operands, roundToBf16))
-          convolveReference(pass, s, operands);
+        if (engine != "reference" &&
+            convolveOnOneDnn(pass, s, operands, roundToBf16))
+          return;
+        if (engine == "onednn")
+          recordKernelError(fmt::format(
+              "{}: MBT_CONV=onednn, but oneDNN has no convolution for "
+              "image {}, filter {}, result {}",
+              name, shapeOf(*image), shapeOf(*filter), shapeOf(*result)));
+        convolveReference(pass, s, operands);
       });
 }
 
 } // namespace
+
+std::string convolutionEngine() {
+  return haveOneDnn() && forcedEngine() != "reference" ? "oneDNN"
+                                                       : "reference loops";
+}
+
 } // namespace runtime
 } // namespace mbt
 

@@ -1,8 +1,8 @@
 //===- ConvKernelTest.cpp - mbt_rt_conv2d_f32 and its adjoints ------------===//
 //
-// The three convolution kernels on both of their engines (oneDNN's direct
-// convolution, the host's choice, and the reference loops, which
-// MBT_CONV=reference selects) against sums computed in double: every
+// The three convolution kernels on their engines (the host's choice;
+// oneDNN's direct convolution alone, MBT_CONV=onednn; the reference loops,
+// MBT_CONV=reference) against sums computed in double: every
 // element within the rounding error bound of a sum of n products in f32,
 // gamma_n = n u / (1 - n u) times the sum of the products' magnitudes
 // (u = 2^-24). Shapes cover padding, stride, dilation, groups, a window
@@ -177,6 +177,8 @@ const Kernels kBf16{_mlir_ciface_mbt_rt_conv2d_f32_bf16,
 class ConvKernelTest : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
+    if (GetParam() == "onednn" && convolutionEngine() != "oneDNN")
+      GTEST_SKIP() << "the runtime has no oneDNN: " << convolutionEngine();
     if (GetParam().empty())
       unsetenv("MBT_CONV");
     else
@@ -299,8 +301,12 @@ TEST_P(ConvKernelTest, MalformedCallWritesNaNAndSaysWhy) {
   EXPECT_NE(takeKernelError().find("must be at least 1"), std::string::npos);
 }
 
+// "onednn": every pass on oneDNN or a kernel error, so that a primitive
+// oneDNN refuses (a wrong dilation, padding or layout) fails here instead
+// of passing on the reference loops behind it.
 INSTANTIATE_TEST_SUITE_P(Engines, ConvKernelTest,
-                         ::testing::Values(std::string(), "reference"),
+                         ::testing::Values(std::string(), "reference",
+                                           "onednn"),
                          [](const auto &info) {
                            return info.param.empty() ? std::string("host")
                                                      : info.param;

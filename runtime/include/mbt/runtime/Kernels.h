@@ -120,6 +120,12 @@ std::string f32MatmulEngine(int64_t m, int64_t n, int64_t k);
 /// f32" (also where MBT_BF16_MATMUL=f32 asks for it).
 std::string bf16MatmulEngine();
 
+/// What computes the f32 convolutions (mbt_rt_conv2d_f32 and the rest) on
+/// this host: "oneDNN" where the runtime was built with it (each shape
+/// oneDNN has no primitive for falls back to the loops), else, or with
+/// MBT_CONV=reference, "reference loops".
+std::string convolutionEngine();
+
 /// Returns the first error a kernel recorded since the last call and clears
 /// it; empty when none. Callers check it after each artifact call.
 std::string takeKernelError();

@@ -211,6 +211,35 @@ def MBTPlanWorkspace : Pass<"mbt-plan-workspace", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def MBTResolveDynamicExpandShapes
+    : Pass<"mbt-resolve-dynamic-expand-shapes", "::mlir::ModuleOp"> {
+  let summary = "Spell out the view of a memref.expand_shape that splits a dynamic size in two";
+  let description = [{
+    A `memref.expand_shape` whose group expands into more than one dynamic
+    size (a `[M, B T, D]` product read as `[M, B, T, D]` sequences, which
+    `mbt.split_rows` lowers to) becomes the `memref.reinterpret_cast` it
+    stands for: the source's offset, the op's output sizes, and strides
+    that multiply, inside each group, the source's stride by the sizes to
+    the right. MLIR 19's expand-strided-metadata infers those sizes from
+    the result type and cannot for such a group, so this runs before it;
+    other expand_shapes are left to it.
+
+    Example:
+
+    ```mlir
+    %e = memref.expand_shape %m [[0], [1, 2], [3]] output_shape [4, %b, %t, 32]
+        : memref<4x?x32xf32> into memref<4x?x?x32xf32>
+    // becomes
+    %base, %offset, %sizes:3, %strides:3 = memref.extract_strided_metadata %m
+    %rows = arith.muli %t, %strides#1 : index
+    %e = memref.reinterpret_cast %m to offset: [%offset],
+        sizes: [4, %b, %t, 32], strides: [%strides#0, %rows, %strides#1, %strides#2]
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MBTMapLoopsToGpu : Pass<"mbt-map-loops-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Tile outermost parallel loops into GPU blocks and threads, "
                 "innermost dimension on x";

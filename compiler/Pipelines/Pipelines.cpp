@@ -129,6 +129,8 @@ static void buildLinalgToCudaPipeline(OpPassManager &pm,
   pm.addPass(createMBTMapLoopsToGpu());
   pm.addPass(createParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
+  // Before the NVVM pipeline's expand-strided-metadata.
+  pm.addPass(createMBTResolveDynamicExpandShapes());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = opts.cudaChip;
   nvvm.cubinFeatures = "+ptx80";
@@ -159,6 +161,7 @@ void mlir::mbt::buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createMBTReductionLanes());
   pm.addPass(createMBTExpandMath());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createMBTResolveDynamicExpandShapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());

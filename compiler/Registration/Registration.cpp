@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mbt/InitAllDialects.h"
 
+#include "compiler/Conversion/Bufferization/ExpandShapeBufferization.h"
 #include "compiler/Conversion/Passes.h"
 #include "compiler/Manifest/Manifest.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -71,6 +72,8 @@ void mbt::registerAllDialects(mlir::DialectRegistry &registry) {
       gpu::GPUDialect, NVVM::NVVMDialect, index::IndexDialect, ub::UBDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  // Before upstream's tensor models: it replaces their tensor.expand_shape.
+  mlir::mbt::registerExpandShapeBufferization(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(

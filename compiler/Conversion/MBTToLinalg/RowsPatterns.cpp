@@ -1,9 +1,9 @@
 //===- RowsPatterns.cpp - merge_rows, split_rows and positions ------------===//
 //
 // merge_rows is a tensor.collapse_shape of the batch and position
-// dimensions (a memref view after bufferization, no copy); split_rows a
-// generic copying each row back (see below); positions one generic writing
-// each element's last index.
+// dimensions, split_rows a tensor.expand_shape back (memref views after
+// bufferization, no copy); positions one generic writing each element's
+// last index.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/LinalgBuilders.h"
@@ -11,6 +11,7 @@
 #include "dialects/MBT/IR/MBTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -39,10 +40,10 @@ struct MergeRowsPattern : public OpConversionPattern<MergeRowsOp> {
   }
 };
 
-/// A copy rather than a tensor.expand_shape: the batch and position
-/// sizes are both dynamic, and one-shot bufferization (MLIR 19) builds the
-/// memref.expand_shape by inferring its sizes, which it cannot for two
-/// dynamic sizes in one group. Each element reads its row b * T + t.
+/// The inverse view: a tensor.expand_shape of the rows into [..., B, T, D],
+/// its sizes those of `like` but for the last, the input's. The batch and
+/// position sizes are both dynamic, which MLIR 19 bufferizes and lowers
+/// only through mbt's own model and mbt-resolve-dynamic-expand-shapes.
 struct SplitRowsPattern : public OpConversionPattern<SplitRowsOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -51,29 +52,14 @@ struct SplitRowsPattern : public OpConversionPattern<SplitRowsOp> {
     Location loc = op.getLoc();
     auto type = op.getType();
     int64_t rank = type.getRank();
-    Value input = adaptor.getInput(), like = adaptor.getLike();
-    SmallVector<std::pair<Value, int64_t>> sources;
+    SmallVector<OpFoldResult> sizes;
     for (int64_t d = 0; d + 1 < rank; ++d)
-      sources.push_back({like, d});
-    sources.push_back({input, rank - 2});
-    Value init = buildEmpty(rewriter, loc, type, sources);
-    Value positions = rewriter.create<tensor::DimOp>(loc, like, rank - 2);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-        iterators(rank), [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> at;
-          for (int64_t d = 0; d + 3 < rank; ++d)
-            at.push_back(b.create<linalg::IndexOp>(l, d));
-          Value sample = b.create<linalg::IndexOp>(l, rank - 3);
-          Value position = b.create<linalg::IndexOp>(l, rank - 2);
-          at.push_back(b.create<arith::AddIOp>(
-              l, b.create<arith::MulIOp>(l, sample, positions), position));
-          at.push_back(b.create<linalg::IndexOp>(l, rank - 1));
-          b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<tensor::ExtractOp>(l, input, at)});
-        });
-    rewriter.replaceOp(op, generic.getResults());
+      sizes.push_back(
+          tensor::getMixedSize(rewriter, loc, adaptor.getLike(), d));
+    sizes.push_back(
+        tensor::getMixedSize(rewriter, loc, adaptor.getInput(), rank - 2));
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, type, adaptor.getInput(), rowGroups(rank), sizes);
     return success();
   }
 };

@@ -69,6 +69,8 @@ def MBT_Dialect : Dialect {
                            "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
   let hasConstantMaterializer = 1;
+  // The lowering's tensor.expand_shape of two dynamic sizes (MBTFolds.cpp).
+  let hasCanonicalizer = 1;
   let hasRegionArgAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{

@@ -1,6 +1,9 @@
 //===- MBTFolds.cpp - folders of the mbt ops ------------------------------===//
 #include "dialects/MBT/IR/MBTOps.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -93,4 +96,35 @@ struct FoldMatmulIntoTranspose : public OpRewritePattern<TransposeOp> {
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *ctx) {
   patterns.add<FoldMatmulIntoTranspose>(ctx);
+}
+
+namespace {
+/// tensor.dim of a tensor.expand_shape is the op's output size. mbt lowers
+/// mbt.split_rows to an expand_shape whose group has two dynamic sizes
+/// (batch and positions), and MLIR 19's own fold of such a dim divides the
+/// source size by the group's other sizes, a dynamic one among them: it
+/// builds a division by ShapedType::kDynamic. This pattern, at a higher
+/// benefit, runs first.
+struct DimOfExpandShapeIsOutputSize : public OpRewritePattern<tensor::DimOp> {
+  DimOfExpandShapeIsOutputSize(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(tensor::DimOp op,
+                                PatternRewriter &rewriter) const override {
+    auto expand = op.getSource().getDefiningOp<tensor::ExpandShapeOp>();
+    std::optional<int64_t> dim = op.getConstantIndex();
+    if (!expand || !dim || !expand.getResultType().isDynamicDim(*dim))
+      return failure();
+    SmallVector<OpFoldResult> sizes = getMixedValues(
+        expand.getStaticOutputShape(), expand.getOutputShape(), rewriter);
+    rewriter.replaceOp(op, getValueOrCreateConstantIndexOp(
+                               rewriter, op.getLoc(), sizes[*dim]));
+    return success();
+  }
+};
+} // namespace
+
+void MBTDialect::getCanonicalizationPatterns(
+    RewritePatternSet &patterns) const {
+  patterns.add<DimOfExpandShapeIsOutputSize>(getContext());
 }

@@ -156,7 +156,9 @@ def MBT_SplitRowsOp : MBT_PureOp<"split_rows", [
     `[L..., B * T, K] -> [L..., B, T, K]`, the inverse of `mbt.merge_rows`,
     with B and T those of `like` (`[L..., B, T, ...]`, read for its sizes
     only). The adjoint is `mbt.merge_rows`; `like` may depend on the
-    parameters, but its gradient through this op is zero.
+    parameters, but its gradient through this op is zero. Like
+    `mbt.merge_rows`, it lowers to a view (`tensor.expand_shape`), not a
+    copy.
 
     ```mlir
     %y = mbt.split_rows %rows like %h

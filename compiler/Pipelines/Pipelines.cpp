@@ -101,6 +101,10 @@ static void addBufferizationPasses(OpPassManager &pm,
   if (opts.useBlas)
     pm.addPass(createMBTLinalgToBlas(MBTLinalgToBlasOptions{
         /*device=*/opts.target, /*remarks=*/opts.remarks}));
+  // CSE first: a forall's parallel_insert_slice into the buffer its body
+  // wrote in place bufferizes to a copy between two equal subviews, which
+  // the canonicalizer erases only once they are one value.
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTElideCopies());
   // Before deallocation: planned temporaries live in the caller's

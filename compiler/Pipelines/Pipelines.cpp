@@ -88,6 +88,10 @@ static void addBufferizationPasses(OpPassManager &pm,
   pm.addPass(createMBTGlobalizeConstants(MBTGlobalizeConstantsOptions{
       /*alignment=*/bufferization.bufferAlignment}));
   pm.addPass(createMBTSplitSharedFills());
+  // A tensor.empty whose value is then inserted into a bigger tensor (a
+  // recurrence's state at t, a gate's adjoint in the joined gates) becomes
+  // a slice of that tensor: the op writes there and no copy follows.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   // Loops the lowering built as scf.forall (embedding's scatter-add) join

@@ -5,8 +5,10 @@
 // and the states written so far; per step the slice of the input
 // projections, one batched matmul h W_hh, the gates read through slices of
 // the 3H columns, and one generic writing the new state over the old one
-// (the old one kept at padding), inserted at t. The adjoint runs the loop
-// backward with the state's, the weight's and the bias's adjoints carried.
+// (the old one kept at padding) and into the states' slice at t, inserted
+// there. The adjoint runs the loop backward with the state's, the weight's
+// and the bias's adjoints carried, and writes dr, dz and dn into the gate
+// columns of the inputs' adjoint at t.
 
 // CHECK-LABEL: func.func @gru
 // CHECK:         linalg.fill
@@ -15,12 +17,14 @@
 // CHECK:           tensor.extract_slice %arg0[0, 0, %[[S]], 0] [3, %{{.*}}, 1, 24] [1, 1, 1, 1] : tensor<3x?x?x24xf32> to tensor<3x?x24xf32>
 // CHECK:           %[[GH:.*]] = linalg.batch_matmul ins(%[[H]], %arg1 : tensor<3x?x8xf32>, tensor<3x8x24xf32>)
 // CHECK:           tensor.extract_slice %[[GH]][0, 0, 16] [3, %{{.*}}, 8] [1, 1, 1]
-// CHECK:           %[[NEW:.*]] = linalg.generic {{.*}} outs(%[[H]] : tensor<3x?x8xf32>)
+// CHECK:           %[[AT:.*]] = tensor.extract_slice %[[STATES]][0, 0, %[[S]], 0]
+// CHECK:           %[[NEW:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[AT]] : tensor<3x?x8xf32>, tensor<3x?x8xf32>)
 // CHECK:             math.tanh
 // CHECK:             arith.cmpi ne
-// CHECK:             arith.select
-// CHECK:           %[[W:.*]] = tensor.insert_slice %[[NEW]] into %[[STATES]][0, 0, %[[S]], 0]
-// CHECK:           scf.yield %[[NEW]], %[[W]]
+// CHECK:             %[[Y:.*]] = arith.select
+// CHECK:             linalg.yield %[[Y]], %[[Y]] : f32, f32
+// CHECK:           %[[W:.*]] = tensor.insert_slice %[[NEW]]#1 into %[[STATES]][0, 0, %[[S]], 0]
+// CHECK:           scf.yield %[[NEW]]#0, %[[W]]
 
 // With recurrence-per-model (the CPU), the scan over the positions runs
 // inside an scf.forall over the models, on each model's slices (the model
@@ -48,7 +52,9 @@ func.func @gru(%gx: tensor<3x?x?x24xf32>, %w: tensor<3x8x24xf32>, %b: tensor<3x2
 // CHECK-NEXT:      %[[T:.*]] = arith.subi %{{.*}}, %[[S]] : index
 // CHECK:           arith.cmpi sgt, %[[T]], %{{c0(_[0-9a-z]+)?}} : index
 // CHECK:           linalg.matmul ins
-// CHECK:           %[[ADJ:.*]]:5 = linalg.generic {{.*}} outs({{.*}}, %[[DH]] : {{.*}})
+// CHECK:           %[[DXT:.*]] = tensor.extract_slice %[[DGX]][0, %[[T]], 0]
+// CHECK:           %[[DR:.*]] = tensor.extract_slice %[[DXT]][0, 0] [%{{.*}}, 8]
+// CHECK:           %[[ADJ:.*]]:5 = linalg.generic {{.*}} outs(%[[DR]], %{{.*}}, %{{.*}}, %{{.*}}, %[[DH]] : {{.*}})
 // CHECK:           %[[DPREV:.*]] = linalg.matmul_transpose_b ins(%{{.*}}, %arg1 : tensor<?x24xf32>, tensor<8x24xf32>) outs(%[[ADJ]]#4 : tensor<?x8xf32>)
 // CHECK:           %[[NEWDW:.*]] = linalg.matmul_transpose_a ins(%{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<?x24xf32>) outs(%[[DW]] : tensor<8x24xf32>)
 // CHECK:           %[[NEWDB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]{{.*}} outs(%[[DB]] : tensor<24xf32>)

@@ -2,17 +2,23 @@
 // RUN: mbt-opt --mbt-lower-to-linalg=recurrence-per-model=true %s | FileCheck %s --check-prefix=PERMODEL
 
 // The LSTM's loop carries h and c and writes both at t; one batched matmul
-// and one generic updating h and c in place per step. The adjoint carries
-// the adjoints of h and c backward.
+// and one generic per step, which updates h and c in place and stores them
+// into the states and cells at t too (its third and fourth outputs, slices
+// of them), so no row is copied there. The adjoint carries the adjoints of
+// h and c backward and writes the gates' adjoints into the inputs' adjoint
+// at t (its first four outputs, that slice's gate columns).
 
 // CHECK-LABEL: func.func @lstm
 // CHECK:         scf.for %[[S:.*]] = {{.*}} iter_args(%[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[HS:.*]] = %{{.*}}, %[[CS:.*]] = %{{.*}}) -> (tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x?x8xf32>, tensor<3x?x?x8xf32>)
 // CHECK:           linalg.batch_matmul ins(%[[H]], %arg1 : tensor<3x?x8xf32>, tensor<3x8x32xf32>)
-// CHECK:           %[[NEW:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[C]] : tensor<3x?x8xf32>, tensor<3x?x8xf32>)
+// CHECK:           %[[HT:.*]] = tensor.extract_slice %[[HS]][0, 0, %[[S]], 0]
+// CHECK:           %[[CT:.*]] = tensor.extract_slice %[[CS]][0, 0, %[[S]], 0]
+// CHECK:           %[[NEW:.*]]:4 = linalg.generic {{.*}} outs(%[[H]], %[[C]], %[[HT]], %[[CT]] : tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x8xf32>, tensor<3x?x8xf32>)
 // CHECK-COUNT-4:     math.
 // CHECK:             math.tanh
-// CHECK:           %[[WH:.*]] = tensor.insert_slice %[[NEW]]#0 into %[[HS]][0, 0, %[[S]], 0]
-// CHECK:           %[[WC:.*]] = tensor.insert_slice %[[NEW]]#1 into %[[CS]][0, 0, %[[S]], 0]
+// CHECK:             linalg.yield %[[YH:.*]], %[[YC:.*]], %[[YH]], %[[YC]] : f32, f32, f32, f32
+// CHECK:           %[[WH:.*]] = tensor.insert_slice %[[NEW]]#2 into %[[HS]][0, 0, %[[S]], 0]
+// CHECK:           %[[WC:.*]] = tensor.insert_slice %[[NEW]]#3 into %[[CS]][0, 0, %[[S]], 0]
 // CHECK:           scf.yield %[[NEW]]#0, %[[NEW]]#1, %[[WH]], %[[WC]]
 
 // With recurrence-per-model (the CPU), the scan over the positions runs
@@ -37,8 +43,11 @@ func.func @lstm(%gx: tensor<3x?x?x32xf32>, %w: tensor<3x8x32xf32>, %b: tensor<3x
 }
 
 // CHECK-LABEL: func.func @adjoint
-// CHECK:         scf.for {{.*}} iter_args(%[[DH:.*]] = %{{.*}}, %[[DC:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %[[DW:.*]] = %{{.*}}, %[[DB:.*]] = %{{.*}})
-// CHECK:           %[[ADJ:.*]]:6 = linalg.generic {{.*}} outs({{.*}}, %[[DH]], %[[DC]] : {{.*}})
+// CHECK:         scf.for {{.*}} iter_args(%[[DH:.*]] = %{{.*}}, %[[DC:.*]] = %{{.*}}, %[[DX:.*]] = %{{.*}}, %[[DW:.*]] = %{{.*}}, %[[DB:.*]] = %{{.*}})
+// CHECK:           %[[DXT:.*]] = tensor.extract_slice %[[DX]][0, %{{.*}}, 0] [%{{.*}}, 1, 32]
+// CHECK-DAG:       %[[DI:.*]] = tensor.extract_slice %[[DXT]][0, 0] [%{{.*}}, 8]
+// CHECK-DAG:       %[[DO:.*]] = tensor.extract_slice %[[DXT]][0, 24] [%{{.*}}, 8]
+// CHECK:           %[[ADJ:.*]]:6 = linalg.generic {{.*}} outs(%[[DI]], %{{.*}}, %{{.*}}, %[[DO]], %[[DH]], %[[DC]] : {{.*}})
 // CHECK:           linalg.matmul_transpose_b ins(%{{.*}}, %arg1 : tensor<?x32xf32>, tensor<8x32xf32>) outs(%[[ADJ]]#4 : tensor<?x8xf32>)
 // CHECK:           linalg.matmul_transpose_a {{.*}} outs(%[[DW]] : tensor<8x32xf32>)
 // CHECK:           linalg.generic {{.*}} outs(%[[DB]] : tensor<32xf32>)

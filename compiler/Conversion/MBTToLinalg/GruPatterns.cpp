@@ -81,34 +81,31 @@ struct GruPattern : public OpConversionPattern<GruOp> {
           Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
           Value gh = g.matmul(h, weight, g.zeros(gateType, g.rowsSources()),
                               /*transposeWeight=*/false);
-          // The new state overwrites h (the generic's output): each element
-          // reads only its own old value, and the loop's state is updated
-          // in place (bufferization needs the yielded state to be h's).
+          // The new state overwrites h (the generic's first output): each
+          // element reads only its own old value, and the loop's state is
+          // updated in place (bufferization needs the yielded state to be
+          // h's). The same loop writes it into the states at t, a second
+          // store instead of a copy of the row.
           SmallVector<AffineMap> maps = g.gateMaps();
-          maps.append({g.token(), g.row()});
+          maps.append({g.token(), g.row(), g.row()});
           SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.push_back(tokens);
-          Value next =
-              rewriter
-                  .create<linalg::GenericOp>(
-                      l, TypeRange{rowType}, operands, ValueRange{h}, maps,
-                      iterators(g.p + 2),
-                      [&](OpBuilder &nb, Location nl, ValueRange a) {
-                        GruGates s = gruGates(nb, nl, a);
-                        Value one = g.constant(nb, nl, 1.0);
-                        Value old = a[10];
-                        Value keep = nb.create<arith::MulFOp>(nl, s.z, old);
-                        Value fresh = nb.create<arith::MulFOp>(
-                            nl, nb.create<arith::SubFOp>(nl, one, s.z), s.n);
-                        Value updated =
-                            nb.create<arith::AddFOp>(nl, fresh, keep);
-                        nb.create<linalg::YieldOp>(
-                            nl, ValueRange{nb.create<arith::SelectOp>(
-                                    nl, RecurrentBuilder::isReal(nb, nl, a[9]),
-                                    updated, old)});
-                      })
-                  .getResult(0);
-          return {next, g.put(next, carried[1], t)};
+          auto step = rewriter.create<linalg::GenericOp>(
+              l, TypeRange{rowType, rowType}, operands,
+              ValueRange{h, g.at(carried[1], t)}, maps, iterators(g.p + 2),
+              [&](OpBuilder &nb, Location nl, ValueRange a) {
+                GruGates s = gruGates(nb, nl, a);
+                Value one = g.constant(nb, nl, 1.0);
+                Value old = a[10];
+                Value keep = nb.create<arith::MulFOp>(nl, s.z, old);
+                Value fresh = nb.create<arith::MulFOp>(
+                    nl, nb.create<arith::SubFOp>(nl, one, s.z), s.n);
+                Value updated = nb.create<arith::AddFOp>(nl, fresh, keep);
+                Value next = nb.create<arith::SelectOp>(
+                    nl, RecurrentBuilder::isReal(nb, nl, a[9]), updated, old);
+                nb.create<linalg::YieldOp>(nl, ValueRange{next, next});
+              });
+          return {step.getResult(0), g.put(step.getResult(1), carried[1], t)};
         });
     return {results[1]};
   }
@@ -166,9 +163,10 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           maps.append({g.row(), g.token(), g.row()});
           maps.append(5, g.row());
           SmallVector<Type> types(5, rowType);
-          SmallVector<Value> inits;
-          for (int i = 0; i < 4; ++i)
-            inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
+          // dr, dz and dn go straight into the inputs' adjoint at t.
+          Value dgxAtT = g.at(carried[1], t);
+          SmallVector<Value> inits = g.gatesOf(dgxAtT);
+          inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
           inits.push_back(carried[0]);
           SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.append({hPrevious, tokens, dState});
@@ -208,7 +206,7 @@ struct GruGradPattern : public OpConversionPattern<GruGradOp> {
           Value drPre = adjoints.getResult(0), dzPre = adjoints.getResult(1),
                 dnPre = adjoints.getResult(2), dghN = adjoints.getResult(3),
                 dDirect = adjoints.getResult(4);
-          Value dgx = g.concat({drPre, dzPre, dnPre});
+          Value dgx = g.concat({drPre, dzPre, dnPre}, dgxAtT);
           Value dgh = g.concat({drPre, dzPre, dghN});
           // h_{t-1}'s adjoint: the z path plus dgh W_hh^T.
           Value dPrevious = g.matmul(dgh, weight, dDirect,

@@ -77,14 +77,18 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
           Value gh =
               g.matmul(carried[0], weight, g.zeros(gateType, g.rowsSources()),
                        /*transposeWeight=*/false);
-          // h and c are updated in place (the generic's outputs).
+          // h and c are updated in place (the generic's outputs), and
+          // written into the states and cells at t by the same loop: a
+          // second store of each value instead of a copy of the rows.
           SmallVector<AffineMap> maps = g.gateMaps();
-          maps.append({g.token(), g.row(), g.row()});
+          maps.append({g.token(), g.row(), g.row(), g.row(), g.row()});
           SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.push_back(tokens);
           auto step = rewriter.create<linalg::GenericOp>(
-              l, TypeRange{rowType, rowType}, operands,
-              ValueRange{carried[0], carried[1]}, maps, iterators(g.p + 2),
+              l, TypeRange{rowType, rowType, rowType, rowType}, operands,
+              ValueRange{carried[0], carried[1], g.at(carried[2], t),
+                         g.at(carried[3], t)},
+              maps, iterators(g.p + 2),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 LstmGates s = lstmGates(nb, nl, a);
                 Value oldH = a[13], oldC = a[14];
@@ -94,13 +98,14 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
                 Value h = nb.create<arith::MulFOp>(
                     nl, s.o, nb.create<math::TanhOp>(nl, c));
                 Value real = RecurrentBuilder::isReal(nb, nl, a[12]);
-                nb.create<linalg::YieldOp>(
-                    nl,
-                    ValueRange{nb.create<arith::SelectOp>(nl, real, h, oldH),
-                               nb.create<arith::SelectOp>(nl, real, c, oldC)});
+                Value newH = nb.create<arith::SelectOp>(nl, real, h, oldH);
+                Value newC = nb.create<arith::SelectOp>(nl, real, c, oldC);
+                nb.create<linalg::YieldOp>(nl,
+                                           ValueRange{newH, newC, newH, newC});
               });
-          Value h = step.getResult(0), c = step.getResult(1);
-          return {h, c, g.put(h, carried[2], t), g.put(c, carried[3], t)};
+          return {step.getResult(0), step.getResult(1),
+                  g.put(step.getResult(2), carried[2], t),
+                  g.put(step.getResult(3), carried[3], t)};
         });
     return llvm::to_vector(results.drop_front(2));
   }
@@ -162,9 +167,9 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
           maps.append(6, g.row());
           SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.append({cPrevious, cell, tokens, dState});
-          SmallVector<Value> inits;
-          for (int k = 0; k < 4; ++k)
-            inits.push_back(buildEmpty(rewriter, l, rowType, g.rowsSources()));
+          // The gates' adjoints go straight into the inputs' adjoint at t.
+          Value dGatesAtT = g.at(carried[2], t);
+          SmallVector<Value> inits = g.gatesOf(dGatesAtT);
           inits.append({carried[0], carried[1]});
           auto adjoints = rewriter.create<linalg::GenericOp>(
               l, SmallVector<Type>(6, rowType), operands, inits, maps,
@@ -209,7 +214,8 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
               });
           Value dGates =
               g.concat({adjoints.getResult(0), adjoints.getResult(1),
-                        adjoints.getResult(2), adjoints.getResult(3)});
+                        adjoints.getResult(2), adjoints.getResult(3)},
+                       dGatesAtT);
           Value dhPrevious = g.matmul(dGates, weight, adjoints.getResult(4),
                                       /*transposeWeight=*/true);
           Value dW = g.weightGradient(hPrevious, dGates, carried[3]);

@@ -183,10 +183,11 @@ SmallVector<Value> RecurrentBuilder::gatesOf(Value v) {
   return slices;
 }
 
-Value RecurrentBuilder::concat(ArrayRef<Value> parts) {
+Value RecurrentBuilder::concat(ArrayRef<Value> parts, Value into) {
   RankedTensorType type = rowsType(hidden);
   int64_t rank = type.getRank();
-  Value joined = buildEmpty(b, loc, rowsType(gates * hidden), rowsSources());
+  Value joined =
+      into ? into : buildEmpty(b, loc, rowsType(gates * hidden), rowsSources());
   for (auto [k, part] : llvm::enumerate(parts)) {
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
         strides(rank, b.getIndexAttr(1));

@@ -75,8 +75,10 @@ public:
 
   /// The gates of a [..., gates H] value, views of their H columns.
   SmallVector<Value> gatesOf(Value v);
-  /// [P..., B, gates H] from one [P..., B, H] value per gate.
-  Value concat(ArrayRef<Value> parts);
+  /// [P..., B, gates H] from one [P..., B, H] value per gate, inserted into
+  /// `into` (a new tensor if null). Parts an op wrote into `into`'s gate
+  /// views (gatesOf) are inserted where they are: in place, no copy.
+  Value concat(ArrayRef<Value> parts, Value into = {});
   /// The gates of the input projections, of h W_hh and of the bias (3 x
   /// gates operands), and their maps over the (P..., B, j) loops.
   SmallVector<Value> gateOperands(Value gx, Value gh, Value bias);

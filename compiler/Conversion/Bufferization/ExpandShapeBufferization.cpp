@@ -5,8 +5,8 @@
 // shape, which it cannot where a group expands into two dynamic sizes (a
 // [M, B T, D] product back into [M, B, T, D] sequences): the op it builds
 // fails to verify. This model is upstream's but for the output shape,
-// which it takes from the tensor op (upstream's TODO, done in later
-// releases). Registered before upstream's tensor models, it is the one a
+// which it takes from the tensor op (a TODO in upstream's model).
+// Registered before upstream's tensor models, it is the one a
 // tensor.expand_shape gets: an op keeps the first model attached for an
 // interface (test/Conversion/expand-shape-bufferization.mlir checks it).
 //

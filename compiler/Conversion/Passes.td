@@ -321,7 +321,12 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
     that dimension at least two;
     every other `scf.parallel`
     dimension, and every dimension of a smaller nest, becomes an
-    `scf.for`. convert-scf-to-openmp then gives each thread whole models
+    `scf.for`. A nest outside any sequential loop that the estimate leaves
+    serial although one of its own sizes is dynamic (the `[M, B T, D]`
+    rows of a product, thousands where the estimate counts 128) gets both
+    forms under an `scf.if` on its real iteration count (its own trip
+    counts at run time, times its body's estimate) against
+    `min-iterations`. convert-scf-to-openmp then gives each thread whole models
     whose loops are the serial ones, still vectorizable, and opens no
     nested parallel regions.
   }];
@@ -329,7 +334,8 @@ def MBTOuterParallelLoops : Pass<"mbt-outer-parallel-loops", "::mlir::ModuleOp">
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
            "Smallest estimated iteration count of a nest run in parallel">,
   ];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def MBTReductionLanes : Pass<"mbt-reduction-lanes", "::mlir::ModuleOp"> {

@@ -125,3 +125,40 @@ func.func @alone(%a: memref<4x?x96xf32>, %b: index) {
   }
   return
 }
+
+// -----
+
+// A nest outside any sequential loop whose estimate (4 x 128 x 32 =
+// 16,384, with the dynamic size counted 128) is below min-iterations, but
+// whose dynamic size may be thousands (the B T rows of a product): both
+// forms, under an scf.if on the real count (4 x n x 32, times 1 for its
+// body) against 32768. A static nest that small stays serial, with no if
+// (@small_and_single); inside a sequential loop the estimate stands
+// (@in_a_recurrence).
+// DEFAULT-LABEL: func.func @rows_of_a_product
+// DEFAULT-SAME:    (%[[A:.*]]: memref<4x?x32xf32>, %[[N:.*]]: index)
+// DEFAULT:         %[[COUNT:.*]] = arith.muli %{{.*}}, %c32 : index
+// DEFAULT:         %[[NEEDED:.*]] = arith.constant 32768 : index
+// DEFAULT:         %[[ENOUGH:.*]] = arith.cmpi sge, %[[COUNT]], %[[NEEDED]] : index
+// DEFAULT:         scf.if %[[ENOUGH]] {
+// DEFAULT-NEXT:      scf.parallel (%[[M:.*]]) = (%c0) to (%c4) step (%c1) {
+// DEFAULT-NEXT:        scf.for %{{.*}} = %c0 to %[[N]] step %c1 {
+// DEFAULT-NEXT:          scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// DEFAULT:         } else {
+// DEFAULT-NEXT:      scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// DEFAULT-NEXT:        scf.for %{{.*}} = %c0 to %[[N]] step %c1 {
+// DEFAULT-NOT:     scf.parallel
+// DEFAULT:         return
+func.func @rows_of_a_product(%a: memref<4x?x32xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%m, %i, %j) = (%c0, %c0, %c0) to (%c4, %n, %c32) step (%c1, %c1, %c1) {
+    %v = memref.load %a[%m, %i, %j] : memref<4x?x32xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %a[%m, %i, %j] : memref<4x?x32xf32>
+    scf.reduce
+  }
+  return
+}

@@ -12,13 +12,16 @@
 // every loop of a batched step), when the nest has enough work to pay for
 // waking threads (more of it inside a sequential loop, whose every
 // iteration opens a region), and makes every other scf.parallel dimension
-// an scf.for.
+// an scf.for. A nest the estimate leaves serial but one of whose sizes is
+// known only at run time (outside a sequential loop) gets both forms
+// under an scf.if on its real iteration count.
 // Each iteration of the parallel dimension then runs exactly the serial
 // code for its model, so model i's numbers do not depend on the threads.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -62,6 +65,18 @@ int64_t tripCount(Value lb, Value ub, Value step) {
   return std::max<int64_t>(0, (*u - *l + *s - 1) / *s);
 }
 
+int64_t estimatedIterations(Operation *op);
+
+/// The iterations of the largest loop nest in `op`'s body.
+int64_t innerIterations(Operation *op) {
+  int64_t inner = 1;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (isa<scf::ParallelOp, scf::ForOp>(nested))
+        inner = std::max(inner, estimatedIterations(&nested));
+  return inner;
+}
+
 /// The iterations of `op`'s nest: its own, times the largest of the loops
 /// in its body, capped at kIterationCap.
 int64_t estimatedIterations(Operation *op) {
@@ -74,12 +89,17 @@ int64_t estimatedIterations(Operation *op) {
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
     own = tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
   }
-  int64_t inner = 1;
-  for (Region &region : op->getRegions())
-    for (Operation &nested : region.getOps())
-      if (isa<scf::ParallelOp, scf::ForOp>(nested))
-        inner = std::max(inner, estimatedIterations(&nested));
-  return cappedProduct(own, inner);
+  return cappedProduct(own, innerIterations(op));
+}
+
+/// Whether one of `op`'s own trip counts is known only at run time.
+bool hasDynamicTrips(scf::ParallelOp op) {
+  for (auto [lb, ub, step] :
+       llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep()))
+    if (!getConstantIntValue(lb) || !getConstantIntValue(ub) ||
+        !getConstantIntValue(step))
+      return true;
+  return false;
 }
 
 /// Replaces `op` (no reductions) by scf.for loops over its dimensions,
@@ -118,6 +138,36 @@ void toLoops(scf::ParallelOp op, unsigned keepParallel,
   rewriter.eraseOp(op);
 }
 
+/// `op` (inner loops already serial) as an scf.if on its real iteration
+/// count, its own trip counts at run time times its body's estimate: at
+/// least `needed`, the first dimension parallel, else all serial. Both
+/// branches run the same serial code for each model.
+void chooseAtRunTime(scf::ParallelOp op, int64_t needed,
+                     RewriterBase &rewriter) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value count =
+      rewriter.create<arith::ConstantIndexOp>(loc, innerIterations(op));
+  for (auto [lb, ub, step] :
+       llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep())) {
+    Value span = rewriter.createOrFold<arith::SubIOp>(loc, ub, lb);
+    Value trips = rewriter.createOrFold<arith::CeilDivSIOp>(loc, span, step);
+    count = rewriter.createOrFold<arith::MulIOp>(loc, count, trips);
+  }
+  Value enough = rewriter.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::sge, count,
+      rewriter.create<arith::ConstantIndexOp>(loc, needed));
+  auto choice = rewriter.create<scf::IfOp>(loc, enough, /*withElse=*/true);
+  rewriter.setInsertionPoint(choice.thenBlock()->getTerminator());
+  auto parallel = cast<scf::ParallelOp>(rewriter.clone(*op));
+  rewriter.setInsertionPoint(choice.elseBlock()->getTerminator());
+  auto serial = cast<scf::ParallelOp>(rewriter.clone(*op));
+  rewriter.eraseOp(op);
+  if (parallel.getNumLoops() > 1)
+    toLoops(parallel, 1, rewriter);
+  toLoops(serial, 0, rewriter);
+}
+
 struct OuterParallelLoopsPass
     : public mlir::mbt::impl::MBTOuterParallelLoopsBase<
           OuterParallelLoopsPass> {
@@ -143,9 +193,15 @@ struct OuterParallelLoopsPass
       int64_t needed = op->getParentOfType<LoopLikeOpInterface>()
                            ? cappedProduct(minIterations, kInLoopWorkFactor)
                            : int64_t(minIterations);
-      bool parallel = estimatedIterations(op) >= needed &&
-                      tripCount(op.getLowerBound()[0], op.getUpperBound()[0],
-                                op.getStep()[0]) >= 2;
+      bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+      bool models = tripCount(op.getLowerBound()[0], op.getUpperBound()[0],
+                              op.getStep()[0]) >= 2;
+      bool parallel = estimatedIterations(op) >= needed && models;
+      // Below the estimate with a size known only at run time (the
+      // [M, B T, D] rows of a product, whose B T is thousands where it
+      // counts 128): decided on the real count, once per call. Inside a
+      // sequential loop, whose nests are small, the estimate stands.
+      bool atRunTime = !parallel && models && !inLoop && hasDynamicTrips(op);
       // Inner parallel loops become serial loops (innermost first).
       SmallVector<scf::ParallelOp> nested;
       op.getBody()->walk([&](scf::ParallelOp inner) {
@@ -154,7 +210,9 @@ struct OuterParallelLoopsPass
       });
       for (scf::ParallelOp inner : nested)
         toLoops(inner, 0, rewriter);
-      if (op.getNumLoops() > 1 || !parallel)
+      if (atRunTime)
+        chooseAtRunTime(op, needed, rewriter);
+      else if (op.getNumLoops() > 1 || !parallel)
         toLoops(op, parallel ? 1 : 0, rewriter);
     }
   }

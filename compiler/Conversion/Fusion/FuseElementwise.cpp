@@ -8,7 +8,7 @@
 // mbt-linalg-to-blas (BLAS, cuBLAS) recognizes; an elementwise producer
 // fused into one, or a reshape folded into one by expansion, would leave a
 // linalg.generic computed by loops. And no reshape moves across a generic
-// toward such an op, where it fuses nothing.
+// where it fuses nothing on its far side.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
@@ -35,19 +35,24 @@ bool isKeptWhole(Operation *op) {
   return isa_and_nonnull<linalg::LinalgOp>(op);
 }
 
+/// Whether `op` is a linalg.generic that an elementwise fusion may take.
+bool isFusableGeneric(Operation *op) {
+  return isa_and_nonnull<linalg::GenericOp>(op) && !isKeptWhole(op);
+}
+
 /// Whether moving `reshape` across the generic on its other side (fusion
-/// by expansion) gains nothing: the reshape's far side is kept whole (every
-/// user of an expand_shape, or the producer of a collapse_shape), so nothing
-/// would fuse there, and the expansion would only split the generic's
+/// by expansion) gains nothing: nothing on the reshape's far side (the
+/// producer of a collapse_shape, every user of an expand_shape) is a
+/// generic it could fuse with: a kept-whole op, a loop's result, a
+/// function's argument. The expansion would only split the generic's
 /// innermost loop (32 contiguous values become 4 loops of 8, too short to
 /// vectorize).
-bool reshapesOnlyForKeptWhole(Operation *reshape) {
+bool reshapeFusesNothing(Operation *reshape) {
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape))
-    return isKeptWhole(collapse.getSrc().getDefiningOp());
+    return !isFusableGeneric(collapse.getSrc().getDefiningOp());
   if (!isa<tensor::ExpandShapeOp>(reshape) || reshape->use_empty())
     return false;
-  return llvm::all_of(reshape->getUsers(),
-                      [](Operation *user) { return isKeptWhole(user); });
+  return llvm::none_of(reshape->getUsers(), isFusableGeneric);
 }
 
 bool shouldFuse(OpOperand *fused) {
@@ -55,7 +60,7 @@ bool shouldFuse(OpOperand *fused) {
   Operation *consumer = fused->getOwner();
   if (!producer || isKeptWhole(producer) || isKeptWhole(consumer))
     return false;
-  if (reshapesOnlyForKeptWhole(consumer) || reshapesOnlyForKeptWhole(producer))
+  if (reshapeFusesNothing(consumer) || reshapeFusesNothing(producer))
     return false;
   return producer->hasOneUse();
 }

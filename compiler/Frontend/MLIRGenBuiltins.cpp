@@ -291,7 +291,8 @@ mlir::Value BuiltinGen::attention(Args args) {
 }
 
 /// gru_scan / lstm_scan: [B, T, GH] projections, [H, GH] weight: [B, T, H]
-/// states (and, for an LSTM, cells, which only its gradient reads).
+/// states (and, for an LSTM, cells and gates, which only its gradient
+/// reads).
 mlir::Value BuiltinGen::recurrentScan(Args args) {
   auto inputs = llvm::cast<mlir::RankedTensorType>(args[0].getType());
   auto weight = llvm::cast<mlir::RankedTensorType>(args[1].getType());
@@ -300,7 +301,8 @@ mlir::Value BuiltinGen::recurrentScan(Args args) {
   auto states = mlir::RankedTensorType::get(shape, inputs.getElementType());
   if (call.builtin == BuiltinID::LstmScan)
     return b
-        .create<LstmOp>(loc, states, states, args[0], args[1], args[2], args[3])
+        .create<LstmOp>(loc, states, states, inputs, args[0], args[1], args[2],
+                        args[3])
         .getStates();
   return b.create<GruOp>(loc, states, args[0], args[1], args[2], args[3]);
 }

@@ -2,11 +2,13 @@
 //
 // As mbt.gru (GruPatterns.cpp), with a cell state beside the hidden one:
 // the forward loop carries h and c and writes both into the states and
-// cells at t; each step is one (batch) matmul h W_hh and one generic that
-// updates h and c in place (both kept at padding). The adjoint runs the
-// loop backward carrying the adjoints of h and c, reading c_{t-1} and c_t
-// back from the cells. Gates i, f, g, o are views of the 4H columns
-// (RecurrentBuilder.h).
+// cells at t, and the gates after their nonlinearities into the gates at t
+// where the adjoint reads them; each step is one (batch) matmul h W_hh and
+// one generic that updates h and c in place (both kept at padding). The
+// adjoint runs the loop backward carrying the adjoints of h and c, reading
+// the gates, c_{t-1} and c_t back: one matmul per step (dgates W_hh^T)
+// besides the weight's gradient, none recomputing h_{t-1} W_hh. Gates i,
+// f, g, o are views of the 4H columns (RecurrentBuilder.h).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/MBTToLinalg/PopulatePatterns.h"
@@ -49,28 +51,39 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
     auto statesType = cast<RankedTensorType>(op.getStates().getType());
+    auto gatesType = cast<RankedTensorType>(op.getGates().getType());
+    // The gates are written only for a gradient that reads them (not in
+    // an evaluation step).
+    bool keepGates = !op.getGates().use_empty();
+    SmallVector<Value> outputs{g.emptyPositions(statesType),
+                               g.emptyPositions(statesType)};
+    if (keepGates)
+      outputs.push_back(g.emptyPositions(gatesType));
     SmallVector<Value> results =
         g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
                     adaptor.getTokens()},
-                   {g.emptyPositions(statesType), g.emptyPositions(statesType)},
-                   perModel, [&](ValueRange in, ValueRange out) {
+                   outputs, perModel, [&](ValueRange in, ValueRange out) {
                      return scan(rewriter, loc, in, out);
                    });
+    if (!keepGates)
+      results.push_back(g.emptyPositions(gatesType));
     rewriter.replaceOp(op, results);
     return success();
   }
 
   /// The states and cells of inputs, weight, bias and tokens `in`, written
-  /// into `out`.
+  /// into `out`, and with a third `out` the gates.
   static SmallVector<Value> scan(ConversionPatternRewriter &rewriter,
                                  Location loc, ValueRange in, ValueRange out) {
     Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3];
     RecurrentBuilder g(rewriter, loc, inputs, weight, 4);
     auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
-    Value h0 = g.zeros(rowType, g.rowsSources());
-    Value c0 = g.zeros(rowType, g.rowsSources());
+    bool keepGates = out.size() == 3;
+    SmallVector<Value> inits{g.zeros(rowType, g.rowsSources()),
+                             g.zeros(rowType, g.rowsSources())};
+    llvm::append_range(inits, out);
     ValueRange results = g.loop(
-        ValueRange{h0, c0, out[0], out[1]}, /*backward=*/false,
+        inits, /*backward=*/false,
         [&](Value t, ValueRange carried) -> SmallVector<Value> {
           Location l = loc;
           Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
@@ -79,16 +92,21 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
                        /*transposeWeight=*/false);
           // h and c are updated in place (the generic's outputs), and
           // written into the states and cells at t by the same loop: a
-          // second store of each value instead of a copy of the rows.
+          // second store of each value instead of a copy of the rows. The
+          // gates go into their columns of the gates at t.
+          SmallVector<Value> outs{carried[0], carried[1], g.at(carried[2], t),
+                                  g.at(carried[3], t)};
+          Value gatesAtT = keepGates ? g.at(carried[4], t) : Value();
+          if (keepGates)
+            llvm::append_range(outs, g.gatesOf(gatesAtT));
           SmallVector<AffineMap> maps = g.gateMaps();
-          maps.append({g.token(), g.row(), g.row(), g.row(), g.row()});
+          maps.push_back(g.token());
+          maps.append(outs.size(), g.row());
           SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
           operands.push_back(tokens);
           auto step = rewriter.create<linalg::GenericOp>(
-              l, TypeRange{rowType, rowType, rowType, rowType}, operands,
-              ValueRange{carried[0], carried[1], g.at(carried[2], t),
-                         g.at(carried[3], t)},
-              maps, iterators(g.p + 2),
+              l, ValueRange(outs).getTypes(), operands, outs, maps,
+              iterators(g.p + 2),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
                 LstmGates s = lstmGates(nb, nl, a);
                 Value oldH = a[13], oldC = a[14];
@@ -100,12 +118,20 @@ struct LstmPattern : public OpConversionPattern<LstmOp> {
                 Value real = RecurrentBuilder::isReal(nb, nl, a[12]);
                 Value newH = nb.create<arith::SelectOp>(nl, real, h, oldH);
                 Value newC = nb.create<arith::SelectOp>(nl, real, c, oldC);
-                nb.create<linalg::YieldOp>(nl,
-                                           ValueRange{newH, newC, newH, newC});
+                SmallVector<Value> yields{newH, newC, newH, newC};
+                if (keepGates)
+                  yields.append({s.i, s.f, s.g, s.o});
+                nb.create<linalg::YieldOp>(nl, yields);
               });
-          return {step.getResult(0), step.getResult(1),
-                  g.put(step.getResult(2), carried[2], t),
-                  g.put(step.getResult(3), carried[3], t)};
+          SmallVector<Value> next{step.getResult(0), step.getResult(1),
+                                  g.put(step.getResult(2), carried[2], t),
+                                  g.put(step.getResult(3), carried[3], t)};
+          if (keepGates)
+            next.push_back(g.put(
+                g.concat(SmallVector<Value>(step.getResults().drop_front(4)),
+                         gatesAtT),
+                carried[4], t));
+          return next;
         });
     return llvm::to_vector(results.drop_front(2));
   }
@@ -124,7 +150,7 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
     SmallVector<Value> results =
         g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
                     adaptor.getTokens(), adaptor.getStates(),
-                    adaptor.getCells(), adaptor.getGrad()},
+                    adaptor.getCells(), adaptor.getGates(), adaptor.getGrad()},
                    g.adjointInits(adaptor.getWeight(), adaptor.getBias()),
                    perModel, [&](ValueRange in, ValueRange out) {
                      return scanAdjoint(rewriter, loc, in, out);
@@ -134,15 +160,15 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
   }
 
   /// The adjoints of the inputs, weight and bias of inputs, weight, bias,
-  /// tokens, states, cells and the states' adjoint `in`, accumulated into
-  /// `out` (empty, zeros, zeros).
+  /// tokens, states, cells, gates and the states' adjoint `in`,
+  /// accumulated into `out` (empty, zeros, zeros).
   static SmallVector<Value> scanAdjoint(ConversionPatternRewriter &rewriter,
                                         Location loc, ValueRange in,
                                         ValueRange out) {
-    Value inputs = in[0], weight = in[1], bias = in[2], allTokens = in[3],
-          states = in[4], cells = in[5], grad = in[6];
+    Value inputs = in[0], weight = in[1], allTokens = in[3], states = in[4],
+          cells = in[5], allGates = in[6], grad = in[7];
     RecurrentBuilder g(rewriter, loc, inputs, weight, 4);
-    auto rowType = g.rowsType(g.hidden), gateType = g.rowsType(4 * g.hidden);
+    auto rowType = g.rowsType(g.hidden);
     Value dh = g.zeros(rowType, g.rowsSources());
     Value dc = g.zeros(rowType, g.rowsSources());
     Value noState = g.zeros(rowType, g.rowsSources());
@@ -153,19 +179,16 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
           // h_{t-1} and c_{t-1}, 0 before the first position.
           Value hPrevious = g.previous(states, t, noState);
           Value cPrevious = g.previous(cells, t, noState);
-          Value cell = g.at(cells, t);
-          Value gx = g.at(inputs, t), tokens = g.at(allTokens, t);
+          Value cell = g.at(cells, t), tokens = g.at(allTokens, t);
           Value dState = g.at(grad, t);
-          Value gh =
-              g.matmul(hPrevious, weight, g.zeros(gateType, g.rowsSources()),
-                       /*transposeWeight=*/false);
-          // The gates' adjoints (before their nonlinearities), then h's
-          // adjoint apart from dgates W_hh^T (nothing at a real token, all
-          // of it at padding) and c_{t-1}'s, both over the carried ones.
-          SmallVector<AffineMap> maps = g.gateMaps();
+          // From the forward pass's gates at t, the gates' adjoints (before
+          // their nonlinearities), then h's adjoint apart from dgates
+          // W_hh^T (nothing at a real token, all of it at padding) and
+          // c_{t-1}'s, both over the carried ones.
+          SmallVector<AffineMap> maps(4, g.row());
           maps.append({g.row(), g.row(), g.token(), g.row()});
           maps.append(6, g.row());
-          SmallVector<Value> operands = g.gateOperands(gx, gh, bias);
+          SmallVector<Value> operands = g.gatesOf(g.at(allGates, t));
           operands.append({cPrevious, cell, tokens, dState});
           // The gates' adjoints go straight into the inputs' adjoint at t.
           Value dGatesAtT = g.at(carried[2], t);
@@ -175,7 +198,7 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
               l, SmallVector<Type>(6, rowType), operands, inits, maps,
               iterators(g.p + 2),
               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                LstmGates gate = lstmGates(nb, nl, a);
+                LstmGates gate{a[0], a[1], a[2], a[3]};
                 Value oneF = g.constant(nb, nl, 1.0);
                 Value zeroF = g.constant(nb, nl, 0.0);
                 auto mul = [&](Value x, Value y) {
@@ -187,21 +210,21 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
                 auto sigmoidGrad = [&](Value d, Value y) {
                   return mul(d, mul(y, sub(oneF, y)));
                 };
-                // a[12] c_{t-1}, a[13] c_t, a[14] token, a[15] dState,
-                // a[20] the carried dh, a[21] the carried dc.
-                Value dhTotal = nb.create<arith::AddFOp>(nl, a[20], a[15]);
-                Value tanhC = nb.create<math::TanhOp>(nl, a[13]);
+                // a[4] c_{t-1}, a[5] c_t, a[6] token, a[7] dState,
+                // a[12] the carried dh, a[13] the carried dc.
+                Value dhTotal = nb.create<arith::AddFOp>(nl, a[12], a[7]);
+                Value tanhC = nb.create<math::TanhOp>(nl, a[5]);
                 Value dO = mul(dhTotal, tanhC);
                 Value dcTotal = nb.create<arith::AddFOp>(
-                    nl, a[21],
+                    nl, a[13],
                     mul(mul(dhTotal, gate.o), sub(oneF, mul(tanhC, tanhC))));
                 Value dI = sigmoidGrad(mul(dcTotal, gate.g), gate.i);
-                Value dF = sigmoidGrad(mul(dcTotal, a[12]), gate.f);
+                Value dF = sigmoidGrad(mul(dcTotal, a[4]), gate.f);
                 Value dG =
                     mul(mul(dcTotal, gate.i), sub(oneF, mul(gate.g, gate.g)));
                 Value dOPre = sigmoidGrad(dO, gate.o);
                 Value dcPrevious = mul(dcTotal, gate.f);
-                Value real = RecurrentBuilder::isReal(nb, nl, a[14]);
+                Value real = RecurrentBuilder::isReal(nb, nl, a[6]);
                 auto pick = [&](Value atReal, Value atPad) {
                   return nb.create<arith::SelectOp>(nl, real, atReal, atPad)
                       .getResult();
@@ -210,7 +233,7 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
                     nl,
                     ValueRange{pick(dI, zeroF), pick(dF, zeroF),
                                pick(dG, zeroF), pick(dOPre, zeroF),
-                               pick(zeroF, dhTotal), pick(dcPrevious, a[21])});
+                               pick(zeroF, dhTotal), pick(dcPrevious, a[13])});
               });
           Value dGates =
               g.concat({adjoints.getResult(0), adjoints.getResult(1),

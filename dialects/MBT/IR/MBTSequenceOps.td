@@ -362,18 +362,24 @@ def MBT_LstmOp : MBT_PureOp<"lstm", [
 
     The results `[P..., B, T, H]` are every `h_t` and every `c_t`:
     `torch.nn.LSTM` (one layer, batch_first) on each sample's real tokens.
-    Lowered to a loop over T like `mbt.gru`; the gradient
-    (`mbt.lstm_grad`) reads the cell states back.
+    The third, `gates` (the inputs' type), holds i, f, g and o of every
+    real position after their nonlinearities, for the gradient
+    (`mbt.lstm_grad`), which reads them and the cell states back instead
+    of recomputing `h_{t-1} weight` (PyTorch keeps them too); where
+    nothing reads it, the lowering does not write it. Lowered to a loop
+    over T like `mbt.gru`.
 
     ```mlir
-    %h, %c = mbt.lstm %gx, %w, %b, %tokens
+    %h, %c, %gates = mbt.lstm %gx, %w, %b, %tokens
         : (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>,
-           tensor<?x?xi32>) -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+           tensor<?x?xi32>)
+        -> (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x128xf32>)
     ```
   }];
   let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
                        MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens);
-  let results = (outs MBT_FloatTensor:$states, MBT_FloatTensor:$cells);
+  let results = (outs MBT_FloatTensor:$states, MBT_FloatTensor:$cells,
+                      MBT_FloatTensor:$gates);
   let assemblyFormat = [{
     $inputs `,` $weight `,` $bias `,` $tokens attr-dict `:`
     functional-type(operands, results)
@@ -384,31 +390,31 @@ def MBT_LstmOp : MBT_PureOp<"lstm", [
 def MBT_LstmGradOp : MBT_PureOp<"lstm_grad"> {
   let summary = "Adjoint of lstm: backpropagation through time";
   let description = [{
-    Given the operands of `mbt.lstm`, its results `states` and `cells` and
-    `grad`, the adjoint of the states (the cells' adjoint is zero: only
-    the states are read downstream), the gradients of the input
-    projections (`[P..., B, T, 4H]`, 0 at padding), of the recurrent weight
-    and of its bias. A loop from `t = T - 1` down to 0 recomputes the gates
-    of step t from `h_{t-1}` and carries the adjoints of h and c backward;
-    at padding both pass through unchanged.
+    Given the operands of `mbt.lstm`, its results `states`, `cells` and
+    `gates`, and `grad`, the adjoint of the states (the cells' adjoint is
+    zero: only the states are read downstream), the gradients of the
+    input projections (`[P..., B, T, 4H]`, 0 at padding), of the recurrent
+    weight and of its bias. A loop from `t = T - 1` down to 0 reads the
+    gates of step t and carries the adjoints of h and c backward; at
+    padding both pass through unchanged.
 
     ```mlir
-    %dgx, %dw, %db = mbt.lstm_grad %gx, %w, %b, %tokens, %h, %c, %dh
+    %dgx, %dw, %db = mbt.lstm_grad %gx, %w, %b, %tokens, %h, %c, %gates, %dh
         : (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>,
            tensor<?x?xi32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>,
-           tensor<?x?x32xf32>)
+           tensor<?x?x128xf32>, tensor<?x?x32xf32>)
         -> (tensor<?x?x128xf32>, tensor<32x128xf32>, tensor<128xf32>)
     ```
   }];
   let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
                        MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens,
                        MBT_FloatTensor:$states, MBT_FloatTensor:$cells,
-                       MBT_FloatTensor:$grad);
+                       MBT_FloatTensor:$gates, MBT_FloatTensor:$grad);
   let results = (outs MBT_FloatTensor:$dinputs, MBT_FloatTensor:$dweight,
                       MBT_FloatTensor:$dbias);
   let assemblyFormat = [{
     $inputs `,` $weight `,` $bias `,` $tokens `,` $states `,` $cells `,`
-    $grad attr-dict `:` functional-type(operands, results)
+    $gates `,` $grad attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

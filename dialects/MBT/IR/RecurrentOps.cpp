@@ -143,6 +143,10 @@ LogicalResult LstmOp::verify() {
            << formatShape(expected.getShape()) << ", got "
            << formatShape(getStates().getType().getShape()) << " and "
            << formatShape(getCells().getType().getShape());
+  if (getGates().getType() != getInputs().getType())
+    return emitOpError("needs gates of the inputs' type ")
+           << formatShape(getInputs().getType().getShape()) << ", got "
+           << formatShape(getGates().getType().getShape());
   return success();
 }
 
@@ -157,6 +161,9 @@ LogicalResult LstmGradOp::verify() {
       getStates().getType() != getGrad().getType())
     return emitOpError("needs states, cells and a gradient [P..., B, T, H] = ")
            << formatShape(states.getShape());
+  if (getGates().getType() != getInputs().getType())
+    return emitOpError("needs gates of the inputs' type ")
+           << formatShape(getInputs().getType().getShape());
   return verifyGradientResults(*this);
 }
 
@@ -170,7 +177,7 @@ SmallVector<Value> LstmOp::buildGradients(OpBuilder &b,
       TypeRange{getInputs().getType(), getWeight().getType(),
                 getBias().getType()},
       getInputs(), getWeight(), getBias(), getTokens(), getStates(), getCells(),
-      resultGrads[0]);
+      getGates(), resultGrads[0]);
   return {grad.getDinputs(), grad.getDweight(), grad.getDbias(), Value()};
 }
 

@@ -190,10 +190,9 @@ struct OuterParallelLoopsPass
       // parallel region at every iteration of that loop, and each must
       // pay for waking the threads on its own: it needs
       // kInLoopWorkFactor times the work.
-      int64_t needed = op->getParentOfType<LoopLikeOpInterface>()
-                           ? cappedProduct(minIterations, kInLoopWorkFactor)
-                           : int64_t(minIterations);
       bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+      int64_t needed = inLoop ? cappedProduct(minIterations, kInLoopWorkFactor)
+                              : int64_t(minIterations);
       bool models = tripCount(op.getLowerBound()[0], op.getUpperBound()[0],
                               op.getStep()[0]) >= 2;
       bool parallel = estimatedIterations(op) >= needed && models;

@@ -148,7 +148,7 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
     RecurrentBuilder g(rewriter, loc, adaptor.getInputs(), adaptor.getWeight(),
                        4);
     SmallVector<Value> results =
-        g.perModel({adaptor.getInputs(), adaptor.getWeight(), adaptor.getBias(),
+        g.perModel({adaptor.getInputs(), adaptor.getWeight(),
                     adaptor.getTokens(), adaptor.getStates(),
                     adaptor.getCells(), adaptor.getGates(), adaptor.getGrad()},
                    g.adjointInits(adaptor.getWeight(), adaptor.getBias()),
@@ -159,14 +159,15 @@ struct LstmGradPattern : public OpConversionPattern<LstmGradOp> {
     return success();
   }
 
-  /// The adjoints of the inputs, weight and bias of inputs, weight, bias,
-  /// tokens, states, cells, gates and the states' adjoint `in`,
-  /// accumulated into `out` (empty, zeros, zeros).
+  /// The adjoints of the inputs, weight and bias of inputs, weight,
+  /// tokens, states, cells, gates and the states' adjoint `in` (the bias
+  /// is not read: the gates hold what it added), accumulated into `out`
+  /// (empty, zeros, zeros).
   static SmallVector<Value> scanAdjoint(ConversionPatternRewriter &rewriter,
                                         Location loc, ValueRange in,
                                         ValueRange out) {
-    Value inputs = in[0], weight = in[1], allTokens = in[3], states = in[4],
-          cells = in[5], allGates = in[6], grad = in[7];
+    Value inputs = in[0], weight = in[1], allTokens = in[2], states = in[3],
+          cells = in[4], allGates = in[5], grad = in[6];
     RecurrentBuilder g(rewriter, loc, inputs, weight, 4);
     auto rowType = g.rowsType(g.hidden);
     Value dh = g.zeros(rowType, g.rowsSources());

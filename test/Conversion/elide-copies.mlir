@@ -89,3 +89,79 @@ func.func @into_an_argument(%x: f32, %out: memref<4x1xf32>) {
   memref.copy %a, %out : memref<4x1xf32> to memref<4x1xf32>
   return
 }
+
+// -----
+
+// A recurrence's step writes its gates at position t into their columns of
+// the rows at t: subviews of dynamic size that take disjoint static ranges
+// of the last dimension. Each gate is computed in its columns, whatever the
+// other gates' writes in between; the rows at t stay defined above.
+// CHECK-LABEL: func.func @gates_into_their_columns_at_t
+// CHECK:         scf.for %[[T:.*]] =
+// CHECK-NOT:       memref.alloc
+// CHECK:           %[[ROWS:.*]] = memref.subview %{{.*}}[0, %[[T]], 0] [%{{.*}}, 1, 64]
+// CHECK-DAG:       %[[G0:.*]] = memref.subview %[[ROWS]][0, 0] [%{{.*}}, 32]
+// CHECK-DAG:       %[[G1:.*]] = memref.subview %[[ROWS]][0, 32] [%{{.*}}, 32]
+// CHECK:           linalg.generic {{.*}} outs(%[[G0]], %[[G1]] :
+// CHECK-NOT:       memref.copy
+func.func @gates_into_their_columns_at_t(%x: memref<?x32xf32>, %n: index, %steps: index) -> memref<?x?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %gates = memref.alloc(%n, %steps) : memref<?x?x64xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    %rows = memref.subview %gates[0, %t, 0] [%n, 1, 64] [1, 1, 1] : memref<?x?x64xf32> to memref<?x64xf32, strided<[?, 1], offset: ?>>
+    %a = memref.alloc(%n) : memref<?x32xf32>
+    %b = memref.alloc(%n) : memref<?x32xf32>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x32xf32>) outs(%a, %b : memref<?x32xf32>, memref<?x32xf32>) {
+    ^bb0(%in: f32, %o0: f32, %o1: f32):
+      %neg = arith.negf %in : f32
+      linalg.yield %in, %neg : f32, f32
+    }
+    %g0 = memref.subview %rows[0, 0] [%n, 32] [1, 1] : memref<?x64xf32, strided<[?, 1], offset: ?>> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+    memref.copy %a, %g0 : memref<?x32xf32> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+    %g1 = memref.subview %rows[0, 32] [%n, 32] [1, 1] : memref<?x64xf32, strided<[?, 1], offset: ?>> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+    memref.copy %b, %g1 : memref<?x32xf32> to memref<?x32xf32, strided<[?, 1], offset: ?>>
+  }
+  return %gates : memref<?x?x64xf32>
+}
+
+// -----
+
+// Columns that may overlap (a dynamic offset), a destination viewed through
+// a loop's carried buffer (which may alias another), and a destination
+// whose offset is computed after the allocation keep their copies.
+// CHECK-LABEL: func.func @dynamic_offset_may_overlap
+// CHECK:         memref.copy
+// CHECK-LABEL: func.func @carried_buffer
+// CHECK:         memref.copy
+// CHECK-LABEL: func.func @offset_computed_after_the_allocation
+// CHECK:         memref.copy
+func.func @dynamic_offset_may_overlap(%x: f32, %n: index, %k: index, %rows: memref<?x64xf32>) {
+  %a = memref.alloc(%n) : memref<?x32xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<?x32xf32>)
+  %other = memref.subview %rows[0, %k] [%n, 32] [1, 1] : memref<?x64xf32> to memref<?x32xf32, strided<[64, 1], offset: ?>>
+  linalg.fill ins(%x : f32) outs(%other : memref<?x32xf32, strided<[64, 1], offset: ?>>)
+  %dst = memref.subview %rows[0, 0] [%n, 32] [1, 1] : memref<?x64xf32> to memref<?x32xf32, strided<[64, 1]>>
+  memref.copy %a, %dst : memref<?x32xf32> to memref<?x32xf32, strided<[64, 1]>>
+  return
+}
+func.func @carried_buffer(%x: f32, %init: memref<4x8xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %t = %c0 to %steps step %c1 iter_args(%carried = %init) -> (memref<4x8xf32>) {
+    %a = memref.alloc() : memref<4x8xf32>
+    linalg.fill ins(%x : f32) outs(%a : memref<4x8xf32>)
+    "test.read"(%init) : (memref<4x8xf32>) -> ()
+    memref.copy %a, %carried : memref<4x8xf32> to memref<4x8xf32>
+    scf.yield %carried : memref<4x8xf32>
+  }
+  return
+}
+func.func @offset_computed_after_the_allocation(%x: f32, %n: index, %rows: memref<?x64xf32>) {
+  %a = memref.alloc(%n) : memref<?x32xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<?x32xf32>)
+  %k = "test.offset"() : () -> index
+  %dst = memref.subview %rows[0, %k] [%n, 32] [1, 1] : memref<?x64xf32> to memref<?x32xf32, strided<[64, 1], offset: ?>>
+  memref.copy %a, %dst : memref<?x32xf32> to memref<?x32xf32, strided<[64, 1], offset: ?>>
+  return
+}

@@ -11,11 +11,15 @@
 // It applies when, in one block:
 //   - the copy's source is the allocation or a collapse_shape of it, and
 //     nothing uses the allocation after the copy;
-//   - the destination is a function argument, an allocation, or a chain of
-//     static subviews of one, which can be moved above the allocation;
+//   - the destination is a chain of subviews of a buffer (or the buffer),
+//     each either defined above the allocation or movable above it (its
+//     operands are);
 //   - between the allocation and the copy nothing else touches the
-//     destination's root buffer, except through static subviews that do
-//     not overlap the destination (other gradients' columns);
+//     destination's root buffer, except through views provably disjoint
+//     from the destination: static boxes that do not overlap (other
+//     gradients' columns), or subviews of one buffer that take disjoint
+//     static ranges of one dimension (a recurrence's gates at position t,
+//     each in its own columns of the rows at t);
 //   - every user of the allocation accepts the view's strided type
 //     (linalg ops, memref.dim, and memref.cast to a compatible type).
 //
@@ -23,6 +27,7 @@
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::mbt {
@@ -106,19 +111,65 @@ bool overlap(const Region &a, const Region &b) {
   return true;
 }
 
-/// Whether `op` may read or write the destination region `dst`: one of its
-/// operands views dst's root and is not provably disjoint from `dst`.
-/// Views and allocations access no memory.
-bool touchesDestination(Operation *op, const Region &dst) {
-  if (isView(op) || isa<memref::AllocOp>(op))
-    return false;
-  for (Value operand : op->getOperands()) {
-    if (!isa<BaseMemRefType>(operand.getType()) || rootOf(operand) != dst.root)
+/// The views from `v`'s root down to `v`: root first.
+SmallVector<Value> viewsFromRoot(Value v) {
+  SmallVector<Value> chain{v};
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isView(def))
+      break;
+    v = def->getOperand(0);
+    chain.push_back(v);
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+/// Whether subviews `a` and `b` of one buffer select disjoint static
+/// ranges of one of its dimensions, whatever their other offsets and
+/// sizes.
+bool selectDisjointRanges(memref::SubViewOp a, memref::SubViewOp b) {
+  for (int64_t d = 0; d < a.getSourceType().getRank(); ++d) {
+    int64_t ao = a.getStaticOffsets()[d], as = a.getStaticSizes()[d],
+            at = a.getStaticStrides()[d], bo = b.getStaticOffsets()[d],
+            bs = b.getStaticSizes()[d], bt = b.getStaticStrides()[d];
+    if (ShapedType::isDynamic(ao) || ShapedType::isDynamic(as) ||
+        ShapedType::isDynamic(at) || ShapedType::isDynamic(bo) ||
+        ShapedType::isDynamic(bs) || ShapedType::isDynamic(bt))
       continue;
-    std::optional<Region> region = regionOf(operand);
-    if (!region || overlap(*region, dst))
+    if (as == 0 || bs == 0 || ao + (as - 1) * at < bo ||
+        bo + (bs - 1) * bt < ao)
       return true;
   }
+  return false;
+}
+
+/// Whether views `a` and `b` of one root provably share no element.
+bool disjoint(Value a, Value b) {
+  std::optional<Region> ra = regionOf(a), rb = regionOf(b);
+  if (ra && rb)
+    return !overlap(*ra, *rb);
+  // Where their chains of views part, two subviews of one value.
+  SmallVector<Value> ca = viewsFromRoot(a), cb = viewsFromRoot(b);
+  size_t i = 0;
+  while (i < ca.size() && i < cb.size() && ca[i] == cb[i])
+    ++i;
+  if (i == 0 || i == ca.size() || i == cb.size())
+    return false;
+  auto sa = ca[i].getDefiningOp<memref::SubViewOp>();
+  auto sb = cb[i].getDefiningOp<memref::SubViewOp>();
+  return sa && sb && selectDisjointRanges(sa, sb);
+}
+
+/// Whether `op` may read or write the destination `dst`: one of its
+/// operands views dst's root and is not provably disjoint from `dst`.
+/// Views and allocations access no memory.
+bool touchesDestination(Operation *op, Value dst, Value dstRoot) {
+  if (isView(op) || isa<memref::AllocOp>(op))
+    return false;
+  for (Value operand : op->getOperands())
+    if (isa<BaseMemRefType>(operand.getType()) && rootOf(operand) == dstRoot &&
+        !disjoint(operand, dst))
+      return true;
   return false;
 }
 
@@ -132,8 +183,48 @@ bool acceptsType(Operation *user, MemRefType type) {
   return false;
 }
 
+/// Whether `root` is a buffer no other value aliases but through views of
+/// it: an allocation or an argument of the function.
+bool isDistinctBuffer(Value root) {
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+      root.getDefiningOp());
+}
+
+/// The ops that define `target` (a chain of subviews and what they view,
+/// root first) and do not dominate `alloc`, if each can move above it: its
+/// operands dominate `alloc` or are results of the ops that move before it.
+FailureOr<SmallVector<Operation *>>
+destinationOpsToHoist(Value target, memref::AllocOp alloc,
+                      DominanceInfo &dominance) {
+  SmallVector<Operation *> chain;
+  for (Value v = target; Operation *def = v.getDefiningOp();) {
+    chain.push_back(def);
+    auto subview = dyn_cast<memref::SubViewOp>(def);
+    if (!subview)
+      break;
+    v = subview.getSource();
+  }
+  SmallVector<Operation *> toHoist;
+  for (Operation *op : llvm::reverse(chain)) {
+    if (dominance.properlyDominates(op, alloc))
+      continue;
+    if (op->getBlock() != alloc->getBlock() || op->getNumRegions() ||
+        !isa<memref::SubViewOp, memref::AllocOp>(op))
+      return failure();
+    for (Value operand : op->getOperands())
+      if (!dominance.properlyDominates(operand, alloc) &&
+          !llvm::is_contained(toHoist, operand.getDefiningOp()))
+        return failure();
+    toHoist.push_back(op);
+  }
+  return toHoist;
+}
+
 /// Tries to make the allocation behind `copy`'s source the destination.
-LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
+LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter,
+                    DominanceInfo &dominance) {
   Value source = copy.getSource();
   auto collapse = source.getDefiningOp<memref::CollapseShapeOp>();
   Value allocated = collapse ? collapse.getSrc() : source;
@@ -141,23 +232,12 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
   if (!alloc || alloc->getBlock() != copy->getBlock() ||
       (collapse && !collapse->hasOneUse()))
     return failure();
-  // The destination: a root, or static boxes of one, all of which can move
-  // above the allocation.
-  SmallVector<memref::SubViewOp> chain;
-  Value root = copy.getTarget();
-  while (auto subview = root.getDefiningOp<memref::SubViewOp>()) {
-    if (!isStaticBox(subview) || subview->getBlock() != copy->getBlock())
-      return failure();
-    chain.push_back(subview);
-    root = subview.getSource();
-  }
-  Operation *rootDef = root.getDefiningOp();
-  if (rootDef &&
-      (!isa<memref::AllocOp>(rootDef) ||
-       rootDef->getBlock() != copy->getBlock() || rootDef->getNumOperands()))
+  Value target = copy.getTarget(), root = rootOf(target);
+  if (root == allocated || !isDistinctBuffer(root))
     return failure();
-  std::optional<Region> dst = regionOf(copy.getTarget());
-  if (!dst || root == allocated)
+  FailureOr<SmallVector<Operation *>> toHoist =
+      destinationOpsToHoist(target, alloc, dominance);
+  if (failed(toHoist))
     return failure();
   Block *block = copy->getBlock();
 
@@ -165,7 +245,7 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
   // The new value: the destination, or its expand_shape back to the
   // allocation's shape.
   auto allocType = cast<MemRefType>(allocated.getType());
-  MemRefType viewType = cast<MemRefType>(copy.getTarget().getType());
+  MemRefType viewType = cast<MemRefType>(target.getType());
   if (collapse && !allocType.hasStaticShape())
     return failure();
   if (collapse) {
@@ -188,20 +268,18 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter) {
   // touch the destination: its writes would now meet the allocation's.
   bool touched = false;
   for (Operation *op = alloc->getNextNode(); op != copy; op = op->getNextNode())
-    op->walk(
-        [&](Operation *inner) { touched |= touchesDestination(inner, *dst); });
+    op->walk([&](Operation *inner) {
+      touched |= touchesDestination(inner, target, root);
+    });
   if (touched)
     return failure();
 
   // Move the destination above the allocation (root first), then build the
   // view there.
-  if (rootDef && !rootDef->isBeforeInBlock(alloc))
-    rootDef->moveBefore(alloc);
-  for (memref::SubViewOp subview : llvm::reverse(chain))
-    if (!subview->isBeforeInBlock(alloc))
-      subview->moveBefore(alloc);
+  for (Operation *op : *toHoist)
+    op->moveBefore(alloc);
   rewriter.setInsertionPoint(alloc);
-  Value view = copy.getTarget();
+  Value view = target;
   if (collapse)
     view = rewriter.create<memref::ExpandShapeOp>(
         alloc.getLoc(), allocType.getShape(), view,
@@ -223,8 +301,9 @@ struct ElideCopiesPass
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     IRRewriter rewriter(&getContext());
+    DominanceInfo dominance(getOperation());
     for (memref::CopyOp copy : copies)
-      (void)elide(copy, rewriter);
+      (void)elide(copy, rewriter, dominance);
   }
 };
 

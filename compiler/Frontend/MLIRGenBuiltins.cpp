@@ -291,7 +291,7 @@ mlir::Value BuiltinGen::attention(Args args) {
 }
 
 /// gru_scan / lstm_scan: [B, T, GH] projections, [H, GH] weight: [B, T, H]
-/// states (and, for an LSTM, cells and gates, which only its gradient
+/// states (and gates, for an LSTM also cells, which only the gradient
 /// reads).
 mlir::Value BuiltinGen::recurrentScan(Args args) {
   auto inputs = llvm::cast<mlir::RankedTensorType>(args[0].getType());
@@ -304,7 +304,10 @@ mlir::Value BuiltinGen::recurrentScan(Args args) {
         .create<LstmOp>(loc, states, states, inputs, args[0], args[1], args[2],
                         args[3])
         .getStates();
-  return b.create<GruOp>(loc, states, args[0], args[1], args[2], args[3]);
+  shape.back() = 4 * weight.getDimSize(0);
+  auto gates = mlir::RankedTensorType::get(shape, inputs.getElementType());
+  return b.create<GruOp>(loc, states, gates, args[0], args[1], args[2], args[3])
+      .getStates();
 }
 
 /// Row t of the table for position t: [B, T] positions, [B, T, D].

@@ -167,7 +167,7 @@ SmallVector<Value> RecurrentBuilder::gatesOf(Value v) {
   shape.back() = hidden;
   auto gateType = RankedTensorType::get(shape, type.getElementType());
   SmallVector<Value> slices;
-  for (int64_t k = 0; k < gates; ++k) {
+  for (int64_t k = 0; k < type.getShape().back() / hidden; ++k) {
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
         strides(rank, b.getIndexAttr(1));
     offsets.back() = b.getIndexAttr(k * hidden);

@@ -73,7 +73,8 @@ public:
   /// init + g summed over the batch: g [P..., B, gates H] -> [P..., gates H].
   Value biasGradient(Value g, Value init);
 
-  /// The gates of a [..., gates H] value, views of their H columns.
+  /// The gates of a [..., k H] value, views of their H columns (k of them:
+  /// `gates`, or more for what a forward pass keeps).
   SmallVector<Value> gatesOf(Value v);
   /// [P..., B, gates H] from one [P..., B, H] value per gate, inserted into
   /// `into` (a new tensor if null). Parts an op wrote into `into`'s gate

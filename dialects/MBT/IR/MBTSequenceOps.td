@@ -290,24 +290,28 @@ def MBT_GruOp : MBT_PureOp<"gru", [
         h_t = (1 - z) * n + z * h_{t-1}     at a real token
         h_t = h_{t-1}                        at padding (token 0)
 
-    The result `[P..., B, T, H]` holds every `h_t`: `torch.nn.GRU` (one
-    layer, batch_first) on each sample's real tokens, since padding comes
-    after them and carries the state unchanged (so `h_{T-1}` is the state
-    after the last real token, whatever the step's T). `P` are the model
-    dimensions (none in one model's function, one after
-    `mbt-batch-models`). Lowered to a loop over T, each step one batched
-    matmul and one elementwise update; the gradient (`mbt.gru_grad`) runs
-    the loop backward (backpropagation through time).
+    The result `states` `[P..., B, T, H]` holds every `h_t`:
+    `torch.nn.GRU` (one layer, batch_first) on each sample's real tokens,
+    since padding comes after them and carries the state unchanged (so
+    `h_{T-1}` is the state after the last real token, whatever the step's
+    T). `P` are the model dimensions (none in one model's function, one
+    after `mbt-batch-models`). The second, `gates` `[P..., B, T, 4H]`,
+    holds r, z, n and `g_n` of every real position, for the gradient
+    (`mbt.gru_grad`), which reads them instead of recomputing
+    `h_{t-1} weight` (PyTorch keeps them too); where nothing reads it, the
+    lowering does not write it. Lowered to a loop over T, each step one
+    batched matmul and one elementwise update; the gradient runs the loop
+    backward (backpropagation through time).
 
     ```mlir
-    %h = mbt.gru %gx, %w, %b, %tokens
+    %h, %gates = mbt.gru %gx, %w, %b, %tokens
         : (tensor<?x?x96xf32>, tensor<32x96xf32>, tensor<96xf32>,
-           tensor<?x?xi32>) -> tensor<?x?x32xf32>
+           tensor<?x?xi32>) -> (tensor<?x?x32xf32>, tensor<?x?x128xf32>)
     ```
   }];
   let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
                        MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens);
-  let results = (outs MBT_FloatTensor:$result);
+  let results = (outs MBT_FloatTensor:$states, MBT_FloatTensor:$gates);
   let assemblyFormat = [{
     $inputs `,` $weight `,` $bias `,` $tokens attr-dict `:`
     functional-type(operands, results)
@@ -318,29 +322,31 @@ def MBT_GruOp : MBT_PureOp<"gru", [
 def MBT_GruGradOp : MBT_PureOp<"gru_grad"> {
   let summary = "Adjoint of gru: backpropagation through time";
   let description = [{
-    Given the operands of `mbt.gru`, its result `states` and `grad`, the
-    adjoint of the states (`[P..., B, T, H]`), the gradients of the input
-    projections (`[P..., B, T, 3H]`, 0 at padding), of the recurrent
-    weight (`[P..., H, 3H]`) and of its bias (`[P..., 3H]`). A loop from
-    `t = T - 1` down to 0 recomputes the gates of step t from `h_{t-1}`
-    and carries the adjoint of the state backward; at padding the adjoint
-    passes through unchanged.
+    Given the operands of `mbt.gru`, its results `states` and `gates`, and
+    `grad`, the adjoint of the states (`[P..., B, T, H]`), the gradients
+    of the input projections (`[P..., B, T, 3H]`, 0 at padding), of the
+    recurrent weight (`[P..., H, 3H]`) and of its bias (`[P..., 3H]`). A
+    loop from `t = T - 1` down to 0 reads the gates of step t and carries
+    the adjoint of the state backward; at padding the adjoint passes
+    through unchanged.
 
     ```mlir
-    %dgx, %dw, %db = mbt.gru_grad %gx, %w, %b, %tokens, %h, %dh
+    %dgx, %dw, %db = mbt.gru_grad %gx, %w, %b, %tokens, %h, %gates, %dh
         : (tensor<?x?x96xf32>, tensor<32x96xf32>, tensor<96xf32>,
-           tensor<?x?xi32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+           tensor<?x?xi32>, tensor<?x?x32xf32>, tensor<?x?x128xf32>,
+           tensor<?x?x32xf32>)
         -> (tensor<?x?x96xf32>, tensor<32x96xf32>, tensor<96xf32>)
     ```
   }];
   let arguments = (ins MBT_FloatTensor:$inputs, MBT_FloatTensor:$weight,
                        MBT_FloatTensor:$bias, MBT_I32Tensor:$tokens,
-                       MBT_FloatTensor:$states, MBT_FloatTensor:$grad);
+                       MBT_FloatTensor:$states, MBT_FloatTensor:$gates,
+                       MBT_FloatTensor:$grad);
   let results = (outs MBT_FloatTensor:$dinputs, MBT_FloatTensor:$dweight,
                       MBT_FloatTensor:$dbias);
   let assemblyFormat = [{
-    $inputs `,` $weight `,` $bias `,` $tokens `,` $states `,` $grad attr-dict
-    `:` functional-type(operands, results)
+    $inputs `,` $weight `,` $bias `,` $tokens `,` $states `,` $gates `,`
+    $grad attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -67,6 +67,15 @@ RankedTensorType statesType(RankedTensorType inputs, RankedTensorType weight) {
   return RankedTensorType::get(shape, inputs.getElementType());
 }
 
+/// A GRU's gates' type: inputs [P..., B, T, 3H] -> [P..., B, T, 4H] (r, z,
+/// n and the recurrent projection of n).
+RankedTensorType gruGatesType(RankedTensorType inputs,
+                              RankedTensorType weight) {
+  SmallVector<int64_t> shape(inputs.getShape());
+  shape.back() = 4 * weight.getDimSize(weight.getRank() - 2);
+  return RankedTensorType::get(shape, inputs.getElementType());
+}
+
 /// Whether `type` has `expected`'s element type and rank, and sizes that
 /// agree with it (a dynamic size agrees with any).
 bool fits(RankedTensorType type, RankedTensorType expected) {
@@ -96,10 +105,15 @@ LogicalResult GruOp::verify() {
                              getTokens().getType(), 3)))
     return failure();
   auto expected = statesType(getInputs().getType(), getWeight().getType());
-  if (!fits(getType(), expected))
-    return emitOpError("needs a result [P..., B, T, H] = ")
+  if (!fits(getStates().getType(), expected))
+    return emitOpError("needs states [P..., B, T, H] = ")
            << formatShape(expected.getShape()) << ", got "
-           << formatShape(getType().getShape());
+           << formatShape(getStates().getType().getShape());
+  auto gates = gruGatesType(getInputs().getType(), getWeight().getType());
+  if (getGates().getType() != gates)
+    return emitOpError("needs gates [P..., B, T, 4H] = ")
+           << formatShape(gates.getShape()) << ", got "
+           << formatShape(getGates().getType().getShape());
   return success();
 }
 
@@ -113,6 +127,10 @@ LogicalResult GruGradOp::verify() {
       getStates().getType() != getGrad().getType())
     return emitOpError("needs states and a gradient [P..., B, T, H] = ")
            << formatShape(states.getShape());
+  auto gates = gruGatesType(getInputs().getType(), getWeight().getType());
+  if (getGates().getType() != gates)
+    return emitOpError("needs gates [P..., B, T, 4H] = ")
+           << formatShape(gates.getShape());
   return verifyGradientResults(*this);
 }
 
@@ -124,7 +142,7 @@ SmallVector<Value> GruOp::buildGradients(OpBuilder &b, ValueRange resultGrads) {
                           TypeRange{getInputs().getType(),
                                     getWeight().getType(), getBias().getType()},
                           getInputs(), getWeight(), getBias(), getTokens(),
-                          getResult(), resultGrads[0]);
+                          getStates(), getGates(), resultGrads[0]);
   return {grad.getDinputs(), grad.getDweight(), grad.getDbias(), Value()};
 }
 

@@ -165,3 +165,78 @@ func.func @offset_computed_after_the_allocation(%x: f32, %n: index, %rows: memre
   memref.copy %a, %dst : memref<?x32xf32> to memref<?x32xf32, strided<[64, 1], offset: ?>>
   return
 }
+
+// -----
+
+// An attention block's product is written through a transpose of its
+// [rows, heads, 8] buffer, which is copied, collapsed, into its rows of the
+// sample's [T, 32] result; that result is copied into the step's buffer
+// after the loop over the blocks. Both copies go: the block's buffer
+// becomes an expand_shape of the rows (of dynamic count), the transpose and
+// the subview that read it are rebuilt on their new layouts, and the
+// sample's result becomes its slice of the step's buffer.
+// CHECK-LABEL: func.func @attention_rows
+// CHECK:         %[[STEP:.*]] = memref.alloc(%{{.*}}) : memref<4x?x32xf32>
+// CHECK:         scf.parallel (%[[S:.*]]) =
+// CHECK-NOT:       memref.alloc
+// CHECK:           %[[SAMPLE:.*]] = memref.subview %[[STEP]][%[[S]], 0, 0] [1, %{{.*}}, 32] [1, 1, 1] : memref<4x?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+// CHECK:           scf.for %[[R:.*]] =
+// CHECK:             %[[ROWS:.*]] = memref.subview %[[SAMPLE]][%[[R]], 0] [%{{.*}}, 32] [1, 1] : memref<?x32xf32, strided<[32, 1], offset: ?>> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+// CHECK:             %[[HEADS:.*]] = memref.expand_shape %[[ROWS]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 4, 8] : memref<?x32xf32, strided<[32, 1], offset: ?>> into memref<?x4x8xf32, strided<[32, 8, 1], offset: ?>>
+// CHECK:             %[[T:.*]] = memref.transpose %[[HEADS]] (d0, d1, d2) -> (d1, d0, d2) : memref<?x4x8xf32, strided<[32, 8, 1], offset: ?>> to memref<4x?x8xf32, strided<[8, 32, 1], offset: ?>>
+// CHECK:             %[[C:.*]] = memref.cast %[[T]]
+// CHECK:             "test.product"(%[[C]])
+// CHECK-NOT:     memref.copy
+func.func @attention_rows(%t: index, %samples: index) -> memref<4x?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %step = memref.alloc(%t) : memref<4x?x32xf32>
+  scf.parallel (%s) = (%c0) to (%samples) step (%c1) {
+    %sample = memref.alloc(%t) : memref<?x32xf32>
+    scf.for %r = %c0 to %t step %c32 {
+      %left = arith.subi %t, %r : index
+      %n = arith.minsi %left, %c32 : index
+      %block = memref.alloc(%n) : memref<?x4x8xf32>
+      %bt = memref.transpose %block (d0, d1, d2) -> (d1, d0, d2) : memref<?x4x8xf32> to memref<4x?x8xf32, strided<[8, 32, 1]>>
+      %cast = memref.cast %bt : memref<4x?x8xf32, strided<[8, 32, 1]>> to memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+      "test.product"(%cast) : (memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>) -> ()
+      %flat = memref.collapse_shape %block [[0], [1, 2]] : memref<?x4x8xf32> into memref<?x32xf32>
+      %rows = memref.subview %sample[%r, 0] [%n, 32] [1, 1] : memref<?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+      memref.copy %flat, %rows : memref<?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+    }
+    %dst = memref.subview %step[%s, 0, 0] [1, %t, 32] [1, 1, 1] : memref<4x?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+    memref.copy %sample, %dst : memref<?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+    scf.reduce
+  }
+  return %step : memref<4x?x32xf32>
+}
+
+// -----
+
+// A user the pass cannot rebuild on another layout (a call, which takes
+// the dense type), or one after the copy, keeps the copy.
+// CHECK-LABEL: func.func @call_through_a_transpose
+// CHECK:         memref.copy
+// CHECK-LABEL: func.func @nested_user_after_the_copy
+// CHECK:         memref.copy
+func.func private @takes_transposed(memref<4x?x8xf32, strided<[8, 32, 1]>>)
+func.func @call_through_a_transpose(%n: index, %rows: memref<?x32xf32>) {
+  %block = memref.alloc(%n) : memref<?x4x8xf32>
+  %bt = memref.transpose %block (d0, d1, d2) -> (d1, d0, d2) : memref<?x4x8xf32> to memref<4x?x8xf32, strided<[8, 32, 1]>>
+  call @takes_transposed(%bt) : (memref<4x?x8xf32, strided<[8, 32, 1]>>) -> ()
+  %flat = memref.collapse_shape %block [[0], [1, 2]] : memref<?x4x8xf32> into memref<?x32xf32>
+  memref.copy %flat, %rows : memref<?x32xf32> to memref<?x32xf32>
+  return
+}
+func.func @nested_user_after_the_copy(%x: f32, %n: index, %rows: memref<?x32xf32>, %out: memref<?x32xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = memref.alloc(%n) : memref<?x32xf32>
+  linalg.fill ins(%x : f32) outs(%a : memref<?x32xf32>)
+  memref.copy %a, %rows : memref<?x32xf32> to memref<?x32xf32>
+  scf.for %i = %c0 to %steps step %c1 {
+    linalg.copy ins(%a : memref<?x32xf32>) outs(%out : memref<?x32xf32>)
+  }
+  return
+}

@@ -20,8 +20,13 @@
 //     gradients' columns), or subviews of one buffer that take disjoint
 //     static ranges of one dimension (a recurrence's gates at position t,
 //     each in its own columns of the rows at t);
-//   - every user of the allocation accepts the view's strided type
-//     (linalg ops, memref.dim, and memref.cast to a compatible type).
+//   - every user of the allocation (nested ones too) comes before the copy
+//     and accepts the view's strided layout: linalg ops, memref.dim,
+//     memref.copy (an initial value copied in), memref.cast to a
+//     compatible type, and the views transpose, subview,
+//     expand_shape and collapse_shape, rebuilt on the view, whose own users
+//     accept their new layouts (an attention block's product, written
+//     through a transpose of its buffer, and the block rows it fills).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
@@ -173,14 +178,108 @@ bool touchesDestination(Operation *op, Value dst, Value dstRoot) {
   return false;
 }
 
-/// Whether `user` of the allocation accepts a value of `type` in its place.
-bool acceptsType(Operation *user, MemRefType type) {
-  if (isa<linalg::LinalgOp, memref::DimOp>(user))
-    return true;
-  if (auto cast = dyn_cast<memref::CastOp>(user))
-    return memref::CastOp::areCastCompatible(TypeRange{type},
-                                             TypeRange{cast.getType()});
-  return false;
+/// The type view `user` gives when rebuilt on a value of `type`, or null
+/// where it cannot take one (a collapse of dimensions that may not be
+/// contiguous in `type`, or not a view this pass rebuilds).
+MemRefType reboundViewType(Operation *user, MemRefType type) {
+  if (auto transpose = dyn_cast<memref::TransposeOp>(user)) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(getStridesAndOffset(type, strides, offset)))
+      return {};
+    AffineMap permutation = transpose.getPermutation();
+    return MemRefType::Builder(type)
+        .setShape(applyPermutationMap<int64_t>(permutation, type.getShape()))
+        .setLayout(StridedLayoutAttr::get(
+            type.getContext(), offset,
+            applyPermutationMap<int64_t>(permutation, strides)));
+  }
+  if (auto subview = dyn_cast<memref::SubViewOp>(user))
+    return cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
+        subview.getType().getShape(), type, subview.getStaticOffsets(),
+        subview.getStaticSizes(), subview.getStaticStrides()));
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(user)) {
+    FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+        type, expand.getResultType().getShape(),
+        expand.getReassociationIndices());
+    return succeeded(expanded) ? *expanded : MemRefType();
+  }
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(user)) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+      return {};
+    return memref::CollapseShapeOp::computeCollapsedType(type, groups);
+  }
+  return {};
+}
+
+/// Whether every user of `v` but `skip` lies before `copy` in its block
+/// (or inside an op that does) and accepts a value of `type` in v's place:
+/// linalg ops, memref.dim and memref.copy (an initial value copied in) as
+/// they are, casts to a compatible type, and views rebuilt on it whose
+/// users accept their new types.
+bool usersAccept(Value v, MemRefType type, memref::CopyOp copy,
+                 ArrayRef<Operation *> skip) {
+  Block *block = copy->getBlock();
+  for (Operation *user : v.getUsers()) {
+    if (llvm::is_contained(skip, user))
+      continue;
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || !inBlock->isBeforeInBlock(copy))
+      return false;
+    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp>(user))
+      continue;
+    if (auto cast = dyn_cast<memref::CastOp>(user)) {
+      if (!memref::CastOp::areCastCompatible(TypeRange{type},
+                                             TypeRange{cast.getType()}))
+        return false;
+      continue;
+    }
+    MemRefType rebound = reboundViewType(user, type);
+    if (!rebound || !usersAccept(user->getResult(0), rebound, copy, {}))
+      return false;
+  }
+  return true;
+}
+
+/// Makes every user of `from` but `skip` use `to` instead, rebuilding the
+/// views among them on it (usersAccept said they can be).
+void retarget(Value from, Value to, ArrayRef<Operation *> skip,
+              RewriterBase &rewriter) {
+  for (OpOperand &use : llvm::make_early_inc_range(from.getUses())) {
+    Operation *user = use.getOwner();
+    if (llvm::is_contained(skip, user))
+      continue;
+    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::CastOp>(
+            user)) {
+      rewriter.modifyOpInPlace(user, [&] { use.set(to); });
+      continue;
+    }
+    rewriter.setInsertionPoint(user);
+    Location loc = user->getLoc();
+    auto type = cast<MemRefType>(to.getType());
+    Value rebuilt;
+    if (auto transpose = dyn_cast<memref::TransposeOp>(user))
+      rebuilt = rewriter.create<memref::TransposeOp>(
+          loc, to, transpose.getPermutationAttr());
+    else if (auto subview = dyn_cast<memref::SubViewOp>(user))
+      rebuilt = rewriter.create<memref::SubViewOp>(
+          loc, reboundViewType(user, type), to, subview.getMixedOffsets(),
+          subview.getMixedSizes(), subview.getMixedStrides());
+    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(user))
+      rebuilt = rewriter.create<memref::ExpandShapeOp>(
+          loc, reboundViewType(user, type), to,
+          expand.getReassociationIndices(),
+          getMixedValues(expand.getStaticOutputShape(), expand.getOutputShape(),
+                         rewriter));
+    else
+      rebuilt = rewriter.create<memref::CollapseShapeOp>(
+          loc, to,
+          cast<memref::CollapseShapeOp>(user).getReassociationIndices());
+    retarget(user->getResult(0), rebuilt, {}, rewriter);
+    rewriter.eraseOp(user);
+  }
 }
 
 /// Whether `root` is a buffer no other value aliases but through views of
@@ -239,15 +338,12 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter,
       destinationOpsToHoist(target, alloc, dominance);
   if (failed(toHoist))
     return failure();
-  Block *block = copy->getBlock();
 
   // Users of the allocation: before the copy, and of a type the view fits.
   // The new value: the destination, or its expand_shape back to the
   // allocation's shape.
   auto allocType = cast<MemRefType>(allocated.getType());
   MemRefType viewType = cast<MemRefType>(target.getType());
-  if (collapse && !allocType.hasStaticShape())
-    return failure();
   if (collapse) {
     FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
         viewType, allocType.getShape(), collapse.getReassociationIndices());
@@ -257,13 +353,11 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter,
   } else if (viewType.getShape() != allocType.getShape()) {
     return failure();
   }
-  for (Operation *user : allocated.getUsers()) {
-    if (user == collapse || user == copy)
-      continue;
-    if (user->getBlock() != block || !user->isBeforeInBlock(copy) ||
-        !acceptsType(user, viewType))
-      return failure();
-  }
+  SmallVector<Operation *> replaced{copy};
+  if (collapse)
+    replaced.push_back(collapse);
+  if (!usersAccept(allocated, viewType, copy, replaced))
+    return failure();
   // Between the allocation and the copy, nothing (nested ops included) may
   // touch the destination: its writes would now meet the allocation's.
   bool touched = false;
@@ -282,12 +376,10 @@ LogicalResult elide(memref::CopyOp copy, IRRewriter &rewriter,
   Value view = target;
   if (collapse)
     view = rewriter.create<memref::ExpandShapeOp>(
-        alloc.getLoc(), allocType.getShape(), view,
-        collapse.getReassociationIndices());
-  for (OpOperand &use : llvm::make_early_inc_range(allocated.getUses()))
-    if (use.getOwner() != collapse.getOperation() &&
-        use.getOwner() != copy.getOperation())
-      rewriter.modifyOpInPlace(use.getOwner(), [&] { use.set(view); });
+        alloc.getLoc(), viewType, view, collapse.getReassociationIndices(),
+        getMixedValues(allocType.getShape(), alloc.getDynamicSizes(),
+                       rewriter));
+  retarget(allocated, view, replaced, rewriter);
   rewriter.eraseOp(copy);
   if (collapse)
     rewriter.eraseOp(collapse);

@@ -240,3 +240,35 @@ func.func @nested_user_after_the_copy(%x: f32, %n: index, %rows: memref<?x32xf32
   }
   return
 }
+
+// -----
+
+// An embedding's gradient, zeroed and then scattered into by loads and
+// stores inside a loop, is accumulated in its columns of the flat buffer.
+// CHECK-LABEL: func.func @scattered_gradient
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[COLS:.*]] = memref.subview %arg2[0, 3] [2, 8] [1, 1]
+// CHECK:         %[[TABLE:.*]] = memref.expand_shape %[[COLS]]
+// CHECK:         linalg.fill {{.*}} outs(%[[TABLE]] :
+// CHECK:         scf.for
+// CHECK:           memref.load %[[TABLE]]
+// CHECK:           memref.store %{{.*}}, %[[TABLE]]
+// CHECK-NOT:     memref.copy
+func.func @scattered_gradient(%x: f32, %rows: memref<?xindex>, %flat: memref<2x20xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %rows, %c0 : memref<?xindex>
+  %g = memref.alloc() : memref<2x4x2xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<2x4x2xf32>)
+  scf.for %i = %c0 to %n step %c1 {
+    %r = memref.load %rows[%i] : memref<?xindex>
+    %old = memref.load %g[%c1, %r, %c0] : memref<2x4x2xf32>
+    %new = arith.addf %old, %x : f32
+    memref.store %new, %g[%c1, %r, %c0] : memref<2x4x2xf32>
+  }
+  %flatg = memref.collapse_shape %g [[0], [1, 2]] : memref<2x4x2xf32> into memref<2x8xf32>
+  %cols = memref.subview %flat[0, 3] [2, 8] [1, 1] : memref<2x20xf32> to memref<2x8xf32, strided<[20, 1], offset: 3>>
+  memref.copy %flatg, %cols : memref<2x8xf32> to memref<2x8xf32, strided<[20, 1], offset: 3>>
+  return
+}

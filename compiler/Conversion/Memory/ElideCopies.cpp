@@ -22,8 +22,9 @@
 //     each in its own columns of the rows at t);
 //   - every user of the allocation (nested ones too) comes before the copy
 //     and accepts the view's strided layout: linalg ops, memref.dim,
-//     memref.copy (an initial value copied in), memref.cast to a
-//     compatible type, and the views transpose, subview,
+//     loads and stores (an embedding's gradient, scattered), memref.copy
+//     (an initial value copied in), memref.cast to a compatible type, and
+//     the views transpose, subview,
 //     expand_shape and collapse_shape, rebuilt on the view, whose own users
 //     accept their new layouts (an attention block's product, written
 //     through a transpose of its buffer, and the block rows it fills).
@@ -216,9 +217,9 @@ MemRefType reboundViewType(Operation *user, MemRefType type) {
 
 /// Whether every user of `v` but `skip` lies before `copy` in its block
 /// (or inside an op that does) and accepts a value of `type` in v's place:
-/// linalg ops, memref.dim and memref.copy (an initial value copied in) as
-/// they are, casts to a compatible type, and views rebuilt on it whose
-/// users accept their new types.
+/// linalg ops, memref.dim, loads and stores, and memref.copy (an initial
+/// value copied in) as they are, casts to a compatible type, and views rebuilt
+/// on it whose users accept their new types.
 bool usersAccept(Value v, MemRefType type, memref::CopyOp copy,
                  ArrayRef<Operation *> skip) {
   Block *block = copy->getBlock();
@@ -228,7 +229,8 @@ bool usersAccept(Value v, MemRefType type, memref::CopyOp copy,
     Operation *inBlock = block->findAncestorOpInBlock(*user);
     if (!inBlock || !inBlock->isBeforeInBlock(copy))
       return false;
-    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp>(user))
+    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::LoadOp,
+            memref::StoreOp>(user))
       continue;
     if (auto cast = dyn_cast<memref::CastOp>(user)) {
       if (!memref::CastOp::areCastCompatible(TypeRange{type},
@@ -251,8 +253,8 @@ void retarget(Value from, Value to, ArrayRef<Operation *> skip,
     Operation *user = use.getOwner();
     if (llvm::is_contained(skip, user))
       continue;
-    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::CastOp>(
-            user)) {
+    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::LoadOp,
+            memref::StoreOp, memref::CastOp>(user)) {
       rewriter.modifyOpInPlace(user, [&] { use.set(to); });
       continue;
     }

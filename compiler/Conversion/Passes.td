@@ -171,10 +171,14 @@ def MBTElideCopies : Pass<"mbt-elide-copies", "::mlir::ModuleOp"> {
     copied whole (directly or through a collapse_shape) into a view of
     another buffer becomes that view (through an expand_shape), and the
     copy goes away: the gradients of the train step are computed directly
-    in their columns of the flat `[M, P]` gradient buffer. Applies only
-    when nothing else touches the destination in between (disjoint static
-    subviews of the same buffer excepted) and every user of the allocation
-    accepts the view's strided type.
+    in their columns of the flat `[M, P]` gradient buffer, a recurrence's
+    gates in their columns at position t, an attention block's product in
+    its rows. Applies only when the destination is a view of an allocation
+    or a function argument, nothing else touches it in between (views of
+    the same buffer that are provably disjoint excepted: static boxes that
+    do not overlap, or subviews taking disjoint static ranges of one
+    dimension), and every user of the allocation comes before the copy and
+    accepts the view's strided layout (views among them are rebuilt on it).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

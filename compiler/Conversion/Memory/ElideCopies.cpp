@@ -215,11 +215,18 @@ MemRefType reboundViewType(Operation *user, MemRefType type) {
   return {};
 }
 
+/// Whether `user` takes a memref of any layout in place of its operand, as
+/// it is: linalg ops, memref.dim, loads and stores, and memref.copy (an
+/// initial value copied in).
+bool takesAnyLayout(Operation *user) {
+  return isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::LoadOp,
+             memref::StoreOp>(user);
+}
+
 /// Whether every user of `v` but `skip` lies before `copy` in its block
 /// (or inside an op that does) and accepts a value of `type` in v's place:
-/// linalg ops, memref.dim, loads and stores, and memref.copy (an initial
-/// value copied in) as they are, casts to a compatible type, and views rebuilt
-/// on it whose users accept their new types.
+/// the ops that take any layout, casts to a compatible type, and views
+/// rebuilt on it whose users accept their new types.
 bool usersAccept(Value v, MemRefType type, memref::CopyOp copy,
                  ArrayRef<Operation *> skip) {
   Block *block = copy->getBlock();
@@ -229,8 +236,7 @@ bool usersAccept(Value v, MemRefType type, memref::CopyOp copy,
     Operation *inBlock = block->findAncestorOpInBlock(*user);
     if (!inBlock || !inBlock->isBeforeInBlock(copy))
       return false;
-    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::LoadOp,
-            memref::StoreOp>(user))
+    if (takesAnyLayout(user))
       continue;
     if (auto cast = dyn_cast<memref::CastOp>(user)) {
       if (!memref::CastOp::areCastCompatible(TypeRange{type},
@@ -253,8 +259,7 @@ void retarget(Value from, Value to, ArrayRef<Operation *> skip,
     Operation *user = use.getOwner();
     if (llvm::is_contained(skip, user))
       continue;
-    if (isa<linalg::LinalgOp, memref::DimOp, memref::CopyOp, memref::LoadOp,
-            memref::StoreOp, memref::CastOp>(user)) {
+    if (takesAnyLayout(user) || isa<memref::CastOp>(user)) {
       rewriter.modifyOpInPlace(user, [&] { use.set(to); });
       continue;
     }

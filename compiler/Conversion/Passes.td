@@ -42,6 +42,13 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
     (`bufferization.to_memref read_only`), writing a new buffer that
     becomes the result (`bufferization.to_tensor restrict writable`),
     instead of im2col and a batched GEMM.
+    With `attention-kernels` (the CPU), an f32 `mbt.attention` or
+    `mbt.attention_grad` whose products are f32 or bf16 becomes a call
+    to `mbt_rt_attention_f32` or `mbt_rt_attention_grad_f32` (with a
+    `format`, the `_f32_bf16` ones) the same way, on its operands with
+    their leading dims collapsed into one of sequences; the kernels
+    compute a query row at a time where the generics would make each
+    head's products tiny batched matmuls.
   }];
   let options = [
     Option<"scalarsPerElement", "scalars-per-element", "bool",
@@ -70,6 +77,12 @@ def MBTLowerToLinalg : Pass<"mbt-lower-to-linalg", "::mlir::ModuleOp"> {
            "Lower f32 convolutions and their adjoints to calls to the "
            "runtime's convolution kernels (oneDNN's direct convolution on "
            "the CPU) instead of im2col and a batched GEMM">,
+    Option<"attentionKernels", "attention-kernels", "bool",
+           /*default=*/"false",
+           "Lower f32 attention (f32 or bf16 products) and its adjoint to "
+           "calls to the runtime's attention kernels (the CPU: a query row "
+           "at a time in vector registers) instead of generics and batched "
+           "matmuls per head">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

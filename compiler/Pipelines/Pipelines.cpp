@@ -63,7 +63,8 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
       /*scalarsPerElement=*/cuda, /*attentionPerSequence=*/!cuda,
       /*recurrencePerModel=*/!cuda,
       /*foldOperandRounding=*/!cuda && opts.useBlas,
-      /*convolutionKernels=*/!cuda && opts.useBlas}));
+      /*convolutionKernels=*/!cuda && opts.useBlas,
+      /*attentionKernels=*/!cuda && opts.useBlas}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());

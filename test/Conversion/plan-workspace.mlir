@@ -119,6 +119,31 @@ func.func @token_rows(%x: memref<4x?x?xi32>) {
 
 // -----
 
+// A constant factor of such a product (the M * B sequences of M models
+// whose leading dims are collapsed) is part of the static bytes: the
+// [4 * B, T, 8] buffer is 4 * 8 * 4 bytes times B * T, as the prologue
+// computes it. A size with a factor of 0 stays with malloc.
+// CHECK-LABEL: func.func @model_sequences(
+// CHECK-SAME:      %[[X:.*]]: memref<4x?x?xi32>, %[[WS:.*]]: memref<?xi8>)
+// CHECK:         memref.view %[[WS]][%{{.*}}][%{{.*}}, %{{.*}}] : memref<?xi8> to memref<?x?x8xf32>
+// CHECK:         memref.alloc
+// CHECK-LABEL: func.func @model_sequences_workspace_bytes(
+// CHECK:         arith.muli %{{.*}}, %c128
+func.func @model_sequences(%x: memref<4x?x?xi32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %x, %c1 : memref<4x?x?xi32>
+  %t = memref.dim %x, %c2 : memref<4x?x?xi32>
+  %s = affine.apply affine_map<()[s0] -> (s0 * 4)>()[%b]
+  %sequences = memref.alloc(%s, %t) : memref<?x?x8xf32>
+  %none = affine.apply affine_map<()[s0] -> (s0 * 0)>()[%b]
+  %empty = memref.alloc(%none, %t) : memref<?x?x8xf32>
+  "test.read"(%sequences, %empty) : (memref<?x?x8xf32>, memref<?x?x8xf32>) -> ()
+  return
+}
+
+// -----
+
 // Left to malloc: a returned buffer, one turned into a memref by an op that
 // is not a view, one whose size is not an argument's dimension, and one in
 // a nested region. The function still takes a workspace (of 0 bytes).

@@ -11,7 +11,7 @@ if [ -z "$format" ]; then
   echo "format.sh: clang-format-19 not found (tools/dev/bootstrap.sh --no-build installs it)" >&2
   exit 2
 fi
-mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cu')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.inc' '*.cu')
 if [ "${1:-}" != "--check" ]; then
   "$format" -i "${files[@]}"
   exit 0

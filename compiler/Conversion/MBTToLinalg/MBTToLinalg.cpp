@@ -98,9 +98,9 @@ static void foldOperandRounding(ModuleOp module) {
 }
 
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
-    RewritePatternSet &patterns, bool scalarsPerElement,
-    bool attentionPerSequence, bool recurrencePerModel,
-    bool convolutionKernels) {
+    RewritePatternSet &patterns, const MBTLowerToLinalgOptions &options) {
+  bool scalarsPerElement = options.scalarsPerElement;
+  bool recurrencePerModel = options.recurrencePerModel;
   populateElementwisePatterns(patterns);
   populateMatmulPatterns(patterns);
   populateReductionPatterns(patterns);
@@ -110,13 +110,15 @@ void mlir::mbt::populateMBTToLinalgConversionPatterns(
   populateGuardStepPatterns(patterns, scalarsPerElement);
   populatePrecisionPatterns(patterns);
   populateDropoutPatterns(patterns);
-  populateConvPatterns(patterns, convolutionKernels);
+  populateConvPatterns(patterns, options.convolutionKernels);
   populatePoolPatterns(patterns);
   populateNormPatterns(patterns);
   populateEmbeddingPatterns(patterns);
   populateMaskedMeanPatterns(patterns);
   populateRowsPatterns(patterns);
-  populateAttentionPatterns(patterns, attentionPerSequence);
+  populateAttentionPatterns(patterns, options.attentionPerSequence);
+  if (options.attentionKernels)
+    populateAttentionKernelPatterns(patterns);
   populateGruPatterns(patterns, recurrencePerModel);
   populateLstmPatterns(patterns, recurrencePerModel);
   populateSchedulePatterns(patterns);
@@ -145,9 +147,10 @@ struct LowerToLinalgPass
     ConversionTarget target(getContext());
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());
-    populateMBTToLinalgConversionPatterns(
-        patterns, scalarsPerElement, attentionPerSequence, recurrencePerModel,
-        convolutionKernels);
+    MBTLowerToLinalgOptions options{scalarsPerElement,  attentionPerSequence,
+                                    recurrencePerModel, foldOperandRounding,
+                                    convolutionKernels, attentionKernels};
+    populateMBTToLinalgConversionPatterns(patterns, options);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }

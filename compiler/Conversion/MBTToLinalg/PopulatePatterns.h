@@ -32,6 +32,9 @@ void populateRowsPatterns(RewritePatternSet &patterns);
 /// `perSequence`: each sequence's attention inside an scf.forall over the
 /// leading dims (the CPU), rather than on the whole batch (the GPU).
 void populateAttentionPatterns(RewritePatternSet &patterns, bool perSequence);
+/// f32 attention (f32 or bf16 products) and its adjoint as calls to the
+/// runtime's attention kernels (the CPU), ahead of the generics.
+void populateAttentionKernelPatterns(RewritePatternSet &patterns);
 /// `perModel`: each model's recurrence (and its adjoint) inside an
 /// scf.forall over the models (the CPU), rather than over all of them at
 /// every position (the GPU).

@@ -22,12 +22,14 @@
 // identity, its element type has no byte size, a dynamic size is not a
 // `memref.dim` of an argument at a constant index or a product of such
 // (affine.apply or arith.muli: the B * T rows of a token batch's
-// activations), or an alias escapes.
+// activations; constant factors too: the M * B sequences of M models), or
+// an alias escapes.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -85,46 +87,54 @@ std::optional<ArgDim> argDimOf(Value v, Block &entry) {
   return ArgDim{arg.getArgNumber(), *index};
 }
 
-/// Appends to `dims` the argument dimensions whose product `expr` is, over
-/// the operands of an affine.apply; false when it is not such a product.
+/// Multiplies `size` by the product `expr` is of argument dimensions and
+/// positive constants, over the operands of an affine.apply; false when it
+/// is not such a product.
 bool appendProductDims(AffineExpr expr, ValueRange dimOperands,
-                       ValueRange symbolOperands, Block &entry,
-                       SmallVectorImpl<ArgDim> &dims);
+                       ValueRange symbolOperands, Block &entry, ByteSize &size);
 
-/// Appends to `dims` the argument dimensions whose product `v` is (one
-/// dimension, or the product of several that a collapse of a
-/// [B, T, ...] buffer into [B * T, ...] computes); false when it is not
-/// such a product.
-bool appendArgDims(Value v, Block &entry, SmallVectorImpl<ArgDim> &dims) {
+/// Multiplies `size` by `v`, where `v` is a product of argument
+/// dimensions (one, or several that a collapse of a [B, T, ...] buffer
+/// into [B * T, ...] computes) and positive constants (a collapse of
+/// [M, B, ...] with M models); false when it is not such a product.
+bool appendArgDims(Value v, Block &entry, ByteSize &size) {
   if (std::optional<ArgDim> argDim = argDimOf(v, entry)) {
-    dims.push_back(*argDim);
+    size.dynamicDims.push_back(*argDim);
     return true;
   }
+  if (std::optional<int64_t> constant = getConstantIntValue(v)) {
+    size.staticBytes *= *constant;
+    return *constant > 0;
+  }
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
-    return appendArgDims(mul.getLhs(), entry, dims) &&
-           appendArgDims(mul.getRhs(), entry, dims);
+    return appendArgDims(mul.getLhs(), entry, size) &&
+           appendArgDims(mul.getRhs(), entry, size);
   auto apply = v.getDefiningOp<affine::AffineApplyOp>();
   if (!apply)
     return false;
   AffineMap map = apply.getAffineMap();
   return appendProductDims(map.getResult(0), apply.getDimOperands(),
-                           apply.getSymbolOperands(), entry, dims);
+                           apply.getSymbolOperands(), entry, size);
 }
 
 bool appendProductDims(AffineExpr expr, ValueRange dimOperands,
                        ValueRange symbolOperands, Block &entry,
-                       SmallVectorImpl<ArgDim> &dims) {
+                       ByteSize &size) {
   if (auto d = dyn_cast<AffineDimExpr>(expr))
-    return appendArgDims(dimOperands[d.getPosition()], entry, dims);
+    return appendArgDims(dimOperands[d.getPosition()], entry, size);
   if (auto s = dyn_cast<AffineSymbolExpr>(expr))
-    return appendArgDims(symbolOperands[s.getPosition()], entry, dims);
+    return appendArgDims(symbolOperands[s.getPosition()], entry, size);
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+    size.staticBytes *= constant.getValue();
+    return constant.getValue() > 0;
+  }
   auto mul = dyn_cast<AffineBinaryOpExpr>(expr);
   if (!mul || mul.getKind() != AffineExprKind::Mul)
     return false;
   return appendProductDims(mul.getLHS(), dimOperands, symbolOperands, entry,
-                           dims) &&
+                           size) &&
          appendProductDims(mul.getRHS(), dimOperands, symbolOperands, entry,
-                           dims);
+                           size);
 }
 
 /// The byte size of `alloc` in terms of argument dimensions, if it has one.
@@ -140,7 +150,7 @@ std::optional<ByteSize> byteSizeOf(memref::AllocOp alloc, Block &entry) {
     if (!ShapedType::isDynamic(extent))
       size.staticBytes *= extent;
   for (Value dynamic : alloc.getDynamicSizes())
-    if (!appendArgDims(dynamic, entry, size.dynamicDims))
+    if (!appendArgDims(dynamic, entry, size))
       return std::nullopt;
   // [B, T] and [T, B] buffers of the same element count share slots.
   llvm::sort(size.dynamicDims);

@@ -26,7 +26,7 @@ namespace {
 
 json goodManifest() {
   return json::parse(R"({
-    "abi_version": 16, "dtype": "f32", "model": "mlp", "models": 2,
+    "abi_version": 17, "dtype": "f32", "model": "mlp", "models": 2,
     "params": [
       {"name": "w1", "shape": [784, 128], "offset": 0, "size": 100352,
        "init": {"kind": "normal", "mean": 0.0, "std": 0.05}},

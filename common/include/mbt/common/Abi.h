@@ -25,7 +25,7 @@ namespace mbt {
 /// The ABI version the compiler emits and the runtime understands: the
 /// artifact's `mbt_abi_version()` must return it. What each version changed
 /// is in docs/abi.md ("Versioning").
-constexpr int64_t kAbiVersion = 16;
+constexpr int64_t kAbiVersion = 17;
 
 /// The element type of the float buffers (params, state, out, and x unless
 /// it holds token ids): the model's float type, the manifest's `dtype`.

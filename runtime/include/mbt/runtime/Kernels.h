@@ -103,6 +103,30 @@ MBT_DECLARE_CONV_KERNELS(f32)
 MBT_DECLARE_CONV_KERNELS(f32_bf16)
 #undef MBT_DECLARE_CONV_KERNELS
 #undef MBT_CONV_PARAMETERS
+
+/// mbt.attention of every sequence s: query, key and value [S, T, D] and
+/// the result [S, T, D], each of any strides, the sequences' tokens [S, T]
+/// (0 is padding), `heads` heads of D / heads columns, and with `causal`
+/// 1 each query sees the keys up to its own position. Each sequence runs
+/// on one thread, so its bits do not depend on the others. The adjoint,
+/// _grad_f32, writes dquery, dkey and dvalue [S, T, D] from the same
+/// operands and the result's adjoint `grad`. The `_f32_bf16` kernels
+/// round as autocast's bf16 attention (mbt.attention's `format`).
+#define MBT_DECLARE_ATTENTION_KERNELS(SUFFIX)                                  \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_attention_##SUFFIX(                                  \
+          mbt::MemRef3F *query, mbt::MemRef3F *key, mbt::MemRef3F *value,      \
+          mbt::MemRef2I *tokens, mbt::MemRef3F *result, int64_t heads,         \
+          int64_t causal);                                                     \
+  __attribute__((visibility("default"))) void                                  \
+      _mlir_ciface_mbt_rt_attention_grad_##SUFFIX(                             \
+          mbt::MemRef3F *query, mbt::MemRef3F *key, mbt::MemRef3F *value,      \
+          mbt::MemRef2I *tokens, mbt::MemRef3F *grad, mbt::MemRef3F *dQuery,   \
+          mbt::MemRef3F *dKey, mbt::MemRef3F *dValue, int64_t heads,           \
+          int64_t causal);
+MBT_DECLARE_ATTENTION_KERNELS(f32)
+MBT_DECLARE_ATTENTION_KERNELS(f32_bf16)
+#undef MBT_DECLARE_ATTENTION_KERNELS
 }
 
 namespace mbt {

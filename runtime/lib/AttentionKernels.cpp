@@ -19,7 +19,9 @@
 // masks and the softmax stay f32; the key's and value's adjoints are
 // summed in f32 over the queries and rounded once. Each sequence runs whole
 // on one thread, its sums in an order fixed by its length alone, so a
-// sequence's bits are the same alone and in a batch.
+// sequence's bits are the same alone and in a batch. The vector code is
+// compiled for x86-64-v4, -v3 and the baseline; a call runs the widest the
+// CPU has, or the one MBT_ATTENTION_CODE names (tests run each).
 //
 //===----------------------------------------------------------------------===//
 #include "mbt/runtime/Kernels.h"
@@ -32,6 +34,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <string>
@@ -99,8 +103,10 @@ struct Operand {
 
 namespace {
 
-/// The entry points of one target's row code.
+/// The entry points of one target's row code, and the level it needs.
 struct RowKernels {
+  const char *level;
+  bool runsHere;
   void (*attendF32)(const Shape &, const Operand *, const MemRef2I &, Operand,
                     int64_t);
   void (*attendBf16)(const Shape &, const Operand *, const MemRef2I &, Operand,
@@ -111,22 +117,50 @@ struct RowKernels {
                       const Operand *, int64_t);
 };
 
-/// The widest row code this CPU runs, chosen once.
-const RowKernels &rowKernels() {
-  static const RowKernels kernels = [] {
+/// Every version of the row code, the widest first.
+const std::vector<RowKernels> &allRowKernels() {
+  static const std::vector<RowKernels> kernels = [] {
+    std::vector<RowKernels> all;
 #ifdef MBT_ATTENTION_TARGETS
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4"))
-      return RowKernels{rowsV4::attendF32, rowsV4::attendBf16,
-                        rowsV4::adjointF32, rowsV4::adjointBf16};
-    if (__builtin_cpu_supports("x86-64-v3"))
-      return RowKernels{rowsV3::attendF32, rowsV3::attendBf16,
-                        rowsV3::adjointF32, rowsV3::adjointBf16};
+    all.push_back({"x86-64-v4", bool(__builtin_cpu_supports("x86-64-v4")),
+                   rowsV4::attendF32, rowsV4::attendBf16, rowsV4::adjointF32,
+                   rowsV4::adjointBf16});
+    all.push_back({"x86-64-v3", bool(__builtin_cpu_supports("x86-64-v3")),
+                   rowsV3::attendF32, rowsV3::attendBf16, rowsV3::adjointF32,
+                   rowsV3::adjointBf16});
 #endif
-    return RowKernels{rowsBaseline::attendF32, rowsBaseline::attendBf16,
-                      rowsBaseline::adjointF32, rowsBaseline::adjointBf16};
+    all.push_back({"baseline", true, rowsBaseline::attendF32,
+                   rowsBaseline::attendBf16, rowsBaseline::adjointF32,
+                   rowsBaseline::adjointBf16});
+    return all;
   }();
   return kernels;
+}
+
+/// The row code of a call: the widest version this CPU runs, or the
+/// narrower one MBT_ATTENTION_CODE names (x86-64-v3, baseline: the tests
+/// run each). A name this CPU cannot run, or does not know, is an error
+/// (`name` is the kernel's, for the message); the widest version runs.
+const RowKernels &rowKernels(const char *name) {
+  const std::vector<RowKernels> &all = allRowKernels();
+  const RowKernels *widest = &all.back();
+  for (const RowKernels &k : all)
+    if (k.runsHere) {
+      widest = &k;
+      break;
+    }
+  const char *asked = std::getenv("MBT_ATTENTION_CODE");
+  if (!asked || !*asked)
+    return *widest;
+  for (const RowKernels &k : all)
+    if (std::strcmp(k.level, asked) == 0 && k.runsHere)
+      return k;
+  recordKernelError(fmt::format(
+      "{}: MBT_ATTENTION_CODE={} is not a version of the attention's code "
+      "this CPU runs (x86-64-v4, x86-64-v3 or baseline)",
+      name, asked));
+  return *widest;
 }
 
 /// Why the operands `in` and `out` (each [S, T, D]) and `tokens` [S, T] do
@@ -185,7 +219,8 @@ void attend(const char *name, bool bf16, MemRef3F *query, MemRef3F *key,
   }
   Shape s = callShape(*query, heads, causal);
   Operand in[3] = {{query}, {key}, {value}};
-  auto rows = bf16 ? rowKernels().attendBf16 : rowKernels().attendF32;
+  const RowKernels &code = rowKernels(name);
+  auto rows = bf16 ? code.attendBf16 : code.attendF32;
   forEachBatchIndex(s.sequences, flopsOf(s, 2),
                     [&](int64_t seq) { rows(s, in, *tokens, {result}, seq); });
 }
@@ -206,7 +241,8 @@ void adjoint(const char *name, bool bf16, MemRef3F *query, MemRef3F *key,
   Shape s = callShape(*query, heads, causal);
   Operand in[4] = {{query}, {key}, {value}, {grad}};
   Operand out[3] = {{dQuery}, {dKey}, {dValue}};
-  auto rows = bf16 ? rowKernels().adjointBf16 : rowKernels().adjointF32;
+  const RowKernels &code = rowKernels(name);
+  auto rows = bf16 ? code.adjointBf16 : code.adjointF32;
   forEachBatchIndex(s.sequences, flopsOf(s, 5),
                     [&](int64_t seq) { rows(s, in, *tokens, out, seq); });
 }

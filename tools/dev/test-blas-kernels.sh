@@ -12,7 +12,10 @@
 #     Prescott  SSE3, the generic x86-64 kernels
 #   oneDNN    every f32 product, where the runtime has it
 # The Prescott pass also runs every f32 convolution on the runtime's
-# reference loops (MBT_CONV=reference) instead of oneDNN's convolution.
+# reference loops (MBT_CONV=reference) instead of oneDNN's convolution,
+# and the attention on the runtime's baseline x86-64 code
+# (MBT_ATTENTION_CODE=baseline); the Haswell pass runs the attention on its
+# x86-64-v3 code (AVX2 + FMA) where the CPU has it.
 # Artifacts compiled by the first ctest run are reused
 # (MBT_TEST_REUSE_ARTIFACTS), so each pass costs training time only.
 #   tools/dev/test-blas-kernels.sh [BUILD_DIR]      (default: build)
@@ -26,14 +29,25 @@ native=$(OPENBLAS_VERBOSE=2 "$build/bin/mbt-run" --help 2>&1 |
 kernels=(Haswell Prescott)
 grep -qw avx512f /proc/cpuinfo && kernels=(SkylakeX "${kernels[@]}")
 
+# Whether the CPU has x86-64-v3's features (the attention's AVX2 code).
+has_x86_64_v3() {
+  local flag
+  for flag in avx2 fma bmi1 bmi2 f16c movbe abm; do
+    grep -qw "$flag" /proc/cpuinfo || return 1
+  done
+}
+
 status=0
 for kernel in "${kernels[@]}"; do
   [ "$kernel" = "$native" ] && continue
   conv=""
-  [ "$kernel" = Prescott ] && conv=reference
-  echo "== tests labelled blas under OPENBLAS_CORETYPE=$kernel (native: ${native:-unknown})${conv:+, convolutions on the reference loops}"
+  attention=""
+  [ "$kernel" = Prescott ] && conv=reference && attention=baseline
+  [ "$kernel" = Haswell ] && has_x86_64_v3 && attention=x86-64-v3
+  echo "== tests labelled blas under OPENBLAS_CORETYPE=$kernel (native: ${native:-unknown})${conv:+, convolutions on the reference loops}${attention:+, attention on its $attention code}"
   (cd "$build" &&
    OPENBLAS_CORETYPE=$kernel MBT_F32_MATMUL=openblas MBT_CONV=$conv \
+     MBT_ATTENTION_CODE=$attention \
      MBT_TEST_REUSE_ARTIFACTS=1 \
      ctest -L '^blas$' --output-on-failure -j"$(nproc)") || status=1
 done

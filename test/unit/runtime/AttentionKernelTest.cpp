@@ -25,8 +25,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace mbt;
@@ -251,17 +253,35 @@ void expectWithin(const Problem &pr, const MemRef3F &got,
     }
 }
 
-class AttentionKernelTest : public ::testing::TestWithParam<Case> {};
+/// A case on one version of the kernels' code: the host's widest ("") or
+/// a narrower one (MBT_ATTENTION_CODE), where the CPU runs it.
+class AttentionKernelTest
+    : public ::testing::TestWithParam<std::tuple<Case, std::string>> {
+protected:
+  void SetUp() override {
+    const std::string &code = std::get<1>(GetParam());
+    if (code.empty())
+      return;
+    setenv("MBT_ATTENTION_CODE", code.c_str(), 1);
+    // A version this CPU cannot run is an error, and the widest runs.
+    Problem probe({"probe", 1, 1, 1, 8, true, false});
+    probe.forward();
+    if (!takeKernelError().empty())
+      GTEST_SKIP() << "this CPU does not run " << code;
+  }
+  void TearDown() override { unsetenv("MBT_ATTENTION_CODE"); }
+  const Case &shape() const { return std::get<0>(GetParam()); }
+};
 
 TEST_P(AttentionKernelTest, ForwardWithinTheBoundOfDouble) {
-  Problem pr(GetParam());
+  Problem pr(shape());
   pr.forward();
   EXPECT_EQ(takeKernelError(), "");
   expectWithin(pr, pr.o, &HeadReference::out, "result");
 }
 
 TEST_P(AttentionKernelTest, AdjointWithinTheBoundOfDouble) {
-  Problem pr(GetParam());
+  Problem pr(shape());
   pr.adjoint();
   EXPECT_EQ(takeKernelError(), "");
   expectWithin(pr, pr.dq, &HeadReference::dq, "dquery");
@@ -271,7 +291,7 @@ TEST_P(AttentionKernelTest, AdjointWithinTheBoundOfDouble) {
 
 // The padding-alone sequence (the last) has result 0, and passes back 0.
 TEST_P(AttentionKernelTest, PaddingAloneGivesZeros) {
-  Problem pr(GetParam());
+  Problem pr(shape());
   if (pr.c.sequences < 2)
     GTEST_SKIP() << "one sequence, with real tokens";
   pr.forward();
@@ -285,14 +305,21 @@ TEST_P(AttentionKernelTest, PaddingAloneGivesZeros) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionKernelTest,
-    ::testing::Values(Case{"HeadsOf8Causal", 3, 37, 4, 8, true, false},
-                      Case{"HeadsOf8Strided", 2, 19, 2, 8, true, true},
-                      Case{"HeadsOf16", 3, 50, 2, 16, false, false},
-                      Case{"HeadsOf6Causal", 3, 21, 3, 6, true, true},
-                      Case{"HeadsOf24Causal", 2, 40, 2, 24, true, false},
-                      Case{"OneToken", 2, 1, 2, 8, true, false},
-                      Case{"Long", 2, 130, 1, 8, true, false}),
-    [](const auto &info) { return std::string(info.param.name); });
+    ::testing::Combine(
+        ::testing::Values(Case{"HeadsOf8Causal", 3, 37, 4, 8, true, false},
+                          Case{"HeadsOf8Strided", 2, 19, 2, 8, true, true},
+                          Case{"HeadsOf16", 3, 50, 2, 16, false, false},
+                          Case{"HeadsOf6Causal", 3, 21, 3, 6, true, true},
+                          Case{"HeadsOf24Causal", 2, 40, 2, 24, true, false},
+                          Case{"OneToken", 2, 1, 2, 8, true, false},
+                          Case{"Long", 2, 130, 1, 8, true, false}),
+        ::testing::Values(std::string(), "x86-64-v3", "baseline")),
+    [](const auto &info) {
+      std::string code = std::get<1>(info.param);
+      std::replace(code.begin(), code.end(), '-', '_');
+      return std::string(std::get<0>(info.param).name) +
+             (code.empty() ? "" : "_" + code);
+    });
 
 /// Sequence 0's rows at its real positions from a call of `batch`
 /// sequences padded to `length`, its grad 0 at the padding (as a loss that
@@ -414,6 +441,13 @@ TEST(AttentionKernelBits, MalformedCallWritesNaNAndSaysWhy) {
                                    "for operands [2,9,8]"),
             std::string::npos);
   EXPECT_TRUE(std::isnan(pr.dKey[0]));
+  setenv("MBT_ATTENTION_CODE", "x86-64-v9", 1);
+  Problem unknown({"unknown", 1, 3, 1, 8, true, false});
+  unknown.forward();
+  unsetenv("MBT_ATTENTION_CODE");
+  EXPECT_NE(takeKernelError().find("MBT_ATTENTION_CODE=x86-64-v9 is not a "
+                                   "version of the attention's code"),
+            std::string::npos);
 }
 
 } // namespace

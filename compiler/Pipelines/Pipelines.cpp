@@ -64,7 +64,7 @@ void mlir::mbt::buildFusedToLinalgPipeline(OpPassManager &pm,
       /*recurrencePerModel=*/!cuda,
       /*foldOperandRounding=*/!cuda && opts.useBlas,
       /*convolutionKernels=*/!cuda && opts.useBlas,
-      /*attentionKernels=*/!cuda && opts.useBlas}));
+      /*attentionKernels=*/!cuda && opts.useBlas && opts.attentionKernels}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMBTFuseElementwise());
   pm.addPass(createCanonicalizerPass());

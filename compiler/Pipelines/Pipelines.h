@@ -58,6 +58,12 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       *this, "vector-matmul-k-block",
       llvm::cl::desc("Contraction steps per pass over C (0: all)"),
       llvm::cl::init(0)};
+  Option<bool> attentionKernels{
+      *this, "attention-kernels",
+      llvm::cl::desc("Compute f32 attention and its adjoint with the "
+                     "runtime's kernels (CPU with BLAS; otherwise generics "
+                     "and batched matmuls per head)"),
+      llvm::cl::init(true)};
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("cpu (LLVM for the host, OpenMP, BLAS) or cuda (NVVM "

@@ -34,50 +34,44 @@ template <typename Op> bool onAttentionKernel(Op op) {
   return type.getElementType().isF32() && (!format || format->isBF16());
 }
 
+/// The groups of a rank-`rank` shape whose first `leading` dims are one
+/// (the sequences S), the others each their own.
+SmallVector<ReassociationIndices> sequenceGroups(int64_t leading,
+                                                 int64_t rank) {
+  SmallVector<ReassociationIndices> groups{ReassociationIndices{}};
+  for (int64_t d = 0; d < leading; ++d)
+    groups.front().push_back(d);
+  for (int64_t d = leading; d < rank; ++d)
+    groups.push_back({d});
+  return groups;
+}
+
 /// `v` [L..., T, X...] as [S, T, X...]: L collapsed into S, or a unit S
 /// added where there is no L.
 Value asSequences(OpBuilder &b, Location loc, Value v, int64_t leading) {
   auto type = cast<RankedTensorType>(v.getType());
-  int64_t rest = type.getRank() - leading;
-  if (leading == 0) {
-    SmallVector<int64_t> shape{1};
-    llvm::append_range(shape, type.getShape());
-    SmallVector<ReassociationIndices> groups{{0, 1}};
-    for (int64_t d = 1; d < rest; ++d)
-      groups.push_back({d + 1});
-    SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
-    llvm::append_range(sizes, tensor::getMixedSizes(b, loc, v));
-    return b.create<tensor::ExpandShapeOp>(
-        loc, RankedTensorType::get(shape, type.getElementType()), v, groups,
-        sizes);
-  }
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices first;
-  for (int64_t d = 0; d < leading; ++d)
-    first.push_back(d);
-  groups.push_back(first);
-  for (int64_t d = leading; d < type.getRank(); ++d)
-    groups.push_back({d});
-  return b.create<tensor::CollapseShapeOp>(loc, v, groups);
+  if (leading > 0)
+    return b.create<tensor::CollapseShapeOp>(
+        loc, v, sequenceGroups(leading, type.getRank()));
+  SmallVector<int64_t> shape{1};
+  llvm::append_range(shape, type.getShape());
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
+  llvm::append_range(sizes, tensor::getMixedSizes(b, loc, v));
+  return b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), v,
+      sequenceGroups(2, shape.size()), sizes);
 }
 
-/// A kernel's result [S, T, D] (of `sequences`' shape) back in `like`'s
-/// shape [L..., T, D].
+/// A kernel's result [S, T, D] back in `like`'s shape [L..., T, D].
 Value fromSequences(OpBuilder &b, Location loc, Value v, Value like,
                     int64_t leading) {
   auto type = cast<RankedTensorType>(like.getType());
   if (leading == 0)
-    return b.create<tensor::CollapseShapeOp>(
-        loc, type, v, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices first;
-  for (int64_t d = 0; d < leading; ++d)
-    first.push_back(d);
-  groups.push_back(first);
-  for (int64_t d = leading; d < type.getRank(); ++d)
-    groups.push_back({d});
-  return b.create<tensor::ExpandShapeOp>(loc, type, v, groups,
-                                         tensor::getMixedSizes(b, loc, like));
+    return b.create<tensor::CollapseShapeOp>(loc, type, v,
+                                             sequenceGroups(2, 3));
+  return b.create<tensor::ExpandShapeOp>(
+      loc, type, v, sequenceGroups(leading, type.getRank()),
+      tensor::getMixedSizes(b, loc, like));
 }
 
 /// `v` as a kernel's operand: its buffer, read only, of any strides.

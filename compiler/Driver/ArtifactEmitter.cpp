@@ -64,14 +64,6 @@ int64_t mbt::hostVectorBits() {
   return 128;
 }
 
-bool mbt::hostHasAvx512Kernels() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  for (const char *feature : {"avx512f", "avx512dq", "avx512vl", "avx512bw"})
-    if (!features.lookup(feature))
-      return false;
-  return true;
-}
-
 /// `int64_t mbt_abi_version(void)` and `const char *mbt_manifest(void)`.
 static void addManifestSymbols(llvm::Module &module, llvm::StringRef json) {
   llvm::LLVMContext &ctx = module.getContext();

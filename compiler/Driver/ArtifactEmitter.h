@@ -24,12 +24,6 @@ constexpr const char *kOpenMPLibDir = "";
 /// with AVX, else 128 (the artifact is compiled for the host CPU).
 int64_t hostVectorBits();
 
-/// Whether the host has x86-64-v4's AVX-512 (F, DQ, VL and BW), whose code
-/// the runtime's attention kernels run fastest: their AVX2 code is slower
-/// than the compiled generics (docs/benchmarks.md), so mbtc lowers attention
-/// to them only where the host has it.
-bool hostHasAvx512Kernels();
-
 /// Translates an LLVM-dialect module to LLVM IR for the host CPU, optimizes
 /// it at -O3 and adds the manifest and ABI-version symbols of docs/abi.md.
 /// With `libraryPath` it writes object files next to it and links them

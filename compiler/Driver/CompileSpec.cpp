@@ -42,7 +42,6 @@ SpecCompileResult compileSpec(const SpecCompileRequest &request) {
     return result;
   mlir::mbt::LoweringOptions codegen;
   codegen.parallel = request.parallel && kHaveOpenMP;
-  codegen.attentionKernels = hostHasAvx512Kernels();
   if (failed(lowerTo(*module, mlir::mbt::Stage::LLVMDialect, codegen,
                      &result.manifest, /*commandLineOptions=*/false)) ||
       failed(emitArtifact(*module, result.manifest, /*irOut=*/nullptr,

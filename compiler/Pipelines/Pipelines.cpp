@@ -18,6 +18,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/TargetParser/Host.h"
+
 using namespace mlir;
 using namespace mlir::mbt;
 
@@ -46,6 +48,14 @@ void mlir::mbt::buildMBTToGradPipeline(OpPassManager &pm) {
 
 void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTBatchModels());
+}
+
+bool mlir::mbt::hostHasAvx512Kernels() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  for (const char *feature : {"avx512f", "avx512dq", "avx512vl", "avx512bw"})
+    if (!features.lookup(feature))
+      return false;
+  return true;
 }
 
 void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,

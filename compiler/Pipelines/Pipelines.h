@@ -30,6 +30,13 @@ StringRef stageName(Stage stage);
 
 /// How the pipeline generates code: the options of the pipelines that
 /// reach the fused, linalg and LLVM-dialect stages, and of mbtc.
+/// Whether the host has x86-64-v4's AVX-512 (F, DQ, VL and BW), whose code
+/// the runtime's attention kernels run fastest: their AVX2 code is slower
+/// than the compiled generics (docs/benchmarks.md), so the pipeline lowers
+/// attention to them, by default, only where the host has it (mbtc and
+/// mbt-opt alike: the artifact is compiled for the host CPU).
+bool hostHasAvx512Kernels();
+
 struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
   Option<bool> useBlas{*this, "blas",
                        llvm::cl::desc("Call the runtime's BLAS for matmuls "
@@ -62,8 +69,9 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       *this, "attention-kernels",
       llvm::cl::desc("Compute f32 attention and its adjoint with the "
                      "runtime's kernels (CPU with BLAS; otherwise generics "
-                     "and batched matmuls per head)"),
-      llvm::cl::init(true)};
+                     "and batched matmuls per head); default: where the host "
+                     "has AVX-512"),
+      llvm::cl::init(hostHasAvx512Kernels())};
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("cpu (LLVM for the host, OpenMP, BLAS) or cuda (NVVM "

@@ -281,7 +281,6 @@ static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
   codegen.outlineRepeated = outlineRepeated.getValue();
   codegen.remarks = remarks.getValue();
   codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
-  codegen.attentionKernels = ::mbt::hostHasAvx512Kernels();
   codegen.vectorMatmulRows = vectorMatmulRows.getValue();
   codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();
   codegen.vectorMatmulKBlock = vectorMatmulKBlock.getValue();

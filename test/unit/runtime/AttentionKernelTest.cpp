@@ -33,6 +33,7 @@
 
 using namespace mbt;
 using namespace mbt::runtime;
+using mbt::test::bf16Reference;
 using mbt::test::filled;
 
 namespace {
@@ -396,15 +397,6 @@ TEST(AttentionKernelBits, Bf16KernelsRoundTheirResults) {
   EXPECT_GT(differ, 0) << "the bf16 kernel computed in f32";
 }
 
-/// x to 8 significant bits, to nearest, ties to even (nearbyint under the
-/// default rounding mode): the bf16 value, computed without bit tricks.
-float bf16Reference(float x) {
-  if (x == 0 || !std::isfinite(x))
-    return x;
-  int e = std::ilogb(x);
-  return float(std::ldexp(std::nearbyint(std::ldexp(double(x), 7 - e)), e - 7));
-}
-
 // The bf16 kernels round the operands they read: on query, key, value and
 // grad rounded to bf16 beforehand, the same bits as on the values
 // themselves.
@@ -412,9 +404,9 @@ TEST(AttentionKernelBits, Bf16KernelsRoundTheirOperands) {
   Case c{"operands", 2, 29, 2, 8, true, true};
   Problem values(c), rounded(c);
   for (float &x : rounded.qkv)
-    x = bf16Reference(x);
+    x = float(bf16Reference(x));
   for (float &x : rounded.grads)
-    x = bf16Reference(x);
+    x = float(bf16Reference(x));
   for (Problem *pr : {&values, &rounded}) {
     pr->forward(true);
     pr->adjoint(true);

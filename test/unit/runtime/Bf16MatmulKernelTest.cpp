@@ -26,18 +26,10 @@
 
 using namespace mbt;
 using namespace mbt::runtime;
+using mbt::test::bf16Reference;
 using mbt::test::filled;
 
 namespace {
-
-/// x to 8 significant bits, to nearest, ties to even (nearbyint under the
-/// default rounding mode): the bf16 value, computed without bit tricks.
-double bf16Reference(float x) {
-  if (x == 0 || !std::isfinite(x))
-    return x;
-  int e = std::ilogb(x);
-  return std::ldexp(std::nearbyint(std::ldexp(double(x), 7 - e)), e - 7);
-}
 
 float at(const MemRef3F &ref, int64_t i, int64_t r, int64_t c) {
   return ref.data[ref.offset + i * ref.strides[0] + r * ref.strides[1] +

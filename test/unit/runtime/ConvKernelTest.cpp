@@ -26,6 +26,7 @@
 
 using namespace mbt;
 using namespace mbt::runtime;
+using mbt::test::bf16Reference;
 using mbt::test::filled;
 
 namespace {
@@ -75,15 +76,6 @@ struct Expected {
     return nu / (1 - nu) * magnitude;
   }
 };
-
-/// x to 8 significant bits, to nearest, ties to even (nearbyint under the
-/// default rounding mode): the bf16 value, computed without bit tricks.
-double bf16Reference(float x) {
-  if (x == 0 || !std::isfinite(x))
-    return x;
-  int e = std::ilogb(x);
-  return std::ldexp(std::nearbyint(std::ldexp(double(x), 7 - e)), e - 7);
-}
 
 /// The case's three operands and the double-precision sums of each pass,
 /// of the operands' values or (`rounded`) of their bf16 roundings.

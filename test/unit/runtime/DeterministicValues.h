@@ -4,6 +4,7 @@
 
 #include "mbt/common/Abi.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -20,6 +21,16 @@ inline std::vector<float> filled(size_t n, uint32_t seed) {
     x = static_cast<float>(state >> 8) / 8388608.0f - 1.0f;
   }
   return v;
+}
+
+/// x to 8 significant bits, to nearest, ties to even (nearbyint under the
+/// default rounding mode): the bf16 value, computed without bit tricks, to
+/// check the kernels' bit-level rounding against.
+inline double bf16Reference(float x) {
+  if (x == 0 || !std::isfinite(x))
+    return x;
+  int e = std::ilogb(x);
+  return std::ldexp(std::nearbyint(std::ldexp(double(x), 7 - e)), e - 7);
 }
 
 /// `batch` matrices of rows x cols, each the columns [skip, skip + cols)

@@ -8,7 +8,7 @@
 // transformer, each paying a call's and a packing's fixed cost for a few
 // thousand multiply-adds. Here a head's keys and values are transposed once
 // into [column][key] rows, and each query's scores are `head size` vector
-// multiply-adds per 16 keys; a causal query reads only the keys up to
+// multiply-adds per vector of keys; a causal query reads only the keys up to
 // itself.
 //
 // The numbers are mbt.attention's: the weights of the keys a query may see
@@ -39,6 +39,7 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The row code's vectors pass only between functions inlined into one
@@ -49,8 +50,8 @@ namespace mbt {
 namespace runtime {
 namespace {
 
-/// The keys a vector holds.
-constexpr int64_t kLanes = 16;
+/// The most keys a vector of the row code holds (x86-64-v4's).
+constexpr int64_t kMaxLanes = 16;
 
 #define MBT_INLINE __attribute__((always_inline)) inline
 
@@ -60,12 +61,6 @@ struct Shape {
   int64_t sequences, length, features, heads, headSize;
   bool causal;
   float scale;
-  /// Groups of 16 keys covering the length.
-  int64_t chunks() const { return (length + kLanes - 1) / kLanes; }
-  /// The groups of keys query i reads.
-  int64_t chunksOf(int64_t i) const {
-    return causal ? i / kLanes + 1 : chunks();
-  }
 };
 
 /// An operand [S, T, D] of a call.
@@ -79,26 +74,33 @@ struct Operand {
 
 } // namespace
 
-// The row code once per target: AVX-512 as x86-64-v4 (with DQ and VL:
-// with AVX512F alone GCC compares 16 lanes one at a time), AVX2 and FMA as
-// x86-64-v3, and the baseline. Clang takes the baseline alone.
+// The row code once per target, its vectors as wide as the target's
+// registers: AVX-512 as x86-64-v4, 16 lanes (with DQ and VL: with AVX512F
+// alone GCC compares 16 lanes one at a time), AVX2 and FMA as x86-64-v3, 8
+// lanes, and the baseline's SSE2, 4 lanes. Clang takes the baseline alone.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MBT_ATTENTION_TARGETS 1
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
 #define MBT_ATTENTION_ROWS rowsV4
+#define MBT_ATTENTION_LANES 16
 #include "AttentionRows.inc"
+#undef MBT_ATTENTION_LANES
 #undef MBT_ATTENTION_ROWS
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
 #define MBT_ATTENTION_ROWS rowsV3
+#define MBT_ATTENTION_LANES 8
 #include "AttentionRows.inc"
+#undef MBT_ATTENTION_LANES
 #undef MBT_ATTENTION_ROWS
 #pragma GCC pop_options
 #endif
 #define MBT_ATTENTION_ROWS rowsBaseline
+#define MBT_ATTENTION_LANES 4
 #include "AttentionRows.inc"
+#undef MBT_ATTENTION_LANES
 #undef MBT_ATTENTION_ROWS
 
 namespace {
@@ -184,7 +186,7 @@ std::string malformed(const std::vector<const MemRef3F *> &operands,
   if (heads < 1 || query.sizes[2] % heads != 0)
     return fmt::format("{} heads do not divide the {} features", heads,
                        query.sizes[2]);
-  if (query.sizes[1] > std::numeric_limits<int32_t>::max() - kLanes)
+  if (query.sizes[1] > std::numeric_limits<int32_t>::max() - kMaxLanes)
     return fmt::format("a sequence of {} tokens", query.sizes[1]);
   return {};
 }

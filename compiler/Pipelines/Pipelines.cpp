@@ -50,9 +50,9 @@ void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTBatchModels());
 }
 
-bool mlir::mbt::hostHasAvx512Kernels() {
+bool mlir::mbt::hostHasAttentionKernelCode() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  for (const char *feature : {"avx512f", "avx512dq", "avx512vl", "avx512bw"})
+  for (const char *feature : {"avx2", "fma"})
     if (!features.lookup(feature))
       return false;
   return true;

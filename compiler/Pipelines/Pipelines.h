@@ -30,12 +30,14 @@ StringRef stageName(Stage stage);
 
 /// How the pipeline generates code: the options of the pipelines that
 /// reach the fused, linalg and LLVM-dialect stages, and of mbtc.
-/// Whether the host has x86-64-v4's AVX-512 (F, DQ, VL and BW), whose code
-/// the runtime's attention kernels run fastest: their AVX2 code is slower
-/// than the compiled generics (docs/benchmarks.md), so the pipeline lowers
-/// attention to them, by default, only where the host has it (mbtc and
+/// Whether the host has AVX2 and FMA (x86-64-v3's vectors or wider), whose
+/// code (8 or 16 lanes) the runtime's attention kernels run faster than
+/// the compiled generics run attention (docs/benchmarks.md). Elsewhere
+/// their code has 4 lanes (SSE2, or the generic vectors of a non-x86 CPU),
+/// untimed against the generics, which stay. The pipeline lowers attention
+/// to the kernels, by default, only where the host has them (mbtc and
 /// mbt-opt alike: the artifact is compiled for the host CPU).
-bool hostHasAvx512Kernels();
+bool hostHasAttentionKernelCode();
 
 struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
   Option<bool> useBlas{*this, "blas",
@@ -70,8 +72,8 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Compute f32 attention and its adjoint with the "
                      "runtime's kernels (CPU with BLAS; otherwise generics "
                      "and batched matmuls per head); default: where the host "
-                     "has AVX-512"),
-      llvm::cl::init(hostHasAvx512Kernels())};
+                     "has AVX2 and FMA"),
+      llvm::cl::init(hostHasAttentionKernelCode())};
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("cpu (LLVM for the host, OpenMP, BLAS) or cuda (NVVM "

@@ -50,3 +50,18 @@ def _has_cuda_device():
         return False
 if not _has_cuda_device():
     config.available_features.add("no-cuda-device")
+
+# The host CPU's instruction set extensions that tests of `mbtc --mcpu`
+# depend on (whether an artifact for another CPU runs here).
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+for _flag in ("avx2", "avx512fp16"):
+    if _flag in _cpu_flags():
+        config.available_features.add("host-" + _flag)

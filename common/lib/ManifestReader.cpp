@@ -538,6 +538,11 @@ void parseHeader(const Reader &r, const json &root, Manifest &m) {
       r.fail("grad_step", "must be true or false");
     m.gradStep = root["grad_step"].get<bool>();
   }
+  if (root.contains("cpu")) {
+    const json &cpu = root["cpu"];
+    m.cpuName = r.string(r.field(cpu, "name", "cpu"), "cpu.name");
+    m.cpuFeatures = r.strings(r.field(cpu, "features", "cpu"), "cpu.features");
+  }
   m.sweepModels = m.models;
   if (root.contains("sweep_models")) {
     m.sweepModels = r.integer(root["sweep_models"], "sweep_models");

@@ -189,6 +189,8 @@ std::string writeManifest(const Manifest &m) {
     root["rank_by"] = m.rankBy;
   if (m.gradStep)
     root["grad_step"] = true;
+  if (!m.cpuName.empty())
+    root["cpu"] = {{"name", m.cpuName}, {"features", m.cpuFeatures}};
   if (m.isSlice()) {
     root["first_model"] = m.firstModel;
     root["sweep_models"] = m.sweepModels;

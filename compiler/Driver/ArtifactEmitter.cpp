@@ -2,6 +2,7 @@
 #include "compiler/Driver/ArtifactEmitter.h"
 
 #include "mbt/common/Abi.h"
+#include "mbt/common/CpuFeatures.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -10,9 +11,11 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -28,12 +31,14 @@
 
 using namespace mlir;
 
-/// A TargetMachine for this host's CPU and features, position independent
-/// (the artifact is a shared library); null with `error` set where LLVM has
-/// no target for the host. Safe to call from several threads once the
+/// A TargetMachine for `cpu` (LLVM's name; empty or "native": this host's
+/// CPU and features), position independent (the artifact is a shared
+/// library); null with `error` set where LLVM has no target for the host
+/// or no CPU of that name. Safe to call from several threads once the
 /// native target is initialized.
-static std::unique_ptr<llvm::TargetMachine>
-hostTargetMachine(std::string &error) {
+static std::unique_ptr<llvm::TargetMachine> targetMachine(StringRef cpu,
+                                                          std::string &error) {
+  llvm::InitializeNativeTarget();
   std::string triple = llvm::sys::getDefaultTargetTriple();
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -42,26 +47,76 @@ hostTargetMachine(std::string &error) {
     return nullptr;
   }
   llvm::SubtargetFeatures features;
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-  for (const auto &[name, enabled] : host)
-    features.AddFeature(name, enabled);
+  std::string name = cpu.str();
+  if (cpu.empty() || cpu == "native") {
+    name = llvm::sys::getHostCPUName().str();
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature, enabled);
+  } else {
+    // The generic CPU's subtarget answers for the name (one made for an
+    // unknown name would warn of it first).
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(name)) {
+      error = "unknown CPU '" + name + "' for " + triple +
+              " (llc -mcpu=help lists LLVM's)";
+      return nullptr;
+    }
+  }
   // LLVM's tuning for AVX-512 CPUs splits 512-bit vectors into 256-bit
   // halves; the matmul kernels are register-blocked for 512-bit vectors.
-  if (host.lookup("avx512f"))
-    features.AddFeature("prefer-256-bit", false);
+  features.AddFeature("prefer-256-bit", false);
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(),
-      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      triple, name, features.getString(), llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
 }
 
-int64_t mbt::hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
+/// Whether `tm`'s CPU has the x86 feature `feature` (false on other
+/// targets, which would warn of a feature they do not know).
+static bool hasFeature(const llvm::TargetMachine &tm, StringRef feature) {
+  return tm.getTargetTriple().isX86() &&
+         tm.getMCSubtargetInfo()->checkFeatures(("+" + feature).str());
+}
+
+std::string mbt::checkTargetCpu(StringRef cpu) {
+  std::string error;
+  return targetMachine(cpu, error) ? "" : error;
+}
+
+int64_t mbt::vectorBits(StringRef cpu) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
+  if (tm && hasFeature(*tm, "avx512f"))
     return 512;
-  if (features.lookup("avx"))
+  if (tm && hasFeature(*tm, "avx"))
     return 256;
   return 128;
+}
+
+bool mbt::cpuHasAttentionKernelCode(StringRef cpu) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
+  return tm && hasFeature(*tm, "avx2") && hasFeature(*tm, "fma");
+}
+
+/// `json` (an object) with "cpu": `tm`'s CPU and those of its features that
+/// a runtime checks (kCheckedCpuFeatures), inserted first.
+static std::string withTargetCpu(StringRef json,
+                                 const llvm::TargetMachine &tm) {
+  llvm::json::Array features;
+  for (const char *feature : ::mbt::kCheckedCpuFeatures)
+    if (hasFeature(tm, feature))
+      features.push_back(feature);
+  llvm::json::Value cpu = llvm::json::Object{{"name", tm.getTargetCPU().str()},
+                                             {"features", std::move(features)}};
+  size_t open = json.find('{');
+  if (open == StringRef::npos)
+    return json.str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json.take_front(open + 1) << "\"cpu\": " << cpu << ", "
+     << json.drop_front(open + 1);
+  return text;
 }
 
 /// `int64_t mbt_abi_version(void)` and `const char *mbt_manifest(void)`.
@@ -137,14 +192,14 @@ static std::string emitObject(llvm::Module &module, llvm::TargetMachine &tm,
 /// One part of a split module, as bitcode, compiled to `path` in an
 /// LLVMContext and a TargetMachine of its own (neither may be shared
 /// between threads).
-static std::string emitPart(StringRef bitcode, StringRef path) {
+static std::string emitPart(StringRef bitcode, StringRef path, StringRef cpu) {
   llvm::LLVMContext ctx;
   llvm::Expected<std::unique_ptr<llvm::Module>> part = llvm::parseBitcodeFile(
       llvm::MemoryBufferRef(bitcode, "mbt-artifact-part"), ctx);
   if (!part)
     return llvm::toString(part.takeError());
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = hostTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
   if (!tm)
     return error;
   return emitObject(**part, *tm, path);
@@ -212,8 +267,8 @@ splitByFunction(llvm::Module &module, unsigned parts, bool balancedOnly) {
 /// `threads` parts, or with 0 one per core (at most 8) where the module is
 /// large and even enough to gain from it.
 static LogicalResult emitObjects(Location loc, llvm::Module &module,
-                                 llvm::TargetMachine &tm, unsigned threads,
-                                 StringRef base,
+                                 llvm::TargetMachine &tm, StringRef cpu,
+                                 unsigned threads, StringRef base,
                                  SmallVectorImpl<std::string> &paths) {
   unsigned parts =
       threads
@@ -245,7 +300,7 @@ static LogicalResult emitObjects(Location loc, llvm::Module &module,
   for (size_t i = 0; i < bitcode.size(); ++i) {
     paths.push_back((base + "." + std::to_string(i) + ".o").str());
     workers.emplace_back(
-        [&, i] { errors[i] = emitPart(bitcode[i], paths[i]); });
+        [&, i] { errors[i] = emitPart(bitcode[i], paths[i], cpu); });
   }
   for (std::thread &worker : workers)
     worker.join();
@@ -288,7 +343,7 @@ static LogicalResult linkSharedLibrary(Location loc,
 namespace mbt {
 LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
                            llvm::raw_ostream *irOut, StringRef libraryPath,
-                           unsigned codegenThreads) {
+                           unsigned codegenThreads, StringRef cpu) {
   Location loc = llvmModule.getLoc();
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> module =
@@ -298,12 +353,12 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = hostTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
   if (!tm)
     return emitError(loc, error);
   module->setDataLayout(tm->createDataLayout());
   module->setTargetTriple(tm->getTargetTriple().str());
-  addManifestSymbols(*module, manifestJson);
+  addManifestSymbols(*module, withTargetCpu(manifestJson, *tm));
   optimizeModule(*module, tm.get());
   if (irOut) {
     module->print(*irOut, nullptr);
@@ -315,7 +370,7 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
   // Object files next to the library, then link.
   SmallVector<std::string> objects;
   LogicalResult linked =
-      emitObjects(loc, *module, *tm, codegenThreads, libraryPath, objects);
+      emitObjects(loc, *module, *tm, cpu, codegenThreads, libraryPath, objects);
   if (succeeded(linked))
     linked = linkSharedLibrary(loc, objects, libraryPath, openmp);
   for (const std::string &object : objects)

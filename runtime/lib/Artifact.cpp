@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Artifact.h"
+
 #include "mbt/runtime/Checkpoint.h"
+#include "mbt/runtime/CpuFeatures.h"
 
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
@@ -156,6 +158,16 @@ Artifact Artifact::load(const std::string &path) {
     throw RuntimeError("artifact '" + path + "' returned a null manifest");
   artifact.rawManifest = json;
   artifact.parsedManifest = parseManifest(artifact.rawManifest, path);
+  // Before any step runs: the artifact's code for another CPU would die
+  // of SIGILL in it.
+  std::vector<std::string> missing =
+      missingCpuFeatures(artifact.parsedManifest.cpuFeatures);
+  if (!missing.empty())
+    throw RuntimeError(fmt::format(
+        "artifact '{}' was compiled for the CPU '{}', whose {} this CPU "
+        "lacks: compile it on this machine, or with mbtc --mcpu naming a "
+        "CPU this one has every feature of",
+        path, artifact.parsedManifest.cpuName, fmt::join(missing, ", ")));
   if (artifact.parsedManifest.gradStep) {
     artifact.gradFn = lookup<void *>(artifact.handle, path, kGradStepSymbol);
     artifact.gradWorkspaceFn =

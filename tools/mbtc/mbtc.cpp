@@ -101,6 +101,19 @@ static cl::opt<std::string>
     cudaChip("cuda-chip",
              cl::desc("NVIDIA architecture of the kernels (default sm_90)"),
              cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> targetCpu(
+    "mcpu",
+    cl::desc("The CPU the artifact's code is generated for, by LLVM's name "
+             "(llc -mcpu=help lists them), with that CPU's own features "
+             "(default: this host's CPU and features); the runtime refuses "
+             "the artifact on a CPU that lacks one of them"),
+    cl::value_desc("name"), cl::init(""), cl::cat(category));
+static cl::opt<cl::boolOrDefault> attentionKernels(
+    "attention-kernels",
+    cl::desc("Compute f32 attention and its adjoint with the runtime's "
+             "kernels (default on where the --mcpu CPU has AVX2 and FMA; "
+             "off: compiled generics and a BLAS call per head's product)"),
+    cl::cat(category));
 static cl::opt<bool> vectorMatmuls(
     "vector-matmul",
     cl::desc("Generate register-blocked vector kernels for the batched "
@@ -280,7 +293,10 @@ static void setLoweringOptions(mlir::mbt::LoweringOptions &codegen) {
   codegen.planWorkspace = planWorkspace.getValue();
   codegen.outlineRepeated = outlineRepeated.getValue();
   codegen.remarks = remarks.getValue();
-  codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::hostVectorBits() : 0;
+  codegen.vectorMatmulBits = vectorMatmuls ? ::mbt::vectorBits(targetCpu) : 0;
+  codegen.attentionKernels = attentionKernels == cl::BOU_UNSET
+                                 ? ::mbt::cpuHasAttentionKernelCode(targetCpu)
+                                 : attentionKernels == cl::BOU_TRUE;
   codegen.vectorMatmulRows = vectorMatmulRows.getValue();
   codegen.vectorMatmulVectors = vectorMatmulVectors.getValue();
   codegen.vectorMatmulKBlock = vectorMatmulKBlock.getValue();
@@ -343,7 +359,7 @@ emitRankArtifacts(ModuleOp whole, const mlir::mbt::LoweringOptions &codegen,
         failed(::mbt::emitArtifact(
             *module, manifest, nullptr,
             ::mbt::rankArtifactPath(libraryPath.str(), rank, ranks),
-            codegenThreads)))
+            codegenThreads, targetCpu)))
       return failure();
   }
   return success();
@@ -398,7 +414,7 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       return failure();
     return ::mbt::emitArtifact(*module, manifest,
                                emit == Emit::LLVMIR ? &os : nullptr,
-                               libraryPath, codegenThreads);
+                               libraryPath, codegenThreads, targetCpu);
   }();
   if (verifyDiagnostics)
     return verifier->verify();
@@ -406,6 +422,10 @@ static LogicalResult compileBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
 }
 
 static int compileMain(StringRef libraryPath, MLIRContext &ctx) {
+  if (std::string why = ::mbt::checkTargetCpu(targetCpu); !why.empty()) {
+    llvm::errs() << "mbtc: error: --mcpu=" << targetCpu << ": " << why << "\n";
+    return 1;
+  }
   if (ranks > 1 && distribute == Distribute::Data) {
     llvm::errs() << "mbtc: error: --ranks splits the models over the ranks, "
                     "--distribute=data gives every rank every model: give "

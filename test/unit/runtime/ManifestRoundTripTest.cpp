@@ -185,6 +185,8 @@ void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.models, b.models);
   EXPECT_EQ(a.firstModel, b.firstModel);
   EXPECT_EQ(a.gradStep, b.gradStep);
+  EXPECT_EQ(a.cpuName, b.cpuName);
+  EXPECT_EQ(a.cpuFeatures, b.cpuFeatures);
   EXPECT_EQ(a.totalModels(), b.totalModels());
   expectSameParams(a.params, b.params);
   EXPECT_EQ(a.paramCount, b.paramCount);
@@ -325,6 +327,32 @@ TEST(ManifestRoundTrip, AnArtifactWithAGradStep) {
   EXPECT_EQ(writeManifest(imageSweep()).find("grad_step"), std::string::npos);
   text.replace(text.find("\"grad_step\":true"), 16, "\"grad_step\":1   ");
   EXPECT_THROW(readManifest(text, "bad.so"), ManifestError);
+}
+
+TEST(ManifestRoundTrip, AnArtifactForACpu) {
+  // The CPU the compiler generated code for and the features it may use
+  // (mbtc --mcpu); a manifest without them (a hand-made one) reads back
+  // with none, and the field is left out.
+  Manifest forCpu = imageSweep();
+  forCpu.cpuName = "haswell";
+  forCpu.cpuFeatures = {"avx", "avx2", "fma"};
+  std::string text = writeManifest(forCpu);
+  Manifest read = readManifest(text, "haswell.so");
+  expectSameManifest(forCpu, read);
+  EXPECT_EQ(writeManifest(imageSweep()).find("\"cpu\""), std::string::npos);
+  EXPECT_TRUE(
+      readManifest(writeManifest(imageSweep()), "a.so").cpuFeatures.empty());
+
+  size_t at = text.find("\"fma\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 5, "7    ");
+  try {
+    readManifest(text, "bad.so");
+    ADD_FAILURE() << "a feature that is not a string was read";
+  } catch (const ManifestError &e) {
+    EXPECT_NE(std::string(e.what()).find("cpu.features[2]"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ManifestRoundTrip, WritingTwiceGivesTheSameText) {

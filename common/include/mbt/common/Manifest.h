@@ -227,6 +227,14 @@ struct Manifest {
   /// with its data across ranks needs (mbtc --distribute=data). Optional
   /// in the JSON ("grad_step"), written when true.
   bool gradStep = false;
+  /// The CPU the artifact's code was generated for (LLVM's name: the
+  /// host's, or `mbtc --mcpu`'s) and the instruction set extensions of
+  /// kCheckedCpuFeatures it may use, which a runtime checks before it
+  /// calls the artifact. Optional in the JSON ("cpu": {"name",
+  /// "features"}): a --target=cuda artifact's host code and a manifest made
+  /// by hand have none.
+  std::string cpuName;
+  std::vector<std::string> cpuFeatures;
   std::vector<ParamSpec> params;
   int64_t paramCount = 0; // P
   /// P_t: the columns of the trainable parameters, the first of a row; the

@@ -96,7 +96,7 @@ int64_t mbt::vectorBits(StringRef cpu) {
 bool mbt::cpuHasAttentionKernelCode(StringRef cpu) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
-  return tm && hasFeature(*tm, "avx2") && hasFeature(*tm, "fma");
+  return tm && tm->getTargetTriple().getArch() == llvm::Triple::x86_64;
 }
 
 /// `json` (an object) with "cpu": `tm`'s CPU and those of its features that

@@ -29,9 +29,9 @@ std::string checkTargetCpu(llvm::StringRef cpu);
 /// with AVX, else 128.
 int64_t vectorBits(llvm::StringRef cpu);
 
-/// Whether `cpu` has AVX2 and FMA, whose code of the runtime's attention
-/// kernels beats the compiled generics (LoweringOptions::attentionKernels;
-/// the pipelines' default asks the same of the host).
+/// Whether `cpu` is an x86-64 CPU, where the runtime's attention kernels
+/// beat the compiled generics (LoweringOptions::attentionKernels; the
+/// pipelines' default asks the same of the host).
 bool cpuHasAttentionKernelCode(llvm::StringRef cpu);
 
 /// Translates an LLVM-dialect module to LLVM IR for `cpu` (as in

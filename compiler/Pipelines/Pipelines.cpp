@@ -19,6 +19,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::mbt;
@@ -51,11 +52,8 @@ void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
 }
 
 bool mlir::mbt::hostHasAttentionKernelCode() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  for (const char *feature : {"avx2", "fma"})
-    if (!features.lookup(feature))
-      return false;
-  return true;
+  return llvm::Triple(llvm::sys::getProcessTriple()).getArch() ==
+         llvm::Triple::x86_64;
 }
 
 void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,

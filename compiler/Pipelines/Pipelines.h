@@ -30,13 +30,13 @@ StringRef stageName(Stage stage);
 
 /// How the pipeline generates code: the options of the pipelines that
 /// reach the fused, linalg and LLVM-dialect stages, and of mbtc.
-/// Whether the host has AVX2 and FMA (x86-64-v3's vectors or wider), whose
-/// code (8 or 16 lanes) the runtime's attention kernels run faster than
-/// the compiled generics run attention (docs/benchmarks.md). Elsewhere
-/// their code has 4 lanes (SSE2, or the generic vectors of a non-x86 CPU),
-/// untimed against the generics, which stay. The pipeline lowers attention
-/// to the kernels, by default, only where the host has them (mbtc and
-/// mbt-opt alike: the artifact is compiled for the host CPU).
+/// Whether the host is an x86-64 CPU, on every one of which the runtime's
+/// attention kernels (their vectors 4, 8 or 16 lanes wide by the CPU's
+/// extensions) beat the compiled generics (docs/benchmarks.md: 1.04-3x
+/// the step from the baseline to AVX-512). Elsewhere their code is
+/// untimed, and the generics stay. The pipeline lowers attention to the
+/// kernels, by default, only there (mbtc and mbt-opt alike: the artifact
+/// is compiled for the host CPU).
 bool hostHasAttentionKernelCode();
 
 struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
@@ -72,7 +72,7 @@ struct LoweringOptions : public PassPipelineOptions<LoweringOptions> {
       llvm::cl::desc("Compute f32 attention and its adjoint with the "
                      "runtime's kernels (CPU with BLAS; otherwise generics "
                      "and batched matmuls per head); default: where the host "
-                     "has AVX2 and FMA"),
+                     "is an x86-64 CPU"),
       llvm::cl::init(hostHasAttentionKernelCode())};
   Option<std::string> target{
       *this, "target",

@@ -111,7 +111,7 @@ static cl::opt<std::string> targetCpu(
 static cl::opt<cl::boolOrDefault> attentionKernels(
     "attention-kernels",
     cl::desc("Compute f32 attention and its adjoint with the runtime's "
-             "kernels (default on where the --mcpu CPU has AVX2 and FMA; "
+             "kernels (default on for x86-64 CPUs; "
              "off: compiled generics and a BLAS call per head's product)"),
     cl::cat(category));
 static cl::opt<bool> vectorMatmuls(

@@ -35,10 +35,9 @@ using namespace mlir;
 /// CPU and features), position independent (the artifact is a shared
 /// library); null with `error` set where LLVM has no target for the host
 /// or no CPU of that name. Safe to call from several threads once the
-/// native target is initialized.
+/// native target is initialized (initializeTarget).
 static std::unique_ptr<llvm::TargetMachine> targetMachine(StringRef cpu,
                                                           std::string &error) {
-  llvm::InitializeNativeTarget();
   std::string triple = llvm::sys::getDefaultTargetTriple();
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -78,12 +77,21 @@ static bool hasFeature(const llvm::TargetMachine &tm, StringRef feature) {
          tm.getMCSubtargetInfo()->checkFeatures(("+" + feature).str());
 }
 
+/// Registers the host's target with LLVM; before any thread asks for a
+/// TargetMachine (registering writes LLVM's global registry).
+static void initializeTarget() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+}
+
 std::string mbt::checkTargetCpu(StringRef cpu) {
+  initializeTarget();
   std::string error;
   return targetMachine(cpu, error) ? "" : error;
 }
 
 int64_t mbt::vectorBits(StringRef cpu) {
+  initializeTarget();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
   if (tm && hasFeature(*tm, "avx512f"))
@@ -94,6 +102,7 @@ int64_t mbt::vectorBits(StringRef cpu) {
 }
 
 bool mbt::cpuHasAttentionKernelCode(StringRef cpu) {
+  initializeTarget();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
   return tm && tm->getTargetTriple().getArch() == llvm::Triple::x86_64;
@@ -350,8 +359,7 @@ LogicalResult emitArtifact(ModuleOp llvmModule, StringRef manifestJson,
       translateModuleToLLVMIR(llvmModule, ctx, "mbt-artifact");
   if (!module)
     return emitError(loc, "translation to LLVM IR failed");
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  initializeTarget();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
   if (!tm)

@@ -1,56 +1,55 @@
 //===- CpuFeatures.cpp - whether this CPU runs an artifact's code ---------===//
 #include "mbt/runtime/CpuFeatures.h"
 
-#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <utility>
 
 namespace mbt {
 namespace runtime {
 namespace {
 
-/// kCheckedCpuFeatures and whether this CPU has each:
-/// __builtin_cpu_supports takes its name as a literal only.
-const std::vector<std::pair<const char *, bool>> &hostFeatures() {
-  static const std::vector<std::pair<const char *, bool>> features = [] {
-    std::vector<std::pair<const char *, bool>> all;
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-#define MBT_CPU_FEATURE(NAME)                                                  \
+using FeatureTable = std::vector<std::pair<const char *, bool>>;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/// kCheckedCpuFeatures and whether this CPU has each (and the OS keeps its
+/// registers): __builtin_cpu_supports takes its name as a literal only.
+FeatureTable detectFeatures() {
+  FeatureTable all;
+  __builtin_cpu_init();
+#define MBT_CPU_FEATURE(NAME, FLAG)                                            \
   all.emplace_back(NAME, bool(__builtin_cpu_supports(NAME)));
-    MBT_CPU_FEATURE("sse4.2")
-    MBT_CPU_FEATURE("popcnt")
-    MBT_CPU_FEATURE("avx")
-    MBT_CPU_FEATURE("avx2")
-    MBT_CPU_FEATURE("fma")
-    MBT_CPU_FEATURE("f16c")
-    MBT_CPU_FEATURE("bmi")
-    MBT_CPU_FEATURE("bmi2")
-    MBT_CPU_FEATURE("lzcnt")
-    MBT_CPU_FEATURE("movbe")
-    MBT_CPU_FEATURE("avxvnni")
-    MBT_CPU_FEATURE("avx512f")
-    MBT_CPU_FEATURE("avx512bw")
-    MBT_CPU_FEATURE("avx512dq")
-    MBT_CPU_FEATURE("avx512vl")
-    MBT_CPU_FEATURE("avx512cd")
-    MBT_CPU_FEATURE("avx512vbmi")
-    MBT_CPU_FEATURE("avx512vbmi2")
-    MBT_CPU_FEATURE("avx512ifma")
-    MBT_CPU_FEATURE("avx512vnni")
-    MBT_CPU_FEATURE("avx512bitalg")
-    MBT_CPU_FEATURE("avx512vpopcntdq")
-    MBT_CPU_FEATURE("avx512bf16")
-    MBT_CPU_FEATURE("avx512fp16")
-    MBT_CPU_FEATURE("gfni")
-    MBT_CPU_FEATURE("vaes")
-    MBT_CPU_FEATURE("vpclmulqdq")
-    MBT_CPU_FEATURE("amx-tile")
-    MBT_CPU_FEATURE("amx-int8")
-    MBT_CPU_FEATURE("amx-bf16")
+#include "CpuFeatures.def"
+#undef MBT_CPU_FEATURE
+  return all;
+}
+#else
+/// The same from the kernel's flags in /proc/cpuinfo, for compilers whose
+/// __builtin_cpu_supports lacks some of the names (Clang before 19), and
+/// nothing on other CPUs.
+FeatureTable detectFeatures() {
+  FeatureTable all;
+#if defined(__x86_64__)
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (flags.empty() && std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string word; words >> word;)
+        flags.insert(word);
+    }
+#define MBT_CPU_FEATURE(NAME, FLAG) all.emplace_back(NAME, flags.count(FLAG));
+#include "CpuFeatures.def"
 #undef MBT_CPU_FEATURE
 #endif
-    return all;
-  }();
+  return all;
+}
+#endif
+
+const FeatureTable &hostFeatures() {
+  static const FeatureTable features = detectFeatures();
   return features;
 }
 

@@ -43,13 +43,18 @@ out="$here/build-gpu"
 rm -rf "$out/artifacts" "$out/deps" "$out/data"
 mkdir -p "$out/artifacts" "$out/deps"
 # compile NAME: NAME.mbt to NAME.cpu.so (but for one model) and NAME.cuda.so.
+# The host code for x86-64-v3 (AVX2), which every x86 GPU host has: code
+# for this host's CPU (AVX-512 here) would be refused by the GPU host's
+# runtime where its CPU lacks an extension of this one.
 compile() {
   local spec="$out/artifacts/$1"
   # Serial loops: the GPU host has no LLVM OpenMP runtime for the CPU twin.
   case "$1" in mlp-s-1|mlp-s-1-*) ;; *)
-    "$bin/mbtc" --parallel=false "$spec.mbt" -o "$spec.cpu.so" ;;
+    "$bin/mbtc" --mcpu=x86-64-v3 --parallel=false "$spec.mbt" \
+      -o "$spec.cpu.so" ;;
   esac
-  "$bin/mbtc" --target=cuda --cuda-chip="$chip" "$spec.mbt" -o "$spec.cuda.so"
+  "$bin/mbtc" --mcpu=x86-64-v3 --target=cuda --cuda-chip="$chip" "$spec.mbt" \
+    -o "$spec.cuda.so"
 }
 names=()
 for n in 1 64 1024; do

@@ -1,6 +1,7 @@
 //===- ArtifactTest.cpp - Loading artifacts and rejecting bad ones --------===//
 
 #include "mbt/runtime/Artifact.h"
+#include "mbt/runtime/CpuFeatures.h"
 #include "mbt/runtime/Error.h"
 
 #include "TestUtil.h"
@@ -15,6 +16,7 @@ using namespace mbt::runtime;
 using namespace mbt::test;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -79,6 +81,20 @@ TEST(ArtifactTest, MissingWorkspaceFunctionIsNamed) {
       errorOf([&] { Artifact::load(path); }),
       AllOf(HasSubstr(path), HasSubstr("not an mbt artifact"),
             HasSubstr("'_mlir_ciface_mbt_train_step_workspace_bytes'")));
+}
+
+TEST(ArtifactTest, AnArtifactForAnotherCpuIsRefused) {
+  // Its manifest needs a feature this CPU lacks (one no CPU has), and
+  // mbtc --mcpu's (a CPU this one may not be): refused before any step
+  // runs, naming it. Catches the check skipped (the step would die of
+  // SIGILL) or a message without the feature.
+  std::string path = fakeArtifactPath("fake_cpu_unknown");
+  EXPECT_THAT(errorOf([&] { Artifact::load(path); }),
+              AllOf(HasSubstr(path), HasSubstr("the CPU 'imaginary'"),
+                    HasSubstr("no-such-feature"), HasSubstr("--mcpu")));
+  // The features this CPU has are not named.
+  if (mbt::runtime::cpuHasFeature("avx").value_or(false))
+    EXPECT_THAT(errorOf([&] { Artifact::load(path); }), Not(HasSubstr("avx")));
 }
 
 TEST(ArtifactTest, UnknownAbiVersionIsRefused) {

@@ -15,6 +15,8 @@
 //   FAKE_VALIDATION_FRACTION  a validation split (a string: "0.2")
 //   FAKE_DEVICE    the device the manifest names ("cuda": the trainer
 //                  mirrors the buffers on a device; tests give it a fake one)
+//   FAKE_CPU_UNKNOWN  the manifest's "cpu" needs a feature no CPU has
+//                  (besides AVX)
 //   FAKE_GRAD_STEP also export mbt_grad_step and mbt_optimizer_step (the
 //                  manifest says grad_step), for runs with their data
 //                  across ranks
@@ -50,6 +52,12 @@ using mbt::WorkspaceRef;
 #define FAKE_GRAD_STEP_FIELD R"( "grad_step": true,)"
 #else
 #define FAKE_GRAD_STEP_FIELD ""
+#endif
+#ifdef FAKE_CPU_UNKNOWN
+#define FAKE_CPU_FIELD                                                         \
+  R"( "cpu": {"name": "imaginary", "features": ["avx", "no-such-feature"]},)"
+#else
+#define FAKE_CPU_FIELD ""
 #endif
 #ifndef FAKE_ONLY
 #define FAKE_ONLY 1
@@ -124,7 +132,7 @@ std::string buildManifest() {
   "hyper_values": [%s], "seeds": [%s],
   "outputs": ["loss", "acc"],
   "data": {"name": "fashion_mnist", "batch": %d, "shuffle_seed": 7)" FAKE_VALIDATION
-      R"(},)" FAKE_GRAD_STEP_FIELD R"(
+      R"(},)" FAKE_GRAD_STEP_FIELD FAKE_CPU_FIELD R"(
   "epochs": 3})",
       (long long)mbt::kAbiVersion, FAKE_MODELS, (long long)F, (long long)C,
       (long long)(F * C), (long long)C, (long long)(F * C), (long long)C,

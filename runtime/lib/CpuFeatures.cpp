@@ -20,7 +20,7 @@ FeatureTable detectFeatures() {
   __builtin_cpu_init();
 #define MBT_CPU_FEATURE(NAME, FLAG)                                            \
   all.emplace_back(NAME, bool(__builtin_cpu_supports(NAME)));
-#include "CpuFeatures.def"
+#include "mbt/common/CpuFeatures.def"
 #undef MBT_CPU_FEATURE
   return all;
 }
@@ -41,7 +41,7 @@ FeatureTable detectFeatures() {
         flags.insert(word);
     }
 #define MBT_CPU_FEATURE(NAME, FLAG) all.emplace_back(NAME, flags.count(FLAG));
-#include "CpuFeatures.def"
+#include "mbt/common/CpuFeatures.def"
 #undef MBT_CPU_FEATURE
 #endif
   return all;

@@ -5,7 +5,8 @@
 // compiler records those its target CPU has in the manifest ("cpu"), the
 // runtime refuses an artifact that needs one this CPU lacks (rather than
 // dying of SIGILL in its first step). Each name is LLVM's feature name
-// and GCC's __builtin_cpu_supports name alike.
+// and GCC's __builtin_cpu_supports name alike (CpuFeatures.def, with the
+// kernel's flag for each).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MBT_COMMON_CPUFEATURES_H
@@ -14,21 +15,10 @@
 namespace mbt {
 
 constexpr const char *kCheckedCpuFeatures[] = {
-    "sse4.2",       "popcnt",
-    "avx",          "avx2",
-    "fma",          "f16c",
-    "bmi",          "bmi2",
-    "lzcnt",        "movbe",
-    "avxvnni",      "avx512f",
-    "avx512bw",     "avx512dq",
-    "avx512vl",     "avx512cd",
-    "avx512vbmi",   "avx512vbmi2",
-    "avx512ifma",   "avx512vnni",
-    "avx512bitalg", "avx512vpopcntdq",
-    "avx512bf16",   "avx512fp16",
-    "gfni",         "vaes",
-    "vpclmulqdq",   "amx-tile",
-    "amx-int8",     "amx-bf16"};
+#define MBT_CPU_FEATURE(NAME, FLAG) NAME,
+#include "mbt/common/CpuFeatures.def"
+#undef MBT_CPU_FEATURE
+};
 
 } // namespace mbt
 

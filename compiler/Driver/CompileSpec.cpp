@@ -40,12 +40,18 @@ SpecCompileResult compileSpec(const SpecCompileRequest &request) {
   mlir::OwningOpRef<mlir::ModuleOp> module = mlirGen(ctx, *ast);
   if (!module)
     return result;
+  if (std::string why = checkTargetCpu(request.cpu); !why.empty()) {
+    diagnostics << "error: mcpu=" << request.cpu << ": " << why << "\n";
+    return result;
+  }
   mlir::mbt::LoweringOptions codegen;
   codegen.parallel = request.parallel && kHaveOpenMP;
+  codegen.attentionKernels = cpuHasAttentionKernelCode(request.cpu);
   if (failed(lowerTo(*module, mlir::mbt::Stage::LLVMDialect, codegen,
                      &result.manifest, /*commandLineOptions=*/false)) ||
       failed(emitArtifact(*module, result.manifest, /*irOut=*/nullptr,
-                          request.libraryPath)))
+                          request.libraryPath, /*codegenThreads=*/0,
+                          request.cpu)))
     return result;
   result.ok = true;
   return result;

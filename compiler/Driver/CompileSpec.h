@@ -15,7 +15,7 @@
 
 namespace mbt {
 
-/// A spec to compile for this host's CPU.
+/// A spec to compile for a CPU (this host's by default).
 struct SpecCompileRequest {
   /// The spec's text.
   std::string source;
@@ -33,6 +33,10 @@ struct SpecCompileRequest {
   /// The compiled loops on all cores with OpenMP (where libomp was found
   /// when mbt was built).
   bool parallel = true;
+  /// The CPU the artifact's code is for, by LLVM's name, with its own
+  /// features (mbtc --mcpu; empty: this host's CPU and features). The
+  /// attention kernels follow it (cpuHasAttentionKernelCode).
+  std::string cpu;
 };
 
 struct SpecCompileResult {

@@ -53,7 +53,8 @@ def _spec_text(value):
                 "sweep setting; give its spec text as a string")
 
 
-def compile(path=None, *, source=None, out=None, parallel=True, settings=None):
+def compile(path=None, *, source=None, out=None, parallel=True, settings=None,
+            mcpu=None):
     """Compiles a spec (a file, or its text as `source`) into a Sweep.
 
     `out` is where the artifact (a shared library) goes; by default a
@@ -62,7 +63,11 @@ def compile(path=None, *, source=None, out=None, parallel=True, settings=None):
     or the working directory for `source`. `settings` replaces (or adds)
     settings of the spec's sweep, as `mbtc --set` does: {"models": 16,
     "model": "mlp(hidden = 64)", "epochs": 3}, numbers and lists as
-    Python values, anything else as its spec text.
+    Python values, anything else as its spec text. `mcpu` compiles the
+    artifact's code for another CPU by LLVM's name, as `mbtc --mcpu` does
+    ("haswell" for machines with AVX2 alone, "x86-64" for any x86-64);
+    by default, this host's CPU with all its extensions. An artifact whose
+    CPU has an extension the machine that loads it lacks is refused there.
     """
     if (path is None) == (source is None):
         raise TypeError("mbt.compile takes a spec's path or source=, not both")
@@ -76,18 +81,20 @@ def compile(path=None, *, source=None, out=None, parallel=True, settings=None):
         name = path
     else:
         name = "<string>"
-    return _Spec(source, name, parallel, dict(settings or {})).compile({}, out)
+    return _Spec(source, name, parallel, dict(settings or {}),
+                 mcpu or "").compile({}, out)
 
 
 class _Spec:
     """What a Sweep is compiled from; Sweep.recompile compiles it again
     with other settings (mbt.optuna compiles one program per structure)."""
 
-    def __init__(self, source, name, parallel, settings):
+    def __init__(self, source, name, parallel, settings, mcpu=""):
         self.source = source
         self.name = name          # the file, or "<string>"
         self.parallel = parallel
         self.settings = settings
+        self.mcpu = mcpu          # "": this host's CPU
 
     def compile(self, settings, out=None):
         merged = dict(self.settings)
@@ -100,10 +107,10 @@ class _Spec:
         lines = [f"{key} = {_spec_text(value)}"
                  for key, value in merged.items()]
         ok, diagnostics, manifest = _mbt.compile_spec(
-            self.source, self.name, out, self.parallel, lines)
+            self.source, self.name, out, self.parallel, lines, self.mcpu)
         if not ok:
             raise Error(diagnostics.rstrip() or f"cannot compile '{self.name}'")
-        spec = _Spec(self.source, self.name, self.parallel, merged)
+        spec = _Spec(self.source, self.name, self.parallel, merged, self.mcpu)
         return Sweep(out, json.loads(manifest), diagnostics, workdir, spec)
 
 

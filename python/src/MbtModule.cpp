@@ -241,13 +241,14 @@ PYBIND11_MODULE(_mbt, m) {
       "compile_spec",
       [](const std::string &source, const std::string &name,
          const std::string &library, bool parallel,
-         std::vector<std::string> settings) {
+         std::vector<std::string> settings, const std::string &mcpu) {
         SpecCompileRequest request;
         request.source = source;
         request.name = name;
         request.libraryPath = library;
         request.parallel = parallel;
         request.sweepSettings = std::move(settings);
+        request.cpu = mcpu;
         SpecCompileResult result;
         {
           py::gil_scoped_release release;
@@ -258,7 +259,9 @@ PYBIND11_MODULE(_mbt, m) {
       py::arg("source"), py::arg("name"), py::arg("library"),
       py::arg("parallel") = true,
       py::arg("settings") = std::vector<std::string>(),
-      "Compiles a spec's text into the artifact at `library`; returns (ok, "
+      py::arg("mcpu") = std::string(),
+      "Compiles a spec's text into the artifact at `library`, for the CPU "
+      "`mcpu` names (LLVM's name; empty: this host's); returns (ok, "
       "diagnostics, manifest JSON).");
 
   m.def(

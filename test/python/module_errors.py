@@ -57,6 +57,9 @@ def main():
            lambda: mbt.compile(source=SPEC.replace("x @ w", "x @ v")))
     expect("a missing spec", "cannot read spec 'nowhere.mbt'",
            lambda: mbt.compile("nowhere.mbt"))
+    expect("a CPU LLVM does not know", "error: mcpu=no-such-cpu: unknown "
+           "CPU 'no-such-cpu'",
+           lambda: mbt.compile(source=SPEC, mcpu="no-such-cpu"))
     expect("a setting the sweep does not know", "--set #2:1:1: error: "
            "unknown sweep setting 'modles'",
            lambda: mbt.compile(source=SPEC,

@@ -58,7 +58,7 @@ static std::unique_ptr<llvm::TargetMachine> targetMachine(StringRef cpu,
         target->createMCSubtargetInfo(triple, "", ""));
     if (!info || !info->isCPUStringValid(name)) {
       error = "unknown CPU '" + name + "' for " + triple +
-              " (llc -mcpu=help lists LLVM's)";
+              " (mbtc --mcpu=help lists them)";
       return nullptr;
     }
   }
@@ -88,6 +88,18 @@ std::string mbt::checkTargetCpu(StringRef cpu) {
   initializeTarget();
   std::string error;
   return targetMachine(cpu, error) ? "" : error;
+}
+
+void mbt::printTargetCpus() {
+  initializeTarget();
+  std::string triple = llvm::sys::getDefaultTargetTriple(), error;
+  if (const llvm::Target *target =
+          llvm::TargetRegistry::lookupTarget(triple, error))
+    // LLVM's subtarget for the CPU "help" lists them, as llc's does.
+    std::unique_ptr<llvm::MCSubtargetInfo>(
+        target->createMCSubtargetInfo(triple, "help", ""));
+  else
+    llvm::errs() << "no LLVM target for " << triple << ": " << error << "\n";
 }
 
 int64_t mbt::vectorBits(StringRef cpu) {

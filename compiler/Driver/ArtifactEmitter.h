@@ -25,6 +25,10 @@ constexpr const char *kOpenMPLibDir = "";
 /// the host's own features; a name, that CPU with its default features.
 std::string checkTargetCpu(llvm::StringRef cpu);
 
+/// Prints the CPUs and features LLVM knows for this host's target to
+/// stderr (`mbtc --mcpu=help`, as `llc -mcpu=help`).
+void printTargetCpus();
+
 /// The width in bits of `cpu`'s vector registers: 512 with AVX-512, 256
 /// with AVX, else 128.
 int64_t vectorBits(llvm::StringRef cpu);

@@ -104,7 +104,7 @@ static cl::opt<std::string>
 static cl::opt<std::string> targetCpu(
     "mcpu",
     cl::desc("The CPU the artifact's code is generated for, by LLVM's name "
-             "(llc -mcpu=help lists them), with that CPU's own features "
+             "(--mcpu=help lists them), with that CPU's own features "
              "(default: this host's CPU and features); the runtime refuses "
              "the artifact on a CPU that lacks one of them"),
     cl::value_desc("name"), cl::init(""), cl::cat(category));
@@ -629,6 +629,11 @@ int main(int argc, char **argv) {
                    << cudaChip << "'\n";
       return 1;
     }
+  }
+
+  if (targetCpu == "help") {
+    ::mbt::printTargetCpus();
+    return 0;
   }
 
   DialectRegistry registry;

@@ -1,6 +1,8 @@
 //===- ArtifactEmitter.cpp - LLVM-dialect module to shared library --------===//
 #include "compiler/Driver/ArtifactEmitter.h"
 
+#include "compiler/Pipelines/Pipelines.h"
+
 #include "mbt/common/Abi.h"
 #include "mbt/common/CpuFeatures.h"
 
@@ -84,13 +86,14 @@ static void initializeTarget() {
   llvm::InitializeNativeTargetAsmPrinter();
 }
 
-std::string mbt::checkTargetCpu(StringRef cpu) {
+namespace mbt {
+std::string checkTargetCpu(StringRef cpu) {
   initializeTarget();
   std::string error;
   return targetMachine(cpu, error) ? "" : error;
 }
 
-void mbt::printTargetCpus() {
+void printTargetCpus() {
   initializeTarget();
   std::string triple = llvm::sys::getDefaultTargetTriple(), error;
   if (const llvm::Target *target =
@@ -102,7 +105,7 @@ void mbt::printTargetCpus() {
     llvm::errs() << "no LLVM target for " << triple << ": " << error << "\n";
 }
 
-int64_t mbt::vectorBits(StringRef cpu) {
+int64_t vectorBits(StringRef cpu) {
   initializeTarget();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
@@ -113,12 +116,13 @@ int64_t mbt::vectorBits(StringRef cpu) {
   return 128;
 }
 
-bool mbt::cpuHasAttentionKernelCode(StringRef cpu) {
+bool cpuHasAttentionKernelCode(StringRef cpu) {
   initializeTarget();
   std::string error;
   std::unique_ptr<llvm::TargetMachine> tm = targetMachine(cpu, error);
-  return tm && tm->getTargetTriple().getArch() == llvm::Triple::x86_64;
+  return tm && mlir::mbt::attentionKernelsPayOn(tm->getTargetTriple());
 }
+} // namespace mbt
 
 /// `json` (an object) with "cpu": `tm`'s CPU and those of its features that
 /// a runtime checks (kCheckedCpuFeatures), inserted first.

@@ -33,9 +33,8 @@ void printTargetCpus();
 /// with AVX, else 128.
 int64_t vectorBits(llvm::StringRef cpu);
 
-/// Whether `cpu` is an x86-64 CPU, where the runtime's attention kernels
-/// beat the compiled generics (LoweringOptions::attentionKernels; the
-/// pipelines' default asks the same of the host).
+/// Whether code for `cpu` takes the runtime's attention kernels
+/// (attentionKernelsPayOn, for the triple of the CPU's target machine).
 bool cpuHasAttentionKernelCode(llvm::StringRef cpu);
 
 /// Translates an LLVM-dialect module to LLVM IR for `cpu` (as in

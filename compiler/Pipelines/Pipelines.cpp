@@ -51,9 +51,12 @@ void mlir::mbt::buildGradToBatchedPipeline(OpPassManager &pm) {
   pm.addPass(createMBTBatchModels());
 }
 
+bool mlir::mbt::attentionKernelsPayOn(const llvm::Triple &target) {
+  return target.getArch() == llvm::Triple::x86_64;
+}
+
 bool mlir::mbt::hostHasAttentionKernelCode() {
-  return llvm::Triple(llvm::sys::getProcessTriple()).getArch() ==
-         llvm::Triple::x86_64;
+  return attentionKernelsPayOn(llvm::Triple(llvm::sys::getProcessTriple()));
 }
 
 void mlir::mbt::buildBatchedToFusedPipeline(OpPassManager &pm,

@@ -16,6 +16,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <optional>
 #include <string>
@@ -28,14 +29,16 @@ enum class Stage { MBT, Grad, Batched, Fused, Linalg, LLVMDialect };
 /// The stage's name: mbt, grad, batched, fused, linalg, llvm-dialect.
 StringRef stageName(Stage stage);
 
-/// Whether the host is an x86-64 CPU, on every one of which the runtime's
+/// Whether code for `target` takes the runtime's attention kernels: where
+/// it is an x86-64 CPU, on every one of which the runtime's
 /// attention kernels (their vectors 4, 8 or 16 lanes wide by the CPU's
 /// extensions) beat the compiled generics or match them
 /// (docs/benchmarks.md, from SSE2 to AVX-512: the transformer's step
 /// 1.09-3.0x, the byte-level LM's 1.0-1.36x). Elsewhere their code is
-/// untimed, and the generics stay. The pipeline lowers attention to the
-/// kernels, by default, only there (mbtc and mbt-opt alike: the artifact
-/// is compiled for the host CPU).
+/// untimed, and the generics stay. The pipelines' default asks it of the
+/// host (hostHasAttentionKernelCode: mbt-opt, and mbtc without --mcpu),
+/// mbtc --mcpu of the CPU it names.
+bool attentionKernelsPayOn(const llvm::Triple &target);
 bool hostHasAttentionKernelCode();
 
 /// How the pipeline generates code: the options of the pipelines that

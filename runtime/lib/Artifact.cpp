@@ -9,10 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mbt/runtime/Artifact.h"
-
 #include "mbt/runtime/Checkpoint.h"
-#include "mbt/runtime/CpuFeatures.h"
 
+#include "mbt/runtime/CpuFeatures.h"
 #include "mbt/runtime/DeviceMemory.h"
 #include "mbt/runtime/Error.h"
 #include "mbt/runtime/Kernels.h"

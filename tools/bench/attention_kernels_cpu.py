@@ -30,6 +30,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import machine  # noqa: E402  (tools/bench/machine.py)
 import sequence_peers  # noqa: E402  (the workloads and their step plans)
 
 # The runtime's own kernels held to the level of the named CPU, where the
@@ -42,19 +43,6 @@ LEVELS = {
     "x86-64": dict(OPENBLAS_CORETYPE="Prescott", ONEDNN_MAX_CPU_ISA="SSE41",
                    MBT_ATTENTION_CODE="baseline"),
 }
-
-
-def machine():
-    model, flags = "unknown CPU", []
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name") and model == "unknown CPU":
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags") and not flags:
-                flags = [x for x in line.split(":", 1)[1].split()
-                         if x in ("avx2", "avx512f", "avx512_bf16",
-                                  "amx_bf16")]
-    return f"{model}, {os.cpu_count()} cores; flags: {' '.join(flags)}"
 
 
 def rate(mbt_run, artifact, plan, args, env):
@@ -87,7 +75,7 @@ def main():
     env = dict(os.environ, MBT_NUM_THREADS=str(args.threads),
                OMP_NUM_THREADS=str(args.threads),
                **LEVELS.get(args.mcpu, {}))
-    print(f"{machine()}; --mcpu={args.mcpu}, {args.threads} threads, "
+    print(f"{machine.describe()}; --mcpu={args.mcpu}, {args.threads} threads, "
           f"{args.rounds} interleaved rounds of {args.steps} steps")
     print("| workload | generics and BLAS | kernels | kernels / generics |")
     print("|---|---:|---:|---:|")

@@ -33,25 +33,15 @@ import optuna
 
 import mbt
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import machine  # noqa: E402  (tools/bench/machine.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 from optuna_search import SPEC, make_study, space  # noqa: E402
 
 VALIDATION = 6000
 EVAL_EVERY = 100
-
-
-def machine():
-    model, flags = "?", set()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name") and model == "?":
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    wanted = [f for f in ("avx2", "avx512f", "amx_tile") if f in flags]
-    return f"{os.cpu_count()} cores, {model}; flags: {' '.join(wanted)}"
 
 
 def splits(sweep):
@@ -131,7 +121,9 @@ def main():
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
     train, validation = splits(mbt.compile(SPEC))
-    print(f"machine: {machine()}; Python {platform.python_version()}, "
+    flags = ("avx2", "avx512f", "amx_tile")
+    print(f"machine: {machine.describe(flags)}; "
+          f"Python {platform.python_version()}, "
           f"Optuna {optuna.__version__}")
     print(f"{args.trials} trials of {args.epochs} epochs, batch 128, "
           f"{len(train[0])} training and {len(validation[0])} validation "

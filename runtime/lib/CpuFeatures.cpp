@@ -8,15 +8,34 @@
 
 namespace mbt {
 namespace runtime {
-namespace {
 
-using FeatureTable = std::vector<std::pair<const char *, bool>>;
+CpuFeatureTable cpuFeaturesFromCpuinfo(std::istream &cpuinfo) {
+  std::string line;
+  std::set<std::string> flags;
+  while (flags.empty() && std::getline(cpuinfo, line)) {
+    // "flags\t\t: fpu vme ...": the key, then blanks, then the colon.
+    size_t colon = line.find(':');
+    if (colon == std::string::npos || line.rfind("flags", 0) != 0 ||
+        line.find_first_not_of(" \t", 5) != colon)
+      continue;
+    std::istringstream words(line.substr(colon + 1));
+    for (std::string word; words >> word;)
+      flags.insert(word);
+  }
+  CpuFeatureTable all;
+#define MBT_CPU_FEATURE(NAME, FLAG) all.emplace_back(NAME, flags.count(FLAG));
+#include "mbt/common/CpuFeatures.def"
+#undef MBT_CPU_FEATURE
+  return all;
+}
+
+namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /// kCheckedCpuFeatures and whether this CPU has each (and the OS keeps its
 /// registers): __builtin_cpu_supports takes its name as a literal only.
-FeatureTable detectFeatures() {
-  FeatureTable all;
+CpuFeatureTable detectFeatures() {
+  CpuFeatureTable all;
   __builtin_cpu_init();
 #define MBT_CPU_FEATURE(NAME, FLAG)                                            \
   all.emplace_back(NAME, bool(__builtin_cpu_supports(NAME)));
@@ -28,35 +47,25 @@ FeatureTable detectFeatures() {
 /// The same from the kernel's flags in /proc/cpuinfo, for compilers whose
 /// __builtin_cpu_supports lacks some of the names (Clang before 19), and
 /// nothing on other CPUs.
-FeatureTable detectFeatures() {
-  FeatureTable all;
+CpuFeatureTable detectFeatures() {
 #if defined(__x86_64__)
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  std::set<std::string> flags;
-  while (flags.empty() && std::getline(in, line))
-    if (line.rfind("flags", 0) == 0) {
-      std::istringstream words(line.substr(line.find(':') + 1));
-      for (std::string word; words >> word;)
-        flags.insert(word);
-    }
-#define MBT_CPU_FEATURE(NAME, FLAG) all.emplace_back(NAME, flags.count(FLAG));
-#include "mbt/common/CpuFeatures.def"
-#undef MBT_CPU_FEATURE
+  return cpuFeaturesFromCpuinfo(in);
+#else
+  return {};
 #endif
-  return all;
 }
 #endif
-
-const FeatureTable &hostFeatures() {
-  static const FeatureTable features = detectFeatures();
-  return features;
-}
 
 } // namespace
 
+const CpuFeatureTable &hostCpuFeatures() {
+  static const CpuFeatureTable features = detectFeatures();
+  return features;
+}
+
 std::optional<bool> cpuHasFeature(const std::string &feature) {
-  for (const auto &[name, has] : hostFeatures())
+  for (const auto &[name, has] : hostCpuFeatures())
     if (feature == name)
       return has;
   return std::nullopt;

@@ -6,26 +6,45 @@
 
 #include <fstream>
 #include <iterator>
-#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
+using mbt::runtime::cpuFeaturesFromCpuinfo;
+using mbt::runtime::CpuFeatureTable;
 using mbt::runtime::cpuHasFeature;
+using mbt::runtime::hostCpuFeatures;
 using mbt::runtime::missingCpuFeatures;
 
-/// The flags of /proc/cpuinfo (empty where there is none).
-std::set<std::string> cpuinfoFlags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("flags", 0) == 0) {
-      std::istringstream words(line.substr(line.find(':') + 1));
-      return {std::istream_iterator<std::string>(words),
-              std::istream_iterator<std::string>()};
-    }
-  return {};
+/// The features of `table` it marks present, in its order.
+std::vector<std::string> present(const CpuFeatureTable &table) {
+  std::vector<std::string> names;
+  for (const auto &[name, has] : table)
+    if (has)
+      names.push_back(name);
+  return names;
+}
+
+TEST(CpuFeatures, TheCpuinfoReaderMapsTheKernelsFlags) {
+  // The kernel spells some features its own way (sse4_2, abm for lzcnt,
+  // avx512_bf16); only the first processor's flags count.
+  std::istringstream cpuinfo("processor\t: 0\n"
+                             "model name\t: some flags in a name\n"
+                             "flags\t\t: fpu sse4_2 abm avx2 avx512_bf16 "
+                             "amx_tile\n"
+                             "processor\t: 1\n"
+                             "flags\t\t: avx512f\n");
+  CpuFeatureTable table = cpuFeaturesFromCpuinfo(cpuinfo);
+  ASSERT_EQ(table.size(), std::size(mbt::kCheckedCpuFeatures));
+  for (size_t i = 0; i < table.size(); ++i)
+    EXPECT_STREQ(table[i].first, mbt::kCheckedCpuFeatures[i]);
+  EXPECT_EQ(present(table),
+            (std::vector<std::string>{"sse4.2", "avx2", "lzcnt", "avx512bf16",
+                                      "amx-tile"}));
+  std::istringstream none("processor\t: 0\nflagsome: avx2\n");
+  EXPECT_TRUE(present(cpuFeaturesFromCpuinfo(none)).empty());
 }
 
 #if defined(__x86_64__)
@@ -37,22 +56,20 @@ TEST(CpuFeatures, TheRuntimeChecksEveryFeatureTheCompilerRecords) {
 }
 
 TEST(CpuFeatures, AgreesWithTheKernelsFlags) {
-  // The kernel's names of a few (/proc/cpuinfo spells some differently):
-  // catches a feature checked under another's name.
-  std::set<std::string> flags = cpuinfoFlags();
-  if (flags.empty())
-    GTEST_SKIP() << "no /proc/cpuinfo flags";
-  for (auto [feature, flag] :
-       {std::pair<const char *, const char *>{"avx", "avx"},
-        {"avx2", "avx2"},
-        {"fma", "fma"},
-        {"sse4.2", "sse4_2"},
-        {"avx512f", "avx512f"},
-        {"avx512bw", "avx512bw"},
-        {"avx512bf16", "avx512_bf16"},
-        {"avx512fp16", "avx512_fp16"},
-        {"amx-tile", "amx_tile"}})
-    EXPECT_EQ(*cpuHasFeature(feature), flags.count(flag) == 1) << feature;
+  // Built with GCC, the runtime asks __builtin_cpu_supports; the kernel's
+  // flags must give the same answer for every feature, or one of them is
+  // checked under another's name (or mapped to the wrong flag in
+  // CpuFeatures.def, which the other compilers' runtimes read).
+  std::ifstream in("/proc/cpuinfo");
+  if (!in)
+    GTEST_SKIP() << "no /proc/cpuinfo";
+  CpuFeatureTable fromFlags = cpuFeaturesFromCpuinfo(in);
+  if (present(fromFlags).empty())
+    GTEST_SKIP() << "no x86 flags in /proc/cpuinfo";
+  const CpuFeatureTable &host = hostCpuFeatures();
+  ASSERT_EQ(host.size(), fromFlags.size());
+  for (size_t i = 0; i < host.size(); ++i)
+    EXPECT_EQ(host[i].second, fromFlags[i].second) << host[i].first;
 }
 #endif
 

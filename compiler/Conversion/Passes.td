@@ -501,6 +501,38 @@ def MBTSplitSharedFills : Pass<"mbt-split-shared-fills", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MBTSplitSharedToMemref : Pass<"mbt-split-shared-to-memref", "::mlir::ModuleOp"> {
+  let summary = "Give each reader of a bufferization.to_memref one of its own";
+  let description = [{
+    Before One-Shot Bufferize: the runtime's kernels (attention,
+    convolution) read their tensor operands through
+    `bufferization.to_memref`, which is Pure, so CSE merges the forward's
+    and the adjoint's to_memref of one tensor into the first. One-Shot
+    Bufferize sees the tensor read only there, and may let an op between
+    the two calls write into the tensor's buffer in place, before the
+    second call reads it. Each reader after the first (seen through
+    `memref.cast` and other views) gets a copy of the to_memref, and of
+    the views between, just before it, where the analysis sees the read.
+
+    Example:
+
+    ```mlir
+    %m = bufferization.to_memref %q read_only : memref<?x?x?xf32>
+    call @mbt_rt_attention_f32(%m, ...)
+    %r = linalg.generic ... outs(%e : tensor<...>)   // may reuse %q's buffer
+    call @mbt_rt_attention_grad_f32(%m, ...)
+    // becomes
+    %m = bufferization.to_memref %q read_only : memref<?x?x?xf32>
+    call @mbt_rt_attention_f32(%m, ...)
+    %r = linalg.generic ... outs(%e : tensor<...>)   // %q is still read
+    %m2 = bufferization.to_memref %q read_only : memref<?x?x?xf32>
+    call @mbt_rt_attention_grad_f32(%m2, ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MBTGlobalizeConstants : Pass<"mbt-globalize-constants", "::mlir::ModuleOp"> {
   let summary = "Create the memref.global of every tensor constant in program order";
   let description = [{

@@ -100,6 +100,7 @@ static void addBufferizationPasses(OpPassManager &pm,
   pm.addPass(createMBTGlobalizeConstants(MBTGlobalizeConstantsOptions{
       /*alignment=*/bufferization.bufferAlignment}));
   pm.addPass(createMBTSplitSharedFills());
+  pm.addPass(createMBTSplitSharedToMemref());
   // A tensor.empty whose value is then inserted into a bigger tensor (a
   // recurrence's state at t, a gate's adjoint in the joined gates) becomes
   // a slice of that tensor: the op writes there and no copy follows.

@@ -294,6 +294,49 @@ TEST(MixedPrecisionVsLibTorch, Bf16AttentionOverSeveralQueryBlocks) {
                                             /*shortest=*/62));
 }
 
+/// fortunes_transformer.mbt's model at width 8 with 2 heads, in bf16: a
+/// pre-norm block (layer norms, attention over three projections, a
+/// feed-forward layer, residuals) over token and position embeddings.
+std::string transformerBlockSpec() {
+  return std::string("import \"nn\"\n"
+                     "model m {\n"
+                     "  input  x: tokens[259]\n"
+                     "  target y: class[3]\n"
+                     "  h      = embed(x, dim(x), 8) + positional(x, 16, 8)\n"
+                     "  a      = h + self_attention(layer_norm(h), x, "
+                     "heads = 2, causal = true)\n"
+                     "  f      = a + linear(relu(linear(layer_norm(a), 16)), "
+                     "8)\n"
+                     "  logits = linear(masked_mean(f, x), dim(y))\n"
+                     "  loss   = cross_entropy(logits, y)\n"
+                     "}\n") +
+         mbt::test::oneModelSgdSweep("fortunes", "  precision = bf16\n");
+}
+
+// The attention kernels' adjoint reads its operands as they were when the
+// forward read them. Compiled with the kernels, the block's bf16 gradient
+// is the generics' (equal on an AVX-512 CPU; code of fewer lanes sums in
+// another order, and an f32 sum that differs in its last bit may round to
+// a neighbouring bf16, 2^-8 apart). Before mbt-split-shared-to-memref,
+// One-Shot Bufferize let the rounding of the adjoint's incoming gradient
+// write into the value projection's buffer, which the adjoint's kernel
+// then read as the values: 0.156 apart.
+TEST(MixedPrecisionVsLibTorch, Bf16TransformerBlockKernelsMatchTheGenerics) {
+  mbt::test::TokenBatch batch = mbt::test::randomBatch(6, 31, 12, 3, 12);
+  mbt::test::TokenModel<float> kernels(
+      compileSpec("bf16_block_kernels", transformerBlockSpec()));
+  mbt::test::TokenModel<float> generics(
+      compileSpec("bf16_block_generics", transformerBlockSpec(),
+                  "--attention-kernels=false"));
+  generics.params = kernels.params;
+  int64_t width = batch.longest() + 2;
+  double difference = relativeDifference(kernels.gradient(batch, width),
+                                         generics.gradient(batch, width));
+  std::printf("bf16 block: kernels' gradient %.3g from the generics'\n",
+              difference);
+  EXPECT_LT(difference, 1e-2);
+}
+
 /// The f32 whose bits are `bits`.
 float fromBits(uint32_t bits) {
   float value;

@@ -69,3 +69,37 @@ func.func @f64_keeps_the_generics(%q: tensor<?x?x8xf64>, %k: tensor<?x?x8xf64>, 
   %o = mbt.attention %q, %k, %v, %t {heads = 2 : i64, causal = true} : (tensor<?x?x8xf64>, tensor<?x?x8xf64>, tensor<?x?x8xf64>, tensor<?x?xi32>) -> tensor<?x?x8xf64>
   return %o : tensor<?x?x8xf64>
 }
+
+// The bf16 kernels round their operands themselves, as mbt.round_to does:
+// a rounding whose values only they read (through ops that move values)
+// goes, and with it a pass over the tensor. One that another op reads too
+// stays.
+// CHECK-LABEL: func.func @rounding_only_kernels_read
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @mbt_rt_attention_f32_bf16(
+// CHECK:         call @mbt_rt_attention_grad_f32_bf16(
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @rounding_only_kernels_read(%rows: tensor<?x8xf32>, %like: tensor<2x?x8xf32>, %t: tensor<2x?xi32>, %g: tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<2x?x8xf32>) {
+  %r = mbt.round_to %rows {format = bf16} : tensor<?x8xf32>
+  %q = mbt.split_rows %r like %like : (tensor<?x8xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+  %o = mbt.attention %q, %q, %q, %t {heads = 2 : i64, causal = true, format = bf16} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?xi32>) -> tensor<2x?x8xf32>
+  %dq, %dk, %dv = mbt.attention_grad %q, %q, %q, %t, %g {heads = 2 : i64, causal = true, format = bf16} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?xi32>, tensor<2x?x8xf32>) -> (tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>)
+  return %o, %dq : tensor<2x?x8xf32>, tensor<2x?x8xf32>
+}
+// CHECK-LABEL: func.func @rounding_read_elsewhere_too
+// CHECK:         linalg.generic
+// CHECK:         call @mbt_rt_attention_f32_bf16(
+// CHECK-LABEL: func.func @rounding_for_f32_products
+// CHECK:         linalg.generic
+// CHECK:         call @mbt_rt_attention_f32(
+func.func @rounding_read_elsewhere_too(%q: tensor<2x?x8xf32>, %t: tensor<2x?xi32>) -> (tensor<2x?x8xf32>, tensor<2x?x8xf32>) {
+  %r = mbt.round_to %q {format = bf16} : tensor<2x?x8xf32>
+  %o = mbt.attention %r, %r, %r, %t {heads = 2 : i64, causal = true, format = bf16} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?xi32>) -> tensor<2x?x8xf32>
+  return %o, %r : tensor<2x?x8xf32>, tensor<2x?x8xf32>
+}
+func.func @rounding_for_f32_products(%q: tensor<2x?x8xf32>, %t: tensor<2x?xi32>) -> tensor<2x?x8xf32> {
+  %r = mbt.round_to %q {format = bf16} : tensor<2x?x8xf32>
+  %o = mbt.attention %r, %r, %r, %t {heads = 2 : i64, causal = true} : (tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?xi32>) -> tensor<2x?x8xf32>
+  return %o : tensor<2x?x8xf32>
+}

@@ -34,6 +34,14 @@ template <typename Op> bool onAttentionKernel(Op op) {
   return type.getElementType().isF32() && (!format || format->isBF16());
 }
 
+/// Whether `operand` of `op` is one the bf16 kernel rounds: any but the
+/// tokens, where the kernels compute `op` with bf16 products.
+template <typename Op> bool kernelRounds(Op op, OpOperand &operand) {
+  std::optional<Type> format = op.getFormat();
+  return onAttentionKernel(op) && format && format->isBF16() &&
+         &operand != &op.getTokensMutable();
+}
+
 /// The groups of a rank-`rank` shape whose first `leading` dims are one
 /// (the sequences S), the others each their own.
 SmallVector<ReassociationIndices> sequenceGroups(int64_t leading,
@@ -165,4 +173,13 @@ struct AttentionKernelPattern : public OpConversionPattern<Op> {
 void mlir::mbt::populateAttentionKernelPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionKernelPattern<AttentionOp>,
                AttentionKernelPattern<AttentionGradOp>>(patterns.getContext());
+}
+
+bool mlir::mbt::isRoundedByAttentionKernel(OpOperand &operand) {
+  Operation *op = operand.getOwner();
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return kernelRounds(attention, operand);
+  if (auto grad = dyn_cast<AttentionGradOp>(op))
+    return kernelRounds(grad, operand);
+  return false;
 }

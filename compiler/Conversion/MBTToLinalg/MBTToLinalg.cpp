@@ -97,6 +97,38 @@ static void foldOperandRounding(ModuleOp module) {
       rounding->erase();
 }
 
+/// Whether every reader of `v` rounds it to bf16 as it reads it: the
+/// attention kernels' operands (isRoundedByAttentionKernel), seen through
+/// the ops that only move values.
+static bool onlyAttentionKernelsRead(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    bool moves = isa<SplitRowsOp, MergeRowsOp, ReshapeOp>(user) &&
+                 use.getOperandNumber() == 0;
+    if (moves ? !onlyAttentionKernelsRead(user->getResult(0))
+              : !isRoundedByAttentionKernel(use))
+      return false;
+  }
+  return true;
+}
+
+/// Drops each bf16 rounding whose values only the attention kernels read
+/// (autocast's rounded query, key and value projections): the kernel
+/// rounds its operands itself, to the same bits, so the rounding was a
+/// pass over the tensor that changed nothing.
+static void foldAttentionKernelRounding(ModuleOp module) {
+  SmallVector<RoundToOp> redundant;
+  module.walk([&](RoundToOp rounding) {
+    if (rounding.getFormat().isBF16() && !rounding->use_empty() &&
+        onlyAttentionKernelsRead(rounding.getResult()))
+      redundant.push_back(rounding);
+  });
+  for (RoundToOp rounding : redundant) {
+    rounding.getResult().replaceAllUsesWith(rounding.getInput());
+    rounding.erase();
+  }
+}
+
 void mlir::mbt::populateMBTToLinalgConversionPatterns(
     RewritePatternSet &patterns, const MBTLowerToLinalgOptions &options) {
   bool scalarsPerElement = options.scalarsPerElement;
@@ -144,6 +176,8 @@ struct LowerToLinalgPass
     markRoundedProducts(module);
     if (foldOperandRounding)
       ::foldOperandRounding(module);
+    if (attentionKernels)
+      foldAttentionKernelRounding(module);
     ConversionTarget target(getContext());
     configureMBTToLinalgConversionTarget(target);
     RewritePatternSet patterns(&getContext());

@@ -35,6 +35,11 @@ void populateAttentionPatterns(RewritePatternSet &patterns, bool perSequence);
 /// f32 attention (f32 or bf16 products) and its adjoint as calls to the
 /// runtime's attention kernels (the CPU), ahead of the generics.
 void populateAttentionKernelPatterns(RewritePatternSet &patterns);
+/// Whether `operand` is an operand (not the tokens) of an attention op, or
+/// its adjoint, that the kernels of populateAttentionKernelPatterns compute
+/// with bf16 products: the kernel rounds it to bf16 as it reads it, as
+/// mbt.round_to does.
+bool isRoundedByAttentionKernel(OpOperand &operand);
 /// `perModel`: each model's recurrence (and its adjoint) inside an
 /// scf.forall over the models (the CPU), rather than over all of them at
 /// every position (the GPU).

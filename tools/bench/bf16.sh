@@ -16,9 +16,11 @@
 #
 # Workloads: MLP-S (784-128-10, batch 128, Adam) at N = 16, 64 and 256;
 # MLP-T (784-128-128-10, batch 64) at N = 32; the fashion CNN
-# (examples/fashion_cnn_bf16.mbt, 6 models); the fortunes transformer
-# classifier (examples/fortunes_transformer.mbt, 4 models). MBT_BUILD_DIR
-# picks another build tree.
+# (examples/fashion_cnn_bf16.mbt, 6 models); the fortunes sequence
+# models, 4 of each: the transformer classifier, the byte-level LM, the
+# GRU and LSTM sweeps (examples/fortunes_transformer.mbt, fortunes_char_lm,
+# fortunes_gru_sweep, fortunes_lstm_sweep). MBT_BUILD_DIR picks another
+# build tree.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin="${MBT_BUILD_DIR:-$here/build}/bin"
@@ -106,3 +108,6 @@ compare mlp-t-32 "$work/mlp-t-32.mbt" "784,128,128,10 32 64"
 grep -v '^ *precision' "$here/examples/fashion_cnn_bf16.mbt" > "$work/cnn.mbt"
 compare cnn "$work/cnn.mbt" "" --stdlib-dir "$here/stdlib"
 compare transformer "$here/examples/fortunes_transformer.mbt" ""
+compare lm "$here/examples/fortunes_char_lm.mbt" ""
+compare gru "$here/examples/fortunes_gru_sweep.mbt" ""
+compare lstm "$here/examples/fortunes_lstm_sweep.mbt" ""

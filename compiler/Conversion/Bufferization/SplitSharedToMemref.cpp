@@ -1,5 +1,4 @@
-//===- SplitSharedToMemref.cpp - each reader of a buffer reads it in place
-//-===//
+//===- SplitSharedToMemref.cpp - each reader its own to_memref ------------===//
 //
 // The runtime's kernels (attention, convolution) read their tensor operands
 // through `bufferization.to_memref`, built just before the call. That op is

@@ -27,12 +27,12 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` only gives another view of its first operand's buffer:
-/// what the kernels' operands pass through between to_memref and the call.
-bool isView(Operation *op) {
-  return isa<memref::CastOp, ViewLikeOpInterface>(op) &&
-         op->getNumResults() == 1 &&
-         isa<BaseMemRefType>(op->getResult(0).getType());
+/// Whether `user` only gives another view of `v`'s buffer (memref.cast,
+/// a reshape, a subview): what the kernels' operands pass through between
+/// to_memref and the call.
+bool isViewOf(Operation *user, Value v) {
+  auto view = dyn_cast<ViewLikeOpInterface>(user);
+  return view && view.getViewSource() == v;
 }
 
 /// The uses of `toMemref`'s buffer by ops other than views (seen through
@@ -43,7 +43,7 @@ SmallVector<OpOperand *> readerUses(bufferization::ToMemrefOp toMemref) {
   while (!worklist.empty())
     for (OpOperand &use : worklist.pop_back_val().getUses()) {
       Operation *user = use.getOwner();
-      if (isView(user) && use.getOperandNumber() == 0)
+      if (isViewOf(user, use.get()))
         worklist.push_back(user->getResult(0));
       else
         uses.push_back(&use);
@@ -63,7 +63,7 @@ Value cloneBefore(Operation *reader, Value v,
                   bufferization::ToMemrefOp toMemref) {
   SmallVector<Operation *> chain;
   for (Value link = v; link != toMemref.getResult();
-       link = link.getDefiningOp()->getOperand(0))
+       link = cast<ViewLikeOpInterface>(link.getDefiningOp()).getViewSource())
     chain.push_back(link.getDefiningOp());
   chain.push_back(toMemref);
   OpBuilder b(reader);

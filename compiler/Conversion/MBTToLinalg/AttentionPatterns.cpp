@@ -375,7 +375,7 @@ bool isRoundedTo(Value v, std::optional<Type> format) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto rounding = dyn_cast<RoundToOp>(def))
       return rounding.getFormat() == *format;
-    if (!isa<SplitRowsOp, MergeRowsOp, ReshapeOp>(def))
+    if (!onlyMovesValues(def))
       return false;
     v = def->getOperand(0);
   }
@@ -658,4 +658,8 @@ void mlir::mbt::populateAttentionPatterns(RewritePatternSet &patterns,
                                           bool perSequence) {
   patterns.add<AttentionPattern, AttentionGradPattern>(patterns.getContext(),
                                                        perSequence);
+}
+
+bool mlir::mbt::onlyMovesValues(Operation *op) {
+  return isa<SplitRowsOp, MergeRowsOp, ReshapeOp>(op);
 }

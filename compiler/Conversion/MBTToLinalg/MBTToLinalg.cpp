@@ -99,12 +99,11 @@ static void foldOperandRounding(ModuleOp module) {
 
 /// Whether every reader of `v` rounds it to bf16 as it reads it: the
 /// attention kernels' operands (isRoundedByAttentionKernel), seen through
-/// the ops that only move values.
+/// the ops that only move values (onlyMovesValues).
 static bool onlyAttentionKernelsRead(Value v) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
-    bool moves = isa<SplitRowsOp, MergeRowsOp, ReshapeOp>(user) &&
-                 use.getOperandNumber() == 0;
+    bool moves = onlyMovesValues(user) && use.getOperandNumber() == 0;
     if (moves ? !onlyAttentionKernelsRead(user->getResult(0))
               : !isRoundedByAttentionKernel(use))
       return false;

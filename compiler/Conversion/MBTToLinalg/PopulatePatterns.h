@@ -35,6 +35,10 @@ void populateAttentionPatterns(RewritePatternSet &patterns, bool perSequence);
 /// f32 attention (f32 or bf16 products) and its adjoint as calls to the
 /// runtime's attention kernels (the CPU), ahead of the generics.
 void populateAttentionKernelPatterns(RewritePatternSet &patterns);
+/// Whether `op` only moves its first operand's values into another shape
+/// (mbt.split_rows, merge_rows, reshape): what attention's operands pass
+/// through from the products and roundings that make them.
+bool onlyMovesValues(Operation *op);
 /// Whether `operand` is an operand (not the tokens) of an attention op, or
 /// its adjoint, that the kernels of populateAttentionKernelPatterns compute
 /// with bf16 products: the kernel rounds it to bf16 as it reads it, as

@@ -58,6 +58,8 @@ import sys
 import tempfile
 import time
 
+import machine  # tools/bench/machine.py, beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -360,12 +362,10 @@ def main():
         return child(args)
 
     work = tempfile.mkdtemp(prefix="mbt-sequence-peers-")
-    cpu = next((line.split(":", 1)[1].strip()
-                for line in open("/proc/cpuinfo") if "model name" in line),
-               "unknown CPU")
     precision = ("bf16 (mbt: precision = bf16; peers: bf16 autocast)"
                  if args.autocast else "f32")
-    print(f"{cpu}, {args.threads} threads, {args.steps} timed steps after "
+    print(f"{machine.describe()}; {args.threads} threads, "
+          f"{args.steps} timed steps after "
           f"{args.warmup}, {precision}")
     print("| workload | runner | model-samples/s | peak RSS | vs mbt |")
     print("|---|---|---:|---:|---:|")

@@ -1,9 +1,10 @@
 //===- TorchStateDict.h - Write a model's parameters as a .pt file -*- C++ -*-//
 //
 // `torch.save(module.state_dict(), path)`'s file format, written by
-// LibTorch (torch::pickle_save) in libmbt_runtime_torch.so, which the
-// runtime loads the first time it writes one (lib/torch/TorchSaveAbi.h says
-// why). `torch.load(path)` returns a dict from parameter name to tensor, in
+// LibTorch's pickler without TorchScript's type tags (lib/torch/TorchSave.cpp)
+// in libmbt_runtime_torch.so, which the runtime loads the first time it
+// writes one (lib/torch/TorchSaveAbi.h says why). `torch.load(path)`, with
+// weights_only too, returns a dict from parameter name to tensor, in
 // the given order; `module.load_state_dict` of a module whose parameters
 // have the same names and shapes takes it. Reading .pt files is
 // data/TorchCheckpoint.h's.

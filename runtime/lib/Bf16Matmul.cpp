@@ -122,9 +122,8 @@ MBT_PACK_TARGETS Packed packEachAsBf16Bits(const Matrix<float> &m,
 }
 
 /// `m` as its values rounded to bf16, in f32.
-MBT_PACK_TARGETS Packed packAs(const Matrix<float> &m,
-                               std::vector<float> &rounded) {
-  return packEach(m, rounded, [](float x) { return roundedToBf16(x); });
+Packed packAs(const Matrix<float> &m, std::vector<float> &rounded) {
+  return pack(m, rounded, roundedToBf16, roundRunToBf16);
 }
 #undef MBT_PACK_TARGETS
 

@@ -33,6 +33,11 @@ inline float roundedToBf16(float x) {
   return rounded;
 }
 
+/// `count` values from `from` rounded to bf16 as roundedToBf16 rounds them,
+/// into `to` (which may be `from`): vectorized, the widest vectors the CPU
+/// has (Bf16Rounding.cpp).
+void roundRunToBf16(const float *from, float *to, int64_t count);
+
 } // namespace runtime
 } // namespace mbt
 

@@ -145,11 +145,20 @@ View4 roundedCopy(const View4 &view, std::vector<float> &storage) {
   const auto &n = view.sizes;
   storage.resize(n[0] * n[1] * n[2] * n[3]);
   View4 copy{storage.data(), n, {n[1] * n[2] * n[3], n[2] * n[3], n[3], 1}};
+  if (view.strides == copy.strides) {
+    roundRunToBf16(view.data, copy.data, int64_t(storage.size()));
+    return copy;
+  }
   for (int64_t i = 0; i < n[0]; ++i)
     for (int64_t j = 0; j < n[1]; ++j)
-      for (int64_t k = 0; k < n[2]; ++k)
+      for (int64_t k = 0; k < n[2]; ++k) {
+        if (view.strides[3] == 1) {
+          roundRunToBf16(&view.at(i, j, k, 0), &copy.at(i, j, k, 0), n[3]);
+          continue;
+        }
         for (int64_t l = 0; l < n[3]; ++l)
           copy.at(i, j, k, l) = roundedToBf16(view.at(i, j, k, l));
+      }
   return copy;
 }
 

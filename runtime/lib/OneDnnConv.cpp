@@ -12,8 +12,9 @@
 // Operands that hold bf16 values (the kernels that round their operands,
 // ConvKernels.cpp) go to oneDNN's bf16 kernels where the CPU has them
 // (AVX512-BF16, AMX): reordered into bf16 exactly, multiplied exactly,
-// summed in f32. Where oneDNN has no bf16 kernel for a pass, the f32 one
-// computes the same products.
+// summed in f32. Where oneDNN has no bf16 kernel for a pass, or its bf16
+// kernel is the slower (bf16KernelPays), the f32 one computes the same
+// products.
 //
 // Primitives are made once per pass, shape and strides, on the thread that
 // uses them, and kept there with their scratchpads and the buffers of the
@@ -22,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "Convolution.h"
 #include "OneDnnContext.h"
+#include "OneDnnMatmul.h"
 
 #ifdef MBT_HAVE_DNNL
 #include <memory>
@@ -310,13 +312,26 @@ void run(ConvPass pass, ConvPrimitive &p, const ConvOperands &operands) {
   stream.wait();
 }
 
+/// Whether oneDNN's bf16 kernel is the faster one for `pass` of `shape`.
+/// AMX's filter gradient with fewer than 4 channels per group runs 1.1-2.3x
+/// slower than the f32 kernel on the rounded operands (2-3 ms against 1-1.6
+/// for 32 filters of 5x5 over 64 images of 28x28, 1 to 3 channels; with 4
+/// and 8 channels the bf16 kernel is 1.3-2x the faster), a tenth of the
+/// bf16 fashion CNN's step. The f32 kernel multiplies the same bf16 values
+/// exactly, so only the order of the f32 sums changes, and the choice is by
+/// shape alone: model i's bits stay the same alone and in a batch.
+bool bf16KernelPays(ConvPass pass, const ConvShape &shape) {
+  return !(pass == ConvPass::GradFilter && shape.channelsPerGroup() < 4 &&
+           oneDnnHasAmx());
+}
+
 } // namespace
 
 bool convolveOnOneDnn(ConvPass pass, const ConvShape &shape,
                       const ConvOperands &operands, bool bf16Operands) {
   try {
     ConvPrimitive *p = nullptr;
-    if (bf16Operands)
+    if (bf16Operands && bf16KernelPays(pass, shape))
       p = convPrimitive(pass, true, shape, operands);
     if (!p)
       p = convPrimitive(pass, false, shape, operands);

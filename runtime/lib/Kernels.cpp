@@ -172,7 +172,10 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
 /// products of a million multiply-adds or more, and by 3.5-3.9x where m
 /// is a handful of channels and n or k a convolution's positions; but its
 /// fixed cost per call, and its handling of a narrow n, lose up to 2x on
-/// smaller products (mbt-bench-gemm-engines, docs/benchmarks.md).
+/// smaller or narrow products. A narrow one of a thousand rows or more (a
+/// recurrence's input gradient, 4096 x 16 x 96) is oneDNN's again, at
+/// 1.2-1.5x OpenBLAS on a Sapphire Rapids Xeon (mbt-bench-gemm-engines,
+/// docs/benchmarks.md).
 /// MBT_F32_MATMUL=openblas or =onednn takes one library for every product. The
 /// choice depends on the shape alone, never on the batch, so model i runs the
 /// same GEMM alone and among others.
@@ -187,7 +190,7 @@ bool onOneDnn(int64_t m, int64_t n, int64_t k) {
   constexpr double kMinMultiplyAdds = 1 << 20;
   return oneDnnHasAvx512() &&
          double(m) * double(n) * double(k) >= kMinMultiplyAdds &&
-         (n >= 32 || k >= 1024);
+         (n >= 32 || k >= 1024 || m >= 1024);
 }
 
 /// c = a b (+ c) for logical matrices a (m x k), b (k x n) and c (m x n) of

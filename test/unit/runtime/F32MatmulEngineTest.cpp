@@ -170,13 +170,15 @@ TEST(F32MatmulEngineTest, SmallAndNarrowProductsStayOnBlas) {
 
 TEST(F32MatmulEngineTest, LargeProductsTakeOneDnnWhereItRunsOnAvx512) {
   // Where the default gives the one product to oneDNN it gives all of these:
-  // wide ones, and a convolution's few channels by many positions.
+  // wide ones, a convolution's few channels by many positions, and a
+  // narrow one of many rows (a recurrence's input gradient).
   if (f32MatmulEngine(128, 128, 784) != "oneDNN f32")
     GTEST_SKIP() << "f32 products on " << f32MatmulEngine(128, 128, 784);
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{4096, 64, 32},
                          {6, 50176, 25},
                          {6, 25, 50176},
-                         {64, 128, 128}})
+                         {64, 128, 128},
+                         {4096, 16, 96}})
     EXPECT_EQ(f32MatmulEngine(m, n, k), "oneDNN f32")
         << m << " x " << n << " x " << k;
 }

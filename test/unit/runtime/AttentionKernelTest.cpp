@@ -304,6 +304,48 @@ TEST_P(AttentionKernelTest, PaddingAloneGivesZeros) {
         ASSERT_EQ(pr.at(*r, last, i, col), 0.0f);
 }
 
+/// A NaN whose low 16 bits are not all 0 (signalling, negative): the
+/// rounding to bf16 must keep it a NaN, where a carry out of its low half
+/// without the NaN case would give -inf.
+float lowBitsNaN() {
+  const uint32_t bits = 0xFF800001u;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// A NaN in a value reaches each result whose row weighs that value, and a
+// NaN in the incoming gradient each dvalue of a key its row sees, in f32
+// and bf16 (where the packing's rounding must keep it a NaN), and no other
+// column. (A masked key's NaN reaches its chunk's rows too, as 0 * NaN
+// does in the product of weights and values of any implementation.)
+TEST_P(AttentionKernelTest, NaNOperandsReachTheResultsThatReadThem) {
+  Problem shape0(shape());
+  if (shape0.c.length <= 5)
+    GTEST_SKIP() << "needs key 3 and row 5, both real";
+  const int64_t key = 3, row = 5;
+  for (bool bf16 : {false, true}) {
+    Problem fwd(shape()), adj(shape());
+    fwd.qkv[fwd.v.offset + key * fwd.v.strides[1]] = lowBitsNaN();
+    adj.grads[row * adj.g.strides[1] + 1] = lowBitsNaN();
+    fwd.forward(bf16);
+    adj.adjoint(bf16);
+    EXPECT_EQ(takeKernelError(), "");
+    for (int64_t i = 0; i < fwd.c.length; ++i) {
+      if (!fwd.real(0, i))
+        continue;
+      if (fwd.allowed(0, i, key))
+        EXPECT_TRUE(std::isnan(fwd.at(fwd.o, 0, i, 0)))
+            << (bf16 ? "bf16" : "f32") << " result row " << i;
+      EXPECT_TRUE(std::isfinite(fwd.at(fwd.o, 0, i, 1))) << i;
+      if (adj.allowed(0, row, i))
+        EXPECT_TRUE(std::isnan(adj.at(adj.dv, 0, i, 1)))
+            << (bf16 ? "bf16" : "f32") << " dvalue row " << i;
+      EXPECT_TRUE(std::isfinite(adj.at(adj.dv, 0, i, 0))) << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionKernelTest,
     ::testing::Combine(

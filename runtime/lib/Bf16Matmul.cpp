@@ -63,6 +63,11 @@ pack(const Matrix<float> &m, std::vector<Out> &out, Convert convert,
   int64_t inner = p.columnMajor ? m.rows : m.cols;
   int64_t outerStride = p.columnMajor ? m.colStride : m.rowStride;
   int64_t innerStride = p.columnMajor ? m.rowStride : m.colStride;
+  if (innerStride == 1 && outerStride == inner) {
+    // Dense: one run (a sequence model's [B T, D] operands have short rows).
+    convertRun(m.data, out.data(), outer * inner);
+    return p;
+  }
   for (int64_t o = 0; o < outer; ++o) {
     const float *from = m.data + o * outerStride;
     Out *to = out.data() + o * inner;

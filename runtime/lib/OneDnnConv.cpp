@@ -72,8 +72,7 @@ struct Operand {
 struct ConvPrimitive {
   dnnl::primitive conv;
   Operand image, filter, result;
-  std::vector<uint8_t> scratch;
-  dnnl::memory scratchpad;
+  ThreadScratchpad scratchpad;
 };
 
 /// A plain operand of `sizes` and `strides`.
@@ -220,8 +219,7 @@ void makeConv(ConvPass pass, const ConvShape &shape,
                    pass == ConvPass::GradFilter);
   made.result.make(plain(operands.result), layouts.result,
                    pass == ConvPass::Forward);
-  made.scratch.resize(scratchpad.get_size());
-  made.scratchpad = dnnl::memory(scratchpad, engine, made.scratch.data());
+  made.scratchpad = ThreadScratchpad(scratchpad);
 }
 
 /// A primitive's key: the pass, whether it multiplies in bf16, the shape
@@ -305,7 +303,7 @@ void run(ConvPass pass, ConvPrimitive &p, const ConvOperands &operands) {
   p.conv.execute(stream, {{args[0], p.image.inner},
                           {args[1], p.filter.inner},
                           {args[2], p.result.inner},
-                          {DNNL_ARG_SCRATCHPAD, p.scratchpad}});
+                          {DNNL_ARG_SCRATCHPAD, p.scratchpad.get()}});
   if (all[written]->reorder)
     all[written]->reorder->execute(stream, all[written]->inner,
                                    all[written]->user);

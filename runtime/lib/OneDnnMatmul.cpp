@@ -3,8 +3,8 @@
 // oneDNN threads with GCC's OpenMP. Each thread that calls it is told to
 // keep its products to itself (omp_set_num_threads(1), once a thread): its
 // own threads would split a product, and the split would change its bits.
-// The primitives and their scratchpads are the thread's own too, so no two
-// threads ever share one.
+// The primitives and the scratch buffer they run with are the thread's own
+// too, so no two threads ever share one.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnMatmul.h"
@@ -35,11 +35,10 @@ bool effectiveIsaHas(dnnl::cpu_isa isa) {
   return (have & want) == want;
 }
 
-/// A matmul primitive with the scratchpad it runs with.
+/// A matmul primitive and the scratchpad it runs with.
 struct Primitive {
   dnnl::matmul matmul;
-  std::vector<uint8_t> scratch;
-  dnnl::memory scratchpad;
+  ThreadScratchpad scratchpad;
 };
 
 /// `desc` made into a primitive whose scratchpad is ours, or null where
@@ -57,9 +56,7 @@ std::unique_ptr<Primitive> makePrimitive(const dnnl::matmul::desc &desc,
     dnnl::matmul::primitive_desc pd(desc, attr, oneDnnEngine());
     auto made = std::make_unique<Primitive>();
     made->matmul = dnnl::matmul(pd);
-    made->scratch.resize(pd.scratchpad_desc().get_size());
-    made->scratchpad = dnnl::memory(pd.scratchpad_desc(), oneDnnEngine(),
-                                    made->scratch.data());
+    made->scratchpad = ThreadScratchpad(pd.scratchpad_desc());
     return made;
   } catch (const dnnl::error &) {
     return nullptr;
@@ -79,7 +76,7 @@ void run(Primitive &p, const dnnl::memory &a, const dnnl::memory &b,
   p.matmul.execute(stream, {{DNNL_ARG_SRC, a},
                             {DNNL_ARG_WEIGHTS, b},
                             {DNNL_ARG_DST, c},
-                            {DNNL_ARG_SCRATCHPAD, p.scratchpad}});
+                            {DNNL_ARG_SCRATCHPAD, p.scratchpad.get()}});
   stream.wait();
 }
 
@@ -174,6 +171,18 @@ dnnl::stream &oneDnnThreadStream() {
   (void)oneThread;
   thread_local dnnl::stream stream(oneDnnEngine());
   return stream;
+}
+
+ThreadScratchpad::ThreadScratchpad(const dnnl::memory::desc &desc)
+    : memory(desc, oneDnnEngine(), DNNL_MEMORY_NONE) {}
+
+const dnnl::memory &ThreadScratchpad::get() {
+  thread_local std::vector<uint8_t> scratch;
+  size_t size = memory.get_desc().get_size();
+  if (scratch.size() < size)
+    scratch.resize(size);
+  memory.set_data_handle(scratch.data());
+  return memory;
 }
 
 bool haveOneDnn() { return true; }

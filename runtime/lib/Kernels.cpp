@@ -173,9 +173,9 @@ inline void gemm(bool ta, bool tb, int m, int n, int k, const T *a, int lda,
 /// is a handful of channels and n or k a convolution's positions; but its
 /// fixed cost per call, and its handling of a narrow n, lose up to 2x on
 /// smaller or narrow products. A narrow one of a thousand rows or more (a
-/// recurrence's input gradient, 4096 x 16 x 96) is oneDNN's again, at
-/// 1.2-1.5x OpenBLAS on a Sapphire Rapids Xeon (mbt-bench-gemm-engines,
-/// docs/benchmarks.md).
+/// recurrence's input gradient, 4096 x 16 x 96) is oneDNN's again: 1.46x,
+/// 1.24x and 0.96x OpenBLAS in three runs on a Sapphire Rapids Xeon
+/// (mbt-bench-gemm-engines, docs/benchmarks.md).
 /// MBT_F32_MATMUL=openblas or =onednn takes one library for every product. The
 /// choice depends on the shape alone, never on the batch, so model i runs the
 /// same GEMM alone and among others.

@@ -17,8 +17,9 @@
 // products.
 //
 // Primitives are made once per pass, shape and strides, on the thread that
-// uses them, and kept there with their scratchpads and the buffers of the
-// reordered operands: no two threads share one.
+// uses them, and kept there with the buffers of the reordered operands; they
+// run with the thread's scratch buffer (ThreadScratchpad): no two threads
+// share one.
 //
 //===----------------------------------------------------------------------===//
 #include "Convolution.h"

@@ -62,6 +62,8 @@ def _cpu_flags():
     except OSError:
         pass
     return set()
-for _flag in ("avx2", "avx512fp16"):
+# The kernel's flag names, which spell some features apart
+# (avx512_fp16): host-<LLVM's name> where the host has it.
+for _feature, _flag in (("avx2", "avx2"), ("avx512fp16", "avx512_fp16")):
     if _flag in _cpu_flags():
-        config.available_features.add("host-" + _flag)
+        config.available_features.add("host-" + _feature)

@@ -18,9 +18,13 @@ import json
 import os
 import tempfile
 
-import numpy as np
+from . import _blas
 
-from . import _hparams, _mbt
+_blas.use_vector_kernels()  # before NumPy or _mbt loads OpenBLAS
+
+import numpy as np  # noqa: E402
+
+from . import _hparams, _mbt  # noqa: E402
 from ._errors import Error
 
 __all__ = ["Error", "Sweep", "Run", "compile"]

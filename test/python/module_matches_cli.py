@@ -25,9 +25,11 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-
+# mbt first: on a CPU OpenBLAS does not know, it picks OpenBLAS's kernels
+# as mbt-run does only while OpenBLAS is not loaded (NumPy loads it).
 import mbt
+
+import numpy as np
 
 SPEC = """
 import "nn"

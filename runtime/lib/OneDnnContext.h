@@ -37,6 +37,7 @@ public:
 
 private:
   dnnl::memory memory;
+  size_t size = 0;
 };
 
 } // namespace runtime

@@ -174,11 +174,10 @@ dnnl::stream &oneDnnThreadStream() {
 }
 
 ThreadScratchpad::ThreadScratchpad(const dnnl::memory::desc &desc)
-    : memory(desc, oneDnnEngine(), DNNL_MEMORY_NONE) {}
+    : memory(desc, oneDnnEngine(), DNNL_MEMORY_NONE), size(desc.get_size()) {}
 
 const dnnl::memory &ThreadScratchpad::get() {
   thread_local std::vector<uint8_t> scratch;
-  size_t size = memory.get_desc().get_size();
   if (scratch.size() < size)
     scratch.resize(size);
   memory.set_data_handle(scratch.data());

@@ -70,12 +70,15 @@ def use_vector_kernels():
     do where it is."""
     if "OPENBLAS_CORETYPE" in os.environ or not sys.platform.startswith("linux"):
         return
+    flags = _cpu_flags()
+    if not better_core(next(iter(_GENERIC_CORES)), flags):
+        return  # no vector core to offer: OpenBLAS's choice stands anyway
     try:
         probe = subprocess.run([sys.executable, "-c", _PROBE],
                                capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return
-    core = better_core(probe.stdout.strip(), _cpu_flags())
+    core = better_core(probe.stdout.strip(), flags)
     if not core:
         return
     if _openblas_loaded():
